@@ -1,0 +1,106 @@
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.utils.translation import ngettext
+
+from accounts.keys import KEY_ID_LENGTH, TOKEN_PREFIX
+from accounts.models import Account, ApiKey, Membership, User
+from accounts.services import api_key_revoke
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(User)
+class UserAdmin(DjangoUserAdmin):
+    ordering = ["email"]
+    list_display = ["email", "name", "is_active", "is_staff", "date_joined", "last_login"]
+    list_filter = ["is_active", "is_staff", "is_superuser"]
+    search_fields = ["email", "name", "id"]
+    readonly_fields = ["id", "date_joined", "last_login"]
+    fieldsets = [
+        (None, {"fields": ["id", "email", "password"]}),
+        ("Profile", {"fields": ["name"]}),
+        ("Access", {"fields": ["is_active", "is_staff", "is_superuser", "groups"]}),
+        ("Dates", {"fields": ["date_joined", "last_login"]}),
+    ]
+    add_fieldsets = [(None, {"classes": ["wide"], "fields": ["email", "password1", "password2"]})]
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ["name", "id", "status", "created_at"]
+    list_filter = ["status", "created_at"]
+    search_fields = ["name", "id", "memberships__user__email"]
+    readonly_fields = ["id", "created_at", "updated_at"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "account", "role", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["user__email", "account__name", "account__id"]
+    autocomplete_fields = ["user", "account"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Staff find a key by the ``hms_<key id>`` its owner reads to them, and revoke it.
+
+    The digest and pepper are never shown, and keys cannot be added here: a token exists only
+    in the response that created it.
+    """
+
+    list_display = [
+        "name", "prefix", "account", "user", "key_status", "scope_list",
+        "last_used_at", "last_used_ip", "expires_at", "created_at",
+    ]  # fmt: skip
+    list_filter = ["revoked_at", "expires_at", "created_at"]
+    search_fields = ["key_id", "id", "name", "user__email", "account__name", "account__id"]
+    list_select_related = ["account", "user"]
+    fields = [
+        "id", "prefix", "name", "account", "user", "scopes", "allowed_ips", "expires_at",
+        "revoked_at", "last_used_at", "last_used_ip", "created_by", "created_at",
+    ]  # fmt: skip
+    readonly_fields = [
+        "id", "prefix", "account", "user", "scopes", "revoked_at", "last_used_at",
+        "last_used_ip", "created_by", "created_at",
+    ]  # fmt: skip
+    actions = ["revoke_keys"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def get_search_results(self, request, queryset, search_term):
+        # A pasted "hms_<key id>…" or a whole token finds its key by the key id inside it.
+        term = search_term.strip().rstrip("…").rstrip(".")
+        if term.startswith(TOKEN_PREFIX):
+            term = term[len(TOKEN_PREFIX) : len(TOKEN_PREFIX) + KEY_ID_LENGTH]
+        return super().get_search_results(request, queryset, term)
+
+    @admin.display(description="Key")
+    def prefix(self, obj: ApiKey) -> str:
+        return obj.display_prefix
+
+    @admin.display(description="Status")
+    def key_status(self, obj: ApiKey) -> str:
+        return obj.status
+
+    @admin.display(description="Scopes")
+    def scope_list(self, obj: ApiKey) -> str:
+        return ", ".join(obj.scopes)
+
+    @admin.action(description="Revoke selected API keys", permissions=["change"])
+    def revoke_keys(self, request, queryset):
+        revoked = 0
+        for api_key in queryset.filter(revoked_at__isnull=True):
+            api_key_revoke(api_key=api_key)
+            revoked += 1
+        self.message_user(
+            request,
+            ngettext("Revoked %d API key.", "Revoked %d API keys.", revoked) % revoked,
+            messages.SUCCESS,
+        )

@@ -1,0 +1,77 @@
+"""Making, parsing and verifying API key tokens (CONTRACT §5).
+
+A token is ``hms_`` + 12 base62 key id + 32 base62 secret + 6 base62 CRC32 of everything before
+it. The checksum lets the server (and secret scanners) reject a mistyped or invented token
+without touching the database. Storage keeps ``HMAC-SHA256(pepper, token)`` with the pepper's id.
+"""
+
+import hashlib
+import hmac
+import zlib
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from hosting.ids import BASE62, random_base62
+
+TOKEN_PREFIX = "hms_"  # noqa: S105 - a public prefix, not a secret
+KEY_ID_LENGTH = 12
+SECRET_LENGTH = 32
+CHECKSUM_LENGTH = 6
+TOKEN_LENGTH = len(TOKEN_PREFIX) + KEY_ID_LENGTH + SECRET_LENGTH + CHECKSUM_LENGTH
+_BASE62_SET = frozenset(BASE62)
+
+
+@dataclass(frozen=True)
+class ParsedToken:
+    token: str
+    key_id: str
+
+
+def _base62(number: int, width: int) -> str:
+    digits = []
+    while number:
+        number, rest = divmod(number, 62)
+        digits.append(BASE62[rest])
+    return "".join(reversed(digits)).rjust(width, BASE62[0])
+
+
+def _checksum(body: str) -> str:
+    return _base62(zlib.crc32(body.encode("ascii")), CHECKSUM_LENGTH)
+
+
+def make_token() -> tuple[str, str]:
+    """Return a fresh ``(token, key_id)``."""
+    key_id = random_base62(KEY_ID_LENGTH)
+    body = f"{TOKEN_PREFIX}{key_id}{random_base62(SECRET_LENGTH)}"
+    return body + _checksum(body), key_id
+
+
+def parse_token(token: str) -> ParsedToken | None:
+    """Check the shape and checksum; ``None`` for anything that cannot be one of our tokens."""
+    if len(token) != TOKEN_LENGTH or not token.startswith(TOKEN_PREFIX):
+        return None
+    rest = token[len(TOKEN_PREFIX) :]
+    if not _BASE62_SET.issuperset(rest):
+        return None
+    body, checksum = token[:-CHECKSUM_LENGTH], token[-CHECKSUM_LENGTH:]
+    if not hmac.compare_digest(_checksum(body), checksum):
+        return None
+    return ParsedToken(token=token, key_id=rest[:KEY_ID_LENGTH])
+
+
+def current_pepper_id() -> str:
+    return next(iter(settings.API_KEY_PEPPERS))
+
+
+def digest_token(token: str, pepper_id: str) -> str | None:
+    """HMAC of the token under the named pepper; ``None`` if that pepper is no longer configured."""
+    pepper = settings.API_KEY_PEPPERS.get(pepper_id)
+    if pepper is None:
+        return None
+    return hmac.new(pepper.encode(), token.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def token_matches(token: str, *, digest: str, pepper_id: str) -> bool:
+    candidate = digest_token(token, pepper_id)
+    return candidate is not None and hmac.compare_digest(candidate, digest)

@@ -1,0 +1,156 @@
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.db import models
+from django.utils import timezone
+
+from accounts.scopes import Role
+from hosting.ids import PrefixedIdField
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def _create_user(self, email: str, password: str | None, **extra):
+        if not email:
+            raise ValueError("A user needs an e-mail address.")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_user(self, email: str, password: str | None = None, **extra):
+        extra.setdefault("is_staff", False)
+        extra.setdefault("is_superuser", False)
+        return self._create_user(email, password, **extra)
+
+    def create_superuser(self, email: str, password: str | None = None, **extra):
+        extra["is_staff"] = True
+        extra["is_superuser"] = True
+        return self._create_user(email, password, **extra)
+
+    def get_by_natural_key(self, username):
+        return self.get(email__iexact=username)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    """A person who signs in with an e-mail address; staff users run the hosting company."""
+
+    id = PrefixedIdField(prefix="usr")
+    email = models.EmailField(unique=True)
+    name = models.CharField(max_length=150, blank=True)
+    is_staff = models.BooleanField(
+        default=False, help_text="Hosting company staff: may use Django admin and staff scopes."
+    )
+    is_active = models.BooleanField(
+        default=True, help_text="Inactive users cannot sign in and their API keys stop working."
+    )
+    date_joined = models.DateTimeField(default=timezone.now)
+
+    objects = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    class Meta:
+        ordering = ["email"]
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Account(models.Model):
+    """A customer of the hosting company: owns servers, bots, keys and bills."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        SUSPENDED = "suspended", "Suspended"
+
+    id = PrefixedIdField(prefix="acct")
+    name = models.CharField(max_length=150)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    suspended_at = models.DateTimeField(null=True, blank=True)
+    suspended_reason = models.CharField(max_length=500, blank=True)
+    rate_limit_per_minute = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Requests per minute for each API key of this account; empty uses the default.",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+    members = models.ManyToManyField(User, through="Membership", related_name="accounts")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+    @property
+    def is_suspended(self) -> bool:
+        return self.status == self.Status.SUSPENDED
+
+
+class Membership(models.Model):
+    """A user's place in an account, with the role that bounds what they and their keys may do."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "user"], name="membership_unique_user")
+        ]
+        ordering = ["account", "created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.account.name} as {self.role}"
+
+
+class ApiKey(models.Model):
+    """A Bearer token that acts as one user in one account, within its scopes.
+
+    Only the public key id and an HMAC digest of the whole token are stored; the token itself is
+    shown once, at creation (CONTRACT §5).
+    """
+
+    id = PrefixedIdField(prefix="key")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="api_keys")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    key_id = models.CharField(max_length=12, unique=True, editable=False)
+    digest = models.CharField(max_length=64, editable=False)
+    pepper_id = models.CharField(max_length=16, editable=False)
+    scopes = models.JSONField(default=list)
+    allowed_ips = models.JSONField(
+        default=list, blank=True, help_text="CIDR networks the key may be used from; empty: any."
+    )
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_used_ip = models.GenericIPAddressField(null=True, blank=True, editable=False)
+    created_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "API key"
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["account", "-created_at"], name="apikey_account_created")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.display_prefix})"
+
+    @property
+    def display_prefix(self) -> str:
+        return f"hms_{self.key_id}…"
+
+    @property
+    def status(self) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= timezone.now():
+            return "expired"
+        return "active"

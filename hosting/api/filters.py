@@ -1,0 +1,50 @@
+"""django-filter glue: bad query values become 400 ``invalid_parameter`` (CONTRACT §4)."""
+
+import django_filters
+from django_filters.rest_framework import DjangoFilterBackend
+
+from hosting.errors import InvalidParameter
+
+
+class QueryParameterFilterBackend(DjangoFilterBackend):
+    def filter_queryset(self, request, queryset, view):
+        filterset = self.get_filterset(request, queryset, view)
+        if filterset is None:
+            return queryset
+        if not filterset.is_valid():
+            parameters = [
+                {"name": name, "code": item["code"] or "invalid", "message": item["message"]}
+                for name, messages in filterset.errors.get_json_data().items()
+                for item in messages
+            ]
+            names = ", ".join(f"'{item['name']}'" for item in parameters)
+            raise InvalidParameter(
+                f"Invalid query parameter {names}: {parameters[0]['message']}",
+                details={"parameters": parameters},
+            )
+        return filterset.qs
+
+
+class StableOrderingFilter(django_filters.OrderingFilter):
+    """``ordering=field`` or ``-field``, always finished with ``-created_at, -id``.
+
+    The tie-breakers make every order total, so pages never skip or repeat rows.
+    """
+
+    tie_breakers = ("-created_at", "-id")
+
+    def filter(self, qs, value):
+        if not value:
+            return qs
+        ordering = [self.get_ordering_value(param) for param in value]
+        used = {field.lstrip("-") for field in ordering}
+        ordering += [field for field in self.tie_breakers if field.lstrip("-") not in used]
+        return qs.order_by(*ordering)
+
+
+class ChoiceInFilter(django_filters.BaseInFilter, django_filters.ChoiceFilter):
+    """One value or a comma-separated list, each checked against the choices."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("lookup_expr", "in")
+        super().__init__(*args, **kwargs)

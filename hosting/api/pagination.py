@@ -1,0 +1,137 @@
+"""Page-number pagination with the contract's ``data.pagination`` object (CONTRACT §4)."""
+
+import math
+from urllib.parse import urlencode
+
+from django.core.exceptions import ImproperlyConfigured
+from rest_framework.pagination import BasePagination
+from rest_framework.response import Response
+
+from hosting.errors import InvalidParameter
+
+DEFAULT_PER_PAGE = 25
+MAX_PER_PAGE = 100
+
+PAGINATION_SCHEMA = {
+    "type": "object",
+    "required": ["page", "per_page", "total", "total_pages"],
+    "properties": {
+        "page": {"type": "integer", "minimum": 1, "example": 1},
+        "per_page": {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "example": 25},
+        "total": {"type": "integer", "minimum": 0, "example": 1},
+        "total_pages": {"type": "integer", "minimum": 1, "example": 1},
+    },
+}
+
+
+def invalid_parameter(name: str, code: str, message: str) -> InvalidParameter:
+    return InvalidParameter(
+        message, details={"parameters": [{"name": name, "code": code, "message": message}]}
+    )
+
+
+def _positive_int(params, name: str, default: int, maximum: int | None = None) -> int:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise invalid_parameter(
+            name, "invalid", f"Query parameter '{name}' must be an integer."
+        ) from None
+    if value < 1:
+        raise invalid_parameter(name, "min_value", f"Query parameter '{name}' must be at least 1.")
+    if maximum is not None and value > maximum:
+        raise invalid_parameter(
+            name, "max_value", f"Query parameter '{name}' must be at most {maximum}."
+        )
+    return value
+
+
+class PageNumberPagination(BasePagination):
+    """``?page=`` (from 1) and ``?per_page=`` (default 25, at most 100).
+
+    A page past the end is an empty page with the true total, never a 404. The list is put under
+    ``results_key`` (``servers``, ``games``...), which each list view sets.
+    """
+
+    results_key = "results"
+
+    def paginate_queryset(self, queryset, request, view=None) -> list:
+        if not queryset.ordered:
+            raise ImproperlyConfigured("Paginated querysets need a total, stable ordering.")
+        self.request = request
+        self.page = _positive_int(request.query_params, "page", 1)
+        self.per_page = _positive_int(
+            request.query_params, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE
+        )
+        self.total = queryset.count()
+        offset = (self.page - 1) * self.per_page
+        if offset >= self.total:
+            return []
+        return list(queryset[offset : offset + self.per_page])
+
+    @property
+    def total_pages(self) -> int:
+        return max(1, math.ceil(self.total / self.per_page))
+
+    def get_paginated_response(self, data) -> Response:
+        pagination = {
+            "page": self.page,
+            "per_page": self.per_page,
+            "total": self.total,
+            "total_pages": self.total_pages,
+        }
+        return Response(
+            {self.results_key: data, "pagination": pagination},
+            headers={"Link": self._link_header()},
+        )
+
+    def _page_url(self, page: int) -> str:
+        params = self.request.query_params.copy()
+        params["page"] = str(page)
+        return (
+            self.request.build_absolute_uri(self.request.path)
+            + "?"
+            + urlencode(sorted(params.lists()), doseq=True)
+        )
+
+    def _link_header(self) -> str:
+        links = [("first", 1)]
+        if self.page > 1:
+            links.append(("prev", min(self.page - 1, self.total_pages)))
+        if self.page < self.total_pages:
+            links.append(("next", self.page + 1))
+        links.append(("last", self.total_pages))
+        return ", ".join(f'<{self._page_url(page)}>; rel="{rel}"' for rel, page in links)
+
+    def get_paginated_response_schema(self, schema: dict) -> dict:
+        return {
+            "type": "object",
+            "required": [self.results_key, "pagination"],
+            "properties": {self.results_key: schema, "pagination": PAGINATION_SCHEMA},
+        }
+
+    def get_schema_operation_parameters(self, view) -> list[dict]:
+        return [
+            {
+                "name": "page",
+                "in": "query",
+                "required": False,
+                "description": "Page number, starting at 1. A page past the end is empty.",
+                "schema": {"type": "integer", "minimum": 1, "default": 1},
+            },
+            {
+                "name": "per_page",
+                "in": "query",
+                "required": False,
+                "description": f"Items per page, 1 to {MAX_PER_PAGE}.",
+                "schema": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_PER_PAGE,
+                    "default": DEFAULT_PER_PAGE,
+                },
+            },
+        ]

@@ -1,0 +1,171 @@
+"""OpenAPI generation: Bearer security, success envelopes and the documented error responses."""
+
+from typing import Any
+
+from drf_spectacular import openapi
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import inline_serializer
+
+
+class AutoSchema(openapi.AutoSchema):
+    """Named in settings so this module, and with it the Bearer extension below, is loaded."""
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "hosting.api.authentication.ApiKeyAuthentication"
+    name = "BearerAuth"
+
+    def get_security_definition(self, auto_schema) -> dict[str, Any]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "hms_<12 key id><32 secret><6 checksum>",
+            "description": "An API key from the dashboard (Settings → API Keys).",
+        }
+
+
+def envelope(key: str, serializer, name: str | None = None):
+    """A response body ``{key: <serializer>}`` for ``extend_schema(responses=...)``."""
+    component = name or f"{type(serializer).__name__.removesuffix('Serializer')}Envelope"
+    return inline_serializer(name=component, fields={key: serializer})
+
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["success", "error"],
+    "properties": {
+        "success": {"type": "boolean", "const": False},
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "request_id"],
+            "properties": {
+                "code": {"type": "string", "description": "Stable snake_case error code."},
+                "message": {"type": "string", "description": "Human-readable; may change."},
+                "details": {"type": "object", "additionalProperties": True},
+                "request_id": {
+                    "type": ["string", "null"],
+                    "example": "req_4Xb9Qe2LmT0sWc8RkP1nZa7Y",
+                },
+            },
+        },
+    },
+}
+
+# status -> (description with its codes, one example code, example message, example details)
+_ERRORS: dict[str, tuple[str, str, str, dict | None]] = {
+    "400": (
+        "Bad request: `invalid_json`, `validation_failed` (details.fields), `invalid_parameter` "
+        "(details.parameters).",
+        "invalid_parameter",
+        "Query parameter 'per_page' must be at most 100.",
+        {
+            "parameters": [
+                {
+                    "name": "per_page",
+                    "code": "max_value",
+                    "message": "Query parameter 'per_page' must be at most 100.",
+                }
+            ]
+        },
+    ),
+    "401": (
+        "Not authenticated: `authentication_required`, `invalid_api_key`, `api_key_expired`, "
+        '`api_key_revoked`. Sent with `WWW-Authenticate: Bearer realm="api"`.',
+        "invalid_api_key",
+        "The API key is not valid.",
+        None,
+    ),
+    "403": (
+        "Forbidden: `insufficient_scope` (details.required_scopes), `ip_not_allowed`, "
+        "`account_suspended`, `permission_denied`.",
+        "insufficient_scope",
+        "This operation needs the scope servers:read.",
+        {"required_scopes": ["servers:read"]},
+    ),
+    "404": (
+        "`not_found`: no such resource in this account.",
+        "not_found",
+        "The requested resource does not exist.",
+        None,
+    ),
+    "415": (
+        "`unsupported_media_type`: bodies must be `application/json`.",
+        "unsupported_media_type",
+        "Send request bodies as 'Content-Type: application/json'.",
+        None,
+    ),
+    "429": (
+        "`rate_limited` (details.retry_after), with a `Retry-After` header.",
+        "rate_limited",
+        "Rate limit of 600 requests per 60 seconds exceeded; retry in 12 seconds.",
+        {"retry_after": 12},
+    ),
+    "500": ("`internal_error`.", "internal_error", "An unexpected error occurred.", None),
+}
+
+_RATE_LIMIT_HEADERS = {
+    "X-RateLimit-Limit": "Requests allowed in the current window.",
+    "X-RateLimit-Remaining": "Requests left in the current window.",
+    "X-RateLimit-Reset": "When the window resets, in epoch seconds.",
+    "RateLimit-Policy": 'IETF policy, e.g. `"default";q=600;w=60`.',
+    "RateLimit": 'IETF state, e.g. `"default";r=599;t=42`.',
+    "X-Request-Id": "The request id (`req_...`), also in error bodies and logs.",
+}
+
+
+def _error_response(status: str) -> dict[str, Any]:
+    description, code, message, details = _ERRORS[status]
+    example: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        example["details"] = details
+    example["request_id"] = "req_4Xb9Qe2LmT0sWc8RkP1nZa7Y"
+    return {
+        "description": description,
+        "content": {
+            "application/json": {
+                "schema": {"$ref": "#/components/schemas/Error"},
+                "example": {"success": False, "error": example},
+            }
+        },
+    }
+
+
+def _wrap_success(content: dict[str, Any]) -> None:
+    media = content.get("application/json")
+    if not media or "schema" not in media:
+        return
+    media["schema"] = {
+        "type": "object",
+        "required": ["success", "data"],
+        "properties": {"success": {"type": "boolean", "const": True}, "data": media["schema"]},
+    }
+    for example in media.get("examples", {}).values():
+        example["value"] = {"success": True, "data": example["value"]}
+
+
+def postprocess_envelopes(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
+    """Wrap 2xx bodies in the success envelope and document the errors every call can get."""
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            responses = operation.setdefault("responses", {})
+            for status, response in responses.items():
+                if status.startswith("2"):
+                    _wrap_success(response.get("content", {}))
+                    response.setdefault("headers", {}).update(
+                        {
+                            name: {"description": text, "schema": {"type": "string"}}
+                            for name, text in _RATE_LIMIT_HEADERS.items()
+                        }
+                    )
+            needed = ["401", "403", "429", "500"] if operation.get("security") else ["500"]
+            parameters = {param.get("name") for param in operation.get("parameters", [])}
+            if "requestBody" in operation:
+                needed += ["400", "415"]
+            elif method == "get" and "page" in parameters:
+                needed.append("400")
+            if "{" in path:
+                needed.append("404")
+            for status in needed:
+                responses.setdefault(status, _error_response(status))
+    return result

@@ -1,0 +1,145 @@
+"""Fixed-window rate limiting shared by every process (CONTRACT §6).
+
+Counters live in Redis when ``REDIS_URL`` is set (atomic INCR, right for many hosts) and
+otherwise in a SQLite file on this host (one atomic UPSERT per hit, right for every process of
+one host). A bucket is a key id or, for unauthenticated and failed requests, a client address.
+"""
+
+import math
+import random
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import redis
+from django.conf import settings
+
+from hosting.errors import RateLimited
+
+WINDOW_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class RateLimitState:
+    policy: str
+    limit: int
+    count: int
+    reset_at: int
+    now: float
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.limit - self.count)
+
+    @property
+    def exceeded(self) -> bool:
+        return self.count > self.limit
+
+    @property
+    def seconds_to_reset(self) -> int:
+        return max(1, math.ceil(self.reset_at - self.now))
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.reset_at),
+            "RateLimit-Policy": f'"{self.policy}";q={self.limit};w={WINDOW_SECONDS}',
+            "RateLimit": f'"{self.policy}";r={self.remaining};t={self.seconds_to_reset}',
+        }
+
+
+class RedisCounterStore:
+    def __init__(self, url: str, prefix: str = "hms:rl:"):
+        self.client = redis.Redis.from_url(url)
+        self.prefix = prefix
+
+    def hit(self, bucket: str, window_start: int) -> int:
+        key = f"{self.prefix}{bucket}:{window_start}"
+        pipe = self.client.pipeline(transaction=False)
+        pipe.incr(key)
+        pipe.expire(key, WINDOW_SECONDS * 2)
+        count, _ = pipe.execute()
+        return int(count)
+
+    def reset(self) -> None:
+        for key in self.client.scan_iter(match=f"{self.prefix}*", count=500):
+            self.client.delete(key)
+
+
+class SQLiteCounterStore:
+    """Counters in a small SQLite file: each hit is one atomic statement across processes."""
+
+    _UPSERT = (
+        "INSERT INTO counters (bucket, window_start, count) VALUES (?, ?, 1) "
+        "ON CONFLICT (bucket) DO UPDATE SET "
+        "count = CASE WHEN window_start = excluded.window_start THEN count + 1 ELSE 1 END, "
+        "window_start = excluded.window_start "
+        "RETURNING count"
+    )
+
+    def __init__(self, path: str):
+        self.path = path
+        self._local = threading.local()
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+    def _connection(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+            connection.execute("PRAGMA journal_mode=WAL")
+            # Counters are worth nothing after a crash; skipping fsync keeps a hit in microseconds.
+            connection.execute("PRAGMA synchronous=OFF")
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS counters "
+                "(bucket TEXT PRIMARY KEY, window_start INTEGER NOT NULL, count INTEGER NOT NULL)"
+            )
+            self._local.connection = connection
+        return connection
+
+    def hit(self, bucket: str, window_start: int) -> int:
+        connection = self._connection()
+        (count,) = connection.execute(self._UPSERT, (bucket, window_start)).fetchone()
+        if random.random() < 0.001:  # noqa: S311 - occasional clean-up, not security
+            connection.execute(
+                "DELETE FROM counters WHERE window_start < ?", (window_start - WINDOW_SECONDS,)
+            )
+        return int(count)
+
+    def reset(self) -> None:
+        self._connection().execute("DELETE FROM counters")
+
+
+@cache
+def counter_store() -> RedisCounterStore | SQLiteCounterStore:
+    if settings.REDIS_URL:
+        return RedisCounterStore(settings.REDIS_URL)
+    return SQLiteCounterStore(settings.RATE_LIMIT_SQLITE_PATH)
+
+
+def rate_limit_hit(*, bucket: str, limit: int, policy: str) -> RateLimitState:
+    """Count one request against ``bucket``; raise ``RateLimited`` once it is over ``limit``."""
+    now = time.time()
+    window_start = int(now // WINDOW_SECONDS) * WINDOW_SECONDS
+    count = counter_store().hit(bucket, window_start)
+    state = RateLimitState(
+        policy=policy, limit=limit, count=count, reset_at=window_start + WINDOW_SECONDS, now=now
+    )
+    if state.exceeded:
+        raise RateLimitExceeded(state)
+    return state
+
+
+class RateLimitExceeded(RateLimited):
+    """``rate_limited`` carrying the state, so the response gets the limit headers too."""
+
+    def __init__(self, state: RateLimitState):
+        self.state = state
+        super().__init__(
+            f"Rate limit of {state.limit} requests per {WINDOW_SECONDS} seconds exceeded; "
+            f"retry in {state.seconds_to_reset} seconds.",
+            details={"retry_after": state.seconds_to_reset},
+        )

@@ -1,0 +1,49 @@
+"""Shared view building blocks: envelope-shaped list and detail, the JSON 404."""
+
+from rest_framework.response import Response
+
+from hosting import errors
+from hosting.api.exceptions import error_response
+from hosting.api.pagination import PageNumberPagination
+
+
+class AccountScopedMixin:
+    """Limit a view to the calling key's account through ``account_queryset(account_id)``."""
+
+    model: type
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no key
+            return self.model.objects.none()
+        return self.account_queryset(account_id=self.request.auth.account.id)
+
+
+class EnvelopeListMixin:
+    """``GET`` a collection as ``data.<list_key>`` plus ``data.pagination``."""
+
+    list_key: str
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "list_key" in cls.__dict__:
+            cls.pagination_class = type(
+                f"{cls.__name__}Pagination", (PageNumberPagination,), {"results_key": cls.list_key}
+            )
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+
+class EnvelopeRetrieveMixin:
+    """``GET`` one resource as ``data.<resource_key>``."""
+
+    resource_key: str
+
+    def retrieve(self, request, *args, **kwargs):
+        return Response({self.resource_key: self.get_serializer(self.get_object()).data})
+
+
+def api_not_found(request, *args, **kwargs):
+    """Catch-all for ``/v1/...`` paths that match no endpoint."""
+    return error_response(errors.NotFound(f"No API endpoint at {request.path}."), request)

@@ -1,0 +1,80 @@
+"""Typed readers for settings that come from the environment.
+
+Each reader fails loudly (ImproperlyConfigured naming the variable) on a value it cannot
+parse, so a typo in a deployment stops the process at start-up instead of changing behaviour.
+"""
+
+import os
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name)
+    return default if value is None else value.strip()
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ImproperlyConfigured(
+        f"{name} must be one of true/false/1/0/yes/no/on/off, got {value!r}."
+    )
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}.") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}.")
+    return number
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def parse_peppers(name: str, value: str) -> dict[str, str]:
+    """Parse ``id=secret,id=secret``; the first entry is the one new keys are made with.
+
+    Older peppers stay listed so keys digested with them keep working until they are rotated.
+    """
+    peppers: dict[str, str] = {}
+    for item in value.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        pepper_id, sep, secret = item.partition("=")
+        pepper_id = pepper_id.strip()
+        if not sep or not pepper_id.isalnum() or len(pepper_id) > 16:
+            raise ImproperlyConfigured(
+                f"{name} entries must look like 'id=secret' with an alphanumeric id "
+                f"of at most 16 characters; got an entry starting {pepper_id[:16]!r}."
+            )
+        if len(secret) < 32:
+            raise ImproperlyConfigured(
+                f"{name}: the pepper {pepper_id!r} must be at least 32 characters long."
+            )
+        if pepper_id in peppers:
+            raise ImproperlyConfigured(f"{name}: the pepper id {pepper_id!r} appears twice.")
+        peppers[pepper_id] = secret
+    if not peppers:
+        raise ImproperlyConfigured(f"{name} must list at least one 'id=secret' pepper.")
+    return peppers

@@ -1,0 +1,111 @@
+"""Application errors with their stable contract code and HTTP status (CONTRACT §3).
+
+Services, selectors and the API plumbing raise these; only hosting/api/exceptions.py turns them
+into responses. No DRF import here, so services stay usable from commands, admin and tasks.
+"""
+
+from typing import Any
+
+
+class ApplicationError(Exception):
+    """Base class: ``code`` is the snake_case contract clients branch on."""
+
+    status: int = 400
+    code: str = "bad_request"
+    message: str = "The request could not be processed."
+
+    def __init__(self, message: str | None = None, *, details: dict[str, Any] | None = None):
+        self.message = message or self.message
+        self.details = details
+        super().__init__(self.message)
+
+
+class InvalidJson(ApplicationError):
+    status, code, message = 400, "invalid_json", "The request body is not valid JSON."
+
+
+class ValidationFailed(ApplicationError):
+    status, code, message = 400, "validation_failed", "The request body has invalid fields."
+
+
+class InvalidParameter(ApplicationError):
+    status, code, message = 400, "invalid_parameter", "A query parameter is invalid."
+
+
+class AuthenticationRequired(ApplicationError):
+    status = 401
+    code = "authentication_required"
+    message = "Send an API key as 'Authorization: Bearer <API_KEY>'."
+
+
+class InvalidApiKey(ApplicationError):
+    status, code, message = 401, "invalid_api_key", "The API key is not valid."
+
+
+class ApiKeyExpired(ApplicationError):
+    status, code, message = 401, "api_key_expired", "The API key has expired."
+
+
+class ApiKeyRevoked(ApplicationError):
+    status, code, message = 401, "api_key_revoked", "The API key has been revoked."
+
+
+class InsufficientScope(ApplicationError):
+    status = 403
+    code = "insufficient_scope"
+    message = "The API key lacks a scope this operation requires."
+
+
+class IpNotAllowed(ApplicationError):
+    status = 403
+    code = "ip_not_allowed"
+    message = "The API key may not be used from this IP address."
+
+
+class AccountSuspended(ApplicationError):
+    status, code, message = 403, "account_suspended", "The account is suspended."
+
+
+class PermissionDenied(ApplicationError):
+    status, code, message = 403, "permission_denied", "You may not perform this operation."
+
+
+class NotFound(ApplicationError):
+    status, code, message = 404, "not_found", "The requested resource does not exist."
+
+
+class MethodNotAllowed(ApplicationError):
+    status, code, message = 405, "method_not_allowed", "This method is not allowed here."
+
+
+class UnsupportedMediaType(ApplicationError):
+    status = 415
+    code = "unsupported_media_type"
+    message = "Send request bodies as 'Content-Type: application/json'."
+
+
+class InvalidState(ApplicationError):
+    status, code = 409, "invalid_state"
+    message = "The resource's current status does not allow this action."
+
+
+class Conflict(ApplicationError):
+    status, code, message = 409, "conflict", "The request conflicts with the current state."
+
+
+class QuotaExceeded(ApplicationError):
+    status, code, message = 422, "quota_exceeded", "The account's quota would be exceeded."
+
+
+class RateLimited(ApplicationError):
+    status, code, message = 429, "rate_limited", "Too many requests; retry later."
+
+
+class InternalError(ApplicationError):
+    status, code, message = 500, "internal_error", "An unexpected error occurred."
+
+
+class ServiceUnavailable(ApplicationError):
+    status = 503
+    code = "service_unavailable"
+    message = "The service is temporarily unavailable."

@@ -1,0 +1,42 @@
+"""Opaque resource identifiers: ``<prefix>_<24 base62 characters from secrets>`` (CONTRACT §2)."""
+
+import secrets
+import string
+
+from django.db import models
+
+BASE62 = string.digits + string.ascii_letters
+ID_TOKEN_LENGTH = 24
+
+
+def random_base62(length: int) -> str:
+    return "".join(secrets.choice(BASE62) for _ in range(length))
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{random_base62(ID_TOKEN_LENGTH)}"
+
+
+class PrefixedIdField(models.CharField):
+    """A primary key that fills itself with a fresh prefixed id."""
+
+    def __init__(self, prefix: str, **kwargs):
+        self.prefix = prefix
+        kwargs.setdefault("max_length", 64)
+        kwargs.setdefault("primary_key", True)
+        kwargs.setdefault("editable", False)
+        super().__init__(**kwargs)
+
+    def get_default(self) -> str:
+        return new_id(self.prefix)
+
+    def has_default(self) -> bool:
+        return True
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        kwargs["prefix"] = self.prefix
+        for key, value in (("max_length", 64), ("primary_key", True), ("editable", False)):
+            if kwargs.get(key) == value:
+                del kwargs[key]
+        return name, path, args, kwargs

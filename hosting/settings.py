@@ -1,0 +1,224 @@
+"""Settings of the Hosting Management Service, read from the environment.
+
+Every variable is documented in the README. A bad value stops start-up with a message naming
+the variable (see hosting/env.py). Without DATABASE_URL the service runs on an embedded SQLite
+file; PostgreSQL is the production database.
+"""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from hosting.env import env_bool, env_int, env_list, env_str, parse_peppers
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("VAR_DIR") or BASE_DIR / "var")
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_str("SECRET_KEY") or ""
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+    SECRET_KEY = "django-insecure-development-only-key-do-not-use-in-production"  # noqa: S105
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "accounts",
+    "servers",
+]
+
+MIDDLEWARE = [
+    "hosting.api.request_ids.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "hosting.api.middleware.ApiErrorMiddleware",
+]
+
+ROOT_URLCONF = "hosting.urls"
+WSGI_APPLICATION = "hosting.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
+try:
+    _database = dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 600, minimum=0),
+        conn_health_checks=True,
+    )
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
+if _database["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the web process read while the worker writes; IMMEDIATE transactions take the
+    # write lock up front, so two writers wait for each other instead of failing with "locked".
+    _database["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
+elif _database["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL or SQLite.")
+DATABASES = {"default": _database}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache and shared counters --------------------------------------------------------------
+REDIS_URL = env_str("REDIS_URL") or None
+if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured("REDIS_URL must start with redis://, rediss:// or unix://.")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "hms",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Users and sessions ---------------------------------------------------------------------
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = env_str("STATIC_ROOT") or str(BASE_DIR / "staticfiles")
+
+# --- Security (production defaults whenever DEBUG is off) -----------------------------------
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("TRUST_X_FORWARDED_PROTO", False) else None
+)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+X_FRAME_OPTIONS = "DENY"
+
+# --- API keys -------------------------------------------------------------------------------
+_peppers = env_str("API_KEY_PEPPERS")
+if not _peppers:
+    if not DEBUG:
+        raise ImproperlyConfigured("API_KEY_PEPPERS must be set when DEBUG is off.")
+    _peppers = "dev=development-only-pepper-not-for-production-use"
+API_KEY_PEPPERS = parse_peppers("API_KEY_PEPPERS", _peppers)
+
+# --- Rate limits (CONTRACT §6) --------------------------------------------------------------
+RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 600, minimum=1)
+RATE_LIMIT_ANON_PER_MINUTE = env_int("RATE_LIMIT_ANON_PER_MINUTE", 60, minimum=1)
+# Without Redis the counters live in a SQLite file shared by every process of this host.
+RATE_LIMIT_SQLITE_PATH = env_str("RATE_LIMIT_SQLITE_PATH") or str(VAR_DIR / "ratelimit.sqlite3")
+# Client addresses come from REMOTE_ADDR unless the service sits behind this many proxies that
+# append to X-Forwarded-For (set it to the number of trusted proxies in front of the service).
+NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
+
+# --- Django REST Framework and OpenAPI ------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["hosting.api.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["hosting.api.permissions.HasRequiredScopes"],
+    "DEFAULT_RENDERER_CLASSES": ["hosting.api.renderers.EnvelopeJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "hosting.api.pagination.PageNumberPagination",
+    "DEFAULT_FILTER_BACKENDS": ["hosting.api.filters.QueryParameterFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "hosting.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "hosting.api.exceptions.exception_handler",
+    "DEFAULT_METADATA_CLASS": None,
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "hosting.api.negotiation.JsonOnlyNegotiation",
+    "UNAUTHENTICATED_USER": None,
+    "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",
+    "NUM_PROXIES": NUM_PROXIES,
+    "PAGE_SIZE": 25,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Hosting Management Service API",
+    "DESCRIPTION": (
+        "REST API for game servers, Discord bots, customers, billing, support tickets and "
+        "analytics. Every request is authenticated with `Authorization: Bearer <API_KEY>`; keys "
+        "are generated in the dashboard under Settings → API Keys. Successful responses are "
+        '`{"success": true, "data": {...}}`; errors are `{"success": false, "error": {"code", '
+        '"message", "details", "request_id"}}` with the stable codes listed on each operation.'
+    ),
+    "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"ServerStatus": "servers.models.ServerStatus"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "hosting.api.schema.postprocess_envelopes",
+    ],
+}
+
+# --- Logging --------------------------------------------------------------------------------
+LOG_LEVEL = (env_str("LOG_LEVEL") or "INFO").upper()
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ImproperlyConfigured(f"LOG_LEVEL must be a logging level name, got {LOG_LEVEL!r}.")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "hosting.api.request_ids.RequestIdLogFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["request_id"],
+        }
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
+}

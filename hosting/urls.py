@@ -1,0 +1,14 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from django.views.generic import RedirectView
+
+from hosting.api.views import api_not_found
+from hosting.health import healthz
+
+urlpatterns = [
+    path("v1/", include("hosting.api.urls")),
+    re_path(r"^v1$", api_not_found),
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("", RedirectView.as_view(url="/v1/docs", permanent=False)),
+]

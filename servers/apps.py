@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ServersConfig(AppConfig):
+    name = "servers"
+    verbose_name = "Game servers"

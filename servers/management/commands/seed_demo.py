@@ -1,0 +1,81 @@
+import itertools
+import random
+from datetime import timedelta
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Account
+from accounts.scopes import SCOPES, Role
+from accounts.services import account_create, api_key_create
+from servers.models import Game, Server, ServerStatus
+
+# Mostly settled states, like a real fleet, with a few in motion.
+STATUS_MIX = (
+    [ServerStatus.RUNNING] * 5
+    + [ServerStatus.STOPPED] * 3
+    + [
+        ServerStatus.INSTALLING,
+        ServerStatus.STARTING,
+        ServerStatus.SUSPENDED,
+        ServerStatus.INSTALL_FAILED,
+    ]
+)
+NAMES = ["Survival", "Creative", "Hardcore", "Modded", "Vanilla", "PvP Arena", "Community", "Test"]
+
+
+class Command(BaseCommand):
+    help = (
+        "Create (or reuse) the demo account of an e-mail address with N servers, and print a "
+        "fresh full-access API key as the last line."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--email", default="demo@example.com")
+        parser.add_argument(
+            "--servers", type=int, default=30, help="Servers the account should have."
+        )
+        parser.add_argument("--password", default=None, help="Password for a newly created user.")
+
+    def handle(self, *args, email, servers, password, **options):
+        if servers < 0:
+            raise CommandError("--servers must be zero or more.")
+        with transaction.atomic():
+            account = Account.objects.filter(
+                memberships__user__email__iexact=email, memberships__role=Role.OWNER
+            ).first()
+            if account is None:
+                account = account_create(
+                    name="Demo Hosting Co.", owner_email=email, owner_password=password
+                )
+                self.stdout.write(f"Created account {account.id} owned by {email}.")
+            else:
+                self.stdout.write(f"Reusing account {account.id} owned by {email}.")
+            missing = servers - account.servers.count()
+            if missing > 0:
+                self._add_servers(account, missing)
+                self.stdout.write(f"Added {missing} servers (now {servers}).")
+            owner = account.memberships.get(user__email__iexact=email).user
+            _, token = api_key_create(
+                account=account, user=owner, name="Demo key (seed_demo)", scopes=list(SCOPES)
+            )
+        self.stdout.write(token)
+
+    def _add_servers(self, account: Account, count: int) -> None:
+        games = list(Game.objects.order_by("slug"))
+        if not games:
+            raise CommandError("The game catalogue is empty; run migrate first.")
+        now = timezone.now().replace(microsecond=0)
+        rng = random.Random(account.id)  # noqa: S311 - demo data only
+        statuses = itertools.cycle(STATUS_MIX)
+        Server.objects.bulk_create(
+            Server(
+                account=account,
+                name=f"{rng.choice(NAMES)} {games[index % len(games)].name} #{index + 1}",
+                game=games[index % len(games)],
+                status=next(statuses),
+                created_at=now - timedelta(hours=index * 7, minutes=rng.randint(0, 59)),
+            )
+            for index in range(count)
+        )
