@@ -1,0 +1,96 @@
+"""Shared fixtures: the owner / teammate / outsider trio and API clients with real keys."""
+
+from collections.abc import Callable
+
+import pytest
+from rest_framework.test import APIClient
+
+from accounts.scopes import SCOPES, Role
+from accounts.services import api_key_create
+from hosting.api.throttling import counter_store
+from tests.factories import AccountFactory, MembershipFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _plain_http(settings):
+    """Production settings redirect plain HTTP to HTTPS; the test client speaks plain HTTP."""
+    settings.SECURE_SSL_REDIRECT = False
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Every test starts with empty rate-limit counters (they live outside the database)."""
+    counter_store().reset()
+
+
+@pytest.fixture
+def account(db):
+    return AccountFactory(name="Owner's Hosting")
+
+
+@pytest.fixture
+def owner(account):
+    return MembershipFactory(account=account, role=Role.OWNER).user
+
+
+@pytest.fixture
+def teammate(account):
+    return MembershipFactory(account=account, role=Role.DEVELOPER).user
+
+
+@pytest.fixture
+def other_account(db):
+    return AccountFactory(name="Someone Else's Hosting")
+
+
+@pytest.fixture
+def outsider(other_account):
+    return MembershipFactory(account=other_account, role=Role.OWNER).user
+
+
+@pytest.fixture
+def make_token() -> Callable[..., str]:
+    """Create a real key through the service and return its token."""
+
+    def make(user, account, scopes=None, **kwargs) -> str:
+        _, token = api_key_create(
+            account=account,
+            user=user,
+            name=kwargs.pop("name", "Test key"),
+            scopes=list(SCOPES) if scopes is None else scopes,
+            **kwargs,
+        )
+        return token
+
+    return make
+
+
+@pytest.fixture
+def client_for() -> Callable[[str | None], APIClient]:
+    def make(token: str | None) -> APIClient:
+        client = APIClient()
+        if token:
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def owner_api(owner, account, make_token, client_for) -> APIClient:
+    return client_for(make_token(owner, account))
+
+
+@pytest.fixture
+def teammate_api(teammate, account, make_token, client_for) -> APIClient:
+    return client_for(make_token(teammate, account, ["servers:read"]))
+
+
+@pytest.fixture
+def outsider_api(outsider, other_account, make_token, client_for) -> APIClient:
+    return client_for(make_token(outsider, other_account))

@@ -1,0 +1,43 @@
+import factory
+from django.utils import timezone
+
+from accounts.models import Account, Membership, User
+from accounts.scopes import Role
+from servers.models import Server, ServerStatus
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = User
+        skip_postgeneration_save = True
+
+    email = factory.Sequence(lambda n: f"user{n}@example.com")
+    name = factory.Faker("name")
+    password = factory.PostGenerationMethodCall("set_password", "correct-horse-battery")
+
+
+class AccountFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Account
+
+    name = factory.Sequence(lambda n: f"Customer {n}")
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    account = factory.SubFactory(AccountFactory)
+    user = factory.SubFactory(UserFactory)
+    role = Role.OWNER
+
+
+class ServerFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Server
+
+    account = factory.SubFactory(AccountFactory)
+    name = factory.Sequence(lambda n: f"Server {n}")
+    game_id = "minecraft-java"
+    status = ServerStatus.RUNNING
+    created_at = factory.LazyFunction(lambda: timezone.now().replace(microsecond=0))
