@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 from accounts.scopes import SCOPES, Role
 from accounts.services import api_key_create
 from hosting.api.throttling import counter_store
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.factories import AccountFactory, MembershipFactory
 
 
 @pytest.fixture(autouse=True)
