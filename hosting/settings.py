@@ -139,6 +139,9 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 X_FRAME_OPTIONS = "DENY"
+if not SECURE_HSTS_PRELOAD:
+    # Preloading is hard to undo for a domain, so it stays the operator's explicit choice.
+    SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 # --- API keys -------------------------------------------------------------------------------
 _peppers = env_str("API_KEY_PEPPERS")
