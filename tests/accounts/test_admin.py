@@ -1,0 +1,226 @@
+"""Django admin for staff: every model's pages, and finding and revoking API keys."""
+
+import pytest
+from django.contrib import admin
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import Account, ApiKey, Membership, User
+from servers.models import Game, Server
+from tests.factories import ServerFactory
+
+
+@pytest.fixture
+def staff(db) -> User:
+    return User.objects.create_superuser(email="staff@hosting.test", password="staff-password-1")
+
+
+@pytest.fixture
+def staff_client(staff) -> Client:
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def server(account) -> Server:
+    return ServerFactory(account=account)
+
+
+@pytest.fixture
+def owner_key(owner, account, make_token) -> tuple[ApiKey, str]:
+    token = make_token(owner, account, ["servers:read"], name="Owner's deploy key")
+    return ApiKey.objects.get(account=account, name="Owner's deploy key"), token
+
+
+@pytest.fixture
+def other_keys(owner, teammate, outsider, account, other_account, make_token) -> list[ApiKey]:
+    """Keys that a search must not find."""
+    make_token(owner, account, ["servers:read"], name="Another key")
+    make_token(teammate, account, ["servers:read"], name="Teammate key")
+    make_token(outsider, other_account, name="Outsider key")
+    return list(ApiKey.objects.exclude(name="Owner's deploy key"))
+
+
+def admin_url(model, view: str, *args) -> str:
+    return reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_{view}", args=args)
+
+
+def searched(client: Client, term: str) -> list[ApiKey]:
+    response = client.get(admin_url(ApiKey, "changelist"), {"q": term})
+    assert response.status_code == 200
+    return list(response.context["cl"].result_list)
+
+
+# --- Every registered model -------------------------------------------------------------------
+
+
+def test_every_expected_model_is_registered():
+    assert {User, Account, Membership, ApiKey, Game, Server} <= set(admin.site._registry)
+
+
+@pytest.mark.parametrize("model", [User, Account, Membership, ApiKey, Game, Server])
+def test_the_changelist_answers_for_staff(staff_client, owner, owner_key, server, model):
+    response = staff_client.get(admin_url(model, "changelist"))
+
+    assert response.status_code == 200
+    assert response.context["cl"].result_count >= 1
+
+
+def test_the_change_pages_answer_for_staff(staff_client, account, owner, owner_key, server):
+    api_key, _ = owner_key
+    objects = [
+        owner,
+        account,
+        Membership.objects.get(account=account, user=owner),
+        api_key,
+        Game.objects.get(slug="minecraft-java"),
+        server,
+    ]
+
+    for obj in objects:
+        response = staff_client.get(admin_url(type(obj), "change", obj.pk))
+        assert response.status_code == 200, type(obj).__name__
+        assert response.context["original"] == obj
+
+
+@pytest.mark.parametrize("model", [User, Account, ApiKey, Server])
+def test_the_changelist_search_answers_for_staff(staff_client, owner, owner_key, server, model):
+    response = staff_client.get(admin_url(model, "changelist"), {"q": "example"})
+
+    assert response.status_code == 200
+
+
+def test_it_refuses_the_admin_to_customers(owner):
+    client = Client()
+    client.force_login(owner)
+
+    response = client.get(admin_url(ApiKey, "changelist"))
+
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+
+
+# --- API keys -----------------------------------------------------------------------------------
+
+
+def test_it_finds_a_key_by_its_display_prefix(staff_client, owner_key, other_keys):
+    api_key, _ = owner_key
+    assert api_key.display_prefix == f"hms_{api_key.key_id}…"
+
+    assert searched(staff_client, api_key.display_prefix) == [api_key]
+
+
+@pytest.mark.parametrize("suffix", ["", "...", "…  "])
+def test_it_finds_a_key_by_its_prefix_with_or_without_an_ellipsis(
+    staff_client, owner_key, other_keys, suffix
+):
+    api_key, _ = owner_key
+
+    assert searched(staff_client, f"  hms_{api_key.key_id}{suffix}") == [api_key]
+
+
+def test_it_finds_a_key_by_its_whole_token(staff_client, owner_key, other_keys):
+    api_key, token = owner_key
+
+    assert searched(staff_client, token) == [api_key]
+
+
+def test_it_finds_a_key_by_its_key_id_alone(staff_client, owner_key, other_keys):
+    api_key, _ = owner_key
+
+    assert searched(staff_client, api_key.key_id) == [api_key]
+
+
+def test_it_finds_nothing_for_an_unknown_prefix(staff_client, owner_key, other_keys):
+    assert searched(staff_client, "hms_000000000000…") == []
+
+
+def test_the_key_list_shows_prefixes_but_no_digest(staff_client, owner_key, other_keys):
+    response = staff_client.get(admin_url(ApiKey, "changelist"))
+
+    html = response.content.decode()
+    for api_key in ApiKey.objects.all():
+        assert f"hms_{api_key.key_id}" in html
+        assert api_key.digest not in html
+
+
+def test_the_key_change_page_never_shows_the_digest_or_token(staff_client, owner_key):
+    api_key, token = owner_key
+
+    response = staff_client.get(admin_url(ApiKey, "change", api_key.pk))
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert api_key.display_prefix in html
+    assert api_key.digest not in html
+    assert token not in html
+    assert 'name="digest"' not in html
+    assert 'name="pepper_id"' not in html
+
+
+def test_it_refuses_to_add_keys_in_the_admin(staff_client):
+    response = staff_client.get(admin_url(ApiKey, "add"))
+
+    assert response.status_code == 403
+
+
+def test_it_refuses_to_post_a_new_key_in_the_admin(staff_client, account, owner):
+    response = staff_client.post(
+        admin_url(ApiKey, "add"),
+        {"name": "Sneaky", "account": account.pk, "user": owner.pk, "scopes": '["servers:read"]'},
+        secure=True,
+    )
+
+    assert response.status_code == 403
+    assert not ApiKey.objects.exists()
+
+
+def test_the_revoke_action_revokes_the_selected_keys(
+    staff_client, owner_key, other_keys, client_for
+):
+    api_key, token = owner_key
+    assert client_for(token).get("/v1/servers").status_code == 200
+
+    response = staff_client.post(
+        admin_url(ApiKey, "changelist"),
+        {"action": "revoke_keys", "_selected_action": [api_key.pk]},
+        secure=True,
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    assert "Revoked 1 API key." in [str(message) for message in response.context["messages"]]
+    api_key.refresh_from_db()
+    assert api_key.revoked_at is not None
+    assert api_key.status == "revoked"
+    for other in other_keys:
+        other.refresh_from_db()
+        assert other.revoked_at is None
+    response = client_for(token).get("/v1/servers")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "api_key_revoked"
+
+
+def test_the_revoke_action_leaves_a_revoked_key_untouched(staff_client, owner_key, other_keys):
+    api_key, _ = owner_key
+    staff_client.post(
+        admin_url(ApiKey, "changelist"),
+        {"action": "revoke_keys", "_selected_action": [api_key.pk]},
+        secure=True,
+    )
+    api_key.refresh_from_db()
+    first_revoked_at = api_key.revoked_at
+
+    response = staff_client.post(
+        admin_url(ApiKey, "changelist"),
+        {"action": "revoke_keys", "_selected_action": [api_key.pk, other_keys[0].pk]},
+        secure=True,
+        follow=True,
+    )
+
+    assert "Revoked 1 API key." in [str(message) for message in response.context["messages"]]
+    api_key.refresh_from_db()
+    assert api_key.revoked_at == first_revoked_at
+    other_keys[0].refresh_from_db()
+    assert other_keys[0].revoked_at is not None
