@@ -217,67 +217,21 @@ def test_it_starts_in_debug_without_a_secret_key_or_peppers(tmp_path):
     assert result.returncode == 0, result.stderr
 
 
-def test_it_refuses_to_start_without_a_secret_key_when_debug_is_unset(tmp_path):
-    result = start_django(tmp_path, **production_env(SECRET_KEY=None))
-
-    assert_refused(result, "SECRET_KEY")
-
-
-def test_it_refuses_to_start_with_a_blank_secret_key(tmp_path):
-    result = start_django(tmp_path, **production_env(SECRET_KEY="   "))
-
-    assert_refused(result, "SECRET_KEY")
-
-
-def test_it_refuses_to_start_without_peppers_when_debug_is_off(tmp_path):
-    result = start_django(tmp_path, **production_env(DEBUG="false", API_KEY_PEPPERS=None))
-
-    assert_refused(result, "API_KEY_PEPPERS")
-
-
-def test_it_refuses_to_start_with_a_short_pepper(tmp_path):
-    result = start_django(tmp_path, **production_env(API_KEY_PEPPERS="k1=too-short"))
-
-    assert_refused(result, "API_KEY_PEPPERS")
-
-
-def test_it_refuses_a_database_url_other_than_postgres_or_sqlite(tmp_path):
-    result = start_django(tmp_path, **production_env(DATABASE_URL="mysql://x"))
-
-    assert_refused(result, "DATABASE_URL")
-
-
-def test_it_refuses_an_unparseable_database_url(tmp_path):
-    result = start_django(tmp_path, **production_env(DATABASE_URL="nonsense://"))
-
-    assert_refused(result, "DATABASE_URL")
-
-
-def test_it_refuses_a_non_integer_rate_limit(tmp_path):
-    result = start_django(tmp_path, **production_env(RATE_LIMIT_PER_MINUTE="abc"))
-
-    assert_refused(result, "RATE_LIMIT_PER_MINUTE", "'abc'")
-
-
-def test_it_refuses_a_zero_rate_limit(tmp_path):
-    result = start_django(tmp_path, **production_env(RATE_LIMIT_PER_MINUTE="0"))
-
-    assert_refused(result, "RATE_LIMIT_PER_MINUTE")
-
-
-def test_it_refuses_an_unknown_debug_value(tmp_path):
-    result = start_django(tmp_path, **production_env(DEBUG="maybe"))
-
-    assert_refused(result, "DEBUG")
-
-
-def test_it_refuses_a_redis_url_of_another_scheme(tmp_path):
-    result = start_django(tmp_path, **production_env(REDIS_URL="http://127.0.0.1:6379/0"))
-
-    assert_refused(result, "REDIS_URL")
-
-
-def test_it_refuses_an_unknown_log_level(tmp_path):
-    result = start_django(tmp_path, **production_env(LOG_LEVEL="chatty"))
-
-    assert_refused(result, "LOG_LEVEL")
+@pytest.mark.parametrize(
+    ("overrides", "needles"),
+    [
+        ({"SECRET_KEY": None}, ["SECRET_KEY"]),
+        ({"SECRET_KEY": "   "}, ["SECRET_KEY"]),
+        ({"DEBUG": "false", "API_KEY_PEPPERS": None}, ["API_KEY_PEPPERS"]),
+        ({"API_KEY_PEPPERS": "k1=too-short"}, ["API_KEY_PEPPERS"]),
+        ({"DATABASE_URL": "mysql://x"}, ["DATABASE_URL"]),
+        ({"DATABASE_URL": "nonsense://"}, ["DATABASE_URL"]),
+        ({"RATE_LIMIT_PER_MINUTE": "abc"}, ["RATE_LIMIT_PER_MINUTE", "'abc'"]),
+        ({"RATE_LIMIT_PER_MINUTE": "0"}, ["RATE_LIMIT_PER_MINUTE"]),
+        ({"DEBUG": "maybe"}, ["DEBUG"]),
+        ({"REDIS_URL": "http://127.0.0.1:6379/0"}, ["REDIS_URL"]),
+        ({"LOG_LEVEL": "chatty"}, ["LOG_LEVEL"]),
+    ],
+)
+def test_it_refuses_to_start_on_a_bad_or_missing_value(tmp_path, overrides, needles):
+    assert_refused(start_django(tmp_path, **production_env(**overrides)), *needles)
