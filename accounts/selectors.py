@@ -1,6 +1,6 @@
 """Read-side queries for accounts, members and API keys."""
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Subquery
 
 from accounts.models import ApiKey, Membership
 
@@ -19,6 +19,3 @@ def api_key_with_context(*, key_id: str) -> ApiKey | None:
         .first()
     )
 
-
-def api_keys_of_account(*, account_id: str) -> QuerySet[ApiKey]:
-    return ApiKey.objects.filter(account_id=account_id).select_related("user", "created_by")

@@ -52,9 +52,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"Created account {account.id} owned by {email}.")
             else:
                 self.stdout.write(f"Reusing account {account.id} owned by {email}.")
-            missing = servers - account.servers.count()
+            existing = account.servers.count()
+            missing = servers - existing
             if missing > 0:
-                self._add_servers(account, missing)
+                self._add_servers(account, start=existing, count=missing)
                 self.stdout.write(f"Added {missing} servers (now {servers}).")
             owner = account.memberships.get(user__email__iexact=email).user
             _, token = api_key_create(
@@ -62,7 +63,7 @@ class Command(BaseCommand):
             )
         self.stdout.write(token)
 
-    def _add_servers(self, account: Account, count: int) -> None:
+    def _add_servers(self, account: Account, *, start: int, count: int) -> None:
         games = list(Game.objects.order_by("slug"))
         if not games:
             raise CommandError("The game catalogue is empty; run migrate first.")
@@ -77,5 +78,5 @@ class Command(BaseCommand):
                 status=next(statuses),
                 created_at=now - timedelta(hours=index * 7, minutes=rng.randint(0, 59)),
             )
-            for index in range(count)
+            for index in range(start, start + count)
         )
