@@ -18,4 +18,3 @@ def api_key_with_context(*, key_id: str) -> ApiKey | None:
         .filter(key_id=key_id)
         .first()
     )
-
