@@ -5,6 +5,7 @@ from django.utils.translation import ngettext
 from accounts.keys import KEY_ID_LENGTH, TOKEN_PREFIX
 from accounts.models import Account, ApiKey, Membership, User
 from accounts.services import api_key_revoke
+from events.services import Actor
 
 
 class MembershipInline(admin.TabularInline):
@@ -97,7 +98,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke_keys(self, request, queryset):
         revoked = 0
         for api_key in queryset.filter(revoked_at__isnull=True):
-            api_key_revoke(api_key=api_key)
+            api_key_revoke(api_key=api_key, actor=Actor.from_request(request))
             revoked += 1
         self.message_user(
             request,

@@ -2,7 +2,7 @@ from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, Permis
 from django.db import models
 from django.utils import timezone
 
-from accounts.scopes import Role
+from accounts.roles import Role
 from hosting.ids import PrefixedIdField
 
 
@@ -74,6 +74,9 @@ class Account(models.Model):
         null=True,
         blank=True,
         help_text="Requests per minute for each API key of this account; empty uses the default.",
+    )
+    max_api_keys = models.PositiveIntegerField(
+        default=25, help_text="Most API keys (active or pending revocation) the account may hold."
     )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
@@ -149,8 +152,50 @@ class ApiKey(models.Model):
 
     @property
     def status(self) -> str:
-        if self.revoked_at is not None:
+        """``active``, ``expired`` or ``revoked``; a rotated key is active until its grace ends."""
+        now = timezone.now()
+        if self.revoked_at is not None and self.revoked_at <= now:
             return "revoked"
-        if self.expires_at is not None and self.expires_at <= timezone.now():
+        if self.expires_at is not None and self.expires_at <= now:
             return "expired"
         return "active"
+
+
+class Invitation(models.Model):
+    """An e-mailed link that lets someone join an account with a role, valid for 7 days.
+
+    Only a SHA-256 of the link's token is stored, like a password-reset token.
+    """
+
+    id = PrefixedIdField(prefix="ivt")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    token_digest = models.CharField(max_length=64, unique=True, editable=False)
+    invited_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["account", "-created_at"], name="invitation_account")]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.account.name} as {self.role}"
+
+    @property
+    def status(self) -> str:
+        if self.accepted_at is not None:
+            return "accepted"
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at <= timezone.now():
+            return "expired"
+        return "pending"

@@ -1,38 +1,60 @@
-"""Write-side operations on users, accounts and API keys.
+"""Write-side operations on users, accounts, members, invitations and API keys.
 
-Every function is keyword-only and atomic; views, admin actions and management commands call
-these so that each rule exists once.
+Every function is keyword-only and atomic, checks the business rules itself, and records its
+event in the same transaction; the API, the dashboard, admin actions and management commands call
+these, so each rule exists once.
 """
 
+import hashlib
 import ipaddress
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
+from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import Q
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from accounts import keys
-from accounts.models import Account, ApiKey, Membership, User
-from accounts.scopes import (
+from accounts.api.serializers import (
+    AccountSerializer,
+    ApiKeySerializer,
+    InvitationSerializer,
+    MemberSerializer,
+)
+from accounts.models import Account, ApiKey, Invitation, Membership, User
+from accounts.roles import (
+    Right,
     Role,
     effective_scopes,
     expand_implied,
+    role_can,
     scopes_allowed_for,
     unknown_scopes,
 )
 from accounts.selectors import api_key_with_context
+from events.services import SYSTEM, Actor, changed_attributes, record_event
 from hosting.errors import (
     AccountSuspended,
     ApiKeyExpired,
     ApiKeyRevoked,
     AuthenticationRequired,
+    Conflict,
     InvalidApiKey,
     IpNotAllowed,
+    NotFound,
+    PermissionDenied,
+    QuotaExceeded,
     ValidationFailed,
 )
 
 LAST_USED_WRITE_INTERVAL = timedelta(seconds=60)
+INVITATION_LIFETIME = timedelta(days=7)
+MAX_ROTATION_GRACE = timedelta(hours=24)
 
 
 def _field_error(name: str, code: str, message: str) -> ValidationFailed:
@@ -41,18 +63,305 @@ def _field_error(name: str, code: str, message: str) -> ValidationFailed:
     )
 
 
+def _role_of(account: Account, user: User | None) -> str | None:
+    if user is None:
+        return None
+    return (
+        Membership.objects.filter(account=account, user=user).values_list("role", flat=True).first()
+    )
+
+
+# --- Accounts ------------------------------------------------------------------------------
+
+
 @transaction.atomic
 def account_create(
-    *, name: str, owner_email: str, owner_password: str | None = None, owner_name: str = ""
+    *,
+    name: str,
+    owner_email: str,
+    owner_password: str | None = None,
+    owner_name: str = "",
+    actor: Actor = SYSTEM,
 ) -> Account:
     """Create an account with its first owner, reusing the user if the e-mail is known."""
+    name = name.strip()
+    if not name:
+        raise _field_error("name", "required", "An account needs a name.")
     email = owner_email.strip().lower()
     user = User.objects.filter(email__iexact=email).first()
     if user is None:
         user = User.objects.create_user(email=email, password=owner_password, name=owner_name)
     account = Account.objects.create(name=name)
-    Membership.objects.create(account=account, user=user, role=Role.OWNER)
+    membership = Membership.objects.create(account=account, user=user, role=Role.OWNER)
+    record_event(
+        type="account.created", account=account, object_type="account",
+        obj=AccountSerializer(account).data, actor=actor,
+    )  # fmt: skip
+    record_event(
+        type="member.added", account=account, object_type="member",
+        obj=MemberSerializer(membership).data, actor=actor,
+    )  # fmt: skip
     return account
+
+
+_UNSET = object()
+
+
+@transaction.atomic
+def account_update(
+    *,
+    account: Account,
+    actor: Actor,
+    name=_UNSET,
+    rate_limit_per_minute=_UNSET,
+    max_api_keys=_UNSET,
+) -> Account:
+    """Change an account's name or (staff only, enforced by callers' scopes) its limits."""
+    account = Account.objects.select_for_update().get(pk=account.pk)
+    before = AccountSerializer(account).data
+    if name is not _UNSET:
+        name = str(name).strip()
+        if not name:
+            raise _field_error("name", "required", "An account needs a name.")
+        account.name = name
+    for field, value in (
+        ("rate_limit_per_minute", rate_limit_per_minute),
+        ("max_api_keys", max_api_keys),
+    ):
+        if value is _UNSET:
+            continue
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise _field_error(field, "min_value", f"{field} must be a positive integer.")
+        if field == "max_api_keys" and value is None:
+            raise _field_error(field, "null", "max_api_keys cannot be empty.")
+        setattr(account, field, value)
+    account.save()
+    after = AccountSerializer(account).data
+    if previous := changed_attributes(before, after):
+        previous.pop("updated_at", None)
+        if previous:
+            record_event(
+                type="account.updated", account=account, object_type="account", obj=after,
+                actor=actor, previous_attributes=previous,
+            )  # fmt: skip
+    return account
+
+
+@transaction.atomic
+def account_suspend(*, account: Account, reason: str = "", actor: Actor) -> Account:
+    """Suspend an account (staff): its keys answer 403 and its dashboard turns read-only."""
+    account = Account.objects.select_for_update().get(pk=account.pk)
+    if account.is_suspended:
+        return account
+    before = AccountSerializer(account).data
+    account.status = Account.Status.SUSPENDED
+    account.suspended_at = timezone.now()
+    account.suspended_reason = reason.strip()[:500]
+    account.save()
+    after = AccountSerializer(account).data
+    record_event(
+        type="account.suspended", account=account, object_type="account", obj=after,
+        actor=actor, previous_attributes=changed_attributes(before, after),
+    )  # fmt: skip
+    return account
+
+
+@transaction.atomic
+def account_unsuspend(*, account: Account, actor: Actor) -> Account:
+    account = Account.objects.select_for_update().get(pk=account.pk)
+    if not account.is_suspended:
+        return account
+    before = AccountSerializer(account).data
+    account.status = Account.Status.ACTIVE
+    account.suspended_at = None
+    account.suspended_reason = ""
+    account.save()
+    after = AccountSerializer(account).data
+    record_event(
+        type="account.unsuspended", account=account, object_type="account", obj=after,
+        actor=actor, previous_attributes=changed_attributes(before, after),
+    )  # fmt: skip
+    return account
+
+
+# --- Members and invitations ---------------------------------------------------------------
+
+
+def _require_team_right(account: Account, actor: Actor, *roles_touched: str) -> str:
+    """The actor's role, if it may manage the team for these roles; raise otherwise."""
+    role = _role_of(account, actor.user)
+    if not role_can(role, Right.MANAGE_TEAM):
+        raise PermissionDenied("Only owners and admins can manage the team.")
+    if Role.OWNER in roles_touched and not role_can(role, Right.MANAGE_OWNERS):
+        raise PermissionDenied("Only owners can add, change or remove owners.")
+    return role
+
+
+def _token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _send_invitation(invitation: Invitation, token: str) -> None:
+    context = {
+        "invitation": invitation,
+        "accept_url": f"{settings.SITE_URL}/invitations/{token}",
+        "inviter": invitation.invited_by,
+    }
+    send_mail(
+        subject=f"You're invited to {invitation.account.name}",
+        message=render_to_string("accounts/email/invitation.txt", context),
+        from_email=None,
+        recipient_list=[invitation.email],
+    )
+
+
+@transaction.atomic
+def invitation_create(
+    *, account: Account, email: str, role: str, actor: Actor
+) -> tuple[Invitation, str]:
+    """Invite an e-mail address to join with ``role``; the link is e-mailed and valid 7 days.
+
+    Inviting an address that already has a pending invitation replaces it (a resend).
+    """
+    email = email.strip().lower()
+    if role not in Role.values:
+        raise _field_error("role", "invalid_choice", f"Unknown role {role!r}.")
+    _require_team_right(account, actor, role)
+    if Membership.objects.filter(account=account, user__email__iexact=email).exists():
+        raise Conflict(f"{email} is already a member of this account.")
+    now = timezone.now()
+    Invitation.objects.filter(
+        account=account, email__iexact=email, accepted_at=None, revoked_at=None
+    ).update(revoked_at=now)
+    token = secrets.token_urlsafe(32)
+    invitation = Invitation.objects.create(
+        account=account, email=email, role=role, token_digest=_token_digest(token),
+        invited_by=actor.user, expires_at=now + INVITATION_LIFETIME,
+    )  # fmt: skip
+    record_event(
+        type="member.invited", account=account, object_type="invitation",
+        obj=InvitationSerializer(invitation).data, actor=actor,
+    )  # fmt: skip
+    transaction.on_commit(lambda: _send_invitation(invitation, token))
+    return invitation, token
+
+
+def invitation_for_token(token: str) -> Invitation | None:
+    """The pending invitation behind a link, or None if it is unknown, used, revoked or expired."""
+    invitation = (
+        Invitation.objects.select_related("account", "invited_by")
+        .filter(token_digest=_token_digest(token))
+        .first()
+    )
+    if invitation is None or invitation.status != "pending":
+        return None
+    return invitation
+
+
+@transaction.atomic
+def invitation_accept(*, token: str, user: User, actor: Actor) -> Membership:
+    """Join the invitation's account as ``user``, whose e-mail must be the invited one."""
+    invitation = invitation_for_token(token)
+    if invitation is None:
+        raise NotFound("This invitation link is invalid or has expired.")
+    invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    if invitation.email.lower() != user.email.lower():
+        raise PermissionDenied(f"This invitation is for {invitation.email}; sign in as that user.")
+    membership, created = Membership.objects.get_or_create(
+        account=invitation.account, user=user, defaults={"role": invitation.role}
+    )
+    invitation.accepted_at = timezone.now()
+    invitation.accepted_by = user
+    invitation.save(update_fields=["accepted_at", "accepted_by"])
+    if created:
+        record_event(
+            type="member.added", account=invitation.account, object_type="member",
+            obj=MemberSerializer(membership).data, actor=actor,
+        )  # fmt: skip
+    return membership
+
+
+@transaction.atomic
+def invitation_revoke(*, invitation: Invitation, actor: Actor) -> Invitation:
+    invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    _require_team_right(invitation.account, actor, invitation.role)
+    if invitation.status != "pending":
+        raise Conflict(f"The invitation is already {invitation.status}.")
+    invitation.revoked_at = timezone.now()
+    invitation.save(update_fields=["revoked_at"])
+    record_event(
+        type="member.invitation_revoked", account=invitation.account, object_type="invitation",
+        obj=InvitationSerializer(invitation).data, actor=actor,
+    )  # fmt: skip
+    return invitation
+
+
+def _other_owner_exists(membership: Membership) -> bool:
+    return (
+        Membership.objects.filter(account_id=membership.account_id, role=Role.OWNER)
+        .exclude(pk=membership.pk)
+        .exists()
+    )
+
+
+@transaction.atomic
+def member_change_role(*, membership: Membership, role: str, actor: Actor) -> Membership:
+    """Change a member's role; their keys follow at once. The last owner cannot be demoted."""
+    if role not in Role.values:
+        raise _field_error("role", "invalid_choice", f"Unknown role {role!r}.")
+    # Lock the account's owner rows so two demotions cannot both pass the last-owner check.
+    list(
+        Membership.objects.select_for_update().filter(
+            account_id=membership.account_id, role=Role.OWNER
+        )
+    )
+    membership = Membership.objects.select_for_update().select_related("user").get(pk=membership.pk)
+    _require_team_right(membership.account, actor, membership.role, role)
+    if membership.role == role:
+        return membership
+    if membership.role == Role.OWNER and not _other_owner_exists(membership):
+        raise Conflict("An account needs at least one owner; make someone else owner first.")
+    before = MemberSerializer(membership).data
+    membership.role = role
+    membership.save(update_fields=["role"])
+    after = MemberSerializer(membership).data
+    record_event(
+        type="member.role_changed", account=membership.account, object_type="member", obj=after,
+        actor=actor, previous_attributes=changed_attributes(before, after),
+    )  # fmt: skip
+    return membership
+
+
+@transaction.atomic
+def member_remove(*, membership: Membership, actor: Actor) -> None:
+    """Remove a member (or let them leave); their keys of this account are revoked at once."""
+    list(
+        Membership.objects.select_for_update().filter(
+            account_id=membership.account_id, role=Role.OWNER
+        )
+    )
+    membership = (
+        Membership.objects.select_for_update()
+        .select_related("user", "account")
+        .get(pk=membership.pk)
+    )
+    if actor.user is None or actor.user.pk != membership.user_id:
+        _require_team_right(membership.account, actor, membership.role)
+    if membership.role == Role.OWNER and not _other_owner_exists(membership):
+        raise Conflict("The last owner cannot be removed; make someone else owner first.")
+    representation = MemberSerializer(membership).data
+    for api_key in ApiKey.objects.filter(
+        account_id=membership.account_id, user_id=membership.user_id
+    ).filter(Q(revoked_at=None) | Q(revoked_at__gt=timezone.now())):
+        api_key_revoke(api_key=api_key, actor=actor)
+    membership.delete()
+    record_event(
+        type="member.removed", account=membership.account, object_type="member",
+        obj=representation, actor=actor,
+    )  # fmt: skip
+
+
+# --- API keys ------------------------------------------------------------------------------
 
 
 def normalize_allowed_ips(values: Iterable[str]) -> list[str]:
@@ -62,19 +371,17 @@ def normalize_allowed_ips(values: Iterable[str]) -> list[str]:
         try:
             networks.append(str(ipaddress.ip_network(str(value).strip(), strict=False)))
         except ValueError:
-            raise ValidationFailed(
-                "allowed_ips must be a list of IP addresses or CIDR networks.",
-                details={
-                    "fields": [
-                        {
-                            "name": f"allowed_ips.{index}",
-                            "code": "invalid",
-                            "message": f"{value!r} is not an IP address or CIDR network.",
-                        }
-                    ]
-                },
-            ) from None
+            raise _field_error(
+                f"allowed_ips.{index}", "invalid",
+                f"{value!r} is not an IP address or CIDR network.",
+            ) from None  # fmt: skip
     return networks
+
+
+def _live_keys(account: Account):
+    return ApiKey.objects.filter(account=account).filter(
+        Q(revoked_at=None) | Q(revoked_at__gt=timezone.now())
+    )
 
 
 @transaction.atomic
@@ -86,57 +393,123 @@ def api_key_create(
     scopes: Iterable[str],
     expires_at: datetime | None = None,
     allowed_ips: Iterable[str] = (),
-    created_by: User | None = None,
+    actor: Actor | None = None,
 ) -> tuple[ApiKey, str]:
     """Create a key for ``user`` in ``account`` and return it with its token (shown only once).
 
-    A key may only carry scopes that the user's current role allows.
+    A key may only carry scopes that the user's current role allows, and an account holds at
+    most ``max_api_keys`` keys that are not revoked.
     """
+    actor = actor or Actor(user=user)
     scopes = sorted(set(scopes))
     name = name.strip()
     if not name:
         raise _field_error("name", "required", "A key needs a name.")
+    if len(name) > 100:
+        raise _field_error("name", "max_length", "A key name has at most 100 characters.")
     if not scopes:
         raise _field_error("scopes", "required", "Choose at least one scope.")
     if unknown := unknown_scopes(scopes):
         raise _field_error("scopes", "invalid_choice", f"Unknown scopes: {', '.join(unknown)}.")
-    membership = Membership.objects.filter(account=account, user=user).first()
-    if membership is None:
+    role = _role_of(account, user)
+    if role is None:
         raise _field_error("user", "not_a_member", "The user is not a member of this account.")
-    allowed = expand_implied(scopes_allowed_for(membership.role, is_staff=user.is_staff))
+    allowed = expand_implied(scopes_allowed_for(role, is_staff=user.is_staff))
     if denied := sorted(set(scopes) - allowed):
         raise _field_error(
-            "scopes",
-            "not_permitted",
-            f"The role {membership.role!r} may not grant: {', '.join(denied)}.",
+            "scopes", "not_permitted", f"The role {role!r} may not grant: {', '.join(denied)}."
         )
     if expires_at is not None and expires_at <= timezone.now():
         raise _field_error("expires_at", "in_past", "The expiry must be in the future.")
+    allowed_ips = normalize_allowed_ips(allowed_ips)
+    Account.objects.select_for_update().filter(pk=account.pk).first()  # serialize the count
+    if _live_keys(account).count() >= account.max_api_keys:
+        raise QuotaExceeded(
+            f"This account already has {account.max_api_keys} API keys, its limit; "
+            "revoke one you no longer use first.",
+            details={"limit": account.max_api_keys},
+        )
     token, key_id = keys.make_token()
     pepper_id = keys.current_pepper_id()
     api_key = ApiKey.objects.create(
-        account=account,
-        user=user,
-        name=name,
-        key_id=key_id,
-        digest=keys.digest_token(token, pepper_id),
-        pepper_id=pepper_id,
-        scopes=scopes,
-        expires_at=expires_at,
-        allowed_ips=normalize_allowed_ips(allowed_ips),
-        created_by=created_by or user,
-    )
+        account=account, user=user, name=name, key_id=key_id,
+        digest=keys.digest_token(token, pepper_id), pepper_id=pepper_id, scopes=scopes,
+        expires_at=expires_at, allowed_ips=allowed_ips, created_by=actor.user or user,
+    )  # fmt: skip
+    record_event(
+        type="api_key.created", account=account, object_type="api_key",
+        obj=ApiKeySerializer(api_key).data, actor=actor,
+    )  # fmt: skip
     return api_key, token
 
 
 @transaction.atomic
-def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
-    """Revoke a key at once and for good; revoking a revoked key changes nothing."""
+def api_key_revoke(*, api_key: ApiKey, actor: Actor = SYSTEM, at: datetime | None = None) -> ApiKey:
+    """Revoke a key, at once or at ``at`` (a rotation's grace period); irreversible.
+
+    Revoking an already revoked key changes nothing.
+    """
     api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
-    if api_key.revoked_at is None:
-        api_key.revoked_at = timezone.now()
-        api_key.save(update_fields=["revoked_at"])
+    now = timezone.now()
+    when = max(at or now, now)
+    if api_key.revoked_at is not None and api_key.revoked_at <= when:
+        return api_key
+    before = ApiKeySerializer(api_key).data
+    api_key.revoked_at = when
+    api_key.save(update_fields=["revoked_at"])
+    after = ApiKeySerializer(api_key).data
+    record_event(
+        type="api_key.revoked", account=api_key.account, object_type="api_key", obj=after,
+        actor=actor, previous_attributes=changed_attributes(before, after),
+    )  # fmt: skip
     return api_key
+
+
+@transaction.atomic
+def api_key_rotate(
+    *, api_key: ApiKey, actor: Actor, grace: timedelta = timedelta(0)
+) -> tuple[ApiKey, str]:
+    """Replace a key with a new token of the same name, scopes and limits.
+
+    The old token keeps working for ``grace`` (at most 24 hours), then is revoked.
+    """
+    if grace < timedelta(0) or grace > MAX_ROTATION_GRACE:
+        raise _field_error(
+            "grace_period_seconds", "out_of_range", "The grace period is 0 to 86400 seconds."
+        )
+    api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+    if api_key.status != "active":
+        raise Conflict(f"Only an active key can be rotated; this one is {api_key.status}.")
+    token, key_id = keys.make_token()
+    pepper_id = keys.current_pepper_id()
+    new_key = ApiKey.objects.create(
+        account=api_key.account, user=api_key.user, name=api_key.name, key_id=key_id,
+        digest=keys.digest_token(token, pepper_id), pepper_id=pepper_id, scopes=api_key.scopes,
+        expires_at=api_key.expires_at, allowed_ips=api_key.allowed_ips,
+        created_by=actor.user or api_key.user,
+    )  # fmt: skip
+    record_event(
+        type="api_key.rotated", account=api_key.account, object_type="api_key",
+        obj=ApiKeySerializer(new_key).data, actor=actor,
+        previous_attributes={"id": api_key.id, "prefix": f"hms_{api_key.key_id}"},
+    )  # fmt: skip
+    api_key_revoke(api_key=api_key, actor=actor, at=timezone.now() + grace)
+    return new_key, token
+
+
+# --- Sign-in -------------------------------------------------------------------------------
+
+
+def login_failure_record(*, email: str, ip: str | None) -> None:
+    """Note a failed sign-in in the event log of every account the address belongs to."""
+    user = User.objects.filter(email__iexact=email.strip()).first()
+    subject = {"id": user.id if user else "", "email": email.strip().lower()[:254]}
+    accounts = list(Account.objects.filter(memberships__user=user)) if user else []
+    for account in accounts or [None]:
+        record_event(
+            type="user.login_failed", account=account, object_type="user", obj=subject,
+            actor=Actor(ip=ip),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -175,9 +548,10 @@ def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
         parsed.token, digest=api_key.digest, pepper_id=api_key.pepper_id
     ):
         raise InvalidApiKey()
-    if api_key.revoked_at is not None:
+    now = timezone.now()
+    if api_key.revoked_at is not None and api_key.revoked_at <= now:
         raise ApiKeyRevoked()
-    if api_key.expires_at is not None and api_key.expires_at <= timezone.now():
+    if api_key.expires_at is not None and api_key.expires_at <= now:
         raise ApiKeyExpired()
     if api_key.role is None or not api_key.user.is_active:
         raise InvalidApiKey()

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "accounts",
+    "events",
     "servers",
 ]
 
@@ -133,6 +134,36 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+
+# --- Dashboard sign-in and e-mail ----------------------------------------------------------
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+# The public address of the dashboard, for links in e-mails (invitations, password resets).
+SITE_URL = (env_str("SITE_URL") or "http://127.0.0.1:8000").rstrip("/")
+if not SITE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured("SITE_URL must start with http:// or https://.")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "Hosting Management <noreply@localhost>"
+# Django 6.1's MAILERS: the console by default, SMTP once EMAIL_HOST is set.
+_email_host = env_str("EMAIL_HOST") or ""
+if _email_host:
+    MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {
+                "host": _email_host,
+                "port": env_int("EMAIL_PORT", 587, minimum=1),
+                "username": env_str("EMAIL_HOST_USER") or "",
+                "password": env_str("EMAIL_HOST_PASSWORD") or "",
+                "use_tls": env_bool("EMAIL_USE_TLS", True),
+                "timeout": 10,
+            },
+        }
+    }
+else:
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+# Sign-in attempts per minute, per client address and per e-mail address.
+LOGIN_ATTEMPTS_PER_MINUTE = env_int("LOGIN_ATTEMPTS_PER_MINUTE", 10, minimum=1)
 
 # --- Security (production defaults whenever DEBUG is off) -----------------------------------
 SECURE_PROXY_SSL_HEADER = (

@@ -1,6 +1,5 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
-from django.views.generic import RedirectView
 
 from hosting.api.views import api_not_found
 from hosting.health import healthz
@@ -10,5 +9,6 @@ urlpatterns = [
     re_path(r"^v1$", api_not_found),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("", RedirectView.as_view(url="/v1/docs", permanent=False)),
+    path("", include("accounts.urls")),
+    path("", include("servers.urls")),
 ]

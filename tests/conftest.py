@@ -5,7 +5,7 @@ from collections.abc import Callable
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.scopes import SCOPES, Role
+from accounts.roles import SCOPES, Role
 from accounts.services import api_key_create
 from hosting.api.throttling import counter_store
 from tests.factories import AccountFactory, MembershipFactory

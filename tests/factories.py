@@ -2,7 +2,7 @@ import factory
 from django.utils import timezone
 
 from accounts.models import Account, Membership, User
-from accounts.scopes import Role
+from accounts.roles import Role
 from servers.models import Server, ServerStatus
 
 

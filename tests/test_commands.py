@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.keys import TOKEN_LENGTH, parse_token
 from accounts.models import Account, ApiKey, User
-from accounts.scopes import SCOPES, Role
+from accounts.roles import SCOPES, Role
 from servers.models import Server
 from tests.factories import MembershipFactory, UserFactory
 

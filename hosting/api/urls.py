@@ -13,6 +13,7 @@ urlpatterns = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
     path("redoc", SpectacularRedocView.as_view(url_name="openapi"), name="api-redoc"),
+    path("", include("accounts.api.urls")),
     path("", include("servers.api.urls")),
     re_path(r"^.*$", api_not_found),
 ]

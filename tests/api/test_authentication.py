@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import ApiKey, Membership
-from accounts.scopes import Role
+from accounts.roles import Role
 from accounts.services import api_key_revoke
 
 SERVERS = "/v1/servers"

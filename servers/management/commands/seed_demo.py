@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account
-from accounts.scopes import SCOPES, Role
+from accounts.roles import SCOPES, Role
 from accounts.services import account_create, api_key_create
 from servers.models import Game, Server, ServerStatus
 

@@ -1,7 +1,8 @@
-"""API key scopes and which roles may hold them (CONTRACT §5).
+"""Roles, what each may do in the dashboard, and which API scopes each may hold (CONTRACT §5).
 
-This module is the one place where roles and scopes meet: a key's effective rights are its own
-scopes intersected with what its user's current role allows, evaluated on every request.
+This module is the one place where roles, rights and scopes meet: a key's effective rights are
+its own scopes intersected with what its user's current role allows, evaluated on every request;
+a dashboard page asks ``role_can(role, Right.X)``.
 """
 
 from collections.abc import Iterable
@@ -94,3 +95,33 @@ def effective_scopes(
 
 def unknown_scopes(scopes: Iterable[str]) -> list[str]:
     return sorted(set(scopes) - set(ALL_SCOPES))
+
+
+class Right(models.TextChoices):
+    """Dashboard rights that are not simply "holds scope X"."""
+
+    MANAGE_ACCOUNT = "manage_account", "Rename the account and change its settings"
+    MANAGE_TEAM = "manage_team", "Invite members, change roles below owner, remove members"
+    MANAGE_OWNERS = "manage_owners", "Make, demote and remove owners"
+    MANAGE_ALL_KEYS = "manage_all_keys", "See and revoke every API key of the account"
+    VIEW_ACTIVITY = "view_activity", "Read the account's activity log"
+
+
+ROLE_RIGHTS: dict[str, frozenset[str]] = {
+    Role.OWNER: frozenset(Right),
+    Role.ADMIN: frozenset(Right) - {Right.MANAGE_OWNERS},
+    Role.DEVELOPER: frozenset(),
+    Role.BILLING: frozenset(),
+    Role.SUPPORT: frozenset(),
+    Role.VIEWER: frozenset(),
+}
+
+
+def role_can(role: str | None, right: str) -> bool:
+    return role is not None and right in ROLE_RIGHTS.get(role, frozenset())
+
+
+def grantable_scopes(role: str | None, *, is_staff: bool) -> list[str]:
+    """Scopes a user may put on a key, in display order."""
+    allowed = expand_implied(scopes_allowed_for(role, is_staff=is_staff))
+    return [scope for scope in ALL_SCOPES if scope in allowed]

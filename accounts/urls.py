@@ -1,0 +1,3 @@
+"""Dashboard pages for signing in and the account settings."""
+
+urlpatterns: list = []

@@ -1,0 +1,60 @@
+"""The one way to write the event log: ``record_event`` inside the transaction of the change."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from accounts.models import Account, ApiKey, User
+from events.models import Event
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who caused a change: a person in the dashboard, an API key, or the system (all None)."""
+
+    user: User | None = None
+    api_key: ApiKey | None = None
+    ip: str | None = None
+
+    @classmethod
+    def from_request(cls, request) -> "Actor":
+        """The actor of a dashboard request (session user) or an API request (key principal)."""
+        from hosting.api.authentication import client_ip
+
+        principal = getattr(request, "auth", None)
+        api_key = getattr(principal, "api_key", None)
+        user = getattr(request, "user", None)
+        return cls(
+            user=user if user is not None and user.is_authenticated else None,
+            api_key=api_key,
+            ip=client_ip(request),
+        )
+
+
+SYSTEM = Actor()
+
+
+def changed_attributes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The previous values of every attribute that differs between two representations."""
+    return {key: before.get(key) for key in after if before.get(key) != after[key]}
+
+
+def record_event(
+    *,
+    type: str,
+    account: Account | None,
+    object_type: str,
+    obj: dict[str, Any],
+    actor: Actor = SYSTEM,
+    previous_attributes: dict[str, Any] | None = None,
+) -> Event:
+    """Append an event; call it inside the same transaction as the change it describes."""
+    return Event.objects.create(
+        account=account,
+        type=type,
+        object_type=object_type,
+        object_id=str(obj.get("id", "")),
+        data={"object": obj, "previous_attributes": previous_attributes or {}},
+        actor_user=actor.user,
+        actor_api_key=actor.api_key,
+        actor_ip=actor.ip,
+    )

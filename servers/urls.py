@@ -1,0 +1,3 @@
+"""Dashboard pages for servers."""
+
+urlpatterns: list = []
