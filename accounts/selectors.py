@@ -1,8 +1,9 @@
 """Read-side queries for accounts, members and API keys."""
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 
-from accounts.models import ApiKey, Membership
+from accounts.models import Account, ApiKey, Invitation, Membership, User
+from accounts.roles import Right, role_can
 
 
 def api_key_with_context(*, key_id: str) -> ApiKey | None:
@@ -18,3 +19,34 @@ def api_key_with_context(*, key_id: str) -> ApiKey | None:
         .filter(key_id=key_id)
         .first()
     )
+
+
+def role_in(*, account: Account, user: User) -> str | None:
+    """The user's current role in the account, or None for a non-member."""
+    return (
+        Membership.objects.filter(account=account, user=user).values_list("role", flat=True).first()
+    )
+
+
+def api_keys_visible_to(*, account: Account, user: User, role: str | None) -> QuerySet[ApiKey]:
+    """Owners and admins see every key of the account; everyone else only their own."""
+    keys = ApiKey.objects.filter(account=account).select_related("user", "created_by")
+    if role_can(role, Right.MANAGE_ALL_KEYS):
+        return keys
+    return keys.filter(user=user)
+
+
+def members_of_account(*, account: Account) -> QuerySet[Membership]:
+    return (
+        Membership.objects.filter(account=account)
+        .select_related("user")
+        .order_by("created_at", "id")
+    )
+
+
+def invitations_of_account(*, account: Account) -> QuerySet[Invitation]:
+    return Invitation.objects.filter(account=account).select_related("invited_by")
+
+
+def accounts_of_user(*, user: User) -> QuerySet[Account]:
+    return Account.objects.filter(memberships__user=user).order_by("name", "id")

@@ -36,7 +36,7 @@ from accounts.roles import (
     scopes_allowed_for,
     unknown_scopes,
 )
-from accounts.selectors import api_key_with_context
+from accounts.selectors import api_key_with_context, role_in
 from events.services import SYSTEM, Actor, changed_attributes, record_event
 from hosting.errors import (
     AccountSuspended,
@@ -44,6 +44,7 @@ from hosting.errors import (
     ApiKeyRevoked,
     AuthenticationRequired,
     Conflict,
+    InsufficientScope,
     InvalidApiKey,
     IpNotAllowed,
     NotFound,
@@ -64,11 +65,7 @@ def _field_error(name: str, code: str, message: str) -> ValidationFailed:
 
 
 def _role_of(account: Account, user: User | None) -> str | None:
-    if user is None:
-        return None
-    return (
-        Membership.objects.filter(account=account, user=user).values_list("role", flat=True).first()
-    )
+    return None if user is None else role_in(account=account, user=user)
 
 
 # --- Accounts ------------------------------------------------------------------------------
@@ -384,6 +381,18 @@ def _live_keys(account: Account):
     )
 
 
+def _refuse_scopes(denied: list[str], reason: str) -> None:
+    if denied:
+        message = f"{reason}: {', '.join(denied)}."
+        raise InsufficientScope(
+            message,
+            details={
+                "required_scopes": denied,
+                "fields": [{"name": "scopes", "code": "not_permitted", "message": message}],
+            },
+        )
+
+
 @transaction.atomic
 def api_key_create(
     *,
@@ -414,11 +423,12 @@ def api_key_create(
     role = _role_of(account, user)
     if role is None:
         raise _field_error("user", "not_a_member", "The user is not a member of this account.")
-    allowed = expand_implied(scopes_allowed_for(role, is_staff=user.is_staff))
-    if denied := sorted(set(scopes) - allowed):
-        raise _field_error(
-            "scopes", "not_permitted", f"The role {role!r} may not grant: {', '.join(denied)}."
-        )
+    role_allows = expand_implied(scopes_allowed_for(role, is_staff=user.is_staff))
+    _refuse_scopes(sorted(set(scopes) - role_allows), f"The role {role!r} may not grant")
+    if actor.api_key is not None:
+        # A key can only mint keys within its own rights, or a narrow key could widen itself.
+        key_allows = effective_scopes(actor.api_key.scopes, role, is_staff=user.is_staff)
+        _refuse_scopes(sorted(set(scopes) - key_allows), "The calling API key may not grant")
     if expires_at is not None and expires_at <= timezone.now():
         raise _field_error("expires_at", "in_past", "The expiry must be in the future.")
     allowed_ips = normalize_allowed_ips(allowed_ips)
