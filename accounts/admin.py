@@ -3,8 +3,8 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.utils.translation import ngettext
 
 from accounts.keys import KEY_ID_LENGTH, TOKEN_PREFIX
-from accounts.models import Account, ApiKey, Membership, User
-from accounts.services import api_key_revoke
+from accounts.models import Account, ApiKey, Invitation, Membership, User
+from accounts.services import account_suspend, account_unsuspend, api_key_revoke
 from events.services import Actor
 
 
@@ -32,11 +32,55 @@ class UserAdmin(DjangoUserAdmin):
 
 @admin.register(Account)
 class AccountAdmin(admin.ModelAdmin):
-    list_display = ["name", "id", "status", "created_at"]
+    """Suspension goes through the actions (the same services as the staff API), never the form."""
+
+    list_display = ["name", "id", "status", "suspended_at", "max_api_keys", "created_at"]
     list_filter = ["status", "created_at"]
     search_fields = ["name", "id", "memberships__user__email"]
-    readonly_fields = ["id", "created_at", "updated_at"]
+    readonly_fields = [
+        "id",
+        "status",
+        "suspended_at",
+        "suspended_reason",
+        "created_at",
+        "updated_at",
+    ]
     inlines = [MembershipInline]
+    actions = ["suspend_accounts", "unsuspend_accounts"]
+
+    @admin.action(description="Suspend selected accounts", permissions=["change"])
+    def suspend_accounts(self, request, queryset):
+        actor = Actor.from_request(request)
+        for account in queryset.filter(status=Account.Status.ACTIVE):
+            account_suspend(account=account, reason=f"Suspended by {request.user}", actor=actor)
+        self.message_user(request, "Suspended the selected accounts.", messages.SUCCESS)
+
+    @admin.action(description="Unsuspend selected accounts", permissions=["change"])
+    def unsuspend_accounts(self, request, queryset):
+        actor = Actor.from_request(request)
+        for account in queryset.filter(status=Account.Status.SUSPENDED):
+            account_unsuspend(account=account, actor=actor)
+        self.message_user(request, "Unsuspended the selected accounts.", messages.SUCCESS)
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ["email", "account", "role", "invitation_status", "created_at", "expires_at"]
+    list_filter = ["role", "created_at"]
+    search_fields = ["email", "id", "account__name", "account__id"]
+    list_select_related = ["account"]
+    readonly_fields = [
+        "id", "account", "email", "role", "invited_by", "created_at", "expires_at",
+        "accepted_at", "accepted_by", "revoked_at",
+    ]  # fmt: skip
+    exclude = ["token_digest"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.display(description="Status")
+    def invitation_status(self, obj: Invitation) -> str:
+        return obj.status
 
 
 @admin.register(Membership)

@@ -5,7 +5,8 @@ from django.contrib import admin
 from django.test import Client
 from django.urls import reverse
 
-from accounts.models import Account, ApiKey, Membership, User
+from accounts.models import Account, ApiKey, Invitation, Membership, User
+from events.models import Event
 from servers.models import Game, Server
 from tests.factories import ServerFactory
 
@@ -56,7 +57,9 @@ def searched(client: Client, term: str) -> list[ApiKey]:
 
 
 def test_every_expected_model_is_registered():
-    assert {User, Account, Membership, ApiKey, Game, Server} <= set(admin.site._registry)
+    assert {User, Account, Membership, ApiKey, Invitation, Event, Game, Server} <= set(
+        admin.site._registry
+    )
 
 
 @pytest.mark.parametrize("model", [User, Account, Membership, ApiKey, Game, Server])
@@ -224,3 +227,62 @@ def test_the_revoke_action_leaves_a_revoked_key_untouched(staff_client, owner_ke
     assert api_key.revoked_at == first_revoked_at
     other_keys[0].refresh_from_db()
     assert other_keys[0].revoked_at is not None
+
+
+# --- Suspension, invitations and the event log -----------------------------------------------
+
+
+def test_the_suspend_and_unsuspend_actions_use_the_services(
+    staff, staff_client, account, owner_key
+):
+    _, token = owner_key
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    url = admin_url(Account, "changelist")
+
+    response = staff_client.post(
+        url, {"action": "suspend_accounts", "_selected_action": [account.pk]}
+    )
+    assert response.status_code == 302
+    account.refresh_from_db()
+    assert account.status == Account.Status.SUSPENDED
+    assert account.suspended_reason == f"Suspended by {staff.email}"
+    assert api.get("/v1/servers").json()["error"]["code"] == "account_suspended"
+    event = Event.objects.get(type="account.suspended")
+    assert (event.account, event.actor_user) == (account, staff)
+    assert event.data["previous_attributes"]["status"] == "active"
+
+    staff_client.post(url, {"action": "unsuspend_accounts", "_selected_action": [account.pk]})
+    account.refresh_from_db()
+    assert account.status == Account.Status.ACTIVE
+    assert api.get("/v1/servers").status_code == 200
+    assert Event.objects.filter(type="account.unsuspended", actor_user=staff).count() == 1
+
+
+def test_the_event_log_is_read_only_for_staff(staff_client, account, owner_key):
+    event = Event.objects.filter(type="api_key.created").first()
+    assert event is not None
+    assert staff_client.get(admin_url(Event, "changelist")).status_code == 200
+    page = staff_client.get(admin_url(Event, "change", event.pk))
+    assert page.status_code == 200
+    assert b'name="_save"' not in page.content
+    assert staff_client.get(admin_url(Event, "add")).status_code == 403
+    assert (
+        staff_client.post(admin_url(Event, "delete", event.pk), {"post": "yes"}).status_code == 403
+    )
+    assert Event.objects.filter(pk=event.pk).exists()
+
+
+def test_invitations_are_listed_without_their_token(staff_client, owner, account):
+    from accounts.services import invitation_create
+    from events.services import Actor
+
+    invitation, token = invitation_create(
+        account=account, email="new@example.com", role="developer", actor=Actor(user=owner)
+    )
+    listing = staff_client.get(admin_url(Invitation, "changelist"), {"q": "new@example.com"})
+    assert list(listing.context["cl"].result_list) == [invitation]
+    page = staff_client.get(admin_url(Invitation, "change", invitation.pk))
+    assert page.status_code == 200
+    assert token.encode() not in page.content
+    assert invitation.token_digest.encode() not in page.content
+    assert staff_client.get(admin_url(Invitation, "add")).status_code == 403
