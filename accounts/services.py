@@ -279,6 +279,20 @@ def invitation_accept(*, token: str, user: User, actor: Actor) -> Membership:
 
 
 @transaction.atomic
+def invitation_accept_as_new_user(
+    *, token: str, name: str, password: str, actor: Actor
+) -> Membership:
+    """Create the invited person's user (with the invited e-mail) and join, both or neither."""
+    invitation = invitation_for_token(token)
+    if invitation is None:
+        raise NotFound("This invitation link is invalid or has expired.")
+    if User.objects.filter(email__iexact=invitation.email).exists():
+        raise Conflict("A user with this e-mail address exists; sign in to accept.")
+    user = User.objects.create_user(email=invitation.email, password=password, name=name.strip())
+    return invitation_accept(token=token, user=user, actor=Actor(user=user, ip=actor.ip))
+
+
+@transaction.atomic
 def invitation_revoke(*, invitation: Invitation, actor: Actor) -> Invitation:
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
     _require_team_right(invitation.account, actor, invitation.role)
@@ -507,6 +521,29 @@ def api_key_rotate(
     return new_key, token
 
 
+# --- Users ---------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def user_update_profile(*, user: User, name: str, email: str, actor: Actor) -> User:
+    """Change a user's name or e-mail; an e-mail change is noted in each of their accounts."""
+    email = email.strip().lower()
+    if User.objects.filter(email__iexact=email).exclude(pk=user.pk).exists():
+        raise _field_error("email", "unique", "Another user has this e-mail address.")
+    user = User.objects.select_for_update().get(pk=user.pk)
+    before = {"id": user.id, "email": user.email, "name": user.name}
+    user.name, user.email = name.strip(), email
+    user.save(update_fields=["name", "email"])
+    after = {"id": user.id, "email": user.email, "name": user.name}
+    if previous := changed_attributes(before, after):
+        for account in Account.objects.filter(memberships__user=user):
+            record_event(
+                type="user.updated", account=account, object_type="user", obj=after,
+                actor=actor, previous_attributes=previous,
+            )  # fmt: skip
+    return user
+
+
 # --- Sign-in -------------------------------------------------------------------------------
 
 
@@ -558,13 +595,15 @@ def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
         parsed.token, digest=api_key.digest, pepper_id=api_key.pepper_id
     ):
         raise InvalidApiKey()
+    # A key whose user left the account or was deactivated says only "invalid", even if it was
+    # also revoked on the way out (CONTRACT §5).
+    if api_key.role is None or not api_key.user.is_active:
+        raise InvalidApiKey()
     now = timezone.now()
     if api_key.revoked_at is not None and api_key.revoked_at <= now:
         raise ApiKeyRevoked()
     if api_key.expires_at is not None and api_key.expires_at <= now:
         raise ApiKeyExpired()
-    if api_key.role is None or not api_key.user.is_active:
-        raise InvalidApiKey()
     return ApiKeyPrincipal(
         api_key=api_key,
         user=api_key.user,

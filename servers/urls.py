@@ -1,3 +1,9 @@
 """Dashboard pages for servers."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from servers import views
+
+urlpatterns = [
+    path("", views.ServerListView.as_view(), name="home"),
+]

@@ -9,11 +9,10 @@ from servers.models import Server, ServerStatus
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = User
-        skip_postgeneration_save = True
 
     email = factory.Sequence(lambda n: f"user{n}@example.com")
     name = factory.Faker("name")
-    password = factory.PostGenerationMethodCall("set_password", "correct-horse-battery")
+    password = factory.django.Password("correct-horse-battery")
 
 
 class AccountFactory(factory.django.DjangoModelFactory):

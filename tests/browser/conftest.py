@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.test import override_settings
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
@@ -21,14 +22,24 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _live_server_over_plain_http():
+    """The live server is built once per session, before per-test settings apply."""
+    with override_settings(SECURE_SSL_REDIRECT=False):
+        yield
+
+
 @pytest.fixture(scope="session")
-def browser():
+def browser(_live_server_over_plain_http):
     if not Path(CHROMIUM).exists():
         message = "Debian's chromium is not installed (apt-get install chromium)."
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
     sync_api = pytest.importorskip("playwright.sync_api")
+    # Playwright's sync API keeps an event loop running in this thread; the test's own database
+    # calls are still synchronous, so Django's async-safety guard must stand aside.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser

@@ -1,0 +1,19 @@
+"""Template context of every dashboard page: the current account, role, rights and switcher."""
+
+from accounts.roles import Right, role_can
+from accounts.selectors import accounts_of_user
+
+
+def dashboard(request) -> dict:
+    membership = getattr(request, "membership", None)
+    if membership is None:
+        return {"current_account": None, "current_membership": None}
+    role = membership.role
+    return {
+        "current_account": membership.account,
+        "current_membership": membership,
+        "can_manage_team": role_can(role, Right.MANAGE_TEAM),
+        "can_view_activity": role_can(role, Right.VIEW_ACTIVITY),
+        # A lazy queryset: only pages that draw the switcher run it.
+        "user_accounts": accounts_of_user(user=request.user),
+    }
