@@ -120,6 +120,25 @@ class AccountChangeMixin(AccountPageMixin):
 # --- Signing up, in and out ----------------------------------------------------------------
 
 
+def count_attempt(*buckets: str) -> int:
+    """Count a sign-in, sign-up or reset attempt in each bucket; the seconds to wait, or 0."""
+    retry_after = 0
+    for bucket in buckets:
+        try:
+            rate_limit_hit(bucket=bucket, limit=settings.LOGIN_ATTEMPTS_PER_MINUTE, policy="login")
+        except RateLimitExceeded as exceeded:
+            retry_after = max(retry_after, exceeded.state.seconds_to_reset)
+    return retry_after
+
+
+def too_many_attempts(view, form, retry_after: int) -> HttpResponse:
+    form.add_error(None, f"Too many attempts; try again in {retry_after} seconds.")
+    response = view.form_invalid(form)
+    response.status_code = 429
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
 class SignupView(FormView):
     template_name = "registration/signup.html"
     form_class = SignupForm
@@ -130,6 +149,8 @@ class SignupView(FormView):
         return super().dispatch(request, *args, **kwargs)
 
     def form_valid(self, form):
+        if retry_after := count_attempt(f"signup-ip:{client_ip(self.request)}"):
+            return too_many_attempts(self, form, retry_after)
         data = form.cleaned_data
         try:
             account = account_create(
@@ -157,23 +178,12 @@ class DashboardLoginView(auth_views.LoginView):
     retry_after = 0
 
     def post(self, request, *args, **kwargs):
-        self.count_attempt()
-        return super().post(request, *args, **kwargs)
-
-    def count_attempt(self) -> None:
-        email = self.request.POST.get("username", "").strip().lower()[:254]
-        buckets = [f"login-ip:{client_ip(self.request)}"]
-        if email:
-            buckets.append(f"login-email:{email}")
-        for bucket in buckets:
-            try:
-                rate_limit_hit(
-                    bucket=bucket, limit=settings.LOGIN_ATTEMPTS_PER_MINUTE, policy="login"
-                )
-            except RateLimitExceeded as exceeded:
-                self.retry_after = max(self.retry_after, exceeded.state.seconds_to_reset)
+        email = request.POST.get("username", "").strip().lower()[:254]
+        buckets = [f"login-ip:{client_ip(request)}"] + ([f"login-email:{email}"] if email else [])
+        self.retry_after = count_attempt(*buckets)
         if self.retry_after:
             self.refusal = f"Too many sign-in attempts; try again in {self.retry_after} seconds."
+        return super().post(request, *args, **kwargs)
 
     def get_form_kwargs(self):
         return super().get_form_kwargs() | {"refusal": self.refusal}
@@ -191,6 +201,14 @@ class DashboardLoginView(auth_views.LoginView):
 
 class PasswordResetView(auth_views.PasswordResetView):
     email_template_name = "registration/password_reset_email.txt"
+
+    def form_valid(self, form):
+        email = form.cleaned_data["email"].strip().lower()[:254]
+        if retry_after := count_attempt(
+            f"reset-ip:{client_ip(self.request)}", f"reset-email:{email}"
+        ):
+            return too_many_attempts(self, form, retry_after)
+        return super().form_valid(form)
 
     @property
     def extra_email_context(self) -> dict:

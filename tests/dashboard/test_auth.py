@@ -227,3 +227,41 @@ def test_a_password_reset_for_an_unknown_address_sends_nothing_and_says_the_same
     response = Client().post("/password/reset", {"email": "nobody@example.com"})
     assert response["Location"] == "/password/reset/done"
     assert mail.outbox == []
+
+
+def test_sign_up_is_rate_limited_per_address(db, settings):
+    settings.LOGIN_ATTEMPTS_PER_MINUTE = 2
+    client = Client()
+    statuses = []
+    for n in range(3):
+        response = client.post(
+            "/signup",
+            {
+                "name": "N",
+                "email": f"new{n}@example.com",
+                "account_name": "Acme",
+                "password1": "a-long-and-unusual-passphrase",
+                "password2": "a-long-and-unusual-passphrase",
+            },
+        )
+        statuses.append(response.status_code)
+        client.logout()
+    assert statuses == [302, 302, 429]
+    assert "Too many attempts" in response.content.decode()
+    assert not User.objects.filter(email="new2@example.com").exists()
+
+
+def test_password_reset_is_rate_limited_per_address_and_e_mail(db, settings, mailoutbox):
+    settings.LOGIN_ATTEMPTS_PER_MINUTE = 2
+    client = Client()
+    statuses = [
+        client.post("/password/reset", {"email": "someone@example.com"}).status_code
+        for _ in range(3)
+    ]
+    assert statuses == [302, 302, 429]
+
+
+def test_an_unknown_page_is_a_styled_not_found(db):
+    response = Client().get("/invitations/not-a-real-token")
+    assert response.status_code == 404
+    assert "Back to the dashboard" in response.content.decode()
