@@ -1,9 +1,9 @@
 """Read-side queries for accounts, members and API keys."""
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 
 from accounts.models import Account, ApiKey, Invitation, Membership, User
-from accounts.roles import Right, role_can
+from accounts.roles import Right, Role, role_can
 
 
 def api_key_with_context(*, key_id: str) -> ApiKey | None:
@@ -50,3 +50,19 @@ def invitations_of_account(*, account: Account) -> QuerySet[Invitation]:
 
 def accounts_of_user(*, user: User) -> QuerySet[Account]:
     return Account.objects.filter(memberships__user=user).order_by("name", "id")
+
+
+def customers_with_owners() -> QuerySet[Account]:
+    """Every account with what the customer representation needs, in a fixed number of queries."""
+    owners = Prefetch(
+        "memberships",
+        queryset=Membership.objects.filter(role=Role.OWNER)
+        .select_related("user")
+        .order_by("created_at", "id"),
+        to_attr="owner_memberships",
+    )
+    return (
+        Account.objects.annotate(member_count=Count("memberships"))
+        .prefetch_related(owners)
+        .order_by("-created_at", "-id")
+    )

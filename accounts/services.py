@@ -501,9 +501,19 @@ def api_key_rotate(
         raise _field_error(
             "grace_period_seconds", "out_of_range", "The grace period is 0 to 86400 seconds."
         )
-    api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+    api_key = ApiKey.objects.select_for_update().select_related("user").get(pk=api_key.pk)
     if api_key.status != "active":
         raise Conflict(f"Only an active key can be rotated; this one is {api_key.status}.")
+    # The new token acts as the key's user, so rotating must pass the rules of minting it: only
+    # that user may do it, and a narrow calling key cannot rotate a broader one to widen itself.
+    if actor.user is not None and actor.user.pk != api_key.user_id:
+        raise PermissionDenied("Only a key's own user can rotate it; revoke it instead.")
+    if actor.api_key is not None:
+        role = _role_of(api_key.account, api_key.user)
+        key_allows = effective_scopes(actor.api_key.scopes, role, is_staff=api_key.user.is_staff)
+        _refuse_scopes(
+            sorted(set(api_key.scopes) - key_allows), "The calling API key may not grant"
+        )
     token, key_id = keys.make_token()
     pepper_id = keys.current_pepper_id()
     new_key = ApiKey.objects.create(

@@ -237,7 +237,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"ServerStatus": "servers.models.ServerStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "ServerStatus": "servers.models.ServerStatus",
+        "AccountStatus": "accounts.models.Account.Status",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "hosting.api.schema.postprocess_envelopes",

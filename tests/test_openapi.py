@@ -295,3 +295,12 @@ def test_the_docs_pages_link_no_third_party_assets(db, url):
 
     assert assets
     assert all(asset.startswith("/static/") for asset in assets), assets
+
+
+def test_the_schema_generates_without_warnings_and_validates(db, tmp_path):
+    from django.core.management import call_command
+
+    call_command(
+        "spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "openapi.json")
+    )
+    assert (tmp_path / "openapi.json").stat().st_size > 10_000

@@ -4,9 +4,19 @@ These are also what the event log stores as ``data.object`` (CONTRACT §9), so a
 resource exactly as ``GET`` on it would.
 """
 
+from collections.abc import Mapping
+
+from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
+from rest_framework.exceptions import ErrorDetail
 
 from accounts.models import Account, ApiKey, Invitation, Membership
+from accounts.roles import ALL_SCOPES, Role
+
+# The column bound of PositiveIntegerField on every supported database.
+POSITIVE_INTEGER_MAX = 2_147_483_647
+# accounts.services.MAX_ROTATION_GRACE; not imported, as the services import this module.
+MAX_ROTATION_GRACE_SECONDS = 24 * 60 * 60
 
 
 class AccountSerializer(serializers.ModelSerializer):
@@ -60,3 +70,216 @@ class ApiKeySerializer(serializers.ModelSerializer):
 
     def get_prefix(self, obj: ApiKey) -> str:
         return f"hms_{obj.key_id}"
+
+
+class CustomerSerializer(AccountSerializer):
+    """An account as the staff API shows it: with its owners' e-mails and its member count.
+
+    Needs ``member_count`` annotated and ``owner_memberships`` prefetched (see the staff views),
+    so a page of customers costs a fixed number of queries.
+    """
+
+    owners = serializers.SerializerMethodField()
+    member_count = serializers.IntegerField(read_only=True)
+
+    class Meta(AccountSerializer.Meta):
+        fields = [*AccountSerializer.Meta.fields, "owners", "member_count"]
+        read_only_fields = fields
+
+    def get_owners(self, obj: Account) -> list[str]:
+        return [membership.user.email for membership in obj.owner_memberships]
+
+
+class NewApiKeySerializer(serializers.Serializer):
+    """A key just created or rotated, with its token: the only answer that ever shows it."""
+
+    api_key = ApiKeySerializer(read_only=True)
+    token = serializers.CharField(read_only=True, help_text="Shown once; store it now.")
+
+
+class DeletedSerializer(serializers.Serializer):
+    id = serializers.CharField(read_only=True)
+    deleted = serializers.BooleanField(read_only=True)
+
+
+# --- Request bodies ------------------------------------------------------------------------
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """A request body that refuses keys it does not declare, instead of silently ignoring them.
+
+    A customer sending ``max_api_keys`` must learn that it was not applied.
+    """
+
+    def to_internal_value(self, data):
+        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
+        errors = {
+            name: [ErrorDetail("This field is not accepted here.", code="unknown_field")]
+            for name in unknown
+        }
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if isinstance(exc.detail, dict):
+                raise serializers.ValidationError({**exc.detail, **errors}) from None
+            raise
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
+
+
+class AccountUpdateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=150, required=False)
+
+
+class InvitationCreateSerializer(StrictInputSerializer):
+    email = serializers.EmailField(max_length=254)
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class MemberUpdateSerializer(StrictInputSerializer):
+    role = serializers.ChoiceField(choices=Role.choices, required=False)
+
+
+class ApiKeyCreateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=100)
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(ALL_SCOPES)),
+        allow_empty=False,
+        max_length=len(ALL_SCOPES),
+        help_text="Scopes the key holds; a write or power scope implies the read one.",
+    )
+    expires_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="When the key stops working (ISO 8601, UTC if no zone); null or absent: never.",
+    )
+    allowed_ips = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="IP addresses or CIDR networks the key may be used from; empty: any.",
+    )
+
+
+class ApiKeyRotateSerializer(StrictInputSerializer):
+    grace_period_seconds = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_ROTATION_GRACE_SECONDS,
+        default=0,
+        help_text="How long the old token keeps working, 0 (default) to 86400 seconds.",
+    )
+
+
+class CustomerCreateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=150)
+    owner_email = serializers.EmailField(
+        max_length=254, help_text="The first owner; an existing user with this e-mail is reused."
+    )
+    owner_name = serializers.CharField(max_length=150, required=False, default="")
+
+
+class CustomerUpdateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=150, required=False)
+    rate_limit_per_minute = serializers.IntegerField(
+        min_value=1,
+        max_value=POSITIVE_INTEGER_MAX,
+        allow_null=True,
+        required=False,
+        help_text="Requests per minute for each of the account's keys; null: the default.",
+    )
+    max_api_keys = serializers.IntegerField(
+        min_value=1, max_value=POSITIVE_INTEGER_MAX, required=False
+    )
+
+
+class CustomerSuspendSerializer(StrictInputSerializer):
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+class EmptyBodySerializer(StrictInputSerializer):
+    """For actions without parameters: any key sent is refused."""
+
+
+# --- Documentation examples ----------------------------------------------------------------
+
+
+def _examples(name: str, key: str | None, value: dict) -> list[OpenApiExample]:
+    """A response example: one list item (``key`` None) or one resource under ``data.<key>``."""
+    return [OpenApiExample(name, value=value if key is None else {key: value}, response_only=True)]
+
+
+ACCOUNT_EXAMPLE = {
+    "id": "acct_5Gm2Qw8ZrT1xLp4Nc7Vb9KdS",
+    "name": "Creeper Hosting",
+    "status": "active",
+    "suspended_at": None,
+    "suspended_reason": "",
+    "rate_limit_per_minute": None,
+    "max_api_keys": 25,
+    "created_at": "2026-11-21T15:04:05Z",
+    "updated_at": "2026-11-21T16:20:00Z",
+}
+MEMBER_EXAMPLE = {
+    "id": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df",
+    "email": "sam@example.com",
+    "name": "Sam Rivera",
+    "role": "developer",
+    "joined_at": "2026-11-22T09:30:00Z",
+}
+INVITATION_EXAMPLE = {
+    "id": "ivt_7Hc2Lm9QxT4nW8pR1sK3vZbY",
+    "email": "sam@example.com",
+    "role": "developer",
+    "status": "pending",
+    "invited_by": "usr_9Wd4Tb6Nq2Hx8Lc1Zr5Mv3Kp",
+    "created_at": "2026-11-21T15:04:05Z",
+    "expires_at": "2026-11-28T15:04:05Z",
+    "accepted_at": None,
+    "revoked_at": None,
+}
+API_KEY_EXAMPLE = {
+    "id": "key_2Pz8Lk4Tq1Wn7Xc5Rb9Mv3Hd",
+    "name": "CI deploy",
+    "prefix": "hms_a8Kd02LmQx7Z",
+    "scopes": ["servers:power", "servers:read"],
+    "status": "active",
+    "user": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df",
+    "created_by": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df",
+    "allowed_ips": ["203.0.113.0/24"],
+    "created_at": "2026-11-21T15:04:05Z",
+    "expires_at": "2027-02-19T15:04:05Z",
+    "revoked_at": None,
+    "last_used_at": "2026-11-21T16:20:00Z",
+    "last_used_ip": "203.0.113.7",
+}
+CUSTOMER_EXAMPLE = {
+    **ACCOUNT_EXAMPLE,
+    "owners": ["alex@example.com"],
+    "member_count": 3,
+}
+
+ACCOUNT_EXAMPLES = _examples("An active account", "account", ACCOUNT_EXAMPLE)
+MEMBER_LIST_EXAMPLES = _examples("A developer", None, MEMBER_EXAMPLE)
+MEMBER_EXAMPLES = _examples("A developer", "member", MEMBER_EXAMPLE)
+INVITATION_LIST_EXAMPLES = _examples("A pending invitation", None, INVITATION_EXAMPLE)
+INVITATION_EXAMPLES = _examples("A pending invitation", "invitation", INVITATION_EXAMPLE)
+API_KEY_LIST_EXAMPLES = _examples("A CI deploy key", None, API_KEY_EXAMPLE)
+API_KEY_EXAMPLES = _examples("A CI deploy key", "api_key", API_KEY_EXAMPLE)
+REVOKED_API_KEY_EXAMPLES = _examples(
+    "A revoked key",
+    "api_key",
+    {**API_KEY_EXAMPLE, "status": "revoked", "revoked_at": "2026-11-22T08:00:00Z"},
+)
+NEW_API_KEY_EXAMPLES = _examples(
+    "A new key and its token",
+    None,
+    {
+        "api_key": {**API_KEY_EXAMPLE, "last_used_at": None, "last_used_ip": None},
+        "token": "hms_a8Kd02LmQx7Z" + "Xq3Vt9Lm2Pw7Rb4Nc8Hs1Jd6Kf5Gz0Ya" + "1bC3dE",
+    },
+)
+CUSTOMER_LIST_EXAMPLES = _examples("An active customer", None, CUSTOMER_EXAMPLE)
+CUSTOMER_EXAMPLES = _examples("An active customer", "customer", CUSTOMER_EXAMPLE)

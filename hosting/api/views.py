@@ -7,15 +7,19 @@ from hosting.api.exceptions import error_response
 from hosting.api.pagination import PageNumberPagination
 
 
-class AccountScopedMixin:
-    """Limit a view to the calling key's account through ``account_queryset(account_id)``."""
+class CallerScopedMixin:
+    """Limit a view to what the calling key may see, through ``caller_queryset(principal)``.
+
+    The selector gets the whole principal (key, user, account, role): most views only need the
+    account, but some (API keys) also depend on who is asking.
+    """
 
     model: type
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation has no key
             return self.model.objects.none()
-        return self.account_queryset(account_id=self.request.auth.account.id)
+        return self.caller_queryset(self.request.auth)
 
 
 class EnvelopeListMixin:

@@ -2,7 +2,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import viewsets
 
 from hosting.api.schema import envelope
-from hosting.api.views import AccountScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
+from hosting.api.views import CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
 from servers.api.serializers import (
     GAME_EXAMPLES,
     SERVER_DETAIL_EXAMPLES,
@@ -31,7 +31,7 @@ from servers.selectors import game_catalogue, servers_of_account
     ),
 )
 class ServerViewSet(
-    AccountScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
+    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
 ):
     list_key = "servers"
     resource_key = "server"
@@ -40,8 +40,8 @@ class ServerViewSet(
 
     model = Server
 
-    def account_queryset(self, *, account_id: str):
-        return servers_of_account(account_id=account_id)
+    def caller_queryset(self, principal):
+        return servers_of_account(account_id=principal.account.id)
 
     def get_serializer_class(self):
         return ServerDetailSerializer if self.action == "retrieve" else ServerSerializer

@@ -1,0 +1,125 @@
+"""Query filters of the account, member, invitation, API key and staff customer lists."""
+
+import operator
+from functools import reduce
+
+import django_filters
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from accounts.models import Account, ApiKey, Invitation, Membership
+from accounts.roles import Role
+from hosting.api.filters import ChoiceInFilter, StableOrderingFilter
+
+
+def _any_status(conditions: dict[str, Q], values: list[str]) -> Q:
+    """OR the conditions of the requested statuses (each computed from timestamps, not stored)."""
+    return reduce(operator.or_, (conditions[value] for value in values))
+
+
+class MemberFilter(django_filters.FilterSet):
+    role = ChoiceInFilter(
+        choices=Role.choices, help_text="Only members with this role, or any of a comma list."
+    )
+    ordering = StableOrderingFilter(
+        fields=(("created_at", "joined_at"), ("user__email", "email"), ("role", "role")),
+        help_text="joined_at, email or role, '-' for descending. Default: -joined_at.",
+    )
+
+    class Meta:
+        model = Membership
+        fields: list[str] = []
+
+
+class InvitationFilter(django_filters.FilterSet):
+    status = ChoiceInFilter(
+        choices=[(status, status) for status in ("pending", "accepted", "revoked", "expired")],
+        method="filter_status",
+        help_text="Only invitations in this status, or in any of a comma-separated list.",
+    )
+    ordering = StableOrderingFilter(
+        fields=(("created_at", "created_at"), ("email", "email"), ("expires_at", "expires_at")),
+        help_text="created_at, email or expires_at, '-' for descending. Default: -created_at.",
+    )
+
+    class Meta:
+        model = Invitation
+        fields: list[str] = []
+
+    def filter_status(self, queryset, name, value):
+        now = timezone.now()
+        open_ = Q(accepted_at__isnull=True, revoked_at__isnull=True)
+        conditions = {
+            "pending": open_ & Q(expires_at__gt=now),
+            "expired": open_ & Q(expires_at__lte=now),
+            "accepted": Q(accepted_at__isnull=False),
+            "revoked": Q(accepted_at__isnull=True, revoked_at__isnull=False),
+        }
+        return queryset.filter(_any_status(conditions, value))
+
+
+class ApiKeyFilter(django_filters.FilterSet):
+    status = ChoiceInFilter(
+        choices=[(status, status) for status in ("active", "expired", "revoked")],
+        method="filter_status",
+        help_text="Only keys in this status, or in any of a comma-separated list. A rotated key "
+        "is active until its grace period ends.",
+    )
+    ordering = StableOrderingFilter(
+        fields=(("created_at", "created_at"), ("name", "name"), ("expires_at", "expires_at")),
+        help_text="created_at, name or expires_at, '-' for descending. Default: -created_at.",
+    )
+
+    class Meta:
+        model = ApiKey
+        fields: list[str] = []
+
+    def filter_status(self, queryset, name, value):
+        now = timezone.now()
+        revoked = Q(revoked_at__lte=now)
+        expired = Q(expires_at__lte=now)
+        conditions = {
+            "revoked": revoked,
+            "expired": ~revoked & expired,
+            "active": ~revoked & ~expired,
+        }
+        return queryset.filter(_any_status(conditions, value))
+
+
+class CustomerFilter(django_filters.FilterSet):
+    """Query filters of ``GET /v1/admin/customers``."""
+
+    status = ChoiceInFilter(
+        choices=Account.Status.choices,
+        help_text="Only customers in this status, or in any of a comma-separated list.",
+    )
+    search = django_filters.CharFilter(
+        method="filter_search",
+        help_text="Case-insensitive match on the name or an owner's e-mail, or an exact id.",
+    )
+    created_after = django_filters.IsoDateTimeFilter(
+        field_name="created_at", lookup_expr="gte", help_text="Created at or after (ISO 8601)."
+    )
+    created_before = django_filters.IsoDateTimeFilter(
+        field_name="created_at", lookup_expr="lt", help_text="Created before (ISO 8601)."
+    )
+    ordering = StableOrderingFilter(
+        fields=(("created_at", "created_at"), ("name", "name"), ("status", "status")),
+        help_text="created_at, name or status, '-' for descending. Default: -created_at.",
+    )
+
+    class Meta:
+        model = Account
+        fields: list[str] = []
+
+    def filter_search(self, queryset, name, value):
+        value = value.strip()
+        if not value:
+            return queryset
+        if value.startswith("acct_"):
+            return queryset.filter(id=value)
+        # EXISTS rather than a join, so the member count annotated on the list stays right.
+        owner_matches = Membership.objects.filter(
+            account=OuterRef("pk"), role=Role.OWNER, user__email__icontains=value
+        )
+        return queryset.filter(Q(name__icontains=value) | Exists(owner_matches))
