@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import Account, ApiKey, Invitation, Membership
 from accounts.roles import Role
-from hosting.api.filters import ChoiceInFilter, StableOrderingFilter
+from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet, StableOrderingFilter
 
 
 def _any_status(conditions: dict[str, Q], values: list[str]) -> Q:
@@ -86,7 +86,7 @@ class ApiKeyFilter(django_filters.FilterSet):
         return queryset.filter(_any_status(conditions, value))
 
 
-class CustomerFilter(django_filters.FilterSet):
+class CustomerFilter(CreatedRangeFilterSet):
     """Query filters of ``GET /v1/admin/customers``."""
 
     status = ChoiceInFilter(
@@ -96,12 +96,6 @@ class CustomerFilter(django_filters.FilterSet):
     search = django_filters.CharFilter(
         method="filter_search",
         help_text="Case-insensitive match on the name or an owner's e-mail, or an exact id.",
-    )
-    created_after = django_filters.IsoDateTimeFilter(
-        field_name="created_at", lookup_expr="gte", help_text="Created at or after (ISO 8601)."
-    )
-    created_before = django_filters.IsoDateTimeFilter(
-        field_name="created_at", lookup_expr="lt", help_text="Created before (ISO 8601)."
     )
     ordering = StableOrderingFilter(
         fields=(("created_at", "created_at"), ("name", "name"), ("status", "status")),

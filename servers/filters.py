@@ -1,10 +1,10 @@
 import django_filters
 
-from hosting.api.filters import ChoiceInFilter, StableOrderingFilter
+from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet, StableOrderingFilter
 from servers.models import Game, Server, ServerStatus
 
 
-class ServerFilter(django_filters.FilterSet):
+class ServerFilter(CreatedRangeFilterSet):
     """Query filters of ``GET /v1/servers`` (CONTRACT §4)."""
 
     status = ChoiceInFilter(
@@ -18,12 +18,6 @@ class ServerFilter(django_filters.FilterSet):
     )
     search = django_filters.CharFilter(
         method="filter_search", help_text="Case-insensitive match on the name, or an exact id."
-    )
-    created_after = django_filters.IsoDateTimeFilter(
-        field_name="created_at", lookup_expr="gte", help_text="Created at or after (ISO 8601)."
-    )
-    created_before = django_filters.IsoDateTimeFilter(
-        field_name="created_at", lookup_expr="lt", help_text="Created before (ISO 8601)."
     )
     ordering = StableOrderingFilter(
         fields=(("created_at", "created_at"), ("name", "name"), ("status", "status")),

@@ -48,3 +48,14 @@ class ChoiceInFilter(django_filters.BaseInFilter, django_filters.ChoiceFilter):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("lookup_expr", "in")
         super().__init__(*args, **kwargs)
+
+
+class CreatedRangeFilterSet(django_filters.FilterSet):
+    """``created_after`` (inclusive) and ``created_before`` (exclusive), for any list."""
+
+    created_after = django_filters.IsoDateTimeFilter(
+        field_name="created_at", lookup_expr="gte", help_text="Created at or after (ISO 8601)."
+    )
+    created_before = django_filters.IsoDateTimeFilter(
+        field_name="created_at", lookup_expr="lt", help_text="Created before (ISO 8601)."
+    )
