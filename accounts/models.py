@@ -78,6 +78,11 @@ class Account(models.Model):
     max_api_keys = models.PositiveIntegerField(
         default=25, help_text="Most API keys (active or pending revocation) the account may hold."
     )
+    max_servers = models.PositiveIntegerField(default=10, help_text="Most game servers.")
+    max_bots = models.PositiveIntegerField(default=10, help_text="Most Discord bots.")
+    max_memory_mb = models.PositiveIntegerField(
+        default=32768, help_text="Memory of all servers and bots together, in MB."
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
     members = models.ManyToManyField(User, through="Membership", related_name="accounts")

@@ -20,6 +20,9 @@ class Event(models.Model):
     type = models.CharField(max_length=64)
     object_type = models.CharField(max_length=32)
     object_id = models.CharField(max_length=64, blank=True)
+    related_id = models.CharField(
+        max_length=64, blank=True, help_text="The server or bot an action event belongs to."
+    )
     data = models.JSONField(default=dict)
     actor_user = models.ForeignKey(
         User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -36,6 +39,7 @@ class Event(models.Model):
             models.Index(fields=["account", "-created_at", "-id"], name="event_account_created"),
             models.Index(fields=["account", "type", "-created_at"], name="event_account_type"),
             models.Index(fields=["object_id"], name="event_object"),
+            models.Index(fields=["related_id"], name="event_related"),
         ]
 
     def __str__(self) -> str:

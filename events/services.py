@@ -46,6 +46,7 @@ def record_event(
     obj: dict[str, Any],
     actor: Actor = SYSTEM,
     previous_attributes: dict[str, Any] | None = None,
+    related_id: str = "",
 ) -> Event:
     """Append an event; call it inside the same transaction as the change it describes."""
     return Event.objects.create(
@@ -53,6 +54,7 @@ def record_event(
         type=type,
         object_type=object_type,
         object_id=str(obj.get("id", "")),
+        related_id=related_id,
         data={"object": obj, "previous_attributes": previous_attributes or {}},
         actor_user=actor.user,
         actor_api_key=actor.api_key,

@@ -89,6 +89,11 @@ class InvalidState(ApplicationError):
     message = "The resource's current status does not allow this action."
 
 
+class ActionInProgress(ApplicationError):
+    status, code = 409, "action_in_progress"
+    message = "Another action is still in progress on this resource."
+
+
 class Conflict(ApplicationError):
     status, code, message = 409, "conflict", "The request conflicts with the current state."
 

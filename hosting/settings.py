@@ -8,6 +8,7 @@ file; PostgreSQL is the production database.
 from pathlib import Path
 
 import dj_database_url
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 from hosting.env import env_bool, env_int, env_list, env_str, parse_peppers
@@ -37,6 +38,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_tasks_db",
     "accounts",
     "events",
     "servers",
@@ -199,6 +201,27 @@ RATE_LIMIT_SQLITE_PATH = env_str("RATE_LIMIT_SQLITE_PATH") or str(VAR_DIR / "rat
 # Client addresses come from REMOTE_ADDR unless the service sits behind this many proxies that
 # append to X-Forwarded-For (set it to the number of trusted proxies in front of the service).
 NUM_PROXIES = env_int("NUM_PROXIES", 0, minimum=0)
+
+# --- Servers, bots and the worker ----------------------------------------------------------
+PROVISIONING_DRIVER = env_str("PROVISIONING_DRIVER") or "servers.drivers.simulated.SimulatedDriver"
+SIMULATED_DRIVER_DELAY_SECONDS = float(env_int("SIMULATED_DRIVER_DELAY_SECONDS", 2, minimum=0))
+# An action whose worker has not reported for this long is taken as abandoned (worker killed).
+STALE_ACTION_SECONDS = env_int("STALE_ACTION_SECONDS", 300, minimum=10)
+TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
+# Discord bot tokens are encrypted at rest with Fernet keys: the first encrypts, all decrypt.
+_bot_keys = env_list("BOT_TOKEN_KEYS", [])
+if not _bot_keys:
+    if not DEBUG:
+        raise ImproperlyConfigured("BOT_TOKEN_KEYS must be set when DEBUG is off.")
+    _bot_keys = ["ZGV2ZWxvcG1lbnQtb25seS1ib3QtdG9rZW4ta2V5ISE="]
+for _key in _bot_keys:
+    try:
+        Fernet(_key)
+    except ValueError:
+        raise ImproperlyConfigured(
+            "BOT_TOKEN_KEYS must be Fernet keys (32 url-safe base64 bytes), comma-separated."
+        ) from None
+BOT_TOKEN_KEYS = _bot_keys
 
 # --- Django REST Framework and OpenAPI ------------------------------------------------------
 REST_FRAMEWORK = {

@@ -1,8 +1,9 @@
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import Account
+from accounts.models import Account, ApiKey, User
 from hosting.ids import PrefixedIdField
 
 slug_validator = RegexValidator(
@@ -22,14 +23,37 @@ class ServerStatus(models.TextChoices):
     DELETING = "deleting", "Deleting"
 
 
+class Region(models.Model):
+    """Where instances run; the simulated driver hands out addresses from its pool."""
+
+    slug = models.CharField(max_length=64, primary_key=True, validators=[slug_validator])
+    name = models.CharField(max_length=100)
+    location = models.CharField(max_length=100)
+    ip_addresses = models.JSONField(default=list, help_text="Public addresses of the pool.")
+    port_range_start = models.PositiveIntegerField(default=20000)
+    port_range_end = models.PositiveIntegerField(default=29999)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Game(models.Model):
-    """An entry of the game catalogue that servers are created from."""
+    """An entry of the game catalogue that servers are created from.
+
+    ``variables`` defines the settings a server of this game takes: a list of
+    ``{"key", "name", "type": "string|integer|boolean|enum", "default", "required", "min",
+    "max", "choices", "must_be"}`` (``must_be`` for values such as an accepted EULA).
+    """
 
     slug = models.CharField(max_length=64, primary_key=True, validators=[slug_validator])
     name = models.CharField(max_length=100)
     default_port = models.PositiveIntegerField(
         validators=[MinValueValidator(1), MaxValueValidator(65535)]
     )
+    variables = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["name", "slug"]
@@ -38,26 +62,169 @@ class Game(models.Model):
         return self.name
 
 
-class Server(models.Model):
-    """A game server that belongs to one account."""
+class Instance(models.Model):
+    """What game servers and Discord bots share: owner, place, resources and the lifecycle."""
 
-    id = PrefixedIdField(prefix="srv")
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="servers")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="%(class)ss")
     name = models.CharField(max_length=100)
-    game = models.ForeignKey(Game, on_delete=models.PROTECT, related_name="servers")
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="+")
     status = models.CharField(
         max_length=16, choices=ServerStatus.choices, default=ServerStatus.PROVISIONING
     )
+    status_reason = models.CharField(
+        max_length=500, blank=True, help_text="Why the last failure or crash happened."
+    )
+    suspended_reason = models.CharField(max_length=500, blank=True)
+    address = models.CharField(max_length=64, blank=True)
+    auto_restart = models.BooleanField(default=True)
+    memory_mb = models.PositiveIntegerField(default=2048)
+    cpu_percent = models.PositiveIntegerField(default=100)
+    disk_mb = models.PositiveIntegerField(default=10240)
+    simulation = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Instructions for the simulated driver only, e.g. {'fail_install': true}.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
+    deleted_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when deletion finished: gone from the API, kept here."
+    )
 
     class Meta:
+        abstract = True
         ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+    @property
+    def kind(self) -> str:
+        return self._meta.model_name
+
+
+class Server(Instance):
+    """A game server that belongs to one account."""
+
+    id = PrefixedIdField(prefix="srv")
+    game = models.ForeignKey(Game, on_delete=models.PROTECT, related_name="servers")
+    variables = models.JSONField(default=dict, blank=True)
+    start_on_install = models.BooleanField(default=False)
+
+    class Meta(Instance.Meta):
         indexes = [
             models.Index(fields=["account", "-created_at", "-id"], name="server_account_created"),
             models.Index(fields=["account", "status", "-created_at"], name="server_account_status"),
             models.Index(fields=["account", "game", "-created_at"], name="server_account_game"),
         ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["address"],
+                condition=Q(deleted_at=None) & ~Q(address=""),
+                name="server_address_unique_live",
+            )
+        ]
+
+
+class BotRuntime(models.TextChoices):
+    PYTHON_313 = "python-3.13", "Python 3.13"
+    PYTHON_312 = "python-3.12", "Python 3.12"
+    NODE_22 = "node-22", "Node.js 22"
+    NODE_20 = "node-20", "Node.js 20"
+    BUN_1 = "bun-1", "Bun 1"
+    DENO_2 = "deno-2", "Deno 2"
+    JAVA_21 = "java-21", "Java 21"
+    GO_123 = "go-1.23", "Go 1.23"
+
+
+class Bot(Instance):
+    """A Discord bot process. Its Discord token is stored encrypted and never shown again."""
+
+    id = PrefixedIdField(prefix="bot")
+    runtime = models.CharField(max_length=16, choices=BotRuntime.choices)
+    start_command = models.CharField(max_length=500)
+    environment = models.JSONField(default=dict, blank=True)
+    token_encrypted = models.TextField(editable=False)
+    token_last4 = models.CharField(max_length=4, editable=False)
+
+    class Meta(Instance.Meta):
+        indexes = [
+            models.Index(fields=["account", "-created_at", "-id"], name="bot_account_created"),
+            models.Index(fields=["account", "status", "-created_at"], name="bot_account_status"),
+        ]
+
+
+class ActionStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+ACTIVE_ACTION = Q(status__in=[ActionStatus.PENDING, ActionStatus.RUNNING])
+
+
+class Action(models.Model):
+    """One asynchronous operation on a server or a bot, carried out by the worker.
+
+    The database itself allows only one active action (other than ``kill``) per target, so two
+    simultaneous requests can never both be accepted.
+    """
+
+    id = PrefixedIdField(prefix="act")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="actions")
+    server = models.ForeignKey(
+        Server, on_delete=models.CASCADE, null=True, blank=True, related_name="actions"
+    )
+    bot = models.ForeignKey(
+        Bot, on_delete=models.CASCADE, null=True, blank=True, related_name="actions"
+    )
+    type = models.CharField(max_length=16)
+    status = models.CharField(
+        max_length=16, choices=ActionStatus.choices, default=ActionStatus.PENDING
+    )
+    error = models.CharField(max_length=500, blank=True)
+    requested_by_user = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    requested_by_key = models.ForeignKey(
+        ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["status", "heartbeat_at"], name="action_status_heartbeat"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(server__isnull=False, bot__isnull=True)
+                | Q(server__isnull=True, bot__isnull=False),
+                name="action_has_one_target",
+            ),
+            models.UniqueConstraint(
+                fields=["server"],
+                condition=ACTIVE_ACTION & ~Q(type="kill") & Q(server__isnull=False),
+                name="action_one_active_per_server",
+            ),
+            models.UniqueConstraint(
+                fields=["bot"],
+                condition=ACTIVE_ACTION & ~Q(type="kill") & Q(bot__isnull=False),
+                name="action_one_active_per_bot",
+            ),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.id})"
+        return f"{self.type} {self.target_id} ({self.id})"
+
+    @property
+    def target(self) -> Server | Bot:
+        return self.server if self.server_id else self.bot
+
+    @property
+    def target_id(self) -> str:
+        return self.server_id or self.bot_id

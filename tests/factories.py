@@ -38,5 +38,6 @@ class ServerFactory(factory.django.DjangoModelFactory):
     account = factory.SubFactory(AccountFactory)
     name = factory.Sequence(lambda n: f"Server {n}")
     game_id = "minecraft-java"
+    region_id = "eu-central"
     status = ServerStatus.RUNNING
     created_at = factory.LazyFunction(lambda: timezone.now().replace(microsecond=0))

@@ -4,14 +4,12 @@ These are also what the event log stores as ``data.object`` (CONTRACT §9), so a
 resource exactly as ``GET`` on it would.
 """
 
-from collections.abc import Mapping
-
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
-from rest_framework.exceptions import ErrorDetail
 
 from accounts.models import Account, ApiKey, Invitation, Membership
 from accounts.roles import ALL_SCOPES, Role
+from hosting.api.serializers import StrictInputSerializer
 
 # The column bound of PositiveIntegerField on every supported database.
 POSITIVE_INTEGER_MAX = 2_147_483_647
@@ -103,29 +101,6 @@ class DeletedSerializer(serializers.Serializer):
 
 
 # --- Request bodies ------------------------------------------------------------------------
-
-
-class StrictInputSerializer(serializers.Serializer):
-    """A request body that refuses keys it does not declare, instead of silently ignoring them.
-
-    A customer sending ``max_api_keys`` must learn that it was not applied.
-    """
-
-    def to_internal_value(self, data):
-        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
-        errors = {
-            name: [ErrorDetail("This field is not accepted here.", code="unknown_field")]
-            for name in unknown
-        }
-        try:
-            value = super().to_internal_value(data)
-        except serializers.ValidationError as exc:
-            if isinstance(exc.detail, dict):
-                raise serializers.ValidationError({**exc.detail, **errors}) from None
-            raise
-        if errors:
-            raise serializers.ValidationError(errors)
-        return value
 
 
 class AccountUpdateSerializer(StrictInputSerializer):

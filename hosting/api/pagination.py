@@ -58,6 +58,10 @@ class PageNumberPagination(BasePagination):
 
     results_key = "results"
 
+    @classmethod
+    def for_key(cls, results_key: str) -> type["PageNumberPagination"]:
+        return type(f"{results_key.title()}Pagination", (cls,), {"results_key": results_key})
+
     def paginate_queryset(self, queryset, request, view=None) -> list:
         if not queryset.ordered:
             raise ImproperlyConfigured("Paginated querysets need a total, stable ordering.")

@@ -30,13 +30,18 @@ class EnvelopeListMixin:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "list_key" in cls.__dict__:
-            cls.pagination_class = type(
-                f"{cls.__name__}Pagination", (PageNumberPagination,), {"results_key": cls.list_key}
-            )
+            cls.pagination_class = PageNumberPagination.for_key(cls.list_key)
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+
+def paginated(view, queryset, key: str, serializer_class) -> Response:
+    """A second paginated list on a view (``/servers/{id}/actions``) under ``data.<key>``."""
+    paginator = PageNumberPagination.for_key(key)()
+    page = paginator.paginate_queryset(queryset, view.request, view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
 
 
 class EnvelopeRetrieveMixin:

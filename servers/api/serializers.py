@@ -1,13 +1,14 @@
-from drf_spectacular.utils import OpenApiExample
+from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
-from servers.models import Game, Server
+from hosting.api.serializers import StrictInputSerializer
+from servers.models import Action, Bot, Game, Region, Server
 
 
 class GameSerializer(serializers.ModelSerializer):
     class Meta:
         model = Game
-        fields = ["slug", "name", "default_port"]
+        fields = ["slug", "name", "default_port", "variables"]
 
 
 class ServerSerializer(serializers.ModelSerializer):
@@ -22,10 +23,81 @@ class ServerSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class ResourcesInputSerializer(StrictInputSerializer):
+    """Any of the three; the service checks the ranges and the account's memory quota."""
+
+    memory_mb = serializers.IntegerField(required=False, help_text="256 to 65536.")
+    cpu_percent = serializers.IntegerField(required=False, help_text="10 to 800 (% of a core).")
+    disk_mb = serializers.IntegerField(required=False, help_text="1024 to 1048576.")
+
+
+class ResourcesSerializer(serializers.Serializer):
+    memory_mb = serializers.IntegerField()
+    cpu_percent = serializers.IntegerField()
+    disk_mb = serializers.IntegerField()
+
+
+@extend_schema_field(ResourcesSerializer)
+class InstanceResourcesField(serializers.Field):
+    """``resources`` shown as one object, stored as three columns."""
+
+    def to_representation(self, instance) -> dict:
+        return {
+            "memory_mb": instance.memory_mb,
+            "cpu_percent": instance.cpu_percent,
+            "disk_mb": instance.disk_mb,
+        }
+
+
 class ServerDetailSerializer(ServerSerializer):
+    """A server as ``GET /v1/servers/{id}`` shows it, and as events carry it."""
+
+    region = serializers.CharField(source="region_id", read_only=True)
+    resources = InstanceResourcesField(source="*", read_only=True)
+
     class Meta(ServerSerializer.Meta):
-        fields = [*ServerSerializer.Meta.fields, "updated_at"]
+        fields = [
+            *ServerSerializer.Meta.fields, "region", "address", "resources", "variables",
+            "auto_restart", "start_on_install", "status_reason", "suspended_reason", "updated_at",
+        ]  # fmt: skip
         read_only_fields = fields
+
+
+class BotSerializer(serializers.ModelSerializer):
+    """A Discord bot; its token is never shown, only ``token_last4``."""
+
+    region = serializers.CharField(source="region_id", read_only=True)
+    resources = InstanceResourcesField(source="*", read_only=True)
+
+    class Meta:
+        model = Bot
+        fields = [
+            "id", "name", "runtime", "status", "region", "start_command", "environment",
+            "token_last4", "resources", "auto_restart", "status_reason", "suspended_reason",
+            "created_at", "updated_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class ActionSerializer(serializers.ModelSerializer):
+    target = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Action
+        fields = [
+            "id", "type", "status", "error", "target", "created_at", "started_at", "completed_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_target(self, action: Action) -> dict:
+        kind = "server" if action.server_id else "bot"
+        return {"type": kind, "id": action.target_id}
+
+
+class RegionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Region
+        fields = ["slug", "name", "location"]
 
 
 SERVER_EXAMPLE = {
@@ -41,14 +113,46 @@ SERVER_EXAMPLES = [
 SERVER_DETAIL_EXAMPLES = [
     OpenApiExample(
         "A running Minecraft server",
-        value={"server": {**SERVER_EXAMPLE, "updated_at": "2026-11-21T16:20:00Z"}},
+        value={
+            "server": {
+                **SERVER_EXAMPLE,
+                "region": "eu-central",
+                "address": "203.0.113.10:25565",
+                "resources": {"memory_mb": 4096, "cpu_percent": 200, "disk_mb": 20480},
+                "variables": {
+                    "EULA": True,
+                    "VERSION": "latest",
+                    "MAX_PLAYERS": 20,
+                    "DIFFICULTY": "normal",
+                },
+                "auto_restart": True,
+                "start_on_install": False,
+                "status_reason": "",
+                "suspended_reason": "",
+                "updated_at": "2026-11-21T16:20:00Z",
+            }
+        },
         response_only=True,
     )
 ]
 GAME_EXAMPLES = [
     OpenApiExample(
         "Minecraft: Java Edition",
-        value={"slug": "minecraft-java", "name": "Minecraft: Java Edition", "default_port": 25565},
+        value={
+            "slug": "minecraft-java",
+            "name": "Minecraft: Java Edition",
+            "default_port": 25565,
+            "variables": [
+                {
+                    "key": "MAX_PLAYERS",
+                    "name": "Max players",
+                    "type": "integer",
+                    "default": 20,
+                    "min": 1,
+                    "max": 1000,
+                },
+            ],
+        },
         response_only=True,
     )
 ]

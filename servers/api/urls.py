@@ -1,9 +1,12 @@
 from rest_framework.routers import SimpleRouter
 
-from servers.api.views import GameViewSet, ServerViewSet
+from servers.api.views import ActionViewSet, BotViewSet, GameViewSet, RegionViewSet, ServerViewSet
 
 router = SimpleRouter(trailing_slash=False)
 router.register("servers", ServerViewSet, basename="server")
+router.register("bots", BotViewSet, basename="bot")
+router.register("actions", ActionViewSet, basename="action")
 router.register("games", GameViewSet, basename="game")
+router.register("regions", RegionViewSet, basename="region")
 
 urlpatterns = router.urls

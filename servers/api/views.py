@@ -1,56 +1,404 @@
-from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import viewsets
+from django.db.models import Q
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
 
+from events.api.serializers import EventSerializer
+from events.models import Event
+from events.services import Actor
 from hosting.api.schema import envelope
-from hosting.api.views import CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
+from hosting.api.serializers import StrictInputSerializer
+from hosting.api.views import (
+    CallerScopedMixin,
+    EnvelopeListMixin,
+    EnvelopeRetrieveMixin,
+    paginated,
+)
+from hosting.errors import ApplicationError, InsufficientScope, NotFound
 from servers.api.serializers import (
     GAME_EXAMPLES,
     SERVER_DETAIL_EXAMPLES,
     SERVER_EXAMPLES,
+    ActionSerializer,
+    BotSerializer,
     GameSerializer,
+    RegionSerializer,
+    ResourcesInputSerializer,
     ServerDetailSerializer,
     ServerSerializer,
 )
-from servers.filters import ServerFilter
-from servers.models import Server
-from servers.selectors import game_catalogue, servers_of_account
-
-
-@extend_schema_view(
-    list=extend_schema(
-        summary="List servers",
-        description="The account's game servers, newest first, with filters and ordering.",
-        examples=SERVER_EXAMPLES,
-        tags=["Servers"],
-    ),
-    retrieve=extend_schema(
-        summary="Get a server",
-        responses=envelope("server", ServerDetailSerializer()),
-        examples=SERVER_DETAIL_EXAMPLES,
-        tags=["Servers"],
-    ),
+from servers.filters import BotFilter, ServerFilter
+from servers.models import Action, Bot, BotRuntime, Server
+from servers.selectors import (
+    actions_of,
+    bots_of_account,
+    game_catalogue,
+    instances_by_ids,
+    region_catalogue,
+    servers_of_account,
 )
-class ServerViewSet(
+from servers.services import action_request, bot_create, instance_update, server_create
+from servers.transitions import POWER_ACTIONS
+
+# --- Request bodies ------------------------------------------------------------------------
+
+
+class ServerCreateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=100)
+    game = serializers.CharField(help_text="A slug from GET /v1/games.")
+    region = serializers.CharField(help_text="A slug from GET /v1/regions.")
+    resources = ResourcesInputSerializer(required=False)
+    variables = serializers.DictField(required=False, help_text="The game's variables.")
+    auto_restart = serializers.BooleanField(required=False, default=True)
+    start_on_install = serializers.BooleanField(required=False, default=False)
+
+
+class ServerUpdateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=100, required=False)
+    resources = ResourcesInputSerializer(required=False)
+    variables = serializers.DictField(required=False)
+    auto_restart = serializers.BooleanField(required=False)
+
+
+class BotCreateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=100)
+    region = serializers.CharField(help_text="A slug from GET /v1/regions.")
+    runtime = serializers.ChoiceField(choices=BotRuntime.choices)
+    start_command = serializers.CharField(max_length=500)
+    token = serializers.CharField(
+        write_only=True, help_text="The bot's Discord token; stored encrypted, never shown."
+    )
+    environment = serializers.DictField(
+        child=serializers.CharField(allow_blank=True), required=False
+    )
+    resources = ResourcesInputSerializer(required=False)
+    auto_restart = serializers.BooleanField(required=False, default=True)
+
+
+class BotUpdateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=100, required=False)
+    runtime = serializers.ChoiceField(choices=BotRuntime.choices, required=False)
+    start_command = serializers.CharField(max_length=500, required=False)
+    token = serializers.CharField(write_only=True, required=False)
+    environment = serializers.DictField(
+        child=serializers.CharField(allow_blank=True), required=False
+    )
+    resources = ResourcesInputSerializer(required=False)
+    auto_restart = serializers.BooleanField(required=False)
+
+
+class ActionCreateSerializer(StrictInputSerializer):
+    type = serializers.ChoiceField(choices=POWER_ACTIONS)
+
+
+class BulkActionSerializer(StrictInputSerializer):
+    type = serializers.ChoiceField(choices=POWER_ACTIONS)
+    ids = serializers.ListField(
+        child=serializers.CharField(max_length=64), min_length=1, max_length=100
+    )
+
+
+class BulkResultSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    accepted = serializers.BooleanField()
+    action = ActionSerializer(required=False)
+    error = serializers.DictField(required=False)
+
+
+# --- Views ---------------------------------------------------------------------------------
+
+_ACTION_RESPONSE = OpenApiResponse(
+    envelope("action", ActionSerializer(), name="ActionEnvelope"),
+    description="Accepted: the action runs in the background; poll `Location`.",
+)
+
+
+def _actor(request) -> Actor:
+    return Actor.from_request(request)
+
+
+def _action_accepted(request, performed: Action) -> Response:
+    return Response(
+        {"action": ActionSerializer(performed).data},
+        status=status.HTTP_202_ACCEPTED,
+        headers={"Location": request.build_absolute_uri(f"/v1/actions/{performed.id}")},
+    )
+
+
+class InstanceViewSet(
     CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
 ):
+    """What servers and bots share: CRUD, power actions, bulk actions and activity."""
+
+    scope: str  # "servers" or "bots"
+    ids_field: str  # the bulk body's list of ids: "server_ids" or "bot_ids"
+    detail_serializer: type[serializers.Serializer]
+    update_serializer: type[StrictInputSerializer]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "scope" in cls.__dict__:
+            read, write, power = (f"{cls.scope}:{verb}" for verb in ("read", "write", "power"))
+            cls.required_scopes = {
+                "list": [read], "retrieve": [read], "create": [write], "partial_update": [write],
+                "destroy": [write], "action_list": [read], "action_create": [power],
+                "bulk_action": [power], "activity": [read],
+            }  # fmt: skip
+
+    def get_serializer_class(self):
+        return self.detail_serializer if self.action != "list" else self.list_serializer
+
+    def partial_update(self, request, pk=None):
+        body = self.update_serializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        instance, restart_for = instance_update(
+            instance=self.get_object(), actor=_actor(request), **body.validated_data
+        )
+        return Response(
+            {
+                self.resource_key: self.detail_serializer(instance).data,
+                "restart_required": bool(restart_for),
+                "restart_required_for": restart_for,
+            }
+        )
+
+    def destroy(self, request, pk=None):
+        performed = action_request(
+            instance=self.get_object(), action_type="delete", actor=_actor(request)
+        )
+        return _action_accepted(request, performed)
+
+    @action(detail=True, methods=["get"], url_path="actions")
+    def action_list(self, request, pk=None):
+        return paginated(self, actions_of(self.get_object()), "actions", ActionSerializer)
+
+    @extend_schema(
+        summary="Run a power action",
+        description="`start`, `stop`, `restart`, `kill` or `reinstall`; 202 with the action and "
+        "its `Location`. 409 `invalid_state` when the status does not allow it "
+        "(details.status, details.allowed_actions); 409 `action_in_progress` while another "
+        "action runs (details.action_id), except for `kill`, which cuts it short.",
+        request=ActionCreateSerializer,
+        responses={202: _ACTION_RESPONSE},
+    )
+    @action_list.mapping.post
+    def action_create(self, request, pk=None):
+        body = ActionCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        performed = action_request(
+            instance=self.get_object(),
+            action_type=body.validated_data["type"],
+            actor=_actor(request),
+        )
+        return _action_accepted(request, performed)
+
+    @action(detail=False, methods=["post"], url_path="actions")
+    def bulk_action(self, request):
+        data = dict(request.data) if isinstance(request.data, dict) else request.data
+        if isinstance(data, dict) and self.ids_field in data:
+            data["ids"] = data.pop(self.ids_field)
+        body = BulkActionSerializer(data=data)
+        body.is_valid(raise_exception=True)
+        ids = list(dict.fromkeys(body.validated_data["ids"]))
+        found = instances_by_ids(self.get_queryset(), ids)
+        actor = _actor(request)
+        results = []
+        for instance_id in ids:
+            try:
+                if instance_id not in found:
+                    raise NotFound()
+                performed = action_request(
+                    instance=found[instance_id],
+                    action_type=body.validated_data["type"],
+                    actor=actor,
+                )
+            except ApplicationError as error:
+                problem = {"code": error.code, "message": error.message}
+                if error.details:
+                    problem["details"] = error.details
+                results.append({"id": instance_id, "accepted": False, "error": problem})
+            else:
+                results.append(
+                    {
+                        "id": instance_id,
+                        "accepted": True,
+                        "action": ActionSerializer(performed).data,
+                    }
+                )
+        return Response({"results": results})
+
+    @action(detail=True, methods=["get"])
+    def activity(self, request, pk=None):
+        instance = self.get_object()
+        events = Event.objects.filter(account_id=instance.account_id).filter(
+            Q(object_id=instance.pk) | Q(related_id=instance.pk)
+        )
+        return paginated(self, events.select_related(None), "events", EventSerializer)
+
+
+_BULK_BODY_NOTE = (
+    "Runs the same power action on up to 100 {kind}s. Answers 200 with one result per id, in the "
+    "order sent: `accepted` with its `action`, or the `error` that id alone would have got."
+)
+
+
+def _instance_schema(kind: str, tag: str, detail, create_body, update_body, examples=()):
+    plural = f"{kind}s"
+    detail_envelope = envelope(kind, detail(), name=f"{kind.title()}Envelope")
+    return extend_schema_view(
+        list=extend_schema(summary=f"List {plural}", tags=[tag], examples=list(examples)),
+        retrieve=extend_schema(summary=f"Get a {kind}", tags=[tag], responses=detail_envelope),
+        create=extend_schema(
+            summary=f"Create a {kind}",
+            description=f"201 with `data.{kind}` in status `provisioning`; the worker provisions "
+            "and installs it. 422 `quota_exceeded` past the account's limits.",
+            tags=[tag],
+            request=create_body,
+            responses={201: detail_envelope},
+        ),
+        partial_update=extend_schema(
+            summary=f"Change a {kind}",
+            description="Changes to resources, variables and start settings of a running "
+            f"{kind} take effect after a restart: `restart_required` says so.",
+            tags=[tag],
+            request=update_body,
+            responses=inline_serializer(
+                name=f"{kind.title()}UpdateEnvelope",
+                fields={
+                    kind: detail(),
+                    "restart_required": serializers.BooleanField(),
+                    "restart_required_for": serializers.ListField(child=serializers.CharField()),
+                },
+            ),
+        ),
+        destroy=extend_schema(
+            summary=f"Delete a {kind}",
+            description=f"202 with the delete action; the {kind} is gone (404) once it finishes.",
+            tags=[tag],
+            responses={202: _ACTION_RESPONSE},
+        ),
+        action_list=extend_schema(
+            summary=f"List a {kind}'s actions",
+            tags=[tag],
+            responses=ActionSerializer(many=True),
+        ),
+        bulk_action=extend_schema(
+            operation_id=f"{plural}_bulk_action",
+            summary=f"Run a power action on many {plural}",
+            description=_BULK_BODY_NOTE.format(kind=kind),
+            tags=[tag],
+            request=BulkActionSerializer,
+            responses=envelope(
+                "results", BulkResultSerializer(many=True), name=f"{kind.title()}BulkResults"
+            ),
+        ),
+        activity=extend_schema(
+            summary=f"A {kind}'s history",
+            description=f"Every event of this {kind} and its actions, newest first.",
+            tags=[tag],
+            responses=EventSerializer(many=True),
+        ),
+    )
+
+
+@_instance_schema(
+    "server", "Servers", ServerDetailSerializer, ServerCreateSerializer, ServerUpdateSerializer,
+    SERVER_EXAMPLES,
+)  # fmt: skip
+@extend_schema_view(retrieve=extend_schema(examples=SERVER_DETAIL_EXAMPLES))
+class ServerViewSet(InstanceViewSet):
+    model = Server
+    scope = "servers"
+    ids_field = "server_ids"
     list_key = "servers"
     resource_key = "server"
     filterset_class = ServerFilter
-    required_scopes = {"list": ["servers:read"], "retrieve": ["servers:read"]}
-
-    model = Server
+    list_serializer = ServerSerializer
+    detail_serializer = ServerDetailSerializer
+    update_serializer = ServerUpdateSerializer
 
     def caller_queryset(self, principal):
         return servers_of_account(account_id=principal.account.id)
 
-    def get_serializer_class(self):
-        return ServerDetailSerializer if self.action == "retrieve" else ServerSerializer
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        return queryset if self.action == "list" else queryset.select_related("game")
+
+    def create(self, request):
+        body = ServerCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        server = server_create(
+            account=request.auth.account, actor=_actor(request), **body.validated_data
+        )
+        return Response(
+            {"server": ServerDetailSerializer(server).data},
+            status=status.HTTP_201_CREATED,
+            headers={"Location": request.build_absolute_uri(f"/v1/servers/{server.id}")},
+        )
+
+
+@_instance_schema("bot", "Bots", BotSerializer, BotCreateSerializer, BotUpdateSerializer)
+class BotViewSet(InstanceViewSet):
+    model = Bot
+    scope = "bots"
+    ids_field = "bot_ids"
+    list_key = "bots"
+    resource_key = "bot"
+    filterset_class = BotFilter
+    list_serializer = BotSerializer
+    detail_serializer = BotSerializer
+    update_serializer = BotUpdateSerializer
+
+    def caller_queryset(self, principal):
+        return bots_of_account(account_id=principal.account.id)
+
+    def create(self, request):
+        body = BotCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        bot = bot_create(account=request.auth.account, actor=_actor(request), **body.validated_data)
+        return Response(
+            {"bot": BotSerializer(bot).data},
+            status=status.HTTP_201_CREATED,
+            headers={"Location": request.build_absolute_uri(f"/v1/bots/{bot.id}")},
+        )
+
+
+@extend_schema_view(
+    retrieve=extend_schema(
+        summary="Get an action",
+        description="Any action of the account's servers (needs servers:read) or bots (bots:read).",
+        tags=["Actions"],
+        responses=envelope("action", ActionSerializer(), name="ActionDetailEnvelope"),
+    )
+)
+class ActionViewSet(CallerScopedMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet):
+    model = Action
+    resource_key = "action"
+    serializer_class = ActionSerializer
+    required_scopes = {"retrieve": []}  # checked per target below: servers:read or bots:read
+
+    def caller_queryset(self, principal):
+        return Action.objects.filter(account=principal.account)
+
+    def get_object(self):
+        performed = super().get_object()
+        needed = "servers:read" if performed.server_id else "bots:read"
+        if needed not in self.request.auth.scopes:
+            raise InsufficientScope(details={"required_scopes": [needed]})
+        return performed
 
 
 @extend_schema_view(
     list=extend_schema(
         summary="List games",
-        description="The game catalogue: every game a server can be created for. Any valid key.",
+        description="The game catalogue: every game a server can be created for, with the "
+        "variables it takes. Any valid key.",
         examples=GAME_EXAMPLES,
         tags=["Games"],
     )
@@ -59,5 +407,20 @@ class GameViewSet(EnvelopeListMixin, viewsets.GenericViewSet):
     list_key = "games"
     serializer_class = GameSerializer
     queryset = game_catalogue()
+    required_scopes = {"list": []}
+    filter_backends: list = []
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List regions",
+        description="Where servers and bots can run. Any valid key.",
+        tags=["Regions"],
+    )
+)
+class RegionViewSet(EnvelopeListMixin, viewsets.GenericViewSet):
+    list_key = "regions"
+    serializer_class = RegionSerializer
+    queryset = region_catalogue()
     required_scopes = {"list": []}
     filter_backends: list = []

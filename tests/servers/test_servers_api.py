@@ -177,11 +177,13 @@ def test_the_game_catalogue_lists_real_games(teammate_api):
             "7-days-to-die", "project-zomboid", "satisfactory", "enshrouded",
             "team-fortress-2"} <= slugs  # fmt: skip
     minecraft = next(game for game in games if game["slug"] == "minecraft-java")
-    assert minecraft == {
+    assert {k: minecraft[k] for k in ("slug", "name", "default_port")} == {
         "slug": "minecraft-java",
         "name": "Minecraft: Java Edition",
         "default_port": 25565,
     }
+    eula = next(v for v in minecraft["variables"] if v["key"] == "EULA")
+    assert (eula["required"], eula["must_be"]) == (True, True)
     assert response.json()["data"]["pagination"]["total"] == len(games)
 
 

@@ -9,7 +9,8 @@ from django.utils import timezone
 from accounts.models import Account
 from accounts.roles import SCOPES, Role
 from accounts.services import account_create, api_key_create
-from servers.models import Game, Server, ServerStatus
+from servers.models import Game, Region, Server, ServerStatus
+from servers.services import validate_variables
 
 # Mostly settled states, like a real fleet, with a few in motion.
 STATUS_MIX = (
@@ -23,6 +24,17 @@ STATUS_MIX = (
     ]
 )
 NAMES = ["Survival", "Creative", "Hardcore", "Modded", "Vanilla", "PvP Arena", "Community", "Test"]
+
+
+def demo_variables(game: Game) -> dict:
+    """What a person would type for the required variables: accept the EULA, pick a password."""
+    values = {}
+    for definition in game.variables:
+        if "must_be" in definition:
+            values[definition["key"]] = definition["must_be"]
+        elif definition.get("required") and definition["type"] == "string":
+            values[definition["key"]] = "demo-password"
+    return values
 
 
 class Command(BaseCommand):
@@ -65,8 +77,9 @@ class Command(BaseCommand):
 
     def _add_servers(self, account: Account, *, start: int, count: int) -> None:
         games = list(Game.objects.order_by("slug"))
-        if not games:
-            raise CommandError("The game catalogue is empty; run migrate first.")
+        regions = list(Region.objects.order_by("slug"))
+        if not games or not regions:
+            raise CommandError("The game and region catalogues are empty; run migrate first.")
         now = timezone.now().replace(microsecond=0)
         rng = random.Random(account.id)  # noqa: S311 - demo data only
         statuses = itertools.cycle(STATUS_MIX)
@@ -75,6 +88,10 @@ class Command(BaseCommand):
                 account=account,
                 name=f"{rng.choice(NAMES)} {games[index % len(games)].name} #{index + 1}",
                 game=games[index % len(games)],
+                region=regions[index % len(regions)],
+                variables=validate_variables(
+                    games[index % len(games)], demo_variables(games[index % len(games)])
+                ),
                 status=next(statuses),
                 created_at=now - timedelta(hours=index * 7, minutes=rng.randint(0, 59)),
             )
