@@ -69,6 +69,10 @@ class Command(BaseCommand):
             if missing > 0:
                 self._add_servers(account, start=existing, count=missing)
                 self.stdout.write(f"Added {missing} servers (now {servers}).")
+            # Room to try creating servers and bots on top of the demo fleet.
+            account.max_servers = max(account.max_servers, servers + 20)
+            account.max_memory_mb = max(account.max_memory_mb, (servers + 30) * 2048)
+            account.save(update_fields=["max_servers", "max_memory_mb", "updated_at"])
             owner = account.memberships.get(user__email__iexact=email).user
             _, token = api_key_create(
                 account=account, user=owner, name="Demo key (seed_demo)", scopes=list(SCOPES)
