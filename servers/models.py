@@ -194,6 +194,9 @@ class Action(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    task_id = models.CharField(
+        max_length=64, blank=True, help_text="The queued task that carries this action out."
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -14,7 +14,9 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
+from django.tasks import TaskResultStatus
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from accounts.models import Account
 from events.services import SYSTEM, Actor, changed_attributes, record_event
@@ -224,7 +226,7 @@ def _clean_environment(environment: Any) -> dict[str, str]:
             "environment", "invalid", "environment must be an object of at most 100 variables."
         )
     for key, value in environment.items():
-        if not ENV_NAME.match(key) or not isinstance(value, str) or len(value) > 4096:
+        if not ENV_NAME.fullmatch(key) or not isinstance(value, str) or len(value) > 4096:
             raise _field_error(
                 f"environment.{key}", "invalid",
                 "Names are letters, digits and _; values are strings of at most 4096 characters.",
@@ -256,7 +258,8 @@ def _enqueue(action: Action) -> None:
     from servers.tasks import run_action
 
     # The task row is written in this transaction: the action and its work commit together.
-    run_action.enqueue(action.id)
+    action.task_id = str(run_action.enqueue(action.id).id)
+    action.save(update_fields=["task_id"])
 
 
 @transaction.atomic
@@ -319,10 +322,11 @@ def bot_create(
     cleaned_resources = validate_resources(
         {"memory_mb": 512, "cpu_percent": 50, "disk_mb": 2048} | (resources or {})
     )
+    environment = _clean_environment(environment or {})
     _check_quota(account, Bot, memory_delta=cleaned_resources["memory_mb"], adding=True)
     bot = Bot.objects.create(
         account=account, name=name, region=region_obj, runtime=runtime,
-        start_command=start_command.strip(), environment=_clean_environment(environment or {}),
+        start_command=start_command.strip(), environment=environment,
         token_encrypted=encrypt_secret(token), token_last4=token[-4:], auto_restart=auto_restart,
         **cleaned_resources,
     )  # fmt: skip
@@ -343,7 +347,7 @@ def instance_update(
     instance = _locked(instance)
     if instance.status == S.DELETING:
         raise InvalidState(
-            "A server being deleted cannot be changed.",
+            f"A {instance.kind} being deleted cannot be changed.",
             details={"status": instance.status, "allowed_actions": []},
         )
     before = representation(instance)
@@ -500,9 +504,10 @@ def action_run(*, action_id: str) -> None:
         return
     driver = get_driver()
     target = action.target
-    for step in transitions.steps_for(
+    steps = transitions.steps_for(
         action.type, start_on_install=getattr(target, "start_on_install", False)
-    ):
+    )
+    for number, step in enumerate(steps, start=1):
         instance = type(target).objects.select_related("region", "account").get(pk=target.pk)
         try:
             result = getattr(driver, step.call)(instance)
@@ -530,9 +535,10 @@ def action_run(*, action_id: str) -> None:
                 _set_status(instance, step.on_success, actor=SYSTEM, reason="")
             current.heartbeat_at = timezone.now()
             current.save(update_fields=["heartbeat_at"])
-    with transaction.atomic():
-        if (current := _still_in_charge(action)) is not None:
-            _finish(current, ok=True)
+            if number == len(steps):
+                # The last status and the end of the action commit together: whoever sees the
+                # outcome (a crash report, the customer's next action) sees the action done.
+                _finish(current, ok=True)
 
 
 @transaction.atomic
@@ -578,11 +584,17 @@ def actions_recover_stale(*, now=None) -> dict[str, int]:
 
     A running action whose heartbeat is older than ``STALE_ACTION_SECONDS`` is failed and its
     instance moved to a resting status, except deletions, which are resumed. A pending action
-    that old is queued again (running it twice is harmless: only one run can claim it).
+    that old whose task is no longer waiting in the queue (lost, or failed before it could claim
+    the action) is queued again; one still waiting is left alone, so a backlog is not doubled.
+    ``STALE_ACTION_SECONDS`` must be longer than the slowest single driver call, since the
+    heartbeat is written between steps.
     """
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.STALE_ACTION_SECONDS)
     counts = {"failed": 0, "resumed": 0, "requeued": 0}
+    # Listed before the deletions below are resumed (pending again, and queued there), so that
+    # an old deletion is not queued twice.
+    old_pending = list(Action.objects.filter(status=ActionStatus.PENDING, created_at__lt=cutoff))
     for action_id in Action.objects.filter(
         status=ActionStatus.RUNNING, heartbeat_at__lt=cutoff
     ).values_list("id", flat=True):
@@ -602,7 +614,16 @@ def actions_recover_stale(*, now=None) -> dict[str, int]:
                 _set_status(target, resting, actor=SYSTEM, reason="The worker stopped mid-action.")
             _finish(action, ok=False, error="The worker stopped while carrying out this action.")
             counts["failed"] += 1
-    for action in Action.objects.filter(status=ActionStatus.PENDING, created_at__lt=cutoff):
+    waiting = {
+        str(task_id)
+        for task_id in DBTaskResult.objects.filter(
+            id__in=[action.task_id for action in old_pending if action.task_id],
+            status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING],
+        ).values_list("id", flat=True)
+    }
+    for action in old_pending:
+        if action.task_id in waiting:
+            continue
         with transaction.atomic():
             _enqueue(action)
         counts["requeued"] += 1

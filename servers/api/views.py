@@ -99,9 +99,20 @@ class ActionCreateSerializer(StrictInputSerializer):
 
 class BulkActionSerializer(StrictInputSerializer):
     type = serializers.ChoiceField(choices=POWER_ACTIONS)
-    ids = serializers.ListField(
+
+
+def _bulk_ids() -> serializers.ListField:
+    return serializers.ListField(
         child=serializers.CharField(max_length=64), min_length=1, max_length=100
     )
+
+
+class ServerBulkActionSerializer(BulkActionSerializer):
+    server_ids = _bulk_ids()
+
+
+class BotBulkActionSerializer(BulkActionSerializer):
+    bot_ids = _bulk_ids()
 
 
 class BulkResultSerializer(serializers.Serializer):
@@ -138,6 +149,7 @@ class InstanceViewSet(
 
     scope: str  # "servers" or "bots"
     ids_field: str  # the bulk body's list of ids: "server_ids" or "bot_ids"
+    bulk_serializer: type[BulkActionSerializer]
     detail_serializer: type[serializers.Serializer]
     update_serializer: type[StrictInputSerializer]
 
@@ -200,12 +212,9 @@ class InstanceViewSet(
 
     @action(detail=False, methods=["post"], url_path="actions")
     def bulk_action(self, request):
-        data = dict(request.data) if isinstance(request.data, dict) else request.data
-        if isinstance(data, dict) and self.ids_field in data:
-            data["ids"] = data.pop(self.ids_field)
-        body = BulkActionSerializer(data=data)
+        body = self.bulk_serializer(data=request.data)
         body.is_valid(raise_exception=True)
-        ids = list(dict.fromkeys(body.validated_data["ids"]))
+        ids = list(dict.fromkeys(body.validated_data[self.ids_field]))
         found = instances_by_ids(self.get_queryset(), ids)
         actor = _actor(request)
         results = []
@@ -248,7 +257,7 @@ _BULK_BODY_NOTE = (
 )
 
 
-def _instance_schema(kind: str, tag: str, detail, create_body, update_body, examples=()):
+def _instance_schema(kind: str, tag: str, detail, create_body, update_body, bulk_body, examples=()):
     plural = f"{kind}s"
     detail_envelope = envelope(kind, detail(), name=f"{kind.title()}Envelope")
     return extend_schema_view(
@@ -293,7 +302,7 @@ def _instance_schema(kind: str, tag: str, detail, create_body, update_body, exam
             summary=f"Run a power action on many {plural}",
             description=_BULK_BODY_NOTE.format(kind=kind),
             tags=[tag],
-            request=BulkActionSerializer,
+            request=bulk_body,
             responses=envelope(
                 "results", BulkResultSerializer(many=True), name=f"{kind.title()}BulkResults"
             ),
@@ -309,13 +318,14 @@ def _instance_schema(kind: str, tag: str, detail, create_body, update_body, exam
 
 @_instance_schema(
     "server", "Servers", ServerDetailSerializer, ServerCreateSerializer, ServerUpdateSerializer,
-    SERVER_EXAMPLES,
+    ServerBulkActionSerializer, SERVER_EXAMPLES,
 )  # fmt: skip
 @extend_schema_view(retrieve=extend_schema(examples=SERVER_DETAIL_EXAMPLES))
 class ServerViewSet(InstanceViewSet):
     model = Server
     scope = "servers"
     ids_field = "server_ids"
+    bulk_serializer = ServerBulkActionSerializer
     list_key = "servers"
     resource_key = "server"
     filterset_class = ServerFilter
@@ -343,11 +353,14 @@ class ServerViewSet(InstanceViewSet):
         )
 
 
-@_instance_schema("bot", "Bots", BotSerializer, BotCreateSerializer, BotUpdateSerializer)
+@_instance_schema(
+    "bot", "Bots", BotSerializer, BotCreateSerializer, BotUpdateSerializer, BotBulkActionSerializer
+)
 class BotViewSet(InstanceViewSet):
     model = Bot
     scope = "bots"
     ids_field = "bot_ids"
+    bulk_serializer = BotBulkActionSerializer
     list_key = "bots"
     resource_key = "bot"
     filterset_class = BotFilter
