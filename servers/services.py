@@ -7,6 +7,7 @@ call the driver outside any transaction and then re-check, under lock, that thei
 the one in charge before writing.
 """
 
+import json
 import re
 from datetime import timedelta
 from typing import Any
@@ -49,6 +50,8 @@ RESOURCE_LIMITS = {"memory_mb": (256, 65536), "cpu_percent": (10, 800), "disk_mb
 NEEDS_RESTART = {"variables", "memory_mb", "cpu_percent", "disk_mb", "start_command", "environment",
                  "token", "runtime"}  # fmt: skip
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+DEFAULT_SERVER_RESOURCES = {"memory_mb": 2048, "cpu_percent": 100, "disk_mb": 10240}
+DEFAULT_BOT_RESOURCES = {"memory_mb": 512, "cpu_percent": 50, "disk_mb": 2048}
 _UNSET: Any = object()
 
 
@@ -166,7 +169,8 @@ def validate_variables(game: Game, values: dict[str, Any], *, current: dict | No
             choices = ", ".join(definition["choices"])
             error(key, "invalid_choice", f"{definition['name']} must be one of {choices}.")
         elif "must_be" in definition and value != definition["must_be"]:
-            error(key, "must_accept", f"{definition['name']} must be {definition['must_be']!r}.")
+            must_be = json.dumps(definition["must_be"])
+            error(key, "must_accept", f"{definition['name']} must be {must_be}.")
         result[key] = value
     if errors:
         message = (
@@ -216,7 +220,7 @@ def _clean_name(name: Any) -> str:
 def _region(slug: Any) -> Region:
     region = Region.objects.filter(slug=slug).first() if isinstance(slug, str) else None
     if region is None:
-        raise _field_error("region", "invalid_choice", "Choose a region from GET /v1/regions.")
+        raise _field_error("region", "invalid_choice", "Unknown region; choose one of the regions.")
     return region
 
 
@@ -279,11 +283,9 @@ def server_create(
     name = _clean_name(name)
     game_obj = Game.objects.filter(slug=game).first() if isinstance(game, str) else None
     if game_obj is None:
-        raise _field_error("game", "invalid_choice", "Choose a game from GET /v1/games.")
+        raise _field_error("game", "invalid_choice", "Unknown game; choose one from the catalogue.")
     region_obj = _region(region)
-    cleaned_resources = validate_resources(
-        {"memory_mb": 2048, "cpu_percent": 100, "disk_mb": 10240} | (resources or {})
-    )
+    cleaned_resources = validate_resources(DEFAULT_SERVER_RESOURCES | (resources or {}))
     cleaned_variables = validate_variables(game_obj, variables or {})
     _check_quota(account, Server, memory_delta=cleaned_resources["memory_mb"], adding=True)
     server = Server.objects.create(
@@ -319,9 +321,7 @@ def bot_create(
     if not isinstance(start_command, str) or not 0 < len(start_command.strip()) <= 500:
         raise _field_error("start_command", "required", "start_command is required (≤ 500).")
     token = _clean_token(token)
-    cleaned_resources = validate_resources(
-        {"memory_mb": 512, "cpu_percent": 50, "disk_mb": 2048} | (resources or {})
-    )
+    cleaned_resources = validate_resources(DEFAULT_BOT_RESOURCES | (resources or {}))
     environment = _clean_environment(environment or {})
     _check_quota(account, Bot, memory_delta=cleaned_resources["memory_mb"], adding=True)
     bot = Bot.objects.create(

@@ -1,4 +1,4 @@
-"""Dashboard pages for servers."""
+"""Dashboard pages for servers (the home page) and bots."""
 
 from django.urls import path
 
@@ -6,4 +6,17 @@ from servers import views
 
 urlpatterns = [
     path("", views.ServerListView.as_view(), name="home"),
+    path("servers/new", views.ServerCreateView.as_view(), name="server_create"),
+    path("servers/<str:pk>", views.ServerDetailView.as_view(), name="server_detail"),
+    path("servers/<str:pk>/edit", views.ServerEditView.as_view(), name="server_edit"),
+    path("servers/<str:pk>/delete", views.ServerDeleteView.as_view(), name="server_delete"),
+    path("servers/<str:pk>/actions", views.ServerActionView.as_view(), name="server_action"),
+    path("servers/<str:pk>/activity", views.ServerActivityView.as_view(), name="server_activity"),
+    path("bots", views.BotListView.as_view(), name="bot_list"),
+    path("bots/new", views.BotCreateView.as_view(), name="bot_create"),
+    path("bots/<str:pk>", views.BotDetailView.as_view(), name="bot_detail"),
+    path("bots/<str:pk>/edit", views.BotEditView.as_view(), name="bot_edit"),
+    path("bots/<str:pk>/delete", views.BotDeleteView.as_view(), name="bot_delete"),
+    path("bots/<str:pk>/actions", views.BotActionView.as_view(), name="bot_action"),
+    path("bots/<str:pk>/activity", views.BotActivityView.as_view(), name="bot_activity"),
 ]

@@ -1,17 +1,411 @@
-"""Dashboard pages for servers."""
+"""Dashboard pages for game servers and Discord bots.
 
-from django.views.generic import ListView
+Views parse input, call one service of servers/services.py with the signed-in person as the
+actor, and render; which action a status allows, quotas and validation are the services'
+business. Every object is looked up within ``request.account``, so another account's servers and
+bots, and deleted ones, answer 404. Pages and buttons that change something need the role to
+allow ``<area>:write`` (create, edit, delete) or ``<area>:power`` (start, stop, ...), and a
+suspended account is read-only.
+"""
 
-from accounts.views import AccountPageMixin
-from servers.selectors import servers_of_account
+from functools import cached_property
+
+from django.contrib import messages
+from django.db.models import QuerySet
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.utils.text import get_text_list
+from django.views import View
+from django.views.generic import FormView, ListView, TemplateView
+
+from accounts.roles import SCOPES, scopes_allowed_for
+from accounts.views import AccountChangeMixin
+from events.models import Event
+from events.selectors import events_of_object
+from hosting.errors import ActionInProgress, InvalidState, NotFound, QuotaExceeded, ValidationFailed
+from servers.forms import (
+    BotCreateForm,
+    BotEditForm,
+    GameChoiceForm,
+    PowerActionForm,
+    ServerCreateForm,
+    ServerEditForm,
+)
+from servers.models import Instance
+from servers.models import ServerStatus as S
+from servers.selectors import actions_of, bots_of_account, servers_of_account
+from servers.services import action_request, bot_create, instance_update, server_create
+from servers.transitions import POWER_ACTIONS, allowed_actions
+
+# Statuses the worker is still moving away from: a page showing one refreshes itself.
+TRANSITIONAL = frozenset({S.PROVISIONING, S.INSTALLING, S.STARTING, S.STOPPING, S.DELETING})
+POWER_LABELS = {name: name.capitalize() for name in POWER_ACTIONS}
+RESTART_LABELS = {
+    "memory_mb": "memory", "cpu_percent": "CPU", "disk_mb": "disk", "variables": "variables",
+    "start_command": "start command", "environment": "environment", "token": "token",
+    "runtime": "runtime",
+}  # fmt: skip
+LIVE_PARTIAL = "live"
 
 
-class ServerListView(AccountPageMixin, ListView):
+# --- What every page of servers and bots shares -----------------------------------------------
+
+
+class InstancePageMixin(AccountChangeMixin):
+    """A page of the account's servers or bots; ``needs`` names what the role must allow.
+
+    Every member reads them (as the home page always allowed); a page that changes something
+    needs ``<area>:write`` or ``<area>:power`` in the role's scopes, and without it answers with
+    a message and a redirect, the way a suspended account's changes are refused.
+    """
+
+    area: str  # "servers" or "bots": the scopes' prefix
+    kind: str  # "server" or "bot": the URL names' prefix
+    list_url_name: str
+    needs: str | None = None  # "write" or "power"
+
+    def instances(self) -> QuerySet[Instance]:
+        raise NotImplementedError
+
+    def role_may(self, verb: str) -> bool:
+        return f"{self.area}:{verb}" in scopes_allowed_for(self.role, is_staff=False)
+
+    def refuse(self, request):
+        if self.needs and not self.role_may(self.needs):
+            scope = SCOPES[f"{self.area}:{self.needs}"]
+            role = request.membership.get_role_display()
+            messages.error(request, f"As {role}, you may not {scope[0].lower()}{scope[1:]}.")
+            return redirect(self.refused_url)
+        return super().refuse(request)
+
+    @property
+    def refused_url(self) -> str:
+        if "pk" in self.kwargs:
+            return reverse(f"{self.kind}_detail", args=[self.kwargs["pk"]])
+        return reverse(self.list_url_name)
+
+    def get_context_data(self, **kwargs):
+        writable = not self.account.is_suspended
+        return super().get_context_data(
+            kind=self.kind,
+            list_url=reverse(self.list_url_name),
+            can_write=writable and self.role_may("write"),
+            can_power=writable and self.role_may("power"),
+            **kwargs,
+        )
+
+
+class InstanceObjectMixin(InstancePageMixin):
+    """A page of one server or bot, found by ``pk`` among the account's live ones."""
+
+    @cached_property
+    def instance(self) -> Instance:
+        return get_object_or_404(self.instances(), pk=self.kwargs["pk"])
+
+    def url(self, name: str) -> str:
+        return reverse(f"{self.kind}_{name}", args=[self.instance.pk])
+
+    def get_context_data(self, **kwargs):
+        names = ["detail", "edit", "delete", "action", "activity"]
+        return super().get_context_data(
+            instance=self.instance, urls={name: self.url(name) for name in names}, **kwargs
+        )
+
+
+class LivePartialMixin:
+    """``?partial=live`` renders only the page's ``live`` partial: what dashboard.js polls."""
+
+    def get_template_names(self):
+        names = super().get_template_names()
+        if self.request.GET.get("partial") == LIVE_PARTIAL:
+            return [f"{name}#{LIVE_PARTIAL}" for name in names]
+        return names
+
+
+class ServerPages:
+    area, kind, list_url_name = "servers", "server", "home"
+
+    def instances(self):
+        return servers_of_account(account_id=self.account.id).select_related("game", "region")
+
+
+class BotPages:
+    area, kind, list_url_name = "bots", "bot", "bot_list"
+
+    def instances(self):
+        return bots_of_account(account_id=self.account.id).select_related("region")
+
+
+# --- Generic pages ----------------------------------------------------------------------------
+
+
+class InstanceListView(InstancePageMixin, LivePartialMixin, ListView):
+    paginate_by = 25
+
+    def get_queryset(self):
+        return self.instances()
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["polling"] = any(item.status in TRANSITIONAL for item in context["object_list"])
+        return context
+
+
+class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
+    def get_context_data(self, **kwargs):
+        instance = self.instance
+        recent = actions_of(instance).select_related("requested_by_user", "requested_by_key")
+        return super().get_context_data(
+            power_actions=[(name, POWER_LABELS[name]) for name in allowed_actions(instance.status)],
+            recent_actions=recent[:10],
+            polling=instance.status in TRANSITIONAL,
+            **kwargs,
+        )
+
+
+class InstanceEditView(InstanceObjectMixin, FormView):
+    needs = "write"
+
+    def form_valid(self, form):
+        try:
+            instance, restart_for = instance_update(
+                instance=self.instance, actor=self.actor(), **form.changes()
+            )
+        except ValidationFailed as error:
+            form.add_service_error(error)
+            return self.form_invalid(form)
+        except (InvalidState, QuotaExceeded) as error:
+            messages.error(self.request, error.message)
+            return self.form_invalid(form)
+        except NotFound:
+            raise Http404 from None
+        if restart_for:
+            changed = get_text_list(
+                [RESTART_LABELS.get(field, field) for field in restart_for], "and"
+            )
+            messages.warning(
+                self.request,
+                f"Saved. Restart “{instance.name}” for the new {changed} to take effect.",
+            )
+        else:
+            messages.success(self.request, f"Saved “{instance.name}”.")
+        return redirect(self.url("detail"))
+
+
+class InstanceDeleteView(InstanceObjectMixin, TemplateView):
+    """Asks first; deleting is an action the worker finishes, then the instance is gone."""
+
+    needs = "write"
+    template_name = "servers/instance_delete.html"
+
+    def post(self, request, *args, **kwargs):
+        instance = self.instance
+        try:
+            action_request(instance=instance, action_type="delete", actor=self.actor())
+        except (InvalidState, ActionInProgress) as error:
+            messages.error(request, error.message)
+            return redirect(self.url("detail"))
+        except NotFound:
+            raise Http404 from None
+        messages.success(
+            request, f"“{instance.name}” is being deleted; it leaves this list once it is gone."
+        )
+        return redirect(self.list_url_name)
+
+
+class InstanceActionView(InstanceObjectMixin, View):
+    """One power button: start, stop, restart, kill or reinstall."""
+
+    needs = "power"
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        form = PowerActionForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "Choose one of the power actions.")
+            return redirect(self.url("detail"))
+        action_type = form.cleaned_data["type"]
+        try:
+            action_request(instance=self.instance, action_type=action_type, actor=self.actor())
+        except (InvalidState, ActionInProgress) as error:
+            messages.error(request, error.message)
+        except NotFound:
+            raise Http404 from None
+        else:
+            messages.success(
+                request, f"{POWER_LABELS[action_type]} requested for “{self.instance.name}”."
+            )
+        return redirect(self.url("detail"))
+
+
+class InstanceActivityView(InstanceObjectMixin, ListView):
+    """The instance's events and those of its actions, newest first."""
+
+    template_name = "servers/instance_activity.html"
+    context_object_name = "events"
+    paginate_by = 50
+
+    def get_queryset(self):
+        return events_of_object(
+            account_id=self.account.pk, object_id=self.instance.pk
+        ).select_related("actor_user", "actor_api_key")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        for event in context["events"]:
+            event.summary = event_summary(event)
+        return context
+
+
+def event_summary(event: Event) -> str:
+    """One line on what an event of a server, a bot or their actions says."""
+    obj = event.data.get("object") or {}
+    previous = event.data.get("previous_attributes") or {}
+    if event.object_type == "action":
+        return f"{obj.get('type')} {obj.get('status')}" + (
+            f": {obj['error']}" if obj.get("error") else ""
+        )
+    if "status" in previous:
+        reason = obj.get("status_reason")
+        return f"{previous['status']} → {obj.get('status')}" + (f": {reason}" if reason else "")
+    if previous:
+        return "Changed " + ", ".join(sorted(previous))
+    return ""
+
+
+# --- Servers ----------------------------------------------------------------------------------
+
+
+class ServerListView(ServerPages, InstanceListView):
     """The home page: the current account's servers, newest first."""
 
     template_name = "dashboard/home.html"
     context_object_name = "servers"
-    paginate_by = 25
 
-    def get_queryset(self):
-        return servers_of_account(account_id=self.account.id).select_related("game")
+
+class ServerCreateView(ServerPages, InstancePageMixin, TemplateView):
+    """Two steps: ``?game=`` picks the game, then a form asks for that game's variables."""
+
+    needs = "write"
+    template_name = "servers/server_create.html"
+
+    def get(self, request, *args, **kwargs):
+        chooser = GameChoiceForm(request.GET if "game" in request.GET else None)
+        if not chooser.is_valid():
+            return self.render_to_response(self.get_context_data(chooser=chooser))
+        game = chooser.cleaned_data["game"]
+        form = ServerCreateForm(game=game)
+        return self.render_to_response(self.get_context_data(game=game, form=form))
+
+    def post(self, request, *args, **kwargs):
+        chooser = GameChoiceForm(request.GET)
+        if not chooser.is_valid():
+            messages.error(request, "Choose a game first.")
+            return redirect("server_create")
+        game = chooser.cleaned_data["game"]
+        form = ServerCreateForm(request.POST, game=game)
+        if form.is_valid():
+            try:
+                server = server_create(
+                    account=self.account,
+                    game=game.slug,
+                    region=form.cleaned_data["region"].slug,
+                    start_on_install=form.cleaned_data["start_on_install"],
+                    actor=self.actor(),
+                    **form.changes(),
+                )
+            except ValidationFailed as error:
+                form.add_service_error(error)
+            except QuotaExceeded as error:
+                messages.error(request, error.message)
+            else:
+                messages.success(
+                    request, f"Created “{server.name}”: it is being provisioned and installed."
+                )
+                return redirect("server_detail", pk=server.pk)
+        return self.render_to_response(self.get_context_data(game=game, form=form))
+
+
+class ServerDetailView(ServerPages, InstanceDetailView):
+    template_name = "servers/server_detail.html"
+
+    def get_context_data(self, **kwargs):
+        server = self.instance
+        names = {definition["key"]: definition["name"] for definition in server.game.variables}
+        variables = [(names.get(key, key), key, value) for key, value in server.variables.items()]
+        return super().get_context_data(variables=variables, **kwargs)
+
+
+class ServerEditView(ServerPages, InstanceEditView):
+    template_name = "servers/server_edit.html"
+
+    def get_form(self, form_class=None):
+        return ServerEditForm(**self.get_form_kwargs(), server=self.instance)
+
+
+class ServerDeleteView(ServerPages, InstanceDeleteView):
+    pass
+
+
+class ServerActionView(ServerPages, InstanceActionView):
+    pass
+
+
+class ServerActivityView(ServerPages, InstanceActivityView):
+    pass
+
+
+# --- Bots -------------------------------------------------------------------------------------
+
+
+class BotListView(BotPages, InstanceListView):
+    template_name = "servers/bot_list.html"
+    context_object_name = "bots"
+
+
+class BotCreateView(BotPages, InstancePageMixin, FormView):
+    needs = "write"
+    template_name = "servers/bot_form.html"
+    form_class = BotCreateForm
+
+    def form_valid(self, form):
+        try:
+            bot = bot_create(
+                account=self.account,
+                region=form.cleaned_data["region"].slug,
+                token=form.cleaned_data["token"],
+                actor=self.actor(),
+                **form.changes(),
+            )
+        except ValidationFailed as error:
+            form.add_service_error(error)
+            return self.form_invalid(form)
+        except QuotaExceeded as error:
+            messages.error(self.request, error.message)
+            return self.form_invalid(form)
+        messages.success(self.request, f"Created “{bot.name}”: it is being provisioned.")
+        return redirect("bot_detail", pk=bot.pk)
+
+
+class BotDetailView(BotPages, InstanceDetailView):
+    template_name = "servers/bot_detail.html"
+
+
+class BotEditView(BotPages, InstanceEditView):
+    template_name = "servers/bot_form.html"
+
+    def get_form(self, form_class=None):
+        return BotEditForm(**self.get_form_kwargs(), bot=self.instance)
+
+
+class BotDeleteView(BotPages, InstanceDeleteView):
+    pass
+
+
+class BotActionView(BotPages, InstanceActionView):
+    pass
+
+
+class BotActivityView(BotPages, InstanceActivityView):
+    pass

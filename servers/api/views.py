@@ -1,4 +1,3 @@
-from django.db.models import Q
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
@@ -10,7 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from events.api.serializers import EventSerializer
-from events.models import Event
+from events.selectors import events_of_object
 from events.services import Actor
 from hosting.api.schema import envelope
 from hosting.api.serializers import StrictInputSerializer
@@ -245,10 +244,8 @@ class InstanceViewSet(
     @action(detail=True, methods=["get"])
     def activity(self, request, pk=None):
         instance = self.get_object()
-        events = Event.objects.filter(account_id=instance.account_id).filter(
-            Q(object_id=instance.pk) | Q(related_id=instance.pk)
-        )
-        return paginated(self, events.select_related(None), "events", EventSerializer)
+        events = events_of_object(account_id=instance.account_id, object_id=instance.pk)
+        return paginated(self, events, "events", EventSerializer)
 
 
 _BULK_BODY_NOTE = (

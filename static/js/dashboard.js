@@ -42,4 +42,63 @@
       );
     });
   });
+
+  // Buttons that cannot be taken back (kill, reinstall) ask first.
+  document.addEventListener("submit", function (event) {
+    var question = event.target.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) {
+      event.preventDefault();
+    }
+  });
+
+  // Live statuses: a region marked data-live with data-poll="true" shows something the
+  // worker is still changing, so it is fetched again (?partial=live, the same HTML without the
+  // page around it) every few seconds and swapped in, until nothing in it is changing any more.
+  var POLL_MILLISECONDS = 3000;
+
+  function schedule(region) {
+    if (region.getAttribute("data-poll") === "true") {
+      window.setTimeout(function () {
+        refresh(region);
+      }, POLL_MILLISECONDS);
+    }
+  }
+
+  function refresh(region) {
+    var focused = document.activeElement;
+    // Not while the tab is hidden, nor under the keyboard focus of someone about to press a button.
+    if (document.hidden || (focused && focused !== document.body && region.contains(focused))) {
+      schedule(region);
+      return;
+    }
+    var url = new URL(window.location.href);
+    url.searchParams.set("partial", "live");
+    fetch(url.toString(), { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) {
+        var gone = region.getAttribute("data-gone-url");
+        if (response.status === 404 && gone) {
+          window.location.assign(gone); // deleted meanwhile: back to the list
+          return null;
+        }
+        // Signed out (a redirect to the sign-in page) or an error: stop, the page still works.
+        return response.ok && !response.redirected ? response.text() : null;
+      })
+      .then(function (html) {
+        if (html === null) {
+          return;
+        }
+        var template = document.createElement("template");
+        template.innerHTML = html;
+        var fresh = template.content.querySelector("[data-live]");
+        if (fresh && region.isConnected) {
+          region.replaceWith(fresh);
+          schedule(fresh);
+        }
+      })
+      .catch(function () {
+        schedule(region); // the network hiccupped: try again later
+      });
+  }
+
+  document.querySelectorAll("[data-live]").forEach(schedule);
 })();

@@ -9,7 +9,6 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django_tasks_db.compat import TASKS_LOGGER
-from django_tasks_db.management.commands import db_worker
 from django_tasks_db.models import DBTaskResult
 
 from events.models import Event
@@ -28,13 +27,6 @@ BOT = {
     "token": TOKEN,
     "environment": {"LOG_LEVEL": "info", "PREFIX": "!"},
 }
-
-
-@pytest.fixture(autouse=True)
-def _worker_keeps_the_test_connection(monkeypatch):
-    """db_worker closes "old" connections before each task: on PostgreSQL that is the test's own
-    connection, inside its transaction (SQLite's in-memory one survives). Belongs in helpers."""
-    monkeypatch.setattr(db_worker, "close_old_connections", lambda: None)
 
 
 def error_of(response, status: int, code: str) -> dict:

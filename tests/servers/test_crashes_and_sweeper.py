@@ -7,7 +7,6 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.tasks import TaskResultStatus
 from django.utils import timezone
-from django_tasks_db.management.commands import db_worker
 from django_tasks_db.models import DBTaskResult
 
 from events.models import Event
@@ -23,13 +22,6 @@ BOT = {
     "start_command": "node index.js",
     "token": "a-discord-bot-token-of-30-chars",
 }
-
-
-@pytest.fixture(autouse=True)
-def _worker_keeps_the_test_connection(monkeypatch):
-    """db_worker closes "old" connections before each task: on PostgreSQL that is the test's own
-    connection, inside its transaction (SQLite's in-memory one survives). Belongs in helpers."""
-    monkeypatch.setattr(db_worker, "close_old_connections", lambda: None)
 
 
 def accepted(api, server_id: str, action_type: str) -> str:
@@ -316,9 +308,7 @@ def test_an_old_pending_action_is_queued_again_and_completed(owner_api, server_i
     assert nothing_active()
 
 
-def test_an_old_pending_action_still_waiting_in_the_queue_is_not_queued_twice(
-    owner_api, server_id
-):
+def test_an_old_pending_action_still_waiting_in_the_queue_is_not_queued_twice(owner_api, server_id):
     # A backed-up queue: the action is old, but its task is still there, waiting.
     action_id = accepted(owner_api, server_id, "start")
     Action.objects.filter(pk=action_id).update(created_at=long_ago())

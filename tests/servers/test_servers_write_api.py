@@ -1,20 +1,12 @@
 """Creating and changing servers over the API, who may do it, and what the log records."""
 
 import pytest
-from django_tasks_db.management.commands import db_worker
 
 from events.models import Event
 from servers.models import Action, Server
 from tests.servers.helpers import MINECRAFT, run_worker
 
 DEFAULT_VARIABLES = {"EULA": True, "VERSION": "latest", "MAX_PLAYERS": 20, "DIFFICULTY": "normal"}
-
-
-@pytest.fixture(autouse=True)
-def _worker_keeps_the_test_connection(monkeypatch):
-    """db_worker closes "old" connections before each task: on PostgreSQL that is the test's own
-    connection, inside its transaction (SQLite's in-memory one survives). Belongs in helpers."""
-    monkeypatch.setattr(db_worker, "close_old_connections", lambda: None)
 
 
 def create(api, **overrides):

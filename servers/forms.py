@@ -1,0 +1,271 @@
+"""Dashboard forms for servers and bots: they parse what was typed; servers/services.py decides.
+
+The services refuse with ``ValidationFailed`` whose ``details.fields`` name inputs the way the API
+does (``resources.memory_mb``, ``variables.EULA``, ``environment.KEY``); ``add_service_error``
+puts each message next to the input it names, so what was typed stays in the form.
+"""
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from hosting.errors import ApplicationError
+from servers.models import Bot, BotRuntime, Game, Region, Server
+from servers.selectors import game_catalogue, region_catalogue
+from servers.services import DEFAULT_BOT_RESOURCES, DEFAULT_SERVER_RESOURCES, RESOURCE_LIMITS
+from servers.transitions import POWER_ACTIONS
+
+# What the create services fill in when a resource is left out; shown as the starting values.
+RESOURCE_LABELS = {
+    "memory_mb": ("Memory (MB)", 256),
+    "cpu_percent": ("CPU (% of one core)", 10),
+    "disk_mb": ("Disk (MB)", 1024),
+}
+VARIABLE_PREFIX = "variable_"
+
+
+class RegionChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Region) -> str:
+        return f"{obj.name} ({obj.location})"
+
+
+class InstanceForm(forms.Form):
+    """Name, resources and auto-restart, which servers and bots share.
+
+    Not ``accounts.forms.ServiceErrorFormMixin``: that one maps only a name's first part, and
+    here ``resources.memory_mb`` and ``variables.EULA`` each point at an input of their own.
+    """
+
+    name = forms.CharField(max_length=100)
+    auto_restart = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Restart automatically after a crash",
+        help_text="At most 3 times in 10 minutes.",
+    )
+
+    def __init__(self, *args, resources: dict[str, int], **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, (label, step) in RESOURCE_LABELS.items():
+            low, high = RESOURCE_LIMITS[name]
+            # Empty means "leave it to the service": its default on create, unchanged on edit.
+            self.fields[name] = forms.IntegerField(
+                label=label,
+                required=False,
+                initial=resources[name],
+                help_text=f"{low} to {high}.",
+                widget=forms.NumberInput(attrs={"min": low, "max": high, "step": step}),
+            )
+
+    def add_service_error(self, error: ApplicationError) -> None:
+        fields = (error.details or {}).get("fields") or []
+        for field in fields:
+            self.add_error(self.field_for(field["name"]), field["message"])
+        if not fields:
+            self.add_error(None, error.message)
+
+    def field_for(self, service_name: str) -> str | None:
+        """The input a service's field name points at: ``resources.memory_mb`` → memory_mb."""
+        area, _, rest = service_name.partition(".")
+        name = {"resources": rest, "variables": VARIABLE_PREFIX + rest}.get(area, area)
+        return name if name in self.fields else None
+
+    def resources(self) -> dict[str, int]:
+        return {
+            name: self.cleaned_data[name]
+            for name in RESOURCE_LIMITS
+            if self.cleaned_data.get(name) is not None
+        }
+
+
+# --- Servers ----------------------------------------------------------------------------------
+
+
+class GameChoiceForm(forms.Form):
+    """The first step of creating a server: the game decides which variables the form asks for."""
+
+    game = forms.ModelChoiceField(
+        queryset=game_catalogue(), to_field_name="slug", empty_label="Choose a game…"
+    )
+
+
+def variable_field(definition: dict[str, Any]) -> forms.Field:
+    """One input for one of the game's variable definitions; the service checks the value."""
+    kind, label = definition["type"], definition["name"]
+    hints = []
+    if definition.get("required"):
+        hints.append("Required.")
+    if kind == "boolean":
+        field = forms.BooleanField(required=False, label=label)
+    elif kind == "enum":
+        choices = [(choice, choice) for choice in definition["choices"]]
+        if "default" not in definition:
+            choices.insert(0, ("", "—"))
+        field = forms.ChoiceField(required=False, label=label, choices=choices)
+    elif kind == "integer":
+        low, high = definition.get("min"), definition.get("max")
+        if low is not None and high is not None:
+            hints.append(f"{low} to {high}.")
+        attrs = {key: value for key, value in (("min", low), ("max", high)) if value is not None}
+        field = forms.IntegerField(required=False, label=label, widget=forms.NumberInput(attrs))
+    else:
+        # Kept as typed (no stripping): a password may well end in a space.
+        field = forms.CharField(required=False, label=label, strip=False)
+        if "max_length" in definition:
+            field.widget.attrs["maxlength"] = definition["max_length"]
+    field.help_text = " ".join(hints)
+    if "default" in definition:
+        field.initial = definition["default"]
+    return field
+
+
+class ServerForm(InstanceForm):
+    """A server's settings: the shared ones plus one input per variable of its game."""
+
+    def __init__(self, *args, game: Game, values: dict[str, Any] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.definitions = game.variables
+        for definition in self.definitions:
+            field = variable_field(definition)
+            if values is not None and definition["key"] in values:
+                field.initial = values[definition["key"]]
+            self.fields[VARIABLE_PREFIX + definition["key"]] = field
+
+    def variable_fields(self) -> list[forms.BoundField]:
+        return [self[VARIABLE_PREFIX + definition["key"]] for definition in self.definitions]
+
+    def variables(self) -> dict[str, Any]:
+        """What was entered; an empty number or choice is left to the service (default/required)."""
+        values = {}
+        for definition in self.definitions:
+            value = self.cleaned_data.get(VARIABLE_PREFIX + definition["key"])
+            if value is None or (value == "" and definition["type"] != "string"):
+                continue
+            values[definition["key"]] = value
+        return values
+
+    def changes(self) -> dict[str, Any]:
+        """What both ``server_create`` and ``instance_update`` take from this form."""
+        return {
+            "name": self.cleaned_data["name"],
+            "resources": self.resources(),
+            "variables": self.variables(),
+            "auto_restart": self.cleaned_data["auto_restart"],
+        }
+
+
+class ServerCreateForm(ServerForm):
+    region = RegionChoiceField(queryset=region_catalogue(), empty_label=None)
+    start_on_install = forms.BooleanField(
+        required=False, label="Start the server as soon as it is installed"
+    )
+
+    def __init__(self, *args, game: Game, **kwargs):
+        super().__init__(*args, game=game, resources=DEFAULT_SERVER_RESOURCES, **kwargs)
+
+
+class ServerEditForm(ServerForm):
+    def __init__(self, *args, server: Server, **kwargs):
+        resources = {name: getattr(server, name) for name in RESOURCE_LIMITS}
+        kwargs["initial"] = {"name": server.name, "auto_restart": server.auto_restart} | (
+            kwargs.get("initial") or {}
+        )
+        super().__init__(
+            *args, game=server.game, values=server.variables, resources=resources, **kwargs
+        )
+
+
+# --- Bots -------------------------------------------------------------------------------------
+
+
+class EnvironmentField(forms.CharField):
+    """``KEY=value`` lines → a dict; blank lines and ``# comments`` are skipped."""
+
+    widget = forms.Textarea(
+        attrs={"rows": 5, "placeholder": "LOG_LEVEL=info", "spellcheck": "false"}
+    )
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, strip=False, **kwargs)
+
+    def prepare_value(self, value):
+        if isinstance(value, dict):
+            return "\n".join(f"{key}={item}" for key, item in value.items())
+        return value
+
+    def to_python(self, value) -> dict[str, str]:
+        environment: dict[str, str] = {}
+        for number, line in enumerate((value or "").splitlines(), start=1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            key, equals, item = line.partition("=")
+            key = key.strip()
+            if not equals or not key:
+                raise ValidationError(f"Line {number}: write KEY=value.", code="invalid")
+            if key in environment:
+                raise ValidationError(f"Line {number}: {key} is set twice.", code="duplicate")
+            environment[key] = item
+        return environment
+
+
+class BotForm(InstanceForm):
+    runtime = forms.ChoiceField(choices=BotRuntime.choices)
+    start_command = forms.CharField(
+        max_length=500,
+        widget=forms.TextInput(attrs={"placeholder": "python bot.py", "spellcheck": "false"}),
+    )
+    environment = EnvironmentField(
+        help_text="One <code>KEY=value</code> per line; names are letters, digits and _."
+    )
+    # Never rendered back: a form sent with an error comes back with this input empty.
+    token = forms.CharField(
+        label="Discord bot token",
+        widget=forms.PasswordInput(
+            render_value=False, attrs={"autocomplete": "off", "spellcheck": "false"}
+        ),
+        help_text="Stored encrypted; nobody, you included, can read it back.",
+    )
+
+    def changes(self) -> dict[str, Any]:
+        return {
+            "name": self.cleaned_data["name"],
+            "runtime": self.cleaned_data["runtime"],
+            "start_command": self.cleaned_data["start_command"],
+            "environment": self.cleaned_data["environment"],
+            "resources": self.resources(),
+            "auto_restart": self.cleaned_data["auto_restart"],
+        }
+
+
+class BotCreateForm(BotForm):
+    region = RegionChoiceField(queryset=region_catalogue(), empty_label=None)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, resources=DEFAULT_BOT_RESOURCES, **kwargs)
+
+
+class BotEditForm(BotForm):
+    def __init__(self, *args, bot: Bot, **kwargs):
+        resources = {name: getattr(bot, name) for name in RESOURCE_LIMITS}
+        kwargs["initial"] = {
+            "name": bot.name,
+            "runtime": bot.runtime,
+            "start_command": bot.start_command,
+            "environment": bot.environment,
+            "auto_restart": bot.auto_restart,
+        } | (kwargs.get("initial") or {})
+        super().__init__(*args, resources=resources, **kwargs)
+        token = self.fields["token"]
+        token.required, token.label = False, "New Discord bot token"
+        token.help_text = f"Leave empty to keep the current token (…{bot.token_last4})."
+
+    def changes(self) -> dict[str, Any]:
+        changes = super().changes()
+        if self.cleaned_data["token"]:
+            changes["token"] = self.cleaned_data["token"]
+        return changes
+
+
+class PowerActionForm(forms.Form):
+    type = forms.ChoiceField(choices=[(name, name) for name in POWER_ACTIONS])
