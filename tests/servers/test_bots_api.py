@@ -5,7 +5,6 @@ import logging
 
 import pytest
 from django.contrib import admin
-from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django_tasks_db.compat import TASKS_LOGGER
@@ -408,7 +407,7 @@ def verbose_logs(caplog):
 
 
 def run_worker_verbosely() -> None:
-    call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", verbosity=3)
+    run_worker(verbosity=3)
 
 
 def test_the_token_is_never_logged(owner_api, verbose_logs):
