@@ -98,6 +98,16 @@ class Conflict(ApplicationError):
     status, code, message = 409, "conflict", "The request conflicts with the current state."
 
 
+class IdempotencyRequestInProgress(ApplicationError):
+    status, code = 409, "idempotency_request_in_progress"
+    message = "A request with this Idempotency-Key is still being processed; retry it shortly."
+
+
+class IdempotencyKeyReused(ApplicationError):
+    status, code = 422, "idempotency_key_reused"
+    message = "This Idempotency-Key was already used with a different request."
+
+
 class QuotaExceeded(ApplicationError):
     status, code, message = 422, "quota_exceeded", "The account's quota would be exceeded."
 

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "accounts",
     "events",
     "servers",
+    "idempotency",
 ]
 
 MIDDLEWARE = [
@@ -56,6 +57,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "hosting.api.middleware.ApiErrorMiddleware",
+    "idempotency.middleware.IdempotencyMiddleware",
 ]
 
 ROOT_URLCONF = "hosting.urls"

@@ -1,10 +1,17 @@
-"""OpenAPI generation: Bearer security, success envelopes and the documented error responses."""
+"""OpenAPI generation: Bearer security, success envelopes, documented errors, idempotent POSTs."""
 
 from typing import Any
 
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import inline_serializer
+
+from idempotency.middleware import (
+    IDEMPOTENCY_KEY_HEADER,
+    IDEMPOTENCY_KEY_MAX_LENGTH,
+    REPLAYED_HEADER,
+)
+from idempotency.services import RETENTION
 
 
 class AutoSchema(openapi.AutoSchema):
@@ -55,7 +62,7 @@ ERROR_SCHEMA = {
 _ERRORS: dict[str, tuple[str, str, str, dict | None]] = {
     "400": (
         "Bad request: `invalid_json`, `validation_failed` (details.fields), `invalid_parameter` "
-        "(details.parameters).",
+        "(details.parameters: a query parameter, or the `Idempotency-Key` header).",
         "invalid_parameter",
         "Query parameter 'per_page' must be at most 100.",
         {
@@ -88,10 +95,24 @@ _ERRORS: dict[str, tuple[str, str, str, dict | None]] = {
         "The requested resource does not exist.",
         None,
     ),
+    "409": (
+        "`idempotency_request_in_progress`: a request with the same `Idempotency-Key` is still "
+        "being processed; retry it shortly.",
+        "idempotency_request_in_progress",
+        "A request with this Idempotency-Key is still being processed; retry it shortly.",
+        None,
+    ),
     "415": (
         "`unsupported_media_type`: bodies must be `application/json`.",
         "unsupported_media_type",
         "Send request bodies as 'Content-Type: application/json'.",
+        None,
+    ),
+    "422": (
+        "`idempotency_key_reused`: the `Idempotency-Key` was already used with a different "
+        "request (method, path or body).",
+        "idempotency_key_reused",
+        "This Idempotency-Key was already used with a different request.",
         None,
     ),
     "429": (
@@ -143,6 +164,50 @@ def _wrap_success(content: dict[str, Any]) -> None:
         example["value"] = {"success": True, "data": example["value"]}
 
 
+_RETENTION_HOURS = int(RETENTION.total_seconds() // 3600)
+IDEMPOTENCY_KEY_PARAMETER = {
+    "name": IDEMPOTENCY_KEY_HEADER,
+    "in": "header",
+    "required": False,
+    "description": (
+        f"Makes the request safe to retry: 1 to {IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII "
+        f"characters, unique per operation (a UUID, say). For {_RETENTION_HOURS} hours the same "
+        "key with the same request, from the same API key, gets the first answer again (status, "
+        f"body and `Location`, with `{REPLAYED_HEADER}: true` and a fresh `X-Request-Id`) and "
+        "changes nothing. The same key with another request is 422 `idempotency_key_reused`; "
+        "while the first request runs, 409 `idempotency_request_in_progress`. Answers of 500 and "
+        "above, 401, 403 and 429 are not kept, so a retry runs the request again."
+    ),
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH,
+        "pattern": "^[\\x20-\\x7E]+$",
+    },
+    "example": "5f1c3a52-2d6e-4b8e-9c1a-0c6f0e7d9a11",
+}
+
+
+def _document_idempotency(operation: dict[str, Any]) -> None:
+    """Every POST takes ``Idempotency-Key`` and may answer its 409 and 422."""
+    operation.setdefault("parameters", []).append(IDEMPOTENCY_KEY_PARAMETER)
+    responses = operation["responses"]
+    for status, response in responses.items():
+        if status.startswith("2"):
+            response.setdefault("headers", {})[REPLAYED_HEADER] = {
+                "description": "`true` when this is the kept answer to an earlier request with "
+                f"the same `{IDEMPOTENCY_KEY_HEADER}`.",
+                "schema": {"type": "string", "enum": ["true"]},
+            }
+    responses.setdefault("400", _error_response("400"))  # the header itself may be invalid
+    for status in ("409", "422"):
+        if status in responses:
+            # The operation documents its own codes for this status: add ours to them.
+            responses[status]["description"] += "\n\n" + _ERRORS[status][0]
+        else:
+            responses[status] = _error_response(status)
+
+
 def postprocess_envelopes(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
     """Wrap 2xx bodies in the success envelope and document the errors every call can get."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
@@ -168,4 +233,6 @@ def postprocess_envelopes(result: dict[str, Any], generator, request, public) ->
                 needed.append("404")
             for status in needed:
                 responses.setdefault(status, _error_response(status))
+            if method == "post":
+                _document_idempotency(operation)
     return result

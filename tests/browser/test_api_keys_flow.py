@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def call_api(base_url: str, token: str) -> tuple[int, dict]:

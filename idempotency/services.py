@@ -1,0 +1,143 @@
+"""Idempotent requests: claim a key before the work, keep the answer, give it again on a retry.
+
+Nothing here knows HTTP beyond a status, a few headers and a body; ``idempotency.middleware``
+applies it to every POST under ``/v1``.
+"""
+
+import base64
+import hashlib
+import hmac
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from cryptography.fernet import Fernet
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from hosting.errors import IdempotencyKeyReused, IdempotencyRequestInProgress
+from idempotency.models import IdempotencyRecord
+
+RETENTION = timedelta(hours=24)
+# An unfinished record this old was left by a process that died mid-request (requests are cut
+# off long before this), so a retry may take the key over instead of waiting out the retention.
+ABANDONED_AFTER = timedelta(minutes=5)
+# Expired records are deleted by `prune_idempotency_keys`, and now and then by a claim.
+_PRUNE_PROBABILITY = 0.01
+_CLAIM_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class RequestFingerprint:
+    """What makes a retry the same request: method, path with query string, body digest."""
+
+    method: str
+    path: str
+    body_sha256: str
+
+    @classmethod
+    def of(cls, *, method: str, path: str, body: bytes) -> "RequestFingerprint":
+        return cls(method=method, path=path, body_sha256=hashlib.sha256(body).hexdigest())
+
+    def matches(self, record: IdempotencyRecord) -> bool:
+        return (self.method, self.path, self.body_sha256) == (
+            record.request_method,
+            record.request_path,
+            record.request_body_sha256,
+        )
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def _body_cipher(token: str) -> Fernet:
+    """Stored bodies are encrypted under a key derived from the caller's token (never stored)."""
+    key = hmac.new(token.encode(), b"idempotency-response-body", hashlib.sha256).digest()
+    return Fernet(base64.urlsafe_b64encode(key))
+
+
+def _is_stale(record: IdempotencyRecord, now: datetime) -> bool:
+    age = now - record.created_at
+    return age >= RETENTION or (not record.is_completed and age >= ABANDONED_AFTER)
+
+
+def idempotency_reserve(
+    *, api_key_id: str, key: str, fingerprint: RequestFingerprint
+) -> tuple[IdempotencyRecord, bool]:
+    """Claim ``key`` for a new request: ``(record, True)``, or ``(the holder, False)``.
+
+    The claim is committed in its own transaction before the work starts, and the unique
+    constraint on (API key, key) lets only one of two concurrent first requests have it. An
+    expired or abandoned holder is deleted and the claim tried again.
+    """
+    if random.random() < _PRUNE_PROBABILITY:  # noqa: S311 - occasional clean-up, not security
+        idempotency_prune()
+    for _ in range(_CLAIM_ATTEMPTS):
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                record = IdempotencyRecord.objects.create(
+                    api_key_id=api_key_id,
+                    key=key,
+                    request_method=fingerprint.method,
+                    request_path=fingerprint.path,
+                    request_body_sha256=fingerprint.body_sha256,
+                    created_at=now,
+                )
+            return record, True
+        except IntegrityError:
+            holder = IdempotencyRecord.objects.filter(api_key_id=api_key_id, key=key).first()
+        if holder is not None and not _is_stale(holder, now):
+            return holder, False
+        if holder is not None:
+            # Compare and delete: of two retries taking over, only one claim will succeed.
+            IdempotencyRecord.objects.filter(pk=holder.pk, created_at=holder.created_at).delete()
+    raise IdempotencyRequestInProgress()
+
+
+def idempotency_replay(
+    *, record: IdempotencyRecord, fingerprint: RequestFingerprint, token: str
+) -> StoredResponse:
+    """The stored answer for a retry of the request that holds ``record``.
+
+    Raises ``idempotency_key_reused`` for a different request with the same key, and
+    ``idempotency_request_in_progress`` while the first request is still running.
+    """
+    if not fingerprint.matches(record):
+        raise IdempotencyKeyReused()
+    if not record.is_completed:
+        raise IdempotencyRequestInProgress()
+    return StoredResponse(
+        status=record.response_status,
+        headers=dict(record.response_headers),
+        body=_body_cipher(token).decrypt(bytes(record.response_body)),
+    )
+
+
+def idempotency_complete(
+    *, record: IdempotencyRecord, token: str, status: int, headers: dict[str, str], body: bytes
+) -> None:
+    """Keep the answer of the request that holds ``record``, for its retries."""
+    IdempotencyRecord.objects.filter(pk=record.pk).update(
+        response_status=status,
+        response_headers=headers,
+        response_body=_body_cipher(token).encrypt(body),
+        completed_at=timezone.now(),
+    )
+
+
+def idempotency_release(*, record: IdempotencyRecord) -> None:
+    """Give the key back without an answer, so that a retry runs the request again."""
+    IdempotencyRecord.objects.filter(pk=record.pk, response_status__isnull=True).delete()
+
+
+def idempotency_prune() -> int:
+    """Delete the records past their retention; return how many."""
+    deleted, _ = IdempotencyRecord.objects.filter(
+        created_at__lte=timezone.now() - RETENTION
+    ).delete()
+    return deleted
