@@ -1,5 +1,6 @@
 """Shared fixtures: the owner / teammate / outsider trio and API clients with real keys."""
 
+import importlib
 from collections.abc import Callable
 
 import pytest
@@ -20,6 +21,22 @@ def _plain_http(settings):
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _catalogue_after_flushes(request):
+    """Transactional tests flush the database between tests, taking the game and region
+    catalogues that the migrations seed with it; put them back from the migrations' own data."""
+    marker = request.node.get_closest_marker("django_db")
+    if marker is None or not marker.kwargs.get("transaction"):
+        return
+    request.getfixturevalue("transactional_db")
+    from django.apps import apps
+
+    games = importlib.import_module("servers.migrations.0002_seed_game_catalogue")
+    lifecycle = importlib.import_module("servers.migrations.0003_lifecycle")
+    games.add_games(apps, None)
+    lifecycle.seed_regions_and_variables(apps, None)
 
 
 @pytest.fixture(autouse=True)
