@@ -48,8 +48,13 @@ def record_event(
     previous_attributes: dict[str, Any] | None = None,
     related_id: str = "",
 ) -> Event:
-    """Append an event; call it inside the same transaction as the change it describes."""
-    return Event.objects.create(
+    """Append an event; call it inside the same transaction as the change it describes.
+
+    The webhook deliveries the event needs are queued in that same transaction (the outbox).
+    """
+    from webhooks.services import deliveries_for_event
+
+    event = Event.objects.create(
         account=account,
         type=type,
         object_type=object_type,
@@ -60,3 +65,5 @@ def record_event(
         actor_api_key=actor.api_key,
         actor_ip=actor.ip,
     )
+    deliveries_for_event(event)
+    return event

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "accounts",
     "events",
     "servers",
+    "webhooks",
     "idempotency",
 ]
 
@@ -225,6 +226,13 @@ for _key in _bot_keys:
         ) from None
 BOT_TOKEN_KEYS = _bot_keys
 
+# --- Webhooks ------------------------------------------------------------------------------
+# Plain http:// targets and private/loopback addresses are for development and tests only.
+WEBHOOKS_ALLOW_HTTP = env_bool("WEBHOOKS_ALLOW_HTTP", False)
+WEBHOOKS_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", False)
+WEBHOOKS_MAX_ENDPOINTS = env_int("WEBHOOKS_MAX_ENDPOINTS", 20, minimum=1)
+EVENT_RETENTION_DAYS = env_int("EVENT_RETENTION_DAYS", 30, minimum=1)
+
 # --- Django REST Framework and OpenAPI ------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["hosting.api.authentication.ApiKeyAuthentication"],
@@ -291,5 +299,10 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
+    "loggers": {
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # httpx logs every request URL at INFO; customers' webhook URLs may carry their tokens.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+    },
 }

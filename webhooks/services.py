@@ -1,0 +1,517 @@
+"""Webhook endpoints and the delivery of events to them (Standard Webhooks, CONTRACT §9).
+
+The outbox: ``record_event`` calls ``deliveries_for_event`` in the transaction that wrote the
+event, so each delivery row and its queued task commit with the change that caused them and
+nothing is lost when the worker or the receiver is down. The worker's ``webhook_deliver`` makes
+one attempt, records it, and either finishes the delivery or schedules the next attempt.
+"""
+
+import base64
+import ipaddress
+import json
+import random
+import secrets
+import socket
+import time
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+from standardwebhooks.webhooks import Webhook
+
+from accounts.models import Account, Membership
+from accounts.roles import Role
+from events.models import Event
+from events.services import SYSTEM, Actor, changed_attributes, record_event
+from hosting.errors import Conflict, QuotaExceeded, ValidationFailed
+from hosting.secrets_box import decrypt_secret, encrypt_secret
+from webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+
+# Seconds before attempt 2, 3, … (CONTRACT §9 / the webhooks issue); ±10% jitter.
+RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]
+DISABLE_AFTER = timedelta(days=5)
+SECRET_OVERLAP = timedelta(hours=24)
+CONNECT_TIMEOUT, TOTAL_TIMEOUT = 5.0, 15.0
+MAX_RESPONSE_BYTES = 64 * 1024
+EXCERPT_BYTES = 1024
+USER_AGENT = "HostingManagement-Webhooks/1.0"
+
+
+def _field_error(name: str, code: str, message: str) -> ValidationFailed:
+    return ValidationFailed(
+        message, details={"fields": [{"name": name, "code": code, "message": message}]}
+    )
+
+
+# --- Event types ---------------------------------------------------------------------------
+
+EVENT_TYPES: dict[str, list[str]] = {
+    "Servers": [
+        "server.created", "server.updated", "server.status_changed", "server.crashed",
+        "server.suspended", "server.unsuspended", "server.deleted",
+    ],
+    "Bots": [
+        "bot.created", "bot.updated", "bot.status_changed", "bot.crashed", "bot.suspended",
+        "bot.unsuspended", "bot.deleted",
+    ],
+    "Actions": ["action.succeeded", "action.failed"],
+    "API keys": ["api_key.created", "api_key.revoked", "api_key.rotated", "api_key.expiring"],
+    "Team": [
+        "member.invited", "member.invitation_revoked", "member.added", "member.removed",
+        "member.role_changed",
+    ],
+    "Account": [
+        "account.created", "account.updated", "account.suspended", "account.unsuspended",
+        "user.updated", "user.login_failed",
+    ],
+    "Webhooks": [
+        "webhook_endpoint.created", "webhook_endpoint.updated", "webhook_endpoint.deleted",
+        "webhook_endpoint.disabled", "webhook.test",
+    ],
+}  # fmt: skip
+ALL_EVENT_TYPES = frozenset(t for types in EVENT_TYPES.values() for t in types)
+
+
+def event_matches(pattern: str, event_type: str) -> bool:
+    """``*`` matches everything, ``server.*`` every server event, anything else itself."""
+    if pattern == "*" or pattern == event_type:
+        return True
+    return pattern.endswith(".*") and event_type.startswith(pattern[:-1])
+
+
+def _clean_patterns(patterns: Any) -> list[str]:
+    if not isinstance(patterns, list) or not patterns:
+        raise _field_error(
+            "enabled_events", "required", 'List the event types to send, or ["*"] for all.'
+        )
+    areas = {event_type.split(".")[0] for event_type in ALL_EVENT_TYPES}
+    for index, pattern in enumerate(patterns):
+        known = (
+            pattern == "*"
+            or pattern in ALL_EVENT_TYPES
+            or (isinstance(pattern, str) and pattern.endswith(".*") and pattern[:-2] in areas)
+        )
+        if not known:
+            raise _field_error(
+                f"enabled_events.{index}", "invalid_choice", f"Unknown event type {pattern!r}."
+            )
+    return sorted(set(patterns))
+
+
+# --- Where requests may go -----------------------------------------------------------------
+
+
+class UnsafeTarget(Exception):
+    """The URL or the address it resolves to may not be sent to."""
+
+
+def _refused_address(address: ipaddress._BaseAddress) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return (
+        address.is_private
+        or address.is_loopback
+        or address.is_link_local
+        or address.is_multicast
+        or address.is_reserved
+        or address.is_unspecified
+        or not address.is_global
+    )
+
+
+def check_url(url: str) -> str:
+    """The URL's host if it is an allowed scheme and host; raise ``UnsafeTarget`` otherwise."""
+    parts = urlsplit(url)
+    allowed = {"https", "http"} if settings.WEBHOOKS_ALLOW_HTTP else {"https"}
+    if parts.scheme not in allowed:
+        raise UnsafeTarget(
+            "Webhook URLs must use https://."
+            if not settings.WEBHOOKS_ALLOW_HTTP
+            else "Webhook URLs must use http:// or https://."
+        )
+    if not parts.hostname or parts.username or parts.password:
+        raise UnsafeTarget("The URL needs a host and must not carry credentials.")
+    return parts.hostname
+
+
+def resolve_target(url: str) -> tuple[str, list[str]]:
+    """Resolve the host now (at every attempt) and refuse private and special addresses.
+
+    Returns the host and its allowed addresses; the request is then sent to one of these very
+    addresses, so a DNS answer cannot change between the check and the connection.
+    """
+    host = check_url(url)
+    port = urlsplit(url).port or (443 if url.startswith("https") else 80)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        raise UnsafeTarget(f"The host {host} does not resolve.") from None
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    if not settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS:
+        refused = [a for a in addresses if _refused_address(ipaddress.ip_address(a))]
+        if refused:
+            raise UnsafeTarget(
+                f"{host} resolves to {refused[0]}, a private, loopback or reserved address."
+            )
+    return host, addresses
+
+
+def _validate_url(url: Any) -> str:
+    if not isinstance(url, str) or len(url) > 2000:
+        raise _field_error("url", "invalid", "url must be an https:// URL.")
+    try:
+        resolve_target(url)
+    except UnsafeTarget as refused:
+        raise _field_error("url", "unsafe_target", str(refused)) from None
+    return url
+
+
+# --- Endpoints -----------------------------------------------------------------------------
+
+
+def _new_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+
+
+def endpoint_representation(endpoint: WebhookEndpoint) -> dict:
+    from webhooks.api.serializers import WebhookEndpointSerializer
+
+    return dict(WebhookEndpointSerializer(endpoint).data)
+
+
+def _record(endpoint: WebhookEndpoint, event_type: str, actor: Actor, previous=None) -> None:
+    record_event(
+        type=event_type, account=endpoint.account, object_type="webhook_endpoint",
+        obj=endpoint_representation(endpoint), actor=actor, previous_attributes=previous,
+    )  # fmt: skip
+
+
+@transaction.atomic
+def endpoint_create(
+    *,
+    account: Account,
+    url: Any,
+    enabled_events: Any,
+    description: str = "",
+    enabled: bool = True,
+    actor: Actor,
+) -> tuple[WebhookEndpoint, str]:
+    """Create an endpoint and return it with its secret (shown this once)."""
+    url = _validate_url(url)
+    patterns = _clean_patterns(enabled_events)
+    Account.objects.select_for_update().filter(pk=account.pk).first()
+    if account.webhook_endpoints.count() >= settings.WEBHOOKS_MAX_ENDPOINTS:
+        raise QuotaExceeded(
+            f"An account may have {settings.WEBHOOKS_MAX_ENDPOINTS} webhook endpoints.",
+            details={"limit": settings.WEBHOOKS_MAX_ENDPOINTS, "quota": "webhook_endpoints"},
+        )
+    secret = _new_secret()
+    endpoint = WebhookEndpoint.objects.create(
+        account=account, url=url, enabled_events=patterns, description=description.strip()[:500],
+        enabled=enabled, secret_encrypted=encrypt_secret(secret),
+    )  # fmt: skip
+    _record(endpoint, "webhook_endpoint.created", actor)
+    return endpoint, secret
+
+
+@transaction.atomic
+def endpoint_update(*, endpoint: WebhookEndpoint, actor: Actor, **changes: Any) -> WebhookEndpoint:
+    """Change ``url``, ``description``, ``enabled_events`` or ``enabled`` (re-enabling clears
+    the failure streak)."""
+    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    before = endpoint_representation(endpoint)
+    if "url" in changes:
+        endpoint.url = _validate_url(changes["url"])
+    if "description" in changes:
+        endpoint.description = str(changes["description"]).strip()[:500]
+    if "enabled_events" in changes:
+        endpoint.enabled_events = _clean_patterns(changes["enabled_events"])
+    if "enabled" in changes:
+        enabled = bool(changes["enabled"])
+        if enabled and not endpoint.enabled:
+            endpoint.disabled_reason, endpoint.failing_since, endpoint.failure_streak = "", None, 0
+        endpoint.enabled = enabled
+    endpoint.save()
+    after = endpoint_representation(endpoint)
+    previous = changed_attributes(before, after)
+    previous.pop("updated_at", None)
+    if previous:
+        _record(endpoint, "webhook_endpoint.updated", actor, previous)
+    return endpoint
+
+
+@transaction.atomic
+def endpoint_delete(*, endpoint: WebhookEndpoint, actor: Actor) -> None:
+    representation = endpoint_representation(endpoint)
+    account = endpoint.account
+    endpoint.delete()
+    record_event(
+        type="webhook_endpoint.deleted", account=account, object_type="webhook_endpoint",
+        obj=representation, actor=actor,
+    )  # fmt: skip
+
+
+@transaction.atomic
+def endpoint_rotate_secret(
+    *, endpoint: WebhookEndpoint, actor: Actor
+) -> tuple[WebhookEndpoint, str]:
+    """A new secret; the old one keeps signing beside it for 24 hours (two signatures)."""
+    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    secret = _new_secret()
+    endpoint.previous_secret_encrypted = endpoint.secret_encrypted
+    endpoint.previous_secret_expires_at = timezone.now() + SECRET_OVERLAP
+    endpoint.secret_encrypted = encrypt_secret(secret)
+    endpoint.save()
+    _record(endpoint, "webhook_endpoint.updated", actor, {"secret_rotated_at": None})
+    return endpoint, secret
+
+
+@transaction.atomic
+def endpoint_send_test(*, endpoint: WebhookEndpoint, actor: Actor) -> WebhookDelivery:
+    """A ``webhook.test`` event delivered to this endpoint only, whatever it subscribes to."""
+    event = record_event(
+        type="webhook.test", account=endpoint.account, object_type="webhook_endpoint",
+        obj=endpoint_representation(endpoint), actor=actor,
+    )  # fmt: skip
+    return _create_delivery(endpoint, event)
+
+
+# --- Fan-out -------------------------------------------------------------------------------
+
+
+def _create_delivery(endpoint: WebhookEndpoint, event: Event) -> WebhookDelivery:
+    from webhooks.tasks import deliver_webhook
+
+    delivery = WebhookDelivery.objects.create(
+        endpoint=endpoint, event=event, next_attempt_at=timezone.now()
+    )
+    deliver_webhook.enqueue(delivery.id)
+    return delivery
+
+
+def deliveries_for_event(event: Event) -> list[WebhookDelivery]:
+    """Queue the event for every enabled endpoint of its account that subscribes to its type."""
+    if event.account_id is None or event.type == "webhook.test":
+        return []
+    endpoints = WebhookEndpoint.objects.filter(account_id=event.account_id, enabled=True)
+    return [
+        _create_delivery(endpoint, event)
+        for endpoint in endpoints
+        if any(event_matches(pattern, event.type) for pattern in endpoint.enabled_events)
+    ]
+
+
+@transaction.atomic
+def delivery_retry(*, delivery: WebhookDelivery) -> WebhookDelivery:
+    """Send a delivery again now (a person pressed retry): same event, same ``webhook-id``."""
+    delivery = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+    if delivery.status == DeliveryStatus.PENDING and delivery.attempt_count == 0:
+        raise Conflict("This delivery has not been attempted yet.")
+    delivery.status = DeliveryStatus.PENDING
+    delivery.next_attempt_at = timezone.now()
+    delivery.save(update_fields=["status", "next_attempt_at"])
+    from webhooks.tasks import deliver_webhook
+
+    deliver_webhook.enqueue(delivery.id)
+    return delivery
+
+
+# --- Delivery ------------------------------------------------------------------------------
+
+
+def payload_of(event: Event) -> str:
+    """The body: ``{"id", "type", "created_at", "data": {"object", "previous_attributes"}}``."""
+    body = {
+        "id": event.id,
+        "type": event.type,
+        "created_at": event.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "data": event.data,
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
+def signature_header(endpoint: WebhookEndpoint, msg_id: str, at: datetime, body: str) -> str:
+    """``v1,<sig>`` for the secret, plus the previous secret's while its overlap lasts."""
+    secrets_in_use = [decrypt_secret(endpoint.secret_encrypted)]
+    if (
+        endpoint.previous_secret_encrypted
+        and endpoint.previous_secret_expires_at
+        and (endpoint.previous_secret_expires_at > at)
+    ):
+        secrets_in_use.append(decrypt_secret(endpoint.previous_secret_encrypted))
+    return " ".join(Webhook(secret).sign(msg_id, at, body) for secret in secrets_in_use)
+
+
+def next_retry_delay(attempt_count: int, retry_after: float | None) -> float | None:
+    """Seconds until the next attempt after ``attempt_count`` failed ones; None: give up."""
+    if attempt_count > len(RETRY_SCHEDULE):
+        return None
+    delay = RETRY_SCHEDULE[attempt_count - 1] * random.uniform(0.9, 1.1)  # noqa: S311 - jitter
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, RETRY_SCHEDULE[-1]))
+    return delay
+
+
+def _retry_after_seconds(response: httpx.Response, now: datetime) -> float | None:
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        from email.utils import parsedate_to_datetime
+
+        return max(0.0, (parsedate_to_datetime(value) - now).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def send(url: str, headers: dict[str, str], body: str) -> tuple[int, bytes, httpx.Response]:
+    """POST to the URL through one of its checked addresses; at most 64 KB of answer is read."""
+    host, addresses = resolve_target(url)
+    parts = urlsplit(url)
+    address = addresses[0]
+    netloc = f"[{address}]" if ":" in address else address
+    if parts.port:
+        netloc += f":{parts.port}"
+    pinned = parts._replace(netloc=netloc).geturl()
+    timeout = httpx.Timeout(TOTAL_TIMEOUT, connect=CONNECT_TIMEOUT)
+    request_headers = {**headers, "Host": parts.netloc.rsplit("@", 1)[-1]}
+    deadline = time.monotonic() + TOTAL_TIMEOUT
+    with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+        request = client.build_request(
+            "POST", pinned, content=body.encode(), headers=request_headers,
+            extensions={"sni_hostname": host},
+        )  # fmt: skip
+        response = client.send(request, stream=True)
+        try:
+            received = bytearray()
+            for chunk in response.iter_bytes():
+                received += chunk
+                if len(received) >= MAX_RESPONSE_BYTES or time.monotonic() > deadline:
+                    break
+        finally:
+            response.close()
+    return response.status_code, bytes(received[:MAX_RESPONSE_BYTES]), response
+
+
+def webhook_deliver(*, delivery_id: str, now: datetime | None = None) -> WebhookDelivery | None:
+    """Make one attempt of a delivery and settle what follows. ``now`` is for tests' clocks."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        delivery = (
+            WebhookDelivery.objects.select_for_update()
+            .select_related("endpoint", "event")
+            .filter(pk=delivery_id)
+            .first()
+        )
+        if delivery is None or delivery.status != DeliveryStatus.PENDING:
+            return delivery
+        if delivery.next_attempt_at and delivery.next_attempt_at > now:
+            return delivery  # a later task is scheduled for it
+        endpoint = delivery.endpoint
+        if not endpoint.enabled:
+            delivery.status = DeliveryStatus.FAILED
+            delivery.save(update_fields=["status"])
+            return delivery
+        # Claim this attempt so a duplicate task run cannot send it twice at the same time.
+        delivery.attempt_count += 1
+        delivery.next_attempt_at = now + timedelta(seconds=TOTAL_TIMEOUT * 4)
+        delivery.save(update_fields=["attempt_count", "next_attempt_at"])
+    body = payload_of(delivery.event)
+    headers = {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": delivery.event_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": signature_header(endpoint, delivery.event_id, now, body),
+    }
+    started = time.monotonic()
+    status_code, excerpt, error, retry_after = None, b"", "", None
+    try:
+        status_code, content, response = send(endpoint.url, headers, body)
+        excerpt = content[:EXCERPT_BYTES]
+        retry_after = _retry_after_seconds(response, now)
+    except UnsafeTarget as refused:
+        error = str(refused)
+    except httpx.TimeoutException:
+        error = f"No answer within {TOTAL_TIMEOUT:.0f} seconds."
+    except httpx.HTTPError as failure:
+        error = f"Could not connect: {type(failure).__name__}."
+    duration_ms = int((time.monotonic() - started) * 1000)
+    return _settle(delivery.id, now, status_code, excerpt, error, retry_after, duration_ms)
+
+
+@transaction.atomic
+def _settle(delivery_id, now, status_code, excerpt, error, retry_after, duration_ms):
+    delivery = (
+        WebhookDelivery.objects.select_for_update().select_related("endpoint").get(pk=delivery_id)
+    )
+    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=delivery.endpoint_id)
+    ok = status_code is not None and 200 <= status_code < 300
+    attempt = WebhookAttempt(
+        delivery=delivery, created_at=now, status_code=status_code, duration_ms=duration_ms,
+        response_excerpt=excerpt.decode("utf-8", "replace"), error=error[:500],
+    )  # fmt: skip
+    delivery.last_status_code = status_code
+    endpoint.last_delivery_at, endpoint.last_delivery_status = now, status_code
+    if ok:
+        delivery.status, delivery.delivered_at, delivery.next_attempt_at = "succeeded", now, None
+        endpoint.failing_since, endpoint.failure_streak = None, 0
+    else:
+        endpoint.failure_streak += 1
+        endpoint.failing_since = endpoint.failing_since or now
+        if status_code == 410:
+            _disable(endpoint, "The endpoint answered 410 Gone.")
+        elif now - endpoint.failing_since >= DISABLE_AFTER:
+            _disable(endpoint, "Every delivery failed for 5 days.")
+        delay = next_retry_delay(delivery.attempt_count, retry_after) if endpoint.enabled else None
+        if delay is None:
+            delivery.status, delivery.next_attempt_at = "failed", None
+        else:
+            delivery.next_attempt_at = attempt.next_retry_at = now + timedelta(seconds=delay)
+            from webhooks.tasks import deliver_webhook
+
+            deliver_webhook.using(run_after=delivery.next_attempt_at).enqueue(delivery.id)
+    attempt.save()
+    delivery.save()
+    endpoint.save()
+    return delivery
+
+
+def _disable(endpoint: WebhookEndpoint, reason: str) -> None:
+    """Turn an endpoint off, say so in the event log and tell the account's owners."""
+    if not endpoint.enabled:
+        return
+    before = endpoint_representation(endpoint)
+    endpoint.enabled, endpoint.disabled_reason = False, reason
+    endpoint.save()
+    after = endpoint_representation(endpoint)
+    record_event(
+        type="webhook_endpoint.disabled", account=endpoint.account,
+        object_type="webhook_endpoint", obj=after, actor=SYSTEM,
+        previous_attributes=changed_attributes(before, after),
+    )  # fmt: skip
+    owners = list(
+        Membership.objects.filter(account_id=endpoint.account_id, role=Role.OWNER).values_list(
+            "user__email", flat=True
+        )
+    )
+    message = (
+        f"Webhook deliveries to {endpoint.url} are switched off: {reason}\n\n"
+        f"Re-enable the endpoint under Settings → Webhooks once it answers again:\n"
+        f"{settings.SITE_URL}/settings/webhooks/{endpoint.id}\n"
+    )
+    transaction.on_commit(
+        lambda: send_mail(
+            subject="A webhook endpoint was disabled",
+            message=message,
+            from_email=None,
+            recipient_list=owners,
+        )
+    )
