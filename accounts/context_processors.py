@@ -1,6 +1,6 @@
 """Template context of every dashboard page: the current account, role, rights and switcher."""
 
-from accounts.roles import Right, role_can
+from accounts.roles import ROLE_SCOPES, Right, role_can
 from accounts.selectors import accounts_of_user
 
 
@@ -14,6 +14,7 @@ def dashboard(request) -> dict:
         "current_membership": membership,
         "can_manage_team": role_can(role, Right.MANAGE_TEAM),
         "can_view_activity": role_can(role, Right.VIEW_ACTIVITY),
+        "can_view_webhooks": "webhooks:read" in ROLE_SCOPES.get(role, frozenset()),
         # A lazy queryset: only pages that draw the switcher run it.
         "user_accounts": accounts_of_user(user=request.user),
     }

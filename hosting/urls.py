@@ -11,4 +11,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     path("", include("servers.urls")),
+    path("", include("webhooks.urls")),
 ]

@@ -15,5 +15,7 @@ urlpatterns = [
     path("redoc", SpectacularRedocView.as_view(url_name="openapi"), name="api-redoc"),
     path("", include("accounts.api.urls")),
     path("", include("servers.api.urls")),
+    path("", include("events.api.urls")),
+    path("", include("webhooks.api.urls")),
     re_path(r"^.*$", api_not_found),
 ]

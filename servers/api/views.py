@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from events.api.serializers import EventSerializer
 from events.selectors import events_of_object
 from events.services import Actor
+from hosting.api.pagination import PageNumberPagination
 from hosting.api.schema import envelope
 from hosting.api.serializers import StrictInputSerializer
 from hosting.api.views import (
@@ -185,7 +186,13 @@ class InstanceViewSet(
         )
         return _action_accepted(request, performed)
 
-    @action(detail=True, methods=["get"], url_path="actions")
+    # pagination_class: only for the schema, which otherwise documents the view's own list key.
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="actions",
+        pagination_class=PageNumberPagination.for_key("actions"),
+    )
     def action_list(self, request, pk=None):
         return paginated(self, actions_of(self.get_object()), "actions", ActionSerializer)
 
@@ -241,7 +248,7 @@ class InstanceViewSet(
                 )
         return Response({"results": results})
 
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=PageNumberPagination.for_key("events"))
     def activity(self, request, pk=None):
         instance = self.get_object()
         events = events_of_object(account_id=instance.account_id, object_id=instance.pk)

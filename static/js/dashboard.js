@@ -51,6 +51,25 @@
     }
   });
 
+  // Webhook event checkboxes: dim the ones a ticked "*" or "server.*" already includes.
+  document.querySelectorAll("[data-event-choices]").forEach(function (fieldset) {
+    var boxes = Array.prototype.slice.call(fieldset.querySelectorAll("input[type=checkbox]"));
+    function markCovered() {
+      var wildcards = boxes.filter(function (box) {
+        return box.checked && box.hasAttribute("data-covers");
+      });
+      boxes.forEach(function (box) {
+        var covered = wildcards.some(function (wildcard) {
+          var pattern = wildcard.value;
+          return wildcard !== box && (pattern === "*" || box.value.indexOf(pattern.slice(0, -1)) === 0);
+        });
+        box.parentNode.classList.toggle("covered", covered);
+      });
+    }
+    fieldset.addEventListener("change", markCovered);
+    markCovered();
+  });
+
   // Live statuses: a region marked data-live with data-poll="true" shows something the
   // worker is still changing, so it is fetched again (?partial=live, the same HTML without the
   // page around it) every few seconds and swapped in, until nothing in it is changing any more.

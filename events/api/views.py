@@ -1,0 +1,66 @@
+"""The account's event log: ``GET /v1/events`` and ``GET /v1/events/{id}``."""
+
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from rest_framework import viewsets
+
+from events.api.serializers import EventSerializer
+from events.filters import EventFilter
+from events.models import Event
+from hosting.api.schema import envelope
+from hosting.api.views import CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
+
+EVENT_EXAMPLE = {
+    "id": "evt_7Qm2Lx9Tc4Rb8Nz1Kd5Wf3Hy",
+    "type": "server.status_changed",
+    "created_at": "2026-11-21T15:04:05Z",
+    "data": {
+        "object": {
+            "id": "srv_4Xb9Qe2LmT0sWc8RkP1nZa7Y",
+            "name": "Alpha SMP",
+            "game": "minecraft-java",
+            "status": "running",
+            "created_at": "2026-11-01T12:00:00Z",
+        },
+        "previous_attributes": {"status": "starting"},
+    },
+    "actor": {"user": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df", "api_key": None, "ip": "203.0.113.7"},
+}
+
+SCOPE_NOTE = (
+    "Needs `webhooks:read`: the event log is the stream webhooks deliver, so it shares their scope."
+)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="List events",
+        description="The account's event log, newest first: every change with its object "
+        "(`data.object`), the attributes it had before (`data.previous_attributes`) and who "
+        "made it. The same events, with the same ids, are what webhooks deliver. Filter by "
+        "`type` (exact, `server.*`, or comma-separated), `object_id`, `created_after` and "
+        f"`created_before`. {SCOPE_NOTE}",
+        examples=[OpenApiExample("A status change", value=EVENT_EXAMPLE, response_only=True)],
+        tags=["Events"],
+    ),
+    retrieve=extend_schema(
+        summary="Get an event",
+        description=SCOPE_NOTE,
+        responses=envelope("event", EventSerializer()),
+        examples=[
+            OpenApiExample("A status change", value={"event": EVENT_EXAMPLE}, response_only=True)
+        ],
+        tags=["Events"],
+    ),
+)
+class EventViewSet(
+    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
+):
+    model = Event
+    list_key = "events"
+    resource_key = "event"
+    serializer_class = EventSerializer
+    filterset_class = EventFilter
+    required_scopes = {"list": ["webhooks:read"], "retrieve": ["webhooks:read"]}
+
+    def caller_queryset(self, principal):
+        return Event.objects.filter(account_id=principal.account.id).order_by("-created_at", "-id")

@@ -1,0 +1,113 @@
+"""Dashboard forms for webhook endpoints: they parse input; webhooks/services.py decides.
+
+The URL's safety (scheme, private addresses), the event patterns and the quota are the service's
+rules; its refusals come back through ``ServiceErrorFormMixin`` next to the field concerned.
+"""
+
+from django import forms
+from django.utils.text import slugify
+
+from accounts.forms import ServiceErrorFormMixin
+from webhooks.models import WebhookEndpoint
+from webhooks.services import EVENT_TYPES
+
+ALL_EVENTS = "*"
+
+
+def _prefixes(types: list[str]) -> list[str]:
+    """``["account.created", "user.updated"]`` -> ``["account", "user"]``, in order."""
+    return list(dict.fromkeys(event_type.split(".")[0] for event_type in types))
+
+
+def event_choices() -> list[tuple[str, str]]:
+    """Every pattern a person may tick: all events, each area's ``<prefix>.*``, each type."""
+    choices = [(ALL_EVENTS, "All events")]
+    for types in EVENT_TYPES.values():
+        choices += [(f"{prefix}.*", f"All {prefix}.* events") for prefix in _prefixes(types)]
+        choices += [(event_type, event_type) for event_type in types]
+    return choices
+
+
+def events_summary(patterns: list[str], *, shown: int = 3) -> str:
+    """``["server.*", "bot.crashed"]`` as "server.*, bot.crashed"; ``["*"]`` as "All events"."""
+    if ALL_EVENTS in patterns:
+        return "All events"
+    summary = ", ".join(patterns[:shown])
+    if len(patterns) > shown:
+        summary += f" and {len(patterns) - shown} more"
+    return summary
+
+
+def _checkbox_id(value: str) -> str:
+    return "event-" + value.replace(".", "-").replace("*", "all")
+
+
+class WebhookEndpointForm(ServiceErrorFormMixin, forms.Form):
+    """URL, description, event types (grouped by area) and whether a new endpoint is enabled."""
+
+    url = forms.URLField(
+        label="URL",
+        max_length=2000,
+        assume_scheme="https",
+        widget=forms.URLInput(attrs={"placeholder": "https://example.com/webhooks"}),
+        help_text="Events are POSTed here as JSON, signed with the endpoint's secret.",
+    )
+    description = forms.CharField(
+        required=False,
+        max_length=500,
+        help_text="What receives these events, e.g. “Deploy bot” or “Status page”.",
+    )
+    enabled_events = forms.MultipleChoiceField(
+        label="Events",
+        choices=event_choices,
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one event type, or all events."},
+    )
+    enabled = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Enabled",
+        help_text="A disabled endpoint receives nothing until it is enabled again.",
+    )
+
+    def event_groups(self) -> list[dict]:
+        """The event checkboxes by area: each area's ``<prefix>.*`` boxes, then its types."""
+        ticked = set(self["enabled_events"].value() or ())
+        groups = []
+        for label, types in EVENT_TYPES.items():
+            wildcards = [f"{prefix}.*" for prefix in _prefixes(types)]
+            groups.append(
+                {
+                    "label": label,
+                    "id": "events-" + slugify(label),
+                    "boxes": [
+                        {"value": value, "id": _checkbox_id(value), "checked": value in ticked}
+                        for value in wildcards + types
+                    ],
+                }
+            )
+        return groups
+
+    def all_events_checked(self) -> bool:
+        return ALL_EVENTS in (self["enabled_events"].value() or ())
+
+
+class WebhookEditForm(WebhookEndpointForm):
+    """The settings of an existing endpoint; enabling and disabling have their own button."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        del self.fields["enabled"]
+
+    @classmethod
+    def of(cls, endpoint: WebhookEndpoint, data=None) -> "WebhookEditForm":
+        initial = {
+            "url": endpoint.url,
+            "description": endpoint.description,
+            "enabled_events": endpoint.enabled_events,
+        }
+        return cls(data, initial=initial)
+
+    def changes(self) -> dict:
+        """Only what was changed: an unchanged URL is not resolved and checked again."""
+        return {name: self.cleaned_data[name] for name in self.changed_data}
