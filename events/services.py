@@ -1,7 +1,11 @@
 """The one way to write the event log: ``record_event`` inside the transaction of the change."""
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import Account, ApiKey, User
 from events.models import Event
@@ -67,3 +71,47 @@ def record_event(
     )
     deliveries_for_event(event)
     return event
+
+
+EXPIRY_NOTICE = timedelta(days=7)
+
+
+def events_prune(*, older_than_days: int, now: datetime | None = None, batch: int = 1000) -> int:
+    """Delete events older than the retention, with their webhook deliveries and attempts
+    (cascade), in batches so that no single statement locks the whole log; return how many."""
+    cutoff = (now or timezone.now()) - timedelta(days=older_than_days)
+    deleted = 0
+    while True:
+        ids = list(Event.objects.filter(created_at__lt=cutoff).values_list("pk", flat=True)[:batch])
+        if not ids:
+            return deleted
+        with transaction.atomic():
+            Event.objects.filter(pk__in=ids).delete()
+        deleted += len(ids)
+
+
+def api_keys_expiring_notify(*, now: datetime | None = None) -> int:
+    """Record ``api_key.expiring`` once per live key that expires within 7 days.
+
+    A key already named by an ``api_key.expiring`` event is skipped, so running this every minute
+    says it once; return how many events were recorded.
+    """
+    from accounts.api.serializers import ApiKeySerializer
+
+    now = now or timezone.now()
+    expiring = ApiKey.objects.filter(
+        revoked_at__isnull=True, expires_at__gt=now, expires_at__lte=now + EXPIRY_NOTICE
+    ).select_related("account")
+    recorded = 0
+    for api_key in expiring.iterator():
+        with transaction.atomic():
+            # Lock the key so that two runs at once cannot both record its notice.
+            ApiKey.objects.select_for_update().filter(pk=api_key.pk).first()
+            if Event.objects.filter(type="api_key.expiring", object_id=api_key.pk).exists():
+                continue
+            record_event(
+                type="api_key.expiring", account=api_key.account, object_type="api_key",
+                obj=ApiKeySerializer(api_key).data,
+            )  # fmt: skip
+            recorded += 1
+    return recorded
