@@ -1,6 +1,6 @@
 """Encryption at rest for secrets the service must give back to a machine (Discord bot tokens).
 
-Fernet (AES-128-CBC + HMAC-SHA256) with the keys of ``BOT_TOKEN_KEYS``: the first encrypts,
+Fernet (AES-128-CBC + HMAC-SHA256) with the keys of ``SECRET_ENCRYPTION_KEYS``: the first encrypts,
 every listed key decrypts, so keys can be rotated by putting a new one first.
 """
 
@@ -12,7 +12,7 @@ from django.conf import settings
 
 @cache
 def _box() -> MultiFernet:
-    return MultiFernet([Fernet(key) for key in settings.BOT_TOKEN_KEYS])
+    return MultiFernet([Fernet(key) for key in settings.SECRET_ENCRYPTION_KEYS])
 
 
 def encrypt_secret(value: str) -> str:

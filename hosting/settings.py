@@ -211,20 +211,21 @@ SIMULATED_DRIVER_DELAY_SECONDS = float(env_int("SIMULATED_DRIVER_DELAY_SECONDS",
 # An action whose worker has not reported for this long is taken as abandoned (worker killed).
 STALE_ACTION_SECONDS = env_int("STALE_ACTION_SECONDS", 300, minimum=10)
 TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
-# Discord bot tokens are encrypted at rest with Fernet keys: the first encrypts, all decrypt.
-_bot_keys = env_list("BOT_TOKEN_KEYS", [])
-if not _bot_keys:
+# Secrets the service must use again (Discord bot tokens, webhook signing secrets) are
+# encrypted at rest with these Fernet keys: the first encrypts, all decrypt.
+_encryption_keys = env_list("SECRET_ENCRYPTION_KEYS", [])
+if not _encryption_keys:
     if not DEBUG:
-        raise ImproperlyConfigured("BOT_TOKEN_KEYS must be set when DEBUG is off.")
-    _bot_keys = ["ZGV2ZWxvcG1lbnQtb25seS1ib3QtdG9rZW4ta2V5ISE="]
-for _key in _bot_keys:
+        raise ImproperlyConfigured("SECRET_ENCRYPTION_KEYS must be set when DEBUG is off.")
+    _encryption_keys = ["ZGV2ZWxvcG1lbnQtb25seS1ib3QtdG9rZW4ta2V5ISE="]
+for _key in _encryption_keys:
     try:
         Fernet(_key)
     except ValueError:
         raise ImproperlyConfigured(
-            "BOT_TOKEN_KEYS must be Fernet keys (32 url-safe base64 bytes), comma-separated."
+            "SECRET_ENCRYPTION_KEYS must be comma-separated Fernet keys (32 url-safe base64 bytes)."
         ) from None
-BOT_TOKEN_KEYS = _bot_keys
+SECRET_ENCRYPTION_KEYS = _encryption_keys
 
 # --- Webhooks ------------------------------------------------------------------------------
 # Plain http:// targets and private/loopback addresses are for development and tests only.

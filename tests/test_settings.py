@@ -170,7 +170,7 @@ SETTINGS_VARIABLES = [
     "TRUST_X_FORWARDED_PROTO", "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS",
     "SECURE_HSTS_PRELOAD", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE",
     "RATE_LIMIT_PER_MINUTE", "RATE_LIMIT_ANON_PER_MINUTE", "RATE_LIMIT_SQLITE_PATH",
-    "NUM_PROXIES", "LOG_LEVEL", "DJANGO_SETTINGS_MODULE", "BOT_TOKEN_KEYS",
+    "NUM_PROXIES", "LOG_LEVEL", "DJANGO_SETTINGS_MODULE", "SECRET_ENCRYPTION_KEYS",
 ]  # fmt: skip
 
 
@@ -197,7 +197,7 @@ def production_env(**overrides: str | None) -> dict[str, str | None]:
     return {
         "SECRET_KEY": "a-production-secret-key",
         "API_KEY_PEPPERS": VALID_PEPPERS,
-        "BOT_TOKEN_KEYS": "dGVzdC1vbmx5LWJvdC10b2tlbi1rZXktMzItYnl0ZXM=",
+        "SECRET_ENCRYPTION_KEYS": "dGVzdC1vbmx5LWJvdC10b2tlbi1rZXktMzItYnl0ZXM=",
     } | overrides
 
 
@@ -235,8 +235,8 @@ def test_it_starts_in_debug_without_a_secret_key_or_peppers(tmp_path):
         ({"DEBUG": "maybe"}, ["DEBUG"]),
         ({"REDIS_URL": "http://127.0.0.1:6379/0"}, ["REDIS_URL"]),
         ({"LOG_LEVEL": "chatty"}, ["LOG_LEVEL"]),
-        ({"BOT_TOKEN_KEYS": None}, ["BOT_TOKEN_KEYS"]),
-        ({"BOT_TOKEN_KEYS": "not-a-fernet-key"}, ["BOT_TOKEN_KEYS"]),
+        ({"SECRET_ENCRYPTION_KEYS": None}, ["SECRET_ENCRYPTION_KEYS"]),
+        ({"SECRET_ENCRYPTION_KEYS": "not-a-fernet-key"}, ["SECRET_ENCRYPTION_KEYS"]),
     ],
 )
 def test_it_refuses_to_start_on_a_bad_or_missing_value(tmp_path, overrides, needles):
