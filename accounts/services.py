@@ -26,6 +26,7 @@ from accounts.api.serializers import (
     InvitationSerializer,
     MemberSerializer,
 )
+from accounts.key_cache import api_key_cache_refresh, api_key_lookup
 from accounts.models import Account, ApiKey, Invitation, Membership, User
 from accounts.roles import (
     Right,
@@ -36,7 +37,7 @@ from accounts.roles import (
     scopes_allowed_for,
     unknown_scopes,
 )
-from accounts.selectors import api_key_with_context, role_in
+from accounts.selectors import role_in
 from events.services import SYSTEM, Actor, changed_attributes, record_event
 from hosting.errors import (
     AccountSuspended,
@@ -600,7 +601,7 @@ def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
     parsed = keys.parse_token(parse_bearer(header))
     if parsed is None:
         raise InvalidApiKey()
-    api_key = api_key_with_context(key_id=parsed.key_id)
+    api_key = api_key_lookup(key_id=parsed.key_id)
     if api_key is None or not keys.token_matches(
         parsed.token, digest=api_key.digest, pepper_id=api_key.pepper_id
     ):
@@ -641,3 +642,4 @@ def api_key_record_use(*, api_key: ApiKey, ip: str) -> None:
         return
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now, last_used_ip=ip)
     api_key.last_used_at, api_key.last_used_ip = now, ip
+    api_key_cache_refresh(api_key)

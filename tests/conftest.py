@@ -12,6 +12,13 @@ from hosting.api.throttling import counter_store
 from tests.factories import AccountFactory, MembershipFactory
 
 
+def auth_queries() -> int:
+    """Queries authentication costs: none once the key lookup is in the shared (Redis) cache."""
+    from accounts.key_cache import enabled
+
+    return 0 if enabled() else 1
+
+
 @pytest.fixture(autouse=True)
 def _plain_http(settings):
     """Production settings redirect plain HTTP to HTTPS; the test client speaks plain HTTP."""

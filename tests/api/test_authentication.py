@@ -1,4 +1,5 @@
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.utils import timezone
@@ -61,7 +62,9 @@ def test_unknown_keys_and_wrong_secrets_get_identical_answers(owner, account, ma
 
 def test_it_rejects_an_expired_key(owner, account, make_token, client_for):
     token = make_token(owner, account, expires_at=timezone.now() + timedelta(days=1))
-    ApiKey.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    api_key = ApiKey.objects.get()
+    api_key.expires_at = timezone.now() - timedelta(seconds=1)
+    api_key.save()
     assert_401(client_for(token).get(SERVERS), "api_key_expired")
 
 
@@ -89,7 +92,9 @@ def test_a_removed_members_keys_stop_working(teammate, account, make_token, clie
 def test_demoting_a_user_demotes_their_keys_at_once(teammate, account, make_token, client_for):
     api = client_for(make_token(teammate, account, ["servers:write"]))
     assert api.get(SERVERS).status_code == 200  # servers:write implies servers:read
-    Membership.objects.filter(user=teammate).update(role=Role.BILLING)
+    membership = Membership.objects.get(user=teammate)
+    membership.role = Role.BILLING
+    membership.save()
     response = api.get(SERVERS)
     assert response.status_code == 403
     error = error_of(response)
@@ -136,10 +141,11 @@ def test_last_use_is_recorded_at_most_once_a_minute(owner, account, make_token, 
     api_key.refresh_from_db()
     assert (api_key.last_used_at, api_key.last_used_ip) == (first_use, "198.51.100.7")
 
-    ApiKey.objects.update(last_used_at=first_use - timedelta(seconds=61))
-    api.get(SERVERS, REMOTE_ADDR="198.51.100.8")
+    a_minute_later = first_use + timedelta(seconds=61)
+    with mock.patch("accounts.services.timezone.now", return_value=a_minute_later):
+        api.get(SERVERS, REMOTE_ADDR="198.51.100.8")
     api_key.refresh_from_db()
-    assert api_key.last_used_at > first_use
+    assert api_key.last_used_at == a_minute_later
     assert api_key.last_used_ip == "198.51.100.8"
 
 

@@ -2,8 +2,6 @@ import time
 
 import pytest
 
-from accounts.models import Account
-
 
 @pytest.fixture
 def small_limits(settings):
@@ -53,7 +51,8 @@ def test_each_key_has_its_own_budget(owner, account, make_token, client_for, sma
 
 
 def test_an_account_can_have_its_own_limit(owner_api, account, small_limits):
-    Account.objects.filter(pk=account.pk).update(rate_limit_per_minute=8)
+    account.rate_limit_per_minute = 8
+    account.save()
     assert owner_api.get("/v1/servers")["X-RateLimit-Limit"] == "8"
 
 

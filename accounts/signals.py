@@ -1,0 +1,49 @@
+"""Cache invalidation for API key lookups (accounts/key_cache.py).
+
+Signals, not services, because every way of changing these rows must invalidate — services,
+Django admin forms, management commands — and this is bookkeeping of a cache, not a business
+rule. The version is bumped at once and again after commit: the second bump defeats a request
+that read the old rows and cached them between the change and its commit.
+"""
+
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from accounts import key_cache
+from accounts.key_cache import api_key_cache_invalidate
+from accounts.models import Account, ApiKey, Membership, User
+
+
+def _invalidate(key_ids: list[str]) -> None:
+    if key_ids:
+        api_key_cache_invalidate(key_ids)
+        transaction.on_commit(lambda: api_key_cache_invalidate(key_ids))
+
+
+def _invalidate_keys_of(keys_queryset) -> None:
+    if key_cache.enabled():
+        _invalidate(list(keys_queryset.values_list("key_id", flat=True)))
+
+
+@receiver([post_save, post_delete], sender=ApiKey)
+def _api_key_changed(sender, instance: ApiKey, **kwargs) -> None:
+    if key_cache.enabled():
+        _invalidate([instance.key_id])
+
+
+@receiver([post_save, post_delete], sender=Membership)
+def _membership_changed(sender, instance: Membership, **kwargs) -> None:
+    _invalidate_keys_of(
+        ApiKey.objects.filter(account_id=instance.account_id, user_id=instance.user_id)
+    )
+
+
+@receiver(post_save, sender=User)
+def _user_changed(sender, instance: User, **kwargs) -> None:
+    _invalidate_keys_of(ApiKey.objects.filter(user_id=instance.pk))
+
+
+@receiver(post_save, sender=Account)
+def _account_changed(sender, instance: Account, **kwargs) -> None:
+    _invalidate_keys_of(ApiKey.objects.filter(account_id=instance.pk))
