@@ -112,10 +112,28 @@ class Server(Instance):
     start_on_install = models.BooleanField(default=False)
 
     class Meta(Instance.Meta):
+        # One per documented filter and ordering of GET /v1/servers, over live rows only.
         indexes = [
-            models.Index(fields=["account", "-created_at", "-id"], name="server_account_created"),
-            models.Index(fields=["account", "status", "-created_at"], name="server_account_status"),
-            models.Index(fields=["account", "game", "-created_at"], name="server_account_game"),
+            models.Index(
+                fields=["account", "-created_at", "-id"],
+                name="server_account_created",
+                condition=Q(deleted_at=None),
+            ),
+            models.Index(
+                fields=["account", "status", "-created_at", "-id"],
+                name="server_account_status",
+                condition=Q(deleted_at=None),
+            ),
+            models.Index(
+                fields=["account", "game", "-created_at", "-id"],
+                name="server_account_game",
+                condition=Q(deleted_at=None),
+            ),
+            models.Index(
+                fields=["account", "name", "-created_at", "-id"],
+                name="server_account_name",
+                condition=Q(deleted_at=None),
+            ),
         ]
         constraints = [
             models.UniqueConstraint(

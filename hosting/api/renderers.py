@@ -1,6 +1,14 @@
-"""Wrap every successful API answer in ``{"success": true, "data": ...}`` (CONTRACT §3)."""
+"""Wrap every successful API answer in ``{"success": true, "data": ...}`` (CONTRACT §3).
 
+Encoded with orjson: the hot path's JSON is several times faster to produce than with the
+standard library, and the output is the same compact UTF-8 JSON.
+"""
+
+import orjson
 from rest_framework.renderers import JSONRenderer
+from rest_framework.utils.encoders import JSONEncoder
+
+_fallback = JSONEncoder().default  # Decimal, lazy strings and the like, as DRF would encode them
 
 
 class EnvelopeJSONRenderer(JSONRenderer):
@@ -9,4 +17,6 @@ class EnvelopeJSONRenderer(JSONRenderer):
         response = (renderer_context or {}).get("response")
         if response is not None and response.status_code < 400:
             data = {"success": True, "data": data}
-        return super().render(data, accepted_media_type, renderer_context)
+        if data is None:
+            return b""
+        return orjson.dumps(data, default=_fallback)
