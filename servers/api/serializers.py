@@ -49,6 +49,10 @@ class InstanceResourcesField(serializers.Field):
         }
 
 
+# The columns ServerSerializer reads: the list endpoint fetches just these as plain rows.
+SERVER_LIST_COLUMNS = ("id", "name", "game_id", "status", "created_at")
+
+
 class ServerDetailSerializer(ServerSerializer):
     """A server as ``GET /v1/servers/{id}`` shows it, and as events carry it."""
 

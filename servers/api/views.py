@@ -25,6 +25,7 @@ from servers.api.serializers import (
     GAME_EXAMPLES,
     SERVER_DETAIL_EXAMPLES,
     SERVER_EXAMPLES,
+    SERVER_LIST_COLUMNS,
     ActionSerializer,
     BotSerializer,
     GameSerializer,
@@ -342,7 +343,11 @@ class ServerViewSet(InstanceViewSet):
 
     def get_queryset(self):
         queryset = super().get_queryset()
-        return queryset if self.action == "list" else queryset.select_related("game")
+        if self.action == "list":
+            # Plain rows for the hot list: the serializer reads mappings as well as models, and
+            # building 25 model instances per page costs more than the rest of the list.
+            return queryset.values(*SERVER_LIST_COLUMNS)
+        return queryset.select_related("game")
 
     def create(self, request):
         body = ServerCreateSerializer(data=request.data)
