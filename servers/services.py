@@ -44,6 +44,7 @@ from servers.models import (
     Server,
 )
 from servers.models import ServerStatus as S
+from servers.tasks import run_action
 
 RESOURCE_LIMITS = {"memory_mb": (256, 65536), "cpu_percent": (10, 800), "disk_mb": (1024, 1048576)}
 # Changing these on a live process only takes effect after a restart.
@@ -259,8 +260,6 @@ def _start_create_action(instance: Instance, actor: Actor) -> Action:
 
 
 def _enqueue(action: Action) -> None:
-    from servers.tasks import run_action
-
     # The task row is written in this transaction: the action and its work commit together.
     action.task_id = str(run_action.enqueue(action.id).id)
     action.save(update_fields=["task_id"])

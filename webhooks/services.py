@@ -16,6 +16,7 @@ import socket
 import ssl
 import time
 from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,7 +35,9 @@ from events.models import Event
 from events.services import SYSTEM, Actor, changed_attributes, record_event
 from hosting.errors import Conflict, QuotaExceeded, ValidationFailed
 from hosting.secrets_box import decrypt_secret, encrypt_secret
+from webhooks.api.serializers import WebhookEndpointSerializer
 from webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from webhooks.tasks import deliver_webhook
 
 # Seconds before attempt 2, 3, … (CONTRACT §9 / the webhooks issue); ±10% jitter.
 RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]
@@ -183,8 +186,6 @@ def _new_secret() -> str:
 
 
 def endpoint_representation(endpoint: WebhookEndpoint) -> dict:
-    from webhooks.api.serializers import WebhookEndpointSerializer
-
     return dict(WebhookEndpointSerializer(endpoint).data)
 
 
@@ -289,8 +290,6 @@ def endpoint_send_test(*, endpoint: WebhookEndpoint, actor: Actor) -> WebhookDel
 
 
 def _create_delivery(endpoint: WebhookEndpoint, event: Event) -> WebhookDelivery:
-    from webhooks.tasks import deliver_webhook
-
     delivery = WebhookDelivery.objects.create(
         endpoint=endpoint, event=event, next_attempt_at=timezone.now()
     )
@@ -319,8 +318,6 @@ def delivery_retry(*, delivery: WebhookDelivery) -> WebhookDelivery:
     delivery.status = DeliveryStatus.PENDING
     delivery.next_attempt_at = timezone.now()
     delivery.save(update_fields=["status", "next_attempt_at"])
-    from webhooks.tasks import deliver_webhook
-
     deliver_webhook.enqueue(delivery.id)
     return delivery
 
@@ -368,8 +365,6 @@ def _retry_after_seconds(response: httpx.Response, now: datetime) -> float | Non
     if value.strip().isdigit():
         return float(value.strip())
     try:
-        from email.utils import parsedate_to_datetime
-
         return max(0.0, (parsedate_to_datetime(value) - now).total_seconds())
     except (TypeError, ValueError):
         return None
@@ -488,8 +483,6 @@ def _settle(delivery_id, now, status_code, excerpt, error, retry_after, duration
             delivery.status, delivery.next_attempt_at = "failed", None
         else:
             delivery.next_attempt_at = attempt.next_retry_at = now + timedelta(seconds=delay)
-            from webhooks.tasks import deliver_webhook
-
             deliver_webhook.using(run_after=delivery.next_attempt_at).enqueue(delivery.id)
     attempt.save()
     delivery.save()
@@ -536,8 +529,6 @@ def deliveries_recover_stale(*, now: datetime | None = None) -> int:
     A worker that died mid-attempt leaves the delivery claimed (``next_attempt_at`` a minute
     ahead) with no task left to run it; so does a task lost from the queue. Returns how many.
     """
-    from webhooks.tasks import deliver_webhook
-
     now = now or timezone.now()
     overdue = list(
         WebhookDelivery.objects.filter(
