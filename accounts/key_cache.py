@@ -5,23 +5,35 @@ invalidated from another process. Each key has a version number; a change to the
 user, its membership or its account bumps the version after commit, and a cached entry carries
 the version it was read under, so a lookup racing a revocation can never be served afterwards:
 the next request sees a newer version and reads the database again.
+
+The entry and the version are read with one ``MGET`` through the shared redis-py client (one
+round trip). Versions have no expiry and entries expire after ``ENTRY_TTL``: under a
+``volatile-*`` eviction policy Redis can drop an entry but never a version, so an evicted
+version cannot bring an outdated entry back.
 """
 
+import pickle
+
 from django.conf import settings
-from django.core.cache import cache
 
 from accounts.models import ApiKey
 from accounts.selectors import api_key_with_context
+from hosting.shared_redis import redis_client
 
 ENTRY_TTL = 300
+PREFIX = "hms:apikey:"
 
 
 def _keys(key_id: str) -> tuple[str, str]:
-    return f"apikey:{key_id}", f"apikey-version:{key_id}"
+    return f"{PREFIX}entry:{key_id}", f"{PREFIX}version:{key_id}"
 
 
 def enabled() -> bool:
     return bool(settings.REDIS_URL)
+
+
+def _client():
+    return redis_client(settings.REDIS_URL)
 
 
 def api_key_lookup(*, key_id: str) -> ApiKey | None:
@@ -29,34 +41,44 @@ def api_key_lookup(*, key_id: str) -> ApiKey | None:
     if not enabled():
         return api_key_with_context(key_id=key_id)
     entry_key, version_key = _keys(key_id)
-    found = cache.get_many([entry_key, version_key])
-    version = found.get(version_key, 0)
-    entry = found.get(entry_key)
-    if entry is not None and entry[0] == version:
-        return entry[1]
+    raw_entry, raw_version = _client().mget(entry_key, version_key)
+    version = int(raw_version or 0)
+    if raw_entry is not None:
+        entry_version, api_key = pickle.loads(raw_entry)  # noqa: S301 - our own entries
+        if entry_version == version:
+            return api_key
     api_key = api_key_with_context(key_id=key_id)
     if api_key is not None:
-        cache.set(entry_key, (version, api_key), ENTRY_TTL)
+        _store(entry_key, version, api_key)
     return api_key
 
 
+def _store(entry_key: str, version: int, api_key: ApiKey) -> None:
+    payload = pickle.dumps((version, api_key), protocol=pickle.HIGHEST_PROTOCOL)
+    _client().set(entry_key, payload, ex=ENTRY_TTL)
+
+
 def api_key_cache_refresh(api_key: ApiKey) -> None:
-    """Store a key that was just changed by the request itself (its last use)."""
+    """Store a key that was just changed by the request itself (its last use).
+
+    Only over an entry that is still current: if the key changed meanwhile, the next request
+    must read the database, not this request's copy.
+    """
     if not enabled():
         return
-    entry_key, _ = _keys(api_key.key_id)
-    entry = cache.get(entry_key)
-    if entry is not None:
-        cache.set(entry_key, (entry[0], api_key), ENTRY_TTL)
+    entry_key, version_key = _keys(api_key.key_id)
+    raw_entry, raw_version = _client().mget(entry_key, version_key)
+    if raw_entry is not None:
+        entry_version, _ = pickle.loads(raw_entry)  # noqa: S301 - our own entries
+        if entry_version == int(raw_version or 0):
+            _store(entry_key, entry_version, api_key)
 
 
 def api_key_cache_invalidate(key_ids) -> None:
     """Make every process read these keys from the database on their next request."""
     if not enabled():
         return
+    pipe = _client().pipeline(transaction=False)
     for key_id in key_ids:
-        _, version_key = _keys(key_id)
-        try:
-            cache.incr(version_key)
-        except ValueError:  # no version yet: start one that no cached entry can carry
-            cache.set(version_key, 1, None)
+        pipe.incr(_keys(key_id)[1])
+    pipe.execute()

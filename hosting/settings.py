@@ -86,7 +86,9 @@ try:
     _database = dj_database_url.parse(
         DATABASE_URL,
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 600, minimum=0),
-        conn_health_checks=True,
+        # Off by default (Django's default): the check is a SELECT 1 round trip per request.
+        # A connection the server dropped fails that one request; Django then replaces it.
+        conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", False),
     )
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import redis
 from django.conf import settings
 
 from hosting.errors import RateLimited
+from hosting.shared_redis import redis_client
 
 WINDOW_SECONDS = 60
 
@@ -52,18 +52,23 @@ class RateLimitState:
         }
 
 
+# INCR and, for a new window, EXPIRE in one command: one round trip, atomic on the server.
+_HIT_SCRIPT = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return count
+"""
+
+
 class RedisCounterStore:
     def __init__(self, url: str, prefix: str = "hms:rl:"):
-        self.client = redis.Redis.from_url(url)
+        self.client = redis_client(url)
         self.prefix = prefix
+        self._hit = self.client.register_script(_HIT_SCRIPT)
 
     def hit(self, bucket: str, window_start: int) -> int:
         key = f"{self.prefix}{bucket}:{window_start}"
-        pipe = self.client.pipeline(transaction=False)
-        pipe.incr(key)
-        pipe.expire(key, WINDOW_SECONDS * 2)
-        count, _ = pipe.execute()
-        return int(count)
+        return int(self._hit(keys=[key], args=[WINDOW_SECONDS * 2]))
 
     def reset(self) -> None:
         for key in self.client.scan_iter(match=f"{self.prefix}*", count=500):

@@ -1,7 +1,7 @@
 from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
-from hosting.api.serializers import StrictInputSerializer
+from hosting.api.serializers import RowListSerializer, StrictInputSerializer
 from servers.models import Action, Bot, Game, Region, Server
 
 
@@ -21,6 +21,7 @@ class ServerSerializer(serializers.ModelSerializer):
         model = Server
         fields = ["id", "name", "game", "status", "created_at"]
         read_only_fields = fields
+        list_serializer_class = RowListSerializer
 
 
 class ResourcesInputSerializer(StrictInputSerializer):

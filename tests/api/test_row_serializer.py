@@ -1,0 +1,86 @@
+"""RowListSerializer: plain rows come out exactly as the child serializer shows them."""
+
+import datetime
+import zoneinfo
+
+import pytest
+from rest_framework import serializers
+
+from hosting.api.serializers import RowListSerializer
+from servers.api.serializers import SERVER_LIST_COLUMNS, ServerSerializer
+from servers.selectors import servers_of_account
+from tests.factories import ServerFactory
+
+
+class KindsSerializer(serializers.Serializer):
+    """One field of each kind the plan handles itself."""
+
+    text = serializers.CharField()
+    number = serializers.IntegerField()
+    flag = serializers.BooleanField()
+    colour = serializers.ChoiceField(choices=["red", "green"])
+    at = serializers.DateTimeField()
+    renamed = serializers.CharField(source="other")
+
+    class Meta:
+        list_serializer_class = RowListSerializer
+
+
+class NeedsTheChildSerializer(KindsSerializer):
+    """A field the plan cannot take (a custom format) sends every row through DRF."""
+
+    custom = serializers.DateTimeField(format="%d/%m/%Y", source="at")
+
+
+BERLIN = zoneinfo.ZoneInfo("Europe/Berlin")
+ROWS = [
+    {
+        "text": "a",
+        "number": 7,
+        "flag": True,
+        "colour": "red",
+        "at": datetime.datetime(2026, 11, 21, 19, 50, 1, 999999, tzinfo=datetime.UTC),
+        "other": "x",
+    },
+    {  # a non-UTC time is shown in UTC; None stays None
+        "text": "b",
+        "number": None,
+        "flag": False,
+        "colour": "green",
+        "at": datetime.datetime(2026, 7, 1, 0, 30, tzinfo=BERLIN),
+        "other": None,
+    },
+]
+
+
+def _drf(serializer_class, rows):
+    return [serializer_class().to_representation(row) for row in rows]
+
+
+@pytest.mark.parametrize("serializer_class", [KindsSerializer, NeedsTheChildSerializer])
+def test_rows_are_shown_exactly_as_the_child_shows_them(serializer_class):
+    fast = serializer_class(ROWS, many=True).data
+
+    assert isinstance(serializer_class(many=True), RowListSerializer)
+    assert fast == _drf(serializer_class, ROWS)
+    assert fast[1]["at"] == "2026-06-30T22:30:00Z"
+
+
+def test_the_plan_is_made_once_per_serializer_class():
+    KindsSerializer(ROWS, many=True).data  # noqa: B018 - builds the plan
+    plan = RowListSerializer._plans[KindsSerializer]
+
+    assert [name for name, _, _ in plan] == [
+        "text", "number", "flag", "colour", "at", "renamed"
+    ]  # fmt: skip
+    assert RowListSerializer._plans[NeedsTheChildSerializer] is None
+
+
+def test_the_server_list_rows_match_the_model_serializer(account):
+    ServerFactory.create_batch(3, account=account)
+    queryset = servers_of_account(account_id=account.pk).order_by("-created_at", "-id")
+
+    rows = ServerSerializer(list(queryset.values(*SERVER_LIST_COLUMNS)), many=True).data
+    models = [ServerSerializer(server).data for server in queryset]
+
+    assert rows == models
