@@ -6,9 +6,10 @@ It does the work the real endpoint must do and nothing else, to measure the prac
 of Python here: parse the bearer token and its checksum (as ``accounts/keys.py``), look the key
 up by its key id with the user, the account and the member's role in one statement, check the
 token's HMAC under the key's pepper, revoked/expired/suspended and the ``servers:read`` scope,
-count the account's servers, and read one page ordered by ``created_at`` desc, ``id`` desc. The
-answer is the same JSON envelope. One persistent connection per worker process, opened on the
-first request (after gunicorn's fork). Needs ``DATABASE_URL`` and ``API_KEY_PEPPERS``.
+read the account's maintained server count, and read one page ordered by ``created_at`` desc,
+``id`` desc (a deep page as keys first, then rows, as the endpoint does). The answer is the
+same JSON envelope. One persistent connection per worker process, opened on the first request
+(after gunicorn's fork). Needs ``DATABASE_URL`` and ``API_KEY_PEPPERS``.
 """
 
 import datetime
@@ -38,12 +39,25 @@ SELECT k.digest, k.pepper_id, k.scopes, k.revoked_at, k.expires_at, u.is_active,
   JOIN accounts_account a ON a.id = k.account_id
  WHERE k.key_id = %s
 """
-COUNT_SQL = "SELECT count(*) FROM servers_server WHERE account_id = %s AND deleted_at IS NULL"
+# The total from the maintained counts, as the endpoint reads it (servers/counts.py).
+COUNT_SQL = """
+SELECT coalesce(sum(delta), 0) FROM servers_instancecount WHERE account_id = %s AND kind = 'server'
+"""
 PAGE_SQL = """
 SELECT id, name, game_id, status, created_at FROM servers_server
  WHERE account_id = %s AND deleted_at IS NULL
  ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s
 """
+# Deep pages (offset >= 1,000) as the endpoint fetches them: the page's keys from the index,
+# then those rows.
+DEEP_PAGE_SQL = """
+SELECT id, name, game_id, status, created_at FROM servers_server
+ WHERE account_id = %s AND deleted_at IS NULL AND id IN (
+     SELECT id FROM servers_server WHERE account_id = %s AND deleted_at IS NULL
+      ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s)
+ ORDER BY created_at DESC, id DESC
+"""
+DEEP_OFFSET = 1000
 
 
 def _peppers(value: str) -> dict[str, bytes]:
@@ -138,11 +152,13 @@ def application(environ, start_response):
             return _respond(start_response, "401 Unauthorized", {"success": False})
         total = cursor.execute(COUNT_SQL, (account_id,)).fetchone()[0]
         offset = (page - 1) * per_page
-        rows = (
-            cursor.execute(PAGE_SQL, (account_id, per_page, offset)).fetchall()
-            if offset < total
-            else []
-        )
+        if offset >= total:
+            rows = []
+        elif offset < DEEP_OFFSET:
+            rows = cursor.execute(PAGE_SQL, (account_id, per_page, offset)).fetchall()
+        else:
+            deep = (account_id, account_id, per_page, offset)
+            rows = cursor.execute(DEEP_PAGE_SQL, deep).fetchall()
     servers = [
         {
             "id": id_,

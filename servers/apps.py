@@ -1,6 +1,28 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _reinstall_count_triggers(sender, using, plan=None, **kwargs):
+    """Put the counting triggers back after every migrate (SQLite drops them on table rebuilds).
+
+    When a migration of this run rebuilt a counted table, the counts are recomputed too.
+    """
+    from django.db import connections
+
+    from servers.counts import install_count_triggers, instance_counts_rebuild
+
+    connection = connections[using]
+    if "servers_instancecount" not in connection.introspection.table_names():
+        return  # migrated backwards past the counts
+    install_count_triggers(connection)
+    ran_ours = any(migration.app_label == "servers" for migration, _ in (plan or []))
+    if ran_ours and connection.vendor == "sqlite":
+        instance_counts_rebuild(connection)
 
 
 class ServersConfig(AppConfig):
     name = "servers"
     verbose_name = "Game servers"
+
+    def ready(self):
+        post_migrate.connect(_reinstall_count_triggers, sender=self)

@@ -249,3 +249,32 @@ class Action(models.Model):
     @property
     def target_id(self) -> str:
         return self.server_id or self.bot_id
+
+
+class InstanceCount(models.Model):
+    """How many live servers or bots an account has in a status, kept by database triggers.
+
+    Lists answer their ``total`` from these rows instead of counting the account's servers, so
+    the cost does not grow with the account. Triggers (migration 0007), not services, write them:
+    every way of changing a server row counts, including the admin, factories and ``COPY``.
+    Each change appends a +1 / -1 row (appending takes no lock another change waits for, so
+    concurrent status changes can neither block nor deadlock on a shared counter); the total is
+    the sum, and ``instance_counts_compact`` folds the rows of each (account, kind, status) into
+    one, from the housekeeping loop.
+    """
+
+    account_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=8)  # "server" or "bot"
+    status = models.CharField(max_length=16, choices=ServerStatus.choices)
+    delta = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            # delta as a key column: the sum is read from the index alone.
+            models.Index(
+                fields=["account_id", "kind", "status", "delta"], name="instancecount_lookup"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.account_id} {self.kind} {self.status} {self.delta:+d}"

@@ -14,6 +14,7 @@ class QueryParameterFilterBackend(DjangoFilterBackend):
         ):
             # An unfiltered list (the common case) skips building a FilterSet, which deep-copies
             # every filter: a few milliseconds per request for nothing.
+            request.list_filters = {}
             return queryset
         filterset = self.get_filterset(request, queryset, view)
         if filterset is None:
@@ -29,6 +30,13 @@ class QueryParameterFilterBackend(DjangoFilterBackend):
                 f"Invalid query parameter {names}: {parameters[0]['message']}",
                 details={"parameters": parameters},
             )
+        # What the list was filtered by, for views that can count such a list without counting
+        # its rows (InstanceViewSet.maintained_total).
+        request.list_filters = {
+            name: value
+            for name, value in filterset.form.cleaned_data.items()
+            if value not in (None, "", [], ())
+        }
         return filterset.qs
 
 

@@ -1,0 +1,212 @@
+"""Maintained server and bot counts (servers/counts.py) and the list totals built on them."""
+
+from collections import Counter
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from events.services import Actor
+from hosting.api import pagination
+from servers.counts import (
+    instance_counts_compact,
+    instance_counts_rebuild,
+    live_instance_count,
+)
+from servers.models import Bot, InstanceCount, Server, ServerStatus
+from servers.services import bot_create
+from tests.factories import ServerFactory
+
+TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GabcDE.abcdefghijklmnopqrstuvwxyz0123456789AB"
+
+
+def true_counts(model, account_id) -> Counter:
+    return Counter(
+        model.objects.filter(account_id=account_id, deleted_at=None).values_list(
+            "status", flat=True
+        )
+    )
+
+
+def kept_counts(kind, account_id) -> Counter:
+    return Counter(
+        {
+            status: live_instance_count(account_id=account_id, kind=kind, statuses=[status])
+            for status in ServerStatus.values
+            if live_instance_count(account_id=account_id, kind=kind, statuses=[status])
+        }
+    )
+
+
+def assert_counts_match(account_id):
+    assert kept_counts("server", account_id) == true_counts(Server, account_id)
+    assert (
+        live_instance_count(account_id=account_id, kind="server")
+        == Server.objects.filter(account_id=account_id, deleted_at=None).count()
+    )
+
+
+def test_every_kind_of_change_is_counted(account, other_account):
+    servers = ServerFactory.create_batch(6, account=account)
+    ServerFactory.create_batch(2, account=other_account, status=ServerStatus.STOPPED)
+    assert_counts_match(account.pk)
+
+    servers[0].status = ServerStatus.STOPPED
+    servers[0].save()
+    servers[1].name = "renamed only"  # a save that changes nothing counted
+    servers[1].save()
+    Server.objects.filter(pk=servers[2].pk).update(status=ServerStatus.SUSPENDED)
+    Server.objects.filter(pk=servers[3].pk).update(deleted_at=timezone.now())  # soft delete
+    servers[4].delete()  # gone for good
+    Server.objects.filter(pk=servers[5].pk).update(account=other_account)  # moved by staff
+
+    assert_counts_match(account.pk)
+    assert_counts_match(other_account.pk)
+    assert live_instance_count(account_id=account.pk, kind="server") == 3
+    assert live_instance_count(account_id=other_account.pk, kind="server") == 3
+
+
+def test_a_server_deleted_twice_or_revived_is_counted_once(account):
+    server = ServerFactory(account=account)
+    Server.objects.filter(pk=server.pk).update(deleted_at=timezone.now())
+    Server.objects.filter(pk=server.pk).update(deleted_at=timezone.now(), status="deleting")
+    assert live_instance_count(account_id=account.pk, kind="server") == 0
+
+    Server.objects.filter(pk=server.pk).update(deleted_at=None, status="stopped")  # by staff
+    assert kept_counts("server", account.pk) == Counter({"stopped": 1})
+
+
+def test_bots_are_counted_apart_from_servers(owner, account):
+    ServerFactory.create_batch(2, account=account)
+    bot = bot_create(
+        account=account, name="Moderator", region="eu-west", runtime="node-22",
+        start_command="node index.js", token=TOKEN, actor=Actor(user=owner),
+    )  # fmt: skip
+
+    assert live_instance_count(account_id=account.pk, kind="bot") == 1
+    assert live_instance_count(account_id=account.pk, kind="server") == 2
+    Bot.objects.filter(pk=bot.pk).update(deleted_at=timezone.now())
+    assert live_instance_count(account_id=account.pk, kind="bot") == 0
+
+
+def test_compaction_folds_the_rows_and_keeps_every_total(account, other_account):
+    servers = ServerFactory.create_batch(5, account=account)
+    ServerFactory.create_batch(3, account=other_account)
+    for server in servers[:3]:
+        Server.objects.filter(pk=server.pk).update(status=ServerStatus.STOPPED)
+    Server.objects.filter(pk=servers[4].pk).update(deleted_at=timezone.now())
+    rows_before = InstanceCount.objects.count()
+
+    removed = instance_counts_compact()
+
+    assert removed > 0
+    assert InstanceCount.objects.count() == rows_before - removed
+    # One row per (account, kind, status) is left, none of them zero.
+    assert InstanceCount.objects.count() == 3  # running, stopped; the other account's running
+    assert not InstanceCount.objects.filter(delta=0).exists()
+    assert_counts_match(account.pk)
+    assert_counts_match(other_account.pk)
+    assert instance_counts_compact() == 0  # nothing left to fold
+
+
+def test_housekeeping_folds_the_rows(account):
+    server = ServerFactory(account=account)
+    Server.objects.filter(pk=server.pk).update(status=ServerStatus.STOPPED)
+
+    call_command("housekeeping", stdout=open("/dev/null", "w"))  # noqa: SIM115
+
+    assert InstanceCount.objects.count() == 1
+    assert_counts_match(account.pk)
+
+
+def test_a_rebuild_recounts_from_the_tables(account):
+    ServerFactory.create_batch(4, account=account)
+    InstanceCount.objects.all().delete()  # as after a bulk load with the triggers off
+
+    instance_counts_rebuild()
+
+    assert_counts_match(account.pk)
+
+
+def test_the_triggers_are_installed_by_migrate(db):
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
+        else:
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        names = {row[0] for row in cursor.fetchall()}
+    assert {"servers_server", "servers_bot"} <= {name.rsplit("_count", 1)[0] for name in names}
+
+
+# --- The list totals ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def fleet(account, other_account):
+    ServerFactory.create_batch(4, account=account, status=ServerStatus.RUNNING)
+    ServerFactory.create_batch(3, account=account, status=ServerStatus.STOPPED, game_id="rust")
+    ServerFactory.create_batch(5, account=other_account)
+    deleted = ServerFactory(account=account)
+    Server.objects.filter(pk=deleted.pk).update(deleted_at=timezone.now())
+
+
+@pytest.mark.parametrize(
+    ("query", "total"),
+    [
+        ("", 7),
+        ("status=running", 4),
+        ("status=running,stopped", 7),
+        ("status=suspended", 0),
+        ("game=rust", 3),  # counted from the rows
+        ("status=running&game=rust", 0),
+        ("search=Server", 7),
+        ("ordering=name", 7),
+    ],
+)
+def test_totals_are_exact_for_every_filter(owner_api, fleet, query, total):
+    data = owner_api.get(f"/v1/servers?{query}").json()["data"]
+
+    assert data["pagination"]["total"] == total
+    assert len(data["servers"]) == total
+
+
+def test_the_teammate_sees_the_same_total_and_the_outsider_only_their_own(
+    owner_api, teammate_api, outsider_api, fleet
+):
+    for api, total in ((owner_api, 7), (teammate_api, 7), (outsider_api, 5)):
+        assert api.get("/v1/servers").json()["data"]["pagination"]["total"] == total
+
+
+def test_the_maintained_total_is_not_used_for_other_lists_of_the_view(owner_api, account):
+    server = ServerFactory(account=account)
+
+    data = owner_api.get(f"/v1/servers/{server.pk}/actions").json()["data"]
+
+    assert data["pagination"]["total"] == 0
+
+
+# --- Deep pages ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ordering", ["", "name", "-name", "status", "created_at"])
+def test_deep_pages_hold_the_same_rows_as_plain_offsets(owner_api, account, monkeypatch, ordering):
+    ServerFactory.create_batch(23, account=account, status=ServerStatus.STOPPED)
+    ServerFactory.create_batch(7, account=account)
+    query = f"per_page=4&ordering={ordering}" if ordering else "per_page=4"
+
+    def walk():
+        return [
+            server["id"]
+            for page in range(1, 10)
+            for server in owner_api.get(f"/v1/servers?{query}&page={page}").json()["data"][
+                "servers"
+            ]
+        ]
+
+    plain = walk()
+    monkeypatch.setattr(pagination, "DEEP_OFFSET", 4)  # every page after the first is "deep"
+    deep = walk()
+
+    assert deep == plain
+    assert len(deep) == len(set(deep)) == 30
