@@ -31,7 +31,8 @@ class CurrentAccountMiddleware:
 
     def __call__(self, request):
         request.membership = None
-        if request.user.is_authenticated:
+        # API requests authenticate with keys, never with the dashboard's session.
+        if not request.path_info.startswith("/v1/") and request.user.is_authenticated:
             request.membership = current_membership(request)
         request.account = request.membership.account if request.membership else None
         return self.get_response(request)

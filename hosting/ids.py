@@ -9,8 +9,15 @@ BASE62 = string.digits + string.ascii_letters
 ID_TOKEN_LENGTH = 24
 
 
+_UNBIASED = 62 * 4  # bytes below this map evenly onto the 62 characters
+
+
 def random_base62(length: int) -> str:
-    return "".join(secrets.choice(BASE62) for _ in range(length))
+    """``length`` uniform base62 characters from the OS's CSPRNG (bytes >= 248 are dropped)."""
+    chars: list[str] = []
+    while len(chars) < length:
+        chars += [BASE62[byte % 62] for byte in secrets.token_bytes(length + 8) if byte < _UNBIASED]
+    return "".join(chars[:length])
 
 
 def new_id(prefix: str) -> str:
