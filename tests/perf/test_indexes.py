@@ -4,6 +4,7 @@ import pytest
 from django.db import connection
 from django.http import QueryDict
 
+from hosting.api.pagination import DEEP_OFFSET, page_of
 from servers.filters import ServerFilter
 from servers.selectors import servers_of_account
 from tests.factories import ServerFactory
@@ -39,3 +40,21 @@ def test_a_filtered_list_never_scans_the_servers_table(account, other_account, q
         cursor.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Seq Scan on servers_server" not in plan, plan
+
+
+@pytest.mark.parametrize("query", ["", "status=running", "ordering=name"])
+def test_a_deep_page_reads_its_keys_from_an_index(account, query):
+    if connection.vendor != "postgresql":
+        pytest.skip("EXPLAIN plans are PostgreSQL's")
+    ServerFactory.create_batch(30, account=account)
+    filtered = ServerFilter(QueryDict(query), queryset=servers_of_account(account_id=account.pk)).qs
+    page = page_of(filtered, DEEP_OFFSET + 25, 25)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        sql, params = page.query.sql_with_params()
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Seq Scan on servers_server" not in plan, plan
+    # The keys come from one of the list indexes (servers/models.py), never from a sort of
+    # every row of the account.
+    assert "Scan using server_account_" in plan, plan
