@@ -210,3 +210,13 @@ def test_deep_pages_hold_the_same_rows_as_plain_offsets(owner_api, account, monk
 
     assert deep == plain
     assert len(deep) == len(set(deep)) == 30
+
+
+def test_the_recount_command_repairs_counts_written_around_the_triggers(account):
+    ServerFactory.create_batch(3, account=account)
+    InstanceCount.objects.filter(account_id=account.pk).delete()
+    assert live_instance_count(account_id=account.pk, kind="server") == 0
+
+    call_command("recount_instances", stdout=open("/dev/null", "w"))  # noqa: SIM115
+
+    assert_counts_match(account.pk)
