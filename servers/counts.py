@@ -83,9 +83,16 @@ def install_count_triggers(using_connection=None) -> None:
 
 
 def instance_counts_rebuild(using_connection=None) -> None:
-    """Recount every account from the tables themselves (after a bulk load without triggers)."""
+    """Recount every account from the tables themselves (after a bulk load without triggers).
+
+    The counted tables are locked against writes meanwhile (PostgreSQL; SQLite's transaction
+    holds its only write lock): a server created between the delete and the recount would
+    otherwise be counted twice.
+    """
     conn = using_connection or connection
     with transaction.atomic(using=conn.alias), conn.cursor() as cursor:
+        if conn.vendor == "postgresql":
+            cursor.execute(f"LOCK TABLE {', '.join(TABLES.values())} IN SHARE MODE")
         cursor.execute("DELETE FROM servers_instancecount")
         for kind, table in TABLES.items():
             # The table names come from TABLES, never from input.
