@@ -25,20 +25,26 @@ QUERIES = [
 ]
 
 
+def filtered_list(account, query: str):
+    return ServerFilter(QueryDict(query), queryset=servers_of_account(account_id=account.pk)).qs
+
+
+def plan_of(queryset) -> str:
+    with connection.cursor() as cursor:
+        # With sequential scans priced out, any that remains means no index fits the query.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        sql, params = queryset.query.sql_with_params()
+        cursor.execute("EXPLAIN " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
 @pytest.mark.parametrize("query", QUERIES)
 def test_a_filtered_list_never_scans_the_servers_table(account, other_account, query):
     if connection.vendor != "postgresql":
         pytest.skip("EXPLAIN plans are PostgreSQL's")
     ServerFactory.create_batch(30, account=account)
     ServerFactory.create_batch(30, account=other_account)
-    filtered = ServerFilter(QueryDict(query), queryset=servers_of_account(account_id=account.pk)).qs
-    page = filtered[:25]
-    with connection.cursor() as cursor:
-        # With sequential scans priced out, any that remains means no index fits the query.
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        sql, params = page.query.sql_with_params()
-        cursor.execute("EXPLAIN " + sql, params)
-        plan = "\n".join(row[0] for row in cursor.fetchall())
+    plan = plan_of(filtered_list(account, query)[:25])
     assert "Seq Scan on servers_server" not in plan, plan
 
 
@@ -47,13 +53,7 @@ def test_a_deep_page_reads_its_keys_from_an_index(account, query):
     if connection.vendor != "postgresql":
         pytest.skip("EXPLAIN plans are PostgreSQL's")
     ServerFactory.create_batch(30, account=account)
-    filtered = ServerFilter(QueryDict(query), queryset=servers_of_account(account_id=account.pk)).qs
-    page = page_of(filtered, DEEP_OFFSET + 25, 25)
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        sql, params = page.query.sql_with_params()
-        cursor.execute("EXPLAIN " + sql, params)
-        plan = "\n".join(row[0] for row in cursor.fetchall())
+    plan = plan_of(page_of(filtered_list(account, query), DEEP_OFFSET + 25, 25))
     assert "Seq Scan on servers_server" not in plan, plan
     # The keys come from one of the list indexes (servers/models.py), never from a sort of
     # every row of the account.
