@@ -7,7 +7,7 @@ of Python here: parse the bearer token and its checksum (as ``accounts/keys.py``
 up by its key id with the user, the account and the member's role in one statement, check the
 token's HMAC under the key's pepper, revoked/expired/suspended and the ``servers:read`` scope,
 read the account's maintained server count, and read one page ordered by ``created_at`` desc,
-``id`` desc (a deep page as keys first, then rows, as the endpoint does). The answer is the
+``id`` desc (a deep page from the month it starts in, as the endpoint does). The answer is the
 same JSON envelope. One persistent connection per worker process, opened on the first request
 (after gunicorn's fork). Needs ``DATABASE_URL`` and ``API_KEY_PEPPERS``.
 """
@@ -49,12 +49,24 @@ SELECT id, name, game_id, status, created_at FROM servers_server
  WHERE account_id = %s AND deleted_at IS NULL
  ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s
 """
-# Deep pages (offset >= 1,000) as the endpoint fetches them: the page's keys from the index,
-# then those rows.
-DEEP_PAGE_SQL = """
+# Deep pages (offset >= 1,000) as the endpoint fetches them: the per-month counts, then the
+# page among the rows created before the start of the month after the page's own month.
+MONTHS_SQL = """
+SELECT month, sum(delta)::bigint FROM servers_instancecount
+ WHERE account_id = %s AND kind = 'server'
+ GROUP BY month HAVING sum(delta) <> 0 ORDER BY month DESC
+"""
+SEEK_PAGE_SQL = """
 SELECT id, name, game_id, status, created_at FROM servers_server
- WHERE account_id = %s AND deleted_at IS NULL AND id IN (
+ WHERE account_id = %s AND deleted_at IS NULL AND created_at < %s
+ ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s
+"""
+# ... and from 1,000 rows into that month on, the page's keys first (hosting.api.pagination).
+SEEK_KEYS_PAGE_SQL = """
+SELECT id, name, game_id, status, created_at FROM servers_server
+ WHERE account_id = %s AND deleted_at IS NULL AND created_at < %s AND id IN (
      SELECT id FROM servers_server WHERE account_id = %s AND deleted_at IS NULL
+        AND created_at < %s
       ORDER BY created_at DESC, id DESC LIMIT %s OFFSET %s)
  ORDER BY created_at DESC, id DESC
 """
@@ -151,15 +163,31 @@ def application(environ, start_response):
         account_id = _authenticate(cursor, environ.get("HTTP_AUTHORIZATION", ""))
         if account_id is None:
             return _respond(start_response, "401 Unauthorized", {"success": False})
-        total = cursor.execute(COUNT_SQL, (account_id,)).fetchone()[0]
         offset = (page - 1) * per_page
-        if offset >= total:
-            rows = []
-        elif offset < DEEP_OFFSET:
-            rows = cursor.execute(PAGE_SQL, (account_id, per_page, offset)).fetchall()
+        if offset < DEEP_OFFSET:
+            total = cursor.execute(COUNT_SQL, (account_id,)).fetchone()[0]
+            rows = (
+                cursor.execute(PAGE_SQL, (account_id, per_page, offset)).fetchall()
+                if offset < total
+                else []
+            )
         else:
-            deep = (account_id, account_id, per_page, offset)
-            rows = cursor.execute(DEEP_PAGE_SQL, deep).fetchall()
+            months = cursor.execute(MONTHS_SQL, (account_id,)).fetchall()
+            total, rows = sum(count for _, count in months), []
+            newer = 0
+            for month, count in months:
+                if offset < newer + count:
+                    following = (month.replace(day=28) + datetime.timedelta(days=4)).replace(day=1)
+                    before = datetime.datetime.combine(following, datetime.time(), datetime.UTC)
+                    skip = offset - newer
+                    if skip < DEEP_OFFSET:
+                        seek = (account_id, before, per_page, skip)
+                        rows = cursor.execute(SEEK_PAGE_SQL, seek).fetchall()
+                    else:
+                        seek = (account_id, before, account_id, before, per_page, skip)
+                        rows = cursor.execute(SEEK_KEYS_PAGE_SQL, seek).fetchall()
+                    break
+                newer += count
     servers = [
         {
             "id": id_,

@@ -252,7 +252,8 @@ class Action(models.Model):
 
 
 class InstanceCount(models.Model):
-    """How many live servers or bots an account has in a status, kept by database triggers.
+    """How many live servers or bots an account has in a status, created in a month, kept by
+    database triggers.
 
     Lists answer their ``total`` from these rows instead of counting the account's servers, so
     the cost does not grow with the account. Triggers (migration 0007), not services, write them:
@@ -266,15 +267,19 @@ class InstanceCount(models.Model):
     account_id = models.CharField(max_length=64)
     kind = models.CharField(max_length=8)  # "server" or "bot"
     status = models.CharField(max_length=16, choices=ServerStatus.choices)
+    month = models.DateField(
+        help_text="First day of the month the instances were created in (UTC)."
+    )
     delta = models.BigIntegerField()
 
     class Meta:
         indexes = [
-            # delta as a key column: the sum is read from the index alone.
+            # month and delta as key columns: sums and per-month sums come from the index alone.
             models.Index(
-                fields=["account_id", "kind", "status", "delta"], name="instancecount_lookup"
+                fields=["account_id", "kind", "status", "month", "delta"],
+                name="instancecount_lookup",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.account_id} {self.kind} {self.status} {self.delta:+d}"
+        return f"{self.account_id} {self.kind} {self.status} {self.month:%Y-%m} {self.delta:+d}"

@@ -85,11 +85,18 @@ class PageNumberPagination(BasePagination):
         self.per_page = _positive_int(
             request.query_params, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE
         )
+        offset = (self.page - 1) * self.per_page
+        # A view that keeps counts may find a deep page without skipping every earlier row.
+        seek = getattr(view, "seek_deep_page", None)
+        if offset >= DEEP_OFFSET and seek is not None:
+            found = seek(queryset, offset, self.per_page)
+            if found is not None:
+                self.total, page = found
+                return list(page)
         maintained = getattr(view, "maintained_total", None)
         self.total = maintained() if maintained is not None else None
         if self.total is None:
             self.total = queryset.count()
-        offset = (self.page - 1) * self.per_page
         if offset >= self.total:
             return []
         return list(page_of(queryset, offset, self.per_page))

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from events.api.serializers import EventSerializer
 from events.selectors import events_of_object
 from events.services import Actor
-from hosting.api.pagination import PageNumberPagination
+from hosting.api.pagination import PageNumberPagination, page_of
 from hosting.api.schema import envelope
 from hosting.api.serializers import StrictInputSerializer
 from hosting.api.views import (
@@ -34,7 +34,7 @@ from servers.api.serializers import (
     ServerDetailSerializer,
     ServerSerializer,
 )
-from servers.counts import live_instance_count
+from servers.counts import live_instance_count, live_instance_months, month_boundary
 from servers.filters import BotFilter, ServerFilter
 from servers.models import Action, Bot, BotRuntime, Server
 from servers.selectors import (
@@ -126,6 +126,9 @@ class BulkResultSerializer(serializers.Serializer):
 
 # --- Views ---------------------------------------------------------------------------------
 
+# The list's default order (Meta.ordering) and the same asked for with ordering=-created_at.
+NEWEST_FIRST = {(), ("-created_at", "-id")}
+
 _ACTION_RESPONSE = OpenApiResponse(
     envelope("action", ActionSerializer(), name="ActionEnvelope"),
     description="Accepted: the action runs in the background; poll `Location`.",
@@ -168,21 +171,47 @@ class InstanceViewSet(
     def get_serializer_class(self):
         return self.detail_serializer if self.action != "list" else self.list_serializer
 
-    def maintained_total(self) -> int | None:
-        """The list's ``total`` from the maintained counts (servers/counts.py), which cost the
-        same for 100 servers as for 100,000, when nothing but ``status`` filters the list;
-        None to count the matching rows instead."""
+    def _counted_statuses(self) -> tuple[bool, list[str] | None]:
+        """Whether the maintained counts (servers/counts.py) can count this list, and the
+        statuses it is narrowed to (None: all): only for the list, filtered by nothing but
+        ``status``."""
         filters = getattr(self.request, "list_filters", None)
         if self.action != "list" or filters is None:
-            return None
+            return False, None
         narrowing = {name: value for name, value in filters.items() if name != "ordering"}
-        if narrowing.keys() - {"status"}:
+        return not narrowing.keys() - {"status"}, narrowing.get("status")
+
+    def maintained_total(self) -> int | None:
+        """The list's ``total`` from the maintained counts, which cost the same for 100 servers
+        as for 100,000; None to count the matching rows instead."""
+        countable, statuses = self._counted_statuses()
+        if not countable:
             return None
         return live_instance_count(
             account_id=self.request.auth.account.id,
             kind=self.model._meta.model_name,
-            statuses=narrowing.get("status"),
+            statuses=statuses,
         )
+
+    def seek_deep_page(self, queryset, offset: int, limit: int):
+        """``(total, rows)`` of a deep page of the newest-first list, started at the month its
+        first row was created in: the per-month counts say how many newer rows there are, so
+        only that month's earlier rows are skipped, not the whole account's. None when the
+        list is filtered or ordered otherwise."""
+        countable, statuses = self._counted_statuses()
+        if not countable or tuple(queryset.query.order_by) not in NEWEST_FIRST:
+            return None
+        months = live_instance_months(
+            account_id=self.request.auth.account.id,
+            kind=self.model._meta.model_name,
+            statuses=statuses,
+        )
+        total = sum(count for _, count in months)
+        found = month_boundary(months, offset)
+        if found is None:
+            return total, queryset.none()
+        before, skip = found
+        return total, page_of(queryset.filter(created_at__lt=before), skip, limit)
 
     def partial_update(self, request, pk=None):
         body = self.update_serializer(data=request.data)

@@ -55,12 +55,18 @@ class Migration(migrations.Migration):
                         max_length=16,
                     ),
                 ),
+                (
+                    "month",
+                    models.DateField(
+                        help_text="First day of the month the instances were created in (UTC)."
+                    ),
+                ),
                 ("delta", models.BigIntegerField()),
             ],
             options={
                 "indexes": [
                     models.Index(
-                        fields=["account_id", "kind", "status", "delta"],
+                        fields=["account_id", "kind", "status", "month", "delta"],
                         name="instancecount_lookup",
                     )
                 ],

@@ -1,8 +1,11 @@
 """Every documented filter and ordering of GET /v1/servers is served by an index (PostgreSQL)."""
 
+import datetime
+
 import pytest
 from django.db import connection
 from django.http import QueryDict
+from django.utils import timezone
 
 from hosting.api.pagination import DEEP_OFFSET, page_of
 from servers.filters import ServerFilter
@@ -58,3 +61,17 @@ def test_a_deep_page_reads_its_keys_from_an_index(account, query):
     # The keys come from one of the list indexes (servers/models.py), never from a sort of
     # every row of the account.
     assert "Scan using server_account_" in plan, plan
+
+
+def test_a_deep_page_started_at_its_month_reads_an_index(account):
+    if connection.vendor != "postgresql":
+        pytest.skip("EXPLAIN plans are PostgreSQL's")
+    now = timezone.now()
+    for days in range(0, 120, 4):
+        ServerFactory(account=account, created_at=now - datetime.timedelta(days=days))
+    before = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    page = page_of(filtered_list(account, "").filter(created_at__lt=before), 10, 25)
+
+    plan = plan_of(page)
+
+    assert "Seq Scan on servers_server" not in plan, plan

@@ -1,5 +1,6 @@
 """Maintained server and bot counts (servers/counts.py) and the list totals built on them."""
 
+import datetime
 from collections import Counter
 
 import pytest
@@ -13,9 +14,12 @@ from servers.counts import (
     instance_counts_compact,
     instance_counts_rebuild,
     live_instance_count,
+    live_instance_months,
+    month_boundary,
 )
 from servers.models import Bot, InstanceCount, Server, ServerStatus
 from servers.services import bot_create
+from tests.conftest import auth_queries
 from tests.factories import ServerFactory
 
 TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GabcDE.abcdefghijklmnopqrstuvwxyz0123456789AB"
@@ -189,27 +193,102 @@ def test_the_maintained_total_is_not_used_for_other_lists_of_the_view(owner_api,
 # --- Deep pages ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("ordering", ["", "name", "-name", "status", "created_at"])
-def test_deep_pages_hold_the_same_rows_as_plain_offsets(owner_api, account, monkeypatch, ordering):
-    ServerFactory.create_batch(23, account=account, status=ServerStatus.STOPPED)
-    ServerFactory.create_batch(7, account=account)
-    query = f"per_page=4&ordering={ordering}" if ordering else "per_page=4"
+def spread_over_months(account, count: int, status=ServerStatus.RUNNING):
+    """Servers created over the last few months, several in the same second at month edges."""
+    now = timezone.now().replace(microsecond=0)
+    servers = []
+    for number in range(count):
+        created = now - datetime.timedelta(days=9 * (number // 3), hours=number % 3)
+        if number % 7 == 0:  # exactly on the first of a month, where the boundary lies
+            created = created.replace(day=1, hour=0, minute=0, second=0)
+        servers.append(ServerFactory(account=account, status=status, created_at=created))
+    return servers
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "ordering=-created_at",
+        "status=stopped",
+        "status=running,stopped",
+        "ordering=name",  # not newest first: keys first, no month seek
+        "ordering=created_at",
+        "game=rust",  # counted from rows
+    ],
+)
+def test_deep_pages_hold_the_same_rows_as_plain_offsets(owner_api, account, monkeypatch, query):
+    spread_over_months(account, 23, status=ServerStatus.STOPPED)
+    spread_over_months(account, 14)
+    ServerFactory.create_batch(3, account=account, game_id="rust")
 
     def walk():
-        return [
-            server["id"]
-            for page in range(1, 10)
-            for server in owner_api.get(f"/v1/servers?{query}&page={page}").json()["data"][
-                "servers"
-            ]
+        pages = [
+            owner_api.get(f"/v1/servers?per_page=4&{query}&page={page}").json()["data"]
+            for page in range(1, 13)
+        ]
+        return [s["id"] for data in pages for s in data["servers"]], [
+            data["pagination"] for data in pages
         ]
 
-    plain = walk()
+    plain, plain_pagination = walk()
     monkeypatch.setattr(pagination, "DEEP_OFFSET", 4)  # every page after the first is "deep"
-    deep = walk()
+    deep, deep_pagination = walk()
 
     assert deep == plain
-    assert len(deep) == len(set(deep)) == 30
+    assert deep_pagination == plain_pagination
+    assert len(deep) == len(set(deep)) == plain_pagination[0]["total"] > 0
+
+
+def test_a_deep_page_starts_at_its_month(
+    owner_api, account, monkeypatch, django_assert_num_queries
+):
+    spread_over_months(account, 30)
+    monkeypatch.setattr(pagination, "DEEP_OFFSET", 4)
+    owner_api.get("/v1/servers")  # the key's first use is written once; steady state after
+
+    with django_assert_num_queries(2 + auth_queries()):  # the month counts, then the page
+        data = owner_api.get("/v1/servers?per_page=4&page=6").json()["data"]
+
+    expected = list(Server.objects.filter(account=account).order_by("-created_at", "-id")[20:24])
+    assert [s["id"] for s in data["servers"]] == [server.pk for server in expected]
+    assert data["pagination"]["total"] == 30
+
+
+def test_counts_follow_a_changed_creation_time(account):
+    server = ServerFactory(account=account)
+    Server.objects.filter(pk=server.pk).update(
+        created_at=server.created_at - datetime.timedelta(days=100)
+    )
+
+    months = live_instance_months(account_id=account.pk, kind="server")
+    assert months == [((server.created_at - datetime.timedelta(days=100)).date().replace(day=1), 1)]
+
+
+@pytest.mark.parametrize(
+    ("offset", "expected"),
+    [
+        (0, (datetime.date(2026, 12, 1), 0)),
+        (2, (datetime.date(2026, 12, 1), 2)),
+        (3, (datetime.date(2026, 10, 1), 0)),
+        (6, (datetime.date(2026, 10, 1), 3)),
+        (7, (datetime.date(2026, 1, 1), 0)),  # across a year
+        (8, None),
+    ],
+)
+def test_month_boundary(offset, expected):
+    months = [
+        (datetime.date(2026, 11, 1), 3),
+        (datetime.date(2026, 9, 1), 4),
+        (datetime.date(2025, 12, 1), 1),
+    ]
+    found = month_boundary(months, offset)
+    if expected is None:
+        assert found is None
+    else:
+        before, skip = found
+        assert (before.date(), skip) == expected
+        assert before.tzinfo is datetime.UTC and before.time() == datetime.time()
 
 
 def test_the_recount_command_repairs_counts_written_around_the_triggers(account):
