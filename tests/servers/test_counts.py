@@ -1,11 +1,12 @@
 """Maintained server and bot counts (servers/counts.py) and the list totals built on them."""
 
 import datetime
+import threading
 from collections import Counter
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from events.services import Actor
@@ -299,3 +300,56 @@ def test_the_recount_command_repairs_counts_written_around_the_triggers(account)
     call_command("recount_instances", stdout=open("/dev/null", "w"))  # noqa: SIM115
 
     assert_counts_match(account.pk)
+
+
+# --- Concurrency (PostgreSQL: real concurrent writers) -------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_counts_stay_exact_under_concurrent_changes_and_compaction(account):
+    """Writers flipping statuses (each change its own transaction) and compaction running
+    beside them: no deadlock, no lost or doubled change."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite serializes every writer")
+    servers = ServerFactory.create_batch(6, account=account, status=ServerStatus.STOPPED)
+    failures: list[BaseException] = []
+    barrier = threading.Barrier(3)
+
+    def flip(mine) -> None:
+        try:
+            barrier.wait(timeout=10)
+            for round_number in range(40):
+                for server in mine:
+                    status = ServerStatus.RUNNING if round_number % 2 == 0 else "stopped"
+                    with transaction.atomic():
+                        Server.objects.filter(pk=server.pk).update(status=status)
+        except BaseException as failure:
+            failures.append(failure)
+        finally:
+            connection.close()
+
+    def compact() -> None:
+        try:
+            barrier.wait(timeout=10)
+            for _ in range(40):
+                instance_counts_compact()
+        except BaseException as failure:
+            failures.append(failure)
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=flip, args=(servers[:3],)),
+        threading.Thread(target=flip, args=(servers[3:],)),
+        threading.Thread(target=compact),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert not failures, failures
+    assert_counts_match(account.pk)
+    instance_counts_compact()
+    assert_counts_match(account.pk)
+    assert InstanceCount.objects.filter(account_id=account.pk).count() == 1  # all "stopped"
