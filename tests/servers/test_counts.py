@@ -22,6 +22,7 @@ from servers.models import Bot, InstanceCount, Server, ServerStatus
 from servers.services import bot_create
 from tests.conftest import auth_queries
 from tests.factories import ServerFactory
+from tests.servers.helpers import MINECRAFT, run_worker
 
 TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GabcDE.abcdefghijklmnopqrstuvwxyz0123456789AB"
 
@@ -142,6 +143,32 @@ def test_the_triggers_are_installed_by_migrate(db):
             cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
         names = {row[0] for row in cursor.fetchall()}
     assert {"servers_server", "servers_bot"} <= {name.rsplit("_count", 1)[0] for name in names}
+
+
+def test_totals_follow_a_server_through_its_lifecycle(owner_api):
+    """Through the API and the real worker: created, installed, started, deleted."""
+
+    def totals():
+        return {
+            query: owner_api.get(f"/v1/servers?{query}").json()["data"]["pagination"]["total"]
+            for query in ("", "status=provisioning", "status=stopped", "status=running")
+        }
+
+    created = owner_api.post("/v1/servers", MINECRAFT, format="json")
+    server_id = created.json()["data"]["server"]["id"]
+    assert totals() == {"": 1, "status=provisioning": 1, "status=stopped": 0, "status=running": 0}
+
+    run_worker()
+    assert totals() == {"": 1, "status=provisioning": 0, "status=stopped": 1, "status=running": 0}
+
+    owner_api.post(f"/v1/servers/{server_id}/actions", {"type": "start"}, format="json")
+    run_worker()
+    assert totals() == {"": 1, "status=provisioning": 0, "status=stopped": 0, "status=running": 1}
+
+    owner_api.delete(f"/v1/servers/{server_id}")
+    run_worker()
+    assert totals() == {"": 0, "status=provisioning": 0, "status=stopped": 0, "status=running": 0}
+    assert Server.objects.filter(pk=server_id).exists()  # kept for staff, no longer counted
 
 
 # --- The list totals ---------------------------------------------------------------------
