@@ -40,22 +40,29 @@ def api_key_lookup(*, key_id: str) -> ApiKey | None:
     """The key with user, account and role, from the shared cache when it is still current."""
     if not enabled():
         return api_key_with_context(key_id=key_id)
-    entry_key, version_key = _keys(key_id)
-    raw_entry, raw_version = _client().mget(entry_key, version_key)
+    version, cached = _current(key_id)
+    if cached is not None:
+        return cached
+    api_key = api_key_with_context(key_id=key_id)
+    if api_key is not None:
+        _store(key_id, version, api_key)
+    return api_key
+
+
+def _current(key_id: str) -> tuple[int, ApiKey | None]:
+    """The key's version and its cached entry if that entry is of this version (one MGET)."""
+    raw_entry, raw_version = _client().mget(*_keys(key_id))
     version = int(raw_version or 0)
     if raw_entry is not None:
         entry_version, api_key = pickle.loads(raw_entry)  # noqa: S301 - our own entries
         if entry_version == version:
-            return api_key
-    api_key = api_key_with_context(key_id=key_id)
-    if api_key is not None:
-        _store(entry_key, version, api_key)
-    return api_key
+            return version, api_key
+    return version, None
 
 
-def _store(entry_key: str, version: int, api_key: ApiKey) -> None:
+def _store(key_id: str, version: int, api_key: ApiKey) -> None:
     payload = pickle.dumps((version, api_key), protocol=pickle.HIGHEST_PROTOCOL)
-    _client().set(entry_key, payload, ex=ENTRY_TTL)
+    _client().set(_keys(key_id)[0], payload, ex=ENTRY_TTL)
 
 
 def api_key_cache_refresh(api_key: ApiKey) -> None:
@@ -66,12 +73,9 @@ def api_key_cache_refresh(api_key: ApiKey) -> None:
     """
     if not enabled():
         return
-    entry_key, version_key = _keys(api_key.key_id)
-    raw_entry, raw_version = _client().mget(entry_key, version_key)
-    if raw_entry is not None:
-        entry_version, _ = pickle.loads(raw_entry)  # noqa: S301 - our own entries
-        if entry_version == int(raw_version or 0):
-            _store(entry_key, entry_version, api_key)
+    version, cached = _current(api_key.key_id)
+    if cached is not None:
+        _store(api_key.key_id, version, api_key)
 
 
 def api_key_cache_invalidate(key_ids) -> None:

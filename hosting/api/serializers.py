@@ -81,9 +81,9 @@ class RowListSerializer(serializers.ListSerializer):
         if child_class not in self._plans:
             plan = []
             for name, field in self.child.fields.items():
-                convert = _converter(field)
                 if field.write_only:
                     continue
+                convert = _converter(field)
                 if convert is None or field.source == "*" or "." in field.source:
                     plan = None
                     break
