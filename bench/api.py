@@ -215,6 +215,9 @@ def load_servers(db_url: str, owners: list) -> None:
                         copy.write("".join(chunk))
                         chunk.clear()
                 copy.write("".join(chunk))
+            # The deferred foreign-key checks of the COPY must run before the table can be
+            # altered again ("pending trigger events").
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             cursor.execute("ALTER TABLE servers_server ENABLE TRIGGER servers_server_count")
 
 
