@@ -17,7 +17,7 @@ from tests.factories import AccountFactory
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY and triggers: PostgreSQL"),
-    pytest.mark.django_db(transaction=True),
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
 

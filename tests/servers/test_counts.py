@@ -332,7 +332,7 @@ def test_the_recount_command_repairs_counts_written_around_the_triggers(account)
 # --- Concurrency (PostgreSQL: real concurrent writers) -------------------------------------
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_counts_stay_exact_under_concurrent_changes_and_compaction(account):
     """Writers flipping statuses (each change its own transaction) and compaction running
     beside them: no deadlock, no lost or doubled change."""
