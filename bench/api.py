@@ -24,6 +24,7 @@ answered errors. Needs wrk (``apt-get install wrk``) and Redis at 127.0.0.1:6379
 import argparse
 import json
 import os
+import platform
 import random
 import re
 import secrets
@@ -33,6 +34,7 @@ import statistics
 import string
 import subprocess
 import sys
+import sysconfig
 import time
 import urllib.error
 import urllib.request
@@ -522,6 +524,25 @@ def check_goals(
 # --- Main ----------------------------------------------------------------------------------
 
 
+def machine_summary() -> str:
+    """The CPU and the Python build: both change the absolute numbers, and a Python built
+    without PGO slows the service (mostly Python) more than the raw app (mostly C)."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            names = (line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line)
+            model = next(names, model)
+    except OSError:
+        pass
+    flags = sysconfig.get_config_var("CONFIG_ARGS") or ""
+    build = [name for flag, name in (("--enable-optimizations", "PGO"), ("--with-lto", "LTO"))
+             if flag in flags]  # fmt: skip
+    return (
+        f"machine: {os.cpu_count()} CPUs ({model}); Python {platform.python_version()} "
+        f"({sys.executable}), built {'with ' + ' + '.join(build) if build else 'without PGO/LTO'}"
+    )
+
+
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=10, help="seconds per wrk run")
@@ -624,6 +645,7 @@ def main() -> int:
     if shutil.which("wrk") is None:
         print("wrk is not installed: apt-get install wrk (Debian/Ubuntu), then run again.")
         return 2
+    print(machine_summary(), flush=True)
     env = bench_environment(database_url(args.postgres, DB_NAME))
     flush_redis()
     tokens = prepare_dataset(args, env)

@@ -37,6 +37,7 @@ from bench.api import (  # noqa: E402 - the path above makes the project importa
     bench_environment,
     database_exists,
     database_url,
+    machine_summary,
 )
 
 PAGE_SQL = (
@@ -195,6 +196,7 @@ def main() -> int:
     for _ in range(args.rounds):
         for _, path in PATHS:  # interleaved, so a slow moment touches every path alike
             runs[path].append(measure(app, token, path, args.requests))
+    print(machine_summary())
     print("| Path (same middleware, same key) | CPU ms/request |")
     print("|---|---:|")
     for label, path in PATHS:
