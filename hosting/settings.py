@@ -100,7 +100,14 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }
-elif _database["ENGINE"] != "django.db.backends.postgresql":
+elif _database["ENGINE"] == "django.db.backends.postgresql":
+    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+        # Server-side parameters, and psycopg prepares a statement on a connection once it has
+        # run 5 times there: PostgreSQL stops parsing and planning the hot path's two queries on
+        # every request (bench/README.md, seventh run). Django leaves both off for the sake of
+        # transaction-pooling PgBouncer before 1.21: set this to false behind one of those.
+        _database["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
+else:
     raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL or SQLite.")
 DATABASES = {"default": _database}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -171,10 +171,13 @@ SETTINGS_VARIABLES = [
     "SECURE_HSTS_PRELOAD", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE",
     "RATE_LIMIT_PER_MINUTE", "RATE_LIMIT_ANON_PER_MINUTE", "RATE_LIMIT_SQLITE_PATH",
     "NUM_PROXIES", "LOG_LEVEL", "DJANGO_SETTINGS_MODULE", "SECRET_ENCRYPTION_KEYS",
+    "DATABASE_PREPARED_STATEMENTS",
 ]  # fmt: skip
 
 
-def start_django(tmp_path, **overrides: str | None) -> subprocess.CompletedProcess:
+def start_django(
+    tmp_path, code: str = SETUP, **overrides: str | None
+) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
     env["VAR_DIR"] = str(tmp_path)
     for name, value in overrides.items():
@@ -183,7 +186,7 @@ def start_django(tmp_path, **overrides: str | None) -> subprocess.CompletedProce
         else:
             env[name] = value
     return subprocess.run(  # noqa: S603 - our own interpreter, fixed arguments
-        [sys.executable, "-c", SETUP],
+        [sys.executable, "-c", code],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,
@@ -233,6 +236,10 @@ def test_it_starts_in_debug_without_a_secret_key_or_peppers(tmp_path):
         ({"RATE_LIMIT_PER_MINUTE": "abc"}, ["RATE_LIMIT_PER_MINUTE", "'abc'"]),
         ({"RATE_LIMIT_PER_MINUTE": "0"}, ["RATE_LIMIT_PER_MINUTE"]),
         ({"DEBUG": "maybe"}, ["DEBUG"]),
+        (
+            {"DATABASE_URL": "postgres://h/db", "DATABASE_PREPARED_STATEMENTS": "maybe"},
+            ["DATABASE_PREPARED_STATEMENTS"],
+        ),
         ({"REDIS_URL": "http://127.0.0.1:6379/0"}, ["REDIS_URL"]),
         ({"LOG_LEVEL": "chatty"}, ["LOG_LEVEL"]),
         ({"SECRET_ENCRYPTION_KEYS": None}, ["SECRET_ENCRYPTION_KEYS"]),
@@ -241,3 +248,29 @@ def test_it_starts_in_debug_without_a_secret_key_or_peppers(tmp_path):
 )
 def test_it_refuses_to_start_on_a_bad_or_missing_value(tmp_path, overrides, needles):
     assert_refused(start_django(tmp_path, **production_env(**overrides)), *needles)
+
+
+PRINT_DATABASE_OPTIONS = f"{SETUP}; from django.conf import settings as s; print(s.DATABASES)"
+
+
+@pytest.mark.parametrize(
+    ("url", "flag", "prepared"),
+    [
+        ("postgres://postgres@127.0.0.1:5432/db", None, True),
+        ("postgres://postgres@127.0.0.1:5432/db", "true", True),
+        ("postgres://postgres@127.0.0.1:5432/db", "false", False),
+        ("sqlite:///db.sqlite3", "true", False),
+    ],
+)
+def test_postgresql_connections_prepare_their_statements_unless_turned_off(
+    tmp_path, url, flag, prepared
+):
+    result = start_django(
+        tmp_path,
+        PRINT_DATABASE_OPTIONS,
+        **production_env(DATABASE_URL=url, DATABASE_PREPARED_STATEMENTS=flag),
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert ("'server_side_binding': True" in result.stdout) is prepared
+    assert ("'prepare_threshold': 5" in result.stdout) is prepared
