@@ -525,8 +525,8 @@ def check_goals(
 
 
 def machine_summary() -> str:
-    """The CPU and the Python build: both change the absolute numbers, and a Python built
-    without PGO slows the service (mostly Python) more than the raw app (mostly C)."""
+    """The CPU and the Python build (PGO/LTO or not): both change the absolute numbers, so
+    they belong beside them (bench/README.md, seventh run)."""
     model = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as cpuinfo:
