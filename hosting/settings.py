@@ -99,6 +99,7 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
+        **_database.get("OPTIONS", {}),  # the URL's own query parameters win
     }
 elif _database["ENGINE"] == "django.db.backends.postgresql":
     if env_bool("DATABASE_PREPARED_STATEMENTS", True):
@@ -106,7 +107,11 @@ elif _database["ENGINE"] == "django.db.backends.postgresql":
         # run 5 times there: PostgreSQL stops parsing and planning the hot path's two queries on
         # every request (bench/README.md, seventh run). Django leaves both off for the sake of
         # transaction-pooling PgBouncer before 1.21: set this to false behind one of those.
-        _database["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
+        _database["OPTIONS"] = {
+            "server_side_binding": True,
+            "prepare_threshold": 5,
+            **_database.get("OPTIONS", {}),  # the URL's own (sslmode=require, ...) win
+        }
 else:
     raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL or SQLite.")
 DATABASES = {"default": _database}

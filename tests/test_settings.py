@@ -274,3 +274,12 @@ def test_postgresql_connections_prepare_their_statements_unless_turned_off(
     assert result.returncode == 0, result.stderr
     assert ("'server_side_binding': True" in result.stdout) is prepared
     assert ("'prepare_threshold': 5" in result.stdout) is prepared
+
+
+def test_the_database_url_keeps_its_own_options_beside_the_prepared_statements(tmp_path):
+    url = "postgres://postgres@127.0.0.1:5432/db?sslmode=require&application_name=hms"
+    result = start_django(tmp_path, PRINT_DATABASE_OPTIONS, **production_env(DATABASE_URL=url))
+
+    assert result.returncode == 0, result.stderr
+    for option in ("'sslmode': 'require'", "'application_name': 'hms'", "'prepare_threshold': 5"):
+        assert option in result.stdout
