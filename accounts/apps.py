@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class AccountsConfig(AppConfig):
@@ -7,3 +8,10 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts import signals  # noqa: F401 - connects the cache invalidation
+
+
+class HostingAdminConfig(admin_apps.AdminConfig):
+    """Django admin on ``HostingAdminSite``; listed in INSTALLED_APPS instead of the default."""
+
+    default = False  # not a configuration of the accounts app itself
+    default_site = "accounts.admin_site.HostingAdminSite"

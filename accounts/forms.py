@@ -8,12 +8,14 @@ field, so a refusal reads like any other form error and what was typed is kept.
 from datetime import timedelta
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm, SetPasswordMixin
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from accounts.models import User
 from accounts.roles import ALL_SCOPES, Role
+from accounts.sign_in import SignInLimitFormMixin
 from hosting.errors import ApplicationError
 
 
@@ -73,8 +75,8 @@ class SignupForm(ServiceErrorFormMixin, SetPasswordMixin, forms.Form):
         return cleaned
 
 
-class LoginForm(AuthenticationForm):
-    """Django's sign-in form; ``refusal`` (too many attempts) stops it before any password check."""
+class LoginForm(SignInLimitFormMixin, AuthenticationForm):
+    """Django's sign-in form with the e-mail as the user name, under the sign-in limits."""
 
     username = forms.EmailField(
         label="E-mail",
@@ -82,14 +84,9 @@ class LoginForm(AuthenticationForm):
         widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"}),
     )
 
-    def __init__(self, request=None, *args, refusal: str = "", **kwargs):
-        self.refusal = refusal
-        super().__init__(request, *args, **kwargs)
 
-    def clean(self):
-        if self.refusal:
-            raise ValidationError(self.refusal, code="rate_limited")
-        return super().clean()
+class AdminLoginForm(SignInLimitFormMixin, AdminAuthenticationForm):
+    """Django admin's sign-in form (staff only), under the same limits as the dashboard's."""
 
 
 class AccountCreateForm(ServiceErrorFormMixin, forms.Form):

@@ -20,6 +20,8 @@ SECRET_LENGTH = 32
 CHECKSUM_LENGTH = 6
 TOKEN_LENGTH = len(TOKEN_PREFIX) + KEY_ID_LENGTH + SECRET_LENGTH + CHECKSUM_LENGTH
 _BASE62_SET = frozenset(BASE62)
+# What a token of an unknown key id is compared with: the shape of a digest, never one we store.
+_STAND_IN_DIGEST = "0" * 64
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,14 @@ def digest_token(token: str, pepper_id: str) -> str | None:
     return hmac.new(pepper.encode(), token.encode("ascii"), hashlib.sha256).hexdigest()
 
 
-def token_matches(token: str, *, digest: str, pepper_id: str) -> bool:
-    candidate = digest_token(token, pepper_id)
-    return candidate is not None and hmac.compare_digest(candidate, digest)
+def token_matches(token: str, *, digest: str | None, pepper_id: str | None) -> bool:
+    """Whether ``token`` digests to ``digest`` under ``pepper_id``, compared in constant time.
+
+    Without a digest (the key id is unknown) or under a pepper no longer configured, the token
+    is still digested and compared, against a stand-in, and never matches: every wrong token
+    costs the same work, so the time of the answer does not tell whether a key id exists.
+    """
+    known = digest is not None and pepper_id in settings.API_KEY_PEPPERS
+    candidate = digest_token(token, pepper_id if known else current_pepper_id())
+    matches = hmac.compare_digest(candidate or "", digest if known else _STAND_IN_DIGEST)
+    return known and matches

@@ -602,9 +602,14 @@ def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
     if parsed is None:
         raise InvalidApiKey()
     api_key = api_key_lookup(key_id=parsed.key_id)
-    if api_key is None or not keys.token_matches(
-        parsed.token, digest=api_key.digest, pepper_id=api_key.pepper_id
-    ):
+    # Digested and compared even for an unknown key id, so that it answers as slowly as a
+    # wrong secret of a real key does.
+    matches = keys.token_matches(
+        parsed.token,
+        digest=api_key.digest if api_key else None,
+        pepper_id=api_key.pepper_id if api_key else None,
+    )
+    if api_key is None or not matches:
         raise InvalidApiKey()
     # A key whose user left the account or was deactivated says only "invalid", even if it was
     # also revoked on the way out (CONTRACT §5).

@@ -7,6 +7,7 @@ account's keys, members and invitations answer 404.
 
 from urllib.parse import urlencode
 
+from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -53,15 +54,14 @@ from accounts.services import (
     invitation_create,
     invitation_for_token,
     invitation_revoke,
-    login_failure_record,
     member_change_role,
     member_remove,
     user_update_profile,
 )
+from accounts.sign_in import count_attempt, sign_in_limited
 from events.models import Event
 from events.services import Actor
 from hosting.api.authentication import client_ip
-from hosting.api.throttling import RateLimitExceeded, rate_limit_hit
 from hosting.errors import (
     Conflict,
     InsufficientScope,
@@ -70,8 +70,11 @@ from hosting.errors import (
     QuotaExceeded,
     ValidationFailed,
 )
+from hosting.secrets_box import decrypt_secret, encrypt_secret
 
 NEW_TOKEN_SESSION_KEY = "new_api_key"  # noqa: S105 - a session key's name, not a secret
+# How long a new key's token waits (encrypted) in the session for its page to be opened.
+NEW_TOKEN_MAX_AGE_SECONDS = 300
 
 
 # --- Access to the current account ---------------------------------------------------------
@@ -120,17 +123,6 @@ class AccountChangeMixin(AccountPageMixin):
 # --- Signing up, in and out ----------------------------------------------------------------
 
 
-def count_attempt(*buckets: str) -> int:
-    """Count a sign-in, sign-up or reset attempt in each bucket; the seconds to wait, or 0."""
-    retry_after = 0
-    for bucket in buckets:
-        try:
-            rate_limit_hit(bucket=bucket, limit=settings.LOGIN_ATTEMPTS_PER_MINUTE, policy="login")
-        except RateLimitExceeded as exceeded:
-            retry_after = max(retry_after, exceeded.state.seconds_to_reset)
-    return retry_after
-
-
 def too_many_attempts(view, form, retry_after: int) -> HttpResponse:
     form.add_error(None, f"Too many attempts; try again in {retry_after} seconds.")
     response = view.form_invalid(form)
@@ -169,34 +161,12 @@ class SignupView(FormView):
         return redirect("home")
 
 
+@method_decorator(sign_in_limited, name="dispatch")
 class DashboardLoginView(auth_views.LoginView):
     """Django's sign-in, counted per client address and per e-mail to slow down guessing."""
 
     form_class = LoginForm
     redirect_authenticated_user = True
-    refusal = ""
-    retry_after = 0
-
-    def post(self, request, *args, **kwargs):
-        email = request.POST.get("username", "").strip().lower()[:254]
-        buckets = [f"login-ip:{client_ip(request)}"] + ([f"login-email:{email}"] if email else [])
-        self.retry_after = count_attempt(*buckets)
-        if self.retry_after:
-            self.refusal = f"Too many sign-in attempts; try again in {self.retry_after} seconds."
-        return super().post(request, *args, **kwargs)
-
-    def get_form_kwargs(self):
-        return super().get_form_kwargs() | {"refusal": self.refusal}
-
-    def form_invalid(self, form):
-        response = super().form_invalid(form)
-        if self.refusal:
-            # Refused before the password was looked at: not a failed sign-in of the user.
-            response.status_code = 429
-            response["Retry-After"] = str(self.retry_after)
-        elif email := form.data.get("username", "").strip():
-            login_failure_record(email=email, ip=client_ip(self.request))
-        return response
 
 
 class PasswordResetView(auth_views.PasswordResetView):
@@ -298,8 +268,12 @@ class ApiKeyCreateView(AccountChangeMixin, FormView):
         except (ValidationFailed, InsufficientScope, QuotaExceeded) as error:
             form.add_service_error(error)
             return self.form_invalid(form)
-        # Post/redirect/get: the token travels once through the session, never in a URL.
-        self.request.session[NEW_TOKEN_SESSION_KEY] = {"token": token, "name": api_key.name}
+        # Post/redirect/get: the token travels once through the session, never in a URL, and
+        # encrypted, so the session table never holds it in clear.
+        self.request.session[NEW_TOKEN_SESSION_KEY] = {
+            "token": encrypt_secret(token),
+            "name": api_key.name,
+        }
         return redirect("api_key_created")
 
 
@@ -313,7 +287,19 @@ class ApiKeyCreatedView(AccountPageMixin, TemplateView):
         created = request.session.pop(NEW_TOKEN_SESSION_KEY, None)
         if created is None:
             return redirect("api_keys")
-        return self.render_to_response(self.get_context_data(created=created))
+        try:
+            token = decrypt_secret(created["token"], max_age=NEW_TOKEN_MAX_AGE_SECONDS)
+        except InvalidToken:
+            messages.error(
+                request,
+                f"The token of the key “{created['name']}” is no longer shown: it is shown only "
+                f"within {NEW_TOKEN_MAX_AGE_SECONDS // 60} minutes of creating the key. "
+                "Revoke that key and create a new one.",
+            )
+            return redirect("api_keys")
+        return self.render_to_response(
+            self.get_context_data(created={"token": token, "name": created["name"]})
+        )
 
 
 class ApiKeyRevokeView(AccountChangeMixin, TemplateView):

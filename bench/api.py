@@ -81,6 +81,7 @@ def bench_environment(database_url: str) -> dict[str, str]:
         SECRET_KEY=secrets.token_urlsafe(50),
         API_KEY_PEPPERS=f"bench={secrets.token_urlsafe(40)}",
         SECRET_ENCRYPTION_KEYS=Fernet.generate_key().decode(),
+        EMAIL_CONSOLE_ALLOWED="true",  # the bench sends no e-mail
         SECURE_SSL_REDIRECT="false",
         ALLOWED_HOSTS="127.0.0.1",
         RATE_LIMIT_PER_MINUTE=str(10**9),

@@ -55,7 +55,8 @@ def probe_urlconf():
     from rest_framework.views import APIView
 
     from hosting import urls
-    from hosting.api.pagination import PageNumberPagination, _positive_int
+    from hosting.api.pagination import MAX_PAGE, PageNumberPagination
+    from hosting.api.params import integer_value
     from servers.api.serializers import SERVER_LIST_COLUMNS, ServerSerializer
     from servers.api.views import ServerViewSet
     from servers.counts import live_instance_count
@@ -90,8 +91,9 @@ def probe_urlconf():
             from django.db import connection
 
             self.request = request
-            self.page = _positive_int(request.query_params, "page", 1)
-            self.per_page = _positive_int(request.query_params, "per_page", 25, 100)
+            params = request.query_params
+            self.page = integer_value(params, "page", default=1, minimum=1, maximum=MAX_PAGE)
+            self.per_page = integer_value(params, "per_page", default=25, minimum=1, maximum=100)
             self.total = live_instance_count(account_id=account_id, kind="server", statuses=None)
             with connection.cursor() as cursor:
                 offset = (self.page - 1) * self.per_page

@@ -2,6 +2,7 @@ from django.db import models
 from django.utils import timezone
 
 from accounts.models import Account, ApiKey, User
+from hosting.fields import StorableJSONField
 from hosting.ids import PrefixedIdField
 
 
@@ -23,7 +24,7 @@ class Event(models.Model):
     related_id = models.CharField(
         max_length=64, blank=True, help_text="The server or bot an action event belongs to."
     )
-    data = models.JSONField(default=dict)
+    data = StorableJSONField(default=dict)
     actor_user = models.ForeignKey(
         User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

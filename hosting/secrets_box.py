@@ -1,7 +1,10 @@
-"""Encryption at rest for secrets the service must give back to a machine (Discord bot tokens).
+"""Encryption at rest for secrets the service must give back to a machine (Discord bot tokens)
+or, once and soon, to a person (a new API key's token on its way through the session).
 
 Fernet (AES-128-CBC + HMAC-SHA256) with the keys of ``SECRET_ENCRYPTION_KEYS``: the first encrypts,
-every listed key decrypts, so keys can be rotated by putting a new one first.
+every listed key decrypts, so keys can be rotated by putting a new one first. Fernet tokens carry
+their creation time, so a short-lived secret is refused (``InvalidToken``) once ``max_age`` has
+passed.
 """
 
 from functools import cache
@@ -19,5 +22,6 @@ def encrypt_secret(value: str) -> str:
     return _box().encrypt(value.encode()).decode()
 
 
-def decrypt_secret(value: str) -> str:
-    return _box().decrypt(value.encode()).decode()
+def decrypt_secret(value: str, *, max_age: int | None = None) -> str:
+    """The secret; ``InvalidToken`` if it was tampered with or is older than ``max_age`` seconds."""
+    return _box().decrypt(value.encode(), ttl=max_age).decode()

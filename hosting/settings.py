@@ -28,7 +28,8 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django admin, on a site whose sign-in has the dashboard's limits (accounts/admin_site.py).
+    "accounts.apps.HostingAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -165,8 +166,17 @@ SITE_URL = (env_str("SITE_URL") or "http://127.0.0.1:8000").rstrip("/")
 if not SITE_URL.startswith(("http://", "https://")):
     raise ImproperlyConfigured("SITE_URL must start with http:// or https://.")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "Hosting Management <noreply@localhost>"
-# Django 6.1's MAILERS: the console by default, SMTP once EMAIL_HOST is set.
+# Django 6.1's MAILERS: SMTP once EMAIL_HOST is set, else the console. E-mails carry invitation
+# and password-reset links, which take over accounts: out of DEBUG they go to the log only when
+# the operator says so.
 _email_host = env_str("EMAIL_HOST") or ""
+_email_console_allowed = env_bool("EMAIL_CONSOLE_ALLOWED", False)
+if not _email_host and not DEBUG and not _email_console_allowed:
+    raise ImproperlyConfigured(
+        "EMAIL_HOST must be set when DEBUG is off: without it e-mails (invitation and "
+        "password-reset links) are written to the log. Set EMAIL_CONSOLE_ALLOWED=true to "
+        "accept that."
+    )
 if _email_host:
     MAILERS = {
         "default": {
@@ -253,7 +263,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["hosting.api.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["hosting.api.permissions.HasRequiredScopes"],
     "DEFAULT_RENDERER_CLASSES": ["hosting.api.renderers.EnvelopeJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["hosting.api.parsers.StrictJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "hosting.api.pagination.PageNumberPagination",
     "DEFAULT_FILTER_BACKENDS": ["hosting.api.filters.QueryParameterFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "hosting.api.schema.AutoSchema",
@@ -288,6 +298,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ServerStatus": "servers.models.ServerStatus",
         "AccountStatus": "accounts.models.Account.Status",
+        "ActionTargetType": ["server", "bot"],
+        "PowerActionType": "servers.transitions.POWER_ACTIONS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -17,7 +17,7 @@ class IdempotencyRecordAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     fields = [
         "api_key", "key", "request_method", "request_path", "request_body_sha256", "status",
-        "created_at", "completed_at",
+        "required_scopes", "created_at", "completed_at",
     ]  # fmt: skip
     readonly_fields = fields
 

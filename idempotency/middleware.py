@@ -5,7 +5,8 @@ scoped to the API key of the request (the key id in the token, read without a da
 claimed before the view runs and given its answer after. The middleware answers by itself (a
 replay, 409, 422, a bad header) only to a caller who passed authentication, so a stored answer
 never reaches someone who merely knows a key id; otherwise the view authenticates as usual and
-the claim is dropped if it refused the caller.
+the claim is dropped if it refused the caller. A replay also needs the scopes the endpoint
+required of the first request, held by the caller now, or it is ``insufficient_scope``.
 """
 
 from collections.abc import Callable
@@ -20,7 +21,8 @@ from accounts.services import ApiKeyPrincipal, parse_bearer
 from hosting.api.authentication import ApiKeyAuthentication
 from hosting.api.exceptions import error_response
 from hosting.api.middleware import API_PREFIX
-from hosting.api.pagination import invalid_parameter
+from hosting.api.params import invalid_parameter
+from hosting.api.permissions import require_scopes
 from hosting.errors import ApplicationError, ValidationFailed
 from idempotency.models import IdempotencyRecord
 from idempotency.services import (
@@ -61,7 +63,7 @@ class IdempotencyMiddleware:
                 api_key_id=token.key_id, key=key, fingerprint=fingerprint
             )
         except ApplicationError as error:
-            return _answer_authenticated(request, partial(error_response, error, request))
+            return _answer_authenticated(request, partial(_refuse, error, request))
         if not claimed:
             return _answer_authenticated(
                 request, partial(_replay, record=record, fingerprint=fingerprint, token=token)
@@ -83,6 +85,8 @@ class IdempotencyMiddleware:
                 status=response.status_code,
                 headers={name: response[name] for name in STORED_HEADERS if name in response},
                 body=response.content,
+                # Noted by HasRequiredScopes; none when the answer came before it (a 404 path).
+                required_scopes=getattr(request, "required_scopes", []),
             )
         else:
             idempotency_release(record=record)
@@ -119,19 +123,34 @@ def _fingerprint(request: HttpRequest, key: str) -> RequestFingerprint:
     return RequestFingerprint.of(method=request.method, path=request.get_full_path(), body=body)
 
 
-def _answer_authenticated(request: HttpRequest, answer: Callable[[], HttpResponse]) -> HttpResponse:
+def _answer_authenticated(
+    request: HttpRequest, answer: Callable[[ApiKeyPrincipal], HttpResponse]
+) -> HttpResponse:
     """Answer without the view, after the view's own authentication and rate limiting."""
     try:
-        ApiKeyAuthentication().authenticate(Request(request))
-        return answer()
+        _, principal = ApiKeyAuthentication().authenticate(Request(request))
+        return answer(principal)
     except ApplicationError as error:
         return error_response(error, request)
 
 
+def _refuse(
+    error: ApplicationError, request: HttpRequest, principal: ApiKeyPrincipal
+) -> HttpResponse:
+    return error_response(error, request)
+
+
 def _replay(
-    *, record: IdempotencyRecord, fingerprint: RequestFingerprint, token: ParsedToken
+    principal: ApiKeyPrincipal,
+    *,
+    record: IdempotencyRecord,
+    fingerprint: RequestFingerprint,
+    token: ParsedToken,
 ) -> HttpResponse:
     stored = idempotency_replay(record=record, fingerprint=fingerprint, token=token.token)
+    # Judged by the caller's rights now, as the view would judge a new request: a key whose user
+    # was demoted since must not get the first answer (a new key's token, say) again.
+    require_scopes(required=stored.required_scopes, held=principal.scopes)
     response = HttpResponse(stored.body, status=stored.status, headers=stored.headers)
     response[REPLAYED_HEADER] = "true"
     return response

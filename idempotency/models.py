@@ -11,7 +11,8 @@ class IdempotencyRecord(models.Model):
     While ``response_status`` is empty the first request is still running; afterwards the record
     holds what a retry is answered with. ``response_body`` is encrypted under a key derived from
     the caller's token, which the service never stores: a database dump cannot reveal what a
-    response carried (the one-time token of a new API key, for one).
+    response carried (the one-time token of a new API key, for one). ``required_scopes`` are the
+    scopes the endpoint required, checked again against the caller's rights on every replay.
     """
 
     api_key_id = models.CharField(max_length=KEY_ID_LENGTH)
@@ -22,6 +23,12 @@ class IdempotencyRecord(models.Model):
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_headers = models.JSONField(default=dict)
     response_body = models.BinaryField(default=b"")
+    required_scopes = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The scopes the endpoint required, which a replay's caller must hold; null on "
+        "records kept before scopes were (those are never replayed).",
+    )
     created_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
 

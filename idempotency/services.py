@@ -15,7 +15,7 @@ from cryptography.fernet import Fernet
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from hosting.errors import IdempotencyKeyReused, IdempotencyRequestInProgress
+from hosting.errors import Conflict, IdempotencyKeyReused, IdempotencyRequestInProgress
 from idempotency.models import IdempotencyRecord
 
 RETENTION = timedelta(hours=24)
@@ -52,6 +52,8 @@ class StoredResponse:
     status: int
     headers: dict[str, str]
     body: bytes
+    # What the endpoint required of the first caller; the caller of a replay must hold it too.
+    required_scopes: list[str]
 
 
 def _body_cipher(token: str) -> Fernet:
@@ -105,27 +107,46 @@ def idempotency_replay(
     """The stored answer for a retry of the request that holds ``record``.
 
     Raises ``idempotency_key_reused`` for a different request with the same key, and
-    ``idempotency_request_in_progress`` while the first request is still running.
+    ``idempotency_request_in_progress`` while the first request is still running. The caller
+    must check ``required_scopes`` against the rights of the caller of the replay.
+
+    An answer kept before required scopes were kept cannot be checked, so it is refused
+    (``conflict``) rather than given to a caller who may have lost the right to see it, or run
+    a second time.
     """
     if not fingerprint.matches(record):
         raise IdempotencyKeyReused()
     if not record.is_completed:
         raise IdempotencyRequestInProgress()
+    if record.required_scopes is None:
+        raise Conflict(
+            "The first request with this Idempotency-Key was answered before this service "
+            "kept the rights an answer needs, so it is not given again; check whether that "
+            "request took effect before sending it with a new key."
+        )
     return StoredResponse(
         status=record.response_status,
         headers=dict(record.response_headers),
         body=_body_cipher(token).decrypt(bytes(record.response_body)),
+        required_scopes=list(record.required_scopes),
     )
 
 
 def idempotency_complete(
-    *, record: IdempotencyRecord, token: str, status: int, headers: dict[str, str], body: bytes
+    *,
+    record: IdempotencyRecord,
+    token: str,
+    status: int,
+    headers: dict[str, str],
+    body: bytes,
+    required_scopes: list[str],
 ) -> None:
-    """Keep the answer of the request that holds ``record``, for its retries."""
+    """Keep the answer of the request that holds ``record``, and the scopes it needed."""
     IdempotencyRecord.objects.filter(pk=record.pk).update(
         response_status=status,
         response_headers=headers,
         response_body=_body_cipher(token).encrypt(body),
+        required_scopes=required_scopes,
         completed_at=timezone.now(),
     )
 

@@ -1,9 +1,12 @@
+import re
+
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Account, ApiKey, User
+from hosting.fields import StorableJSONField
 from hosting.ids import PrefixedIdField
 
 slug_validator = RegexValidator(
@@ -62,6 +65,12 @@ class Game(models.Model):
         return self.name
 
 
+# A bot's environment variable names.
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+# What one server or bot may be given (the account's memory quota applies on top).
+RESOURCE_LIMITS = {"memory_mb": (256, 65536), "cpu_percent": (10, 800), "disk_mb": (1024, 1048576)}
+
+
 class Instance(models.Model):
     """What game servers and Discord bots share: owner, place, resources and the lifecycle."""
 
@@ -108,7 +117,7 @@ class Server(Instance):
 
     id = PrefixedIdField(prefix="srv")
     game = models.ForeignKey(Game, on_delete=models.PROTECT, related_name="servers")
-    variables = models.JSONField(default=dict, blank=True)
+    variables = StorableJSONField(default=dict, blank=True)
     start_on_install = models.BooleanField(default=False)
 
     class Meta(Instance.Meta):
@@ -161,7 +170,7 @@ class Bot(Instance):
     id = PrefixedIdField(prefix="bot")
     runtime = models.CharField(max_length=16, choices=BotRuntime.choices)
     start_command = models.CharField(max_length=500)
-    environment = models.JSONField(default=dict, blank=True)
+    environment = StorableJSONField(default=dict, blank=True)
     token_encrypted = models.TextField(editable=False)
     token_last4 = models.CharField(max_length=4, editable=False)
 

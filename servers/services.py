@@ -8,7 +8,6 @@ the one in charge before writing.
 """
 
 import json
-import re
 from datetime import timedelta
 from typing import Any
 
@@ -34,6 +33,8 @@ from servers.api.serializers import ActionSerializer, BotSerializer, ServerDetai
 from servers.drivers import DriverError, get_driver
 from servers.models import (
     ACTIVE_ACTION,
+    ENV_NAME,
+    RESOURCE_LIMITS,
     Action,
     ActionStatus,
     Bot,
@@ -46,11 +47,9 @@ from servers.models import (
 from servers.models import ServerStatus as S
 from servers.tasks import run_action
 
-RESOURCE_LIMITS = {"memory_mb": (256, 65536), "cpu_percent": (10, 800), "disk_mb": (1024, 1048576)}
 # Changing these on a live process only takes effect after a restart.
 NEEDS_RESTART = {"variables", "memory_mb", "cpu_percent", "disk_mb", "start_command", "environment",
                  "token", "runtime"}  # fmt: skip
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 DEFAULT_SERVER_RESOURCES = {"memory_mb": 2048, "cpu_percent": 100, "disk_mb": 10240}
 DEFAULT_BOT_RESOURCES = {"memory_mb": 512, "cpu_percent": 50, "disk_mb": 2048}
 _UNSET: Any = object()

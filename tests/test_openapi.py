@@ -102,7 +102,7 @@ def test_it_documents_error_responses_of_the_server_list_with_the_error_schema(o
     response = openapi["paths"]["/v1/servers"]["get"]["responses"][status]
 
     assert response["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/Error"
+        "$ref": "#/components/schemas/ErrorEnvelope"
     }
 
 
@@ -110,16 +110,24 @@ def test_it_documents_not_found_on_the_server_detail(openapi):
     response = openapi["paths"]["/v1/servers/{id}"]["get"]["responses"]["404"]
 
     assert response["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/Error"
+        "$ref": "#/components/schemas/ErrorEnvelope"
     }
 
 
-def test_it_defines_the_error_component(openapi):
-    error = openapi["components"]["schemas"]["Error"]
+def test_it_defines_the_error_envelope_and_its_detail_as_separate_components(openapi):
+    schemas = openapi["components"]["schemas"]
+    envelope = schemas["ErrorEnvelope"]
 
-    assert set(error["required"]) == {"success", "error"}
-    assert error["properties"]["success"]["const"] is False
-    assert {"code", "message", "request_id"} <= set(error["properties"]["error"]["required"])
+    assert set(envelope["required"]) == {"success", "error"}
+    assert envelope["properties"]["success"]["const"] is False
+    assert envelope["properties"]["error"] == {"$ref": "#/components/schemas/Error"}
+    assert {"code", "message", "request_id"} <= set(schemas["Error"]["required"])
+    assert schemas["Error"]["properties"]["details"] == {
+        "$ref": "#/components/schemas/ErrorDetails"
+    }
+    assert schemas["ErrorDetails"]["properties"]["fields"]["items"] == {
+        "$ref": "#/components/schemas/FieldProblem"
+    }
 
 
 def test_the_documented_examples_match_their_own_schemas(openapi):
@@ -190,7 +198,7 @@ def test_an_unauthenticated_error_body_matches_the_error_component(openapi):
     assert response.status_code == 401
     body = response.json()
     assert body["error"]["code"] == "authentication_required"
-    validator = validator_for(openapi, "components", "schemas", "Error")
+    validator = validator_for(openapi, "components", "schemas", "ErrorEnvelope")
     assert [error.message for error in validator.iter_errors(body)] == []
     # The operation's documented 401 points at the same component.
     documented = response_schema_validator(openapi, "/v1/servers", "401")
@@ -252,7 +260,7 @@ def test_the_validator_rejects_a_broken_server_list(
 
 def test_the_validator_rejects_an_error_body_without_a_code(openapi):
     body = APIClient().get("/v1/servers").json()
-    validator = validator_for(openapi, "components", "schemas", "Error")
+    validator = validator_for(openapi, "components", "schemas", "ErrorEnvelope")
     assert validator.is_valid(body)
 
     del body["error"]["code"]

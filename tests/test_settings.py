@@ -171,7 +171,7 @@ SETTINGS_VARIABLES = [
     "SECURE_HSTS_PRELOAD", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE",
     "RATE_LIMIT_PER_MINUTE", "RATE_LIMIT_ANON_PER_MINUTE", "RATE_LIMIT_SQLITE_PATH",
     "NUM_PROXIES", "LOG_LEVEL", "DJANGO_SETTINGS_MODULE", "SECRET_ENCRYPTION_KEYS",
-    "DATABASE_PREPARED_STATEMENTS",
+    "DATABASE_PREPARED_STATEMENTS", "EMAIL_HOST", "EMAIL_CONSOLE_ALLOWED",
 ]  # fmt: skip
 
 
@@ -201,6 +201,7 @@ def production_env(**overrides: str | None) -> dict[str, str | None]:
         "SECRET_KEY": "a-production-secret-key",
         "API_KEY_PEPPERS": VALID_PEPPERS,
         "SECRET_ENCRYPTION_KEYS": "dGVzdC1vbmx5LWJvdC10b2tlbi1rZXktMzItYnl0ZXM=",
+        "EMAIL_HOST": "smtp.example.com",
     } | overrides
 
 
@@ -244,10 +245,32 @@ def test_it_starts_in_debug_without_a_secret_key_or_peppers(tmp_path):
         ({"LOG_LEVEL": "chatty"}, ["LOG_LEVEL"]),
         ({"SECRET_ENCRYPTION_KEYS": None}, ["SECRET_ENCRYPTION_KEYS"]),
         ({"SECRET_ENCRYPTION_KEYS": "not-a-fernet-key"}, ["SECRET_ENCRYPTION_KEYS"]),
+        ({"EMAIL_HOST": None}, ["EMAIL_HOST", "EMAIL_CONSOLE_ALLOWED=true"]),
+        ({"EMAIL_HOST": None, "EMAIL_CONSOLE_ALLOWED": "false"}, ["EMAIL_HOST"]),
+        ({"EMAIL_CONSOLE_ALLOWED": "maybe"}, ["EMAIL_CONSOLE_ALLOWED", "'maybe'"]),
     ],
 )
 def test_it_refuses_to_start_on_a_bad_or_missing_value(tmp_path, overrides, needles):
     assert_refused(start_django(tmp_path, **production_env(**overrides)), *needles)
+
+
+PRINT_MAILER = f"{SETUP}; from django.conf import settings as s; print(s.MAILERS['default'])"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "backend"),
+    [
+        ({}, "smtp"),
+        ({"EMAIL_CONSOLE_ALLOWED": "true"}, "smtp"),
+        ({"EMAIL_HOST": None, "EMAIL_CONSOLE_ALLOWED": "true"}, "console"),
+        ({"EMAIL_HOST": None, "DEBUG": "true"}, "console"),
+    ],
+)
+def test_e_mail_goes_to_the_console_only_in_debug_or_when_allowed(tmp_path, overrides, backend):
+    result = start_django(tmp_path, PRINT_MAILER, **production_env(**overrides))
+
+    assert result.returncode == 0, result.stderr
+    assert f"django.core.mail.backends.{backend}.EmailBackend" in result.stdout
 
 
 PRINT_DATABASE_OPTIONS = f"{SETUP}; from django.conf import settings as s; print(s.DATABASES)"

@@ -25,7 +25,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     fields = [
         "id", "account", "url", "description", "enabled_events", "enabled", "disabled_reason",
         "failure_streak", "failing_since", "last_delivery_at", "last_delivery_status",
-        "previous_secret_expires_at", "created_at", "updated_at",
+        "previous_secret_expires_at", "created_by", "created_at", "updated_at",
     ]  # fmt: skip
     editable = {"enabled", "description"}
 

@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from accounts.models import Account
+from accounts.models import Account, User
 from events.models import Event
 from hosting.ids import PrefixedIdField
 
@@ -10,7 +10,8 @@ class WebhookEndpoint(models.Model):
     """A URL of the customer's that receives the account's events, signed with its secret.
 
     The secret is stored encrypted (it must be used to sign); after a rotation the previous one
-    keeps signing beside the new one until ``previous_secret_expires_at``.
+    keeps signing beside the new one until ``previous_secret_expires_at``. An endpoint receives
+    only the events ``created_by`` may see with their current role (``events.visibility``).
     """
 
     id = PrefixedIdField(prefix="whe")
@@ -18,6 +19,15 @@ class WebhookEndpoint(models.Model):
     url = models.URLField(max_length=2000)
     description = models.CharField(max_length=500, blank=True)
     enabled_events = models.JSONField(default=list)
+    created_by = models.ForeignKey(
+        User,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The endpoint receives what this user may see (whoever created it or last "
+        "changed its URL); unknown or no longer a member: what a viewer may see.",
+    )
     enabled = models.BooleanField(default=True)
     disabled_reason = models.CharField(max_length=500, blank=True)
     secret_encrypted = models.TextField(editable=False)

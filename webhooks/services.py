@@ -24,15 +24,17 @@ import httpx
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.tasks import TaskResultStatus
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 from standardwebhooks.webhooks import Webhook
 
 from accounts.models import Account, Membership
-from accounts.roles import Role
+from accounts.roles import Role, expand_implied, scopes_allowed_for
 from events.models import Event
 from events.services import SYSTEM, Actor, changed_attributes, record_event
+from events.visibility import can_see
 from hosting.errors import Conflict, QuotaExceeded, ValidationFailed
 from hosting.secrets_box import decrypt_secret, encrypt_secret
 from webhooks.api.serializers import WebhookEndpointSerializer
@@ -133,7 +135,11 @@ def _refused_address(address: ipaddress._BaseAddress) -> bool:
 
 def check_url(url: str) -> str:
     """The URL's host if it is an allowed scheme and host; raise ``UnsafeTarget`` otherwise."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port outside 0-65535
+    except ValueError:
+        raise UnsafeTarget("The URL is not valid (check its host and port).") from None
     allowed = {"https", "http"} if settings.WEBHOOKS_ALLOW_HTTP else {"https"}
     if parts.scheme not in allowed:
         raise UnsafeTarget(
@@ -206,7 +212,10 @@ def endpoint_create(
     enabled: bool = True,
     actor: Actor,
 ) -> tuple[WebhookEndpoint, str]:
-    """Create an endpoint and return it with its secret (shown this once)."""
+    """Create an endpoint and return it with its secret (shown this once).
+
+    The endpoint acts as the actor's user: it receives the events that user may see.
+    """
     url = _validate_url(url)
     patterns = _clean_patterns(enabled_events)
     Account.objects.select_for_update().filter(pk=account.pk).first()
@@ -218,7 +227,7 @@ def endpoint_create(
     secret = _new_secret()
     endpoint = WebhookEndpoint.objects.create(
         account=account, url=url, enabled_events=patterns, description=description.strip()[:500],
-        enabled=enabled, secret_encrypted=encrypt_secret(secret),
+        enabled=enabled, secret_encrypted=encrypt_secret(secret), created_by=actor.user,
     )  # fmt: skip
     _record(endpoint, "webhook_endpoint.created", actor)
     return endpoint, secret
@@ -227,11 +236,17 @@ def endpoint_create(
 @transaction.atomic
 def endpoint_update(*, endpoint: WebhookEndpoint, actor: Actor, **changes: Any) -> WebhookEndpoint:
     """Change ``url``, ``description``, ``enabled_events`` or ``enabled`` (re-enabling clears
-    the failure streak)."""
+    the failure streak).
+
+    Whoever points the endpoint at a new URL is the one it acts as from then on: otherwise a
+    member could send to their own server everything a more privileged creator may see.
+    """
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
     before = endpoint_representation(endpoint)
     if "url" in changes:
-        endpoint.url = _validate_url(changes["url"])
+        url = _validate_url(changes["url"])
+        if url != endpoint.url:
+            endpoint.url, endpoint.created_by = url, actor.user
     if "description" in changes:
         endpoint.description = str(changes["description"]).strip()[:500]
     if "enabled_events" in changes:
@@ -297,15 +312,35 @@ def _create_delivery(endpoint: WebhookEndpoint, event: Event) -> WebhookDelivery
     return delivery
 
 
+# An endpoint whose creator is unknown, deactivated or no longer a member sees what a viewer sees.
+UNKNOWN_CREATOR_ROLE = Role.VIEWER
+
+
+def _creator_may_see(endpoint: WebhookEndpoint, event: Event) -> bool:
+    role = endpoint.creator_role or UNKNOWN_CREATOR_ROLE
+    scopes = expand_implied(scopes_allowed_for(role, is_staff=False))
+    return can_see(event, role=role, user_id=endpoint.created_by_id, scopes=scopes)
+
+
 def deliveries_for_event(event: Event) -> list[WebhookDelivery]:
-    """Queue the event for every enabled endpoint of its account that subscribes to its type."""
+    """Queue the event for every enabled endpoint of its account that subscribes to its type
+    and whose creator may see it with their current role (``events.visibility``).
+
+    One query reads the endpoints with their creators' roles, however many there are.
+    """
     if event.account_id is None or event.type == "webhook.test":
         return []
-    endpoints = WebhookEndpoint.objects.filter(account_id=event.account_id, enabled=True)
+    creator_role = Membership.objects.filter(
+        account_id=OuterRef("account_id"), user_id=OuterRef("created_by_id"), user__is_active=True
+    ).values("role")[:1]
+    endpoints = WebhookEndpoint.objects.filter(account_id=event.account_id, enabled=True).annotate(
+        creator_role=Subquery(creator_role)
+    )
     return [
         _create_delivery(endpoint, event)
         for endpoint in endpoints
         if any(event_matches(pattern, event.type) for pattern in endpoint.enabled_events)
+        and _creator_may_see(endpoint, event)
     ]
 
 

@@ -153,7 +153,7 @@ class CustomerCreateSerializer(StrictInputSerializer):
     owner_email = serializers.EmailField(
         max_length=254, help_text="The first owner; an existing user with this e-mail is reused."
     )
-    owner_name = serializers.CharField(max_length=150, required=False, default="")
+    owner_name = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
 
 
 class CustomerUpdateSerializer(StrictInputSerializer):

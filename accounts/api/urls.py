@@ -1,5 +1,4 @@
 from django.urls import path
-from rest_framework.routers import SimpleRouter
 
 from accounts.api.views import (
     AccountViewSet,
@@ -9,14 +8,15 @@ from accounts.api.views import (
     InvitationViewSet,
     MemberViewSet,
 )
+from hosting.api.routers import ApiRouter, id_segment
 
-router = SimpleRouter(trailing_slash=False)
+router = ApiRouter()
 router.register("account/members", MemberViewSet, basename="member")
 router.register("account/invitations", InvitationViewSet, basename="invitation")
 router.register("api-keys", ApiKeyViewSet, basename="api-key")
 router.register("admin/customers", CustomerViewSet, basename="customer")
 router.register(
-    r"admin/customers/(?P<customer_id>[^/.]+)/members",
+    rf"admin/customers/{id_segment('customer_id')}/members",
     CustomerMemberViewSet,
     basename="customer-member",
 )

@@ -15,7 +15,7 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import status, viewsets
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -71,31 +71,13 @@ from accounts.services import (
     member_remove,
 )
 from events.services import Actor
-from hosting.api.schema import envelope
-from hosting.api.views import CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
-
-ERROR = {"$ref": "#/components/schemas/Error"}
-
-
-def error_doc(status_code: int, code: str, description: str, message: str, details=None):
-    """An error response for ``extend_schema(responses=...)`` the shared hook does not add."""
-    example = {"code": code, "message": message}
-    if details:
-        example["details"] = details
-    example["request_id"] = "req_4Xb9Qe2LmT0sWc8RkP1nZa7Y"
-    return OpenApiResponse(
-        response=ERROR,
-        description=description,
-        examples=[
-            OpenApiExample(
-                code,
-                value={"success": False, "error": example},
-                response_only=True,
-                status_codes=[str(status_code)],
-            )
-        ],
-    )
-
+from hosting.api.schema import CONFLICT, envelope, error_doc
+from hosting.api.views import (
+    ApiViewSet,
+    CallerScopedMixin,
+    EnvelopeListMixin,
+    EnvelopeRetrieveMixin,
+)
 
 # Built once each: every envelope() call makes a new component class of the same name.
 ACCOUNT_RESPONSE = envelope("account", AccountSerializer())
@@ -103,7 +85,6 @@ MEMBER_RESPONSE = envelope("member", MemberSerializer())
 INVITATION_RESPONSE = envelope("invitation", InvitationSerializer())
 API_KEY_RESPONSE = envelope("api_key", ApiKeySerializer())
 CUSTOMER_RESPONSE = envelope("customer", CustomerSerializer())
-CONFLICT = error_doc(409, "conflict", "`conflict`", "The request conflicts with the current state.")
 
 
 def validated(serializer_class, request) -> dict:
@@ -141,7 +122,7 @@ def deleted(object_id: str) -> Response:
         tags=["Account"],
     ),
 )
-class AccountViewSet(viewsets.GenericViewSet):
+class AccountViewSet(ApiViewSet):
     serializer_class = AccountSerializer
     required_scopes = {"retrieve": ["account:read"], "partial_update": ["account:write"]}
 
@@ -244,13 +225,11 @@ USER_ID = OpenApiParameter(
         tags=["Members"],
     ),
 )
-class MemberViewSet(
-    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
-):
+class MemberViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     list_key = "members"
     resource_key = "member"
     serializer_class = MemberSerializer
-    filterset_class = MemberFilter
+    filterset_classes = {"list": MemberFilter}
     lookup_field = "user_id"
     required_scopes = {
         "list": ["account:read"],
@@ -319,13 +298,11 @@ class MemberViewSet(
         tags=["Invitations"],
     ),
 )
-class InvitationViewSet(
-    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
-):
+class InvitationViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     list_key = "invitations"
     resource_key = "invitation"
     serializer_class = InvitationSerializer
-    filterset_class = InvitationFilter
+    filterset_classes = {"list": InvitationFilter}
     required_scopes = {
         "list": ["account:read"],
         "retrieve": ["account:read"],
@@ -434,13 +411,11 @@ NEW_KEY_RESPONSE = OpenApiResponse(
         tags=["API keys"],
     ),
 )
-class ApiKeyViewSet(
-    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
-):
+class ApiKeyViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     list_key = "api_keys"
     resource_key = "api_key"
     serializer_class = ApiKeySerializer
-    filterset_class = ApiKeyFilter
+    filterset_classes = {"list": ApiKeyFilter}
     required_scopes = {
         "list": ["api_keys:read"],
         "retrieve": ["api_keys:read"],
@@ -557,11 +532,11 @@ class ApiKeyViewSet(
         tags=["Staff"],
     ),
 )
-class CustomerViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet):
+class CustomerViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     list_key = "customers"
     resource_key = "customer"
     serializer_class = CustomerSerializer
-    filterset_class = CustomerFilter
+    filterset_classes = {"list": CustomerFilter}
     required_scopes = {
         "list": ["admin:read"],
         "retrieve": ["admin:read"],
@@ -618,10 +593,10 @@ class CustomerViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.Generic
         tags=["Staff"],
     ),
 )
-class CustomerMemberViewSet(EnvelopeListMixin, viewsets.GenericViewSet):
+class CustomerMemberViewSet(EnvelopeListMixin, ApiViewSet):
     list_key = "members"
     serializer_class = MemberSerializer
-    filterset_class = MemberFilter
+    filterset_classes = {"list": MemberFilter}
     required_scopes = {"list": ["admin:read"]}
 
     def get_queryset(self):

@@ -1,11 +1,33 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from events.models import Event
 
 
+class EventActorSerializer(serializers.Serializer):
+    user = serializers.CharField(allow_null=True, help_text="The user (`usr_...`), if a person.")
+    api_key = serializers.CharField(allow_null=True, help_text="The API key (`key_...`) used.")
+    ip = serializers.CharField(allow_null=True, help_text="The client address.")
+
+
+class EventDataSerializer(serializers.Serializer):
+    object = serializers.DictField(
+        help_text="The object as the API shows it (a server, an action, an API key...)."
+    )
+    previous_attributes = serializers.DictField(
+        help_text="The attributes that changed, with their values before the change."
+    )
+
+
+@extend_schema_field(EventDataSerializer)
+class EventDataField(serializers.JSONField):
+    pass
+
+
 class EventSerializer(serializers.ModelSerializer):
     """An event as the API and webhooks show it (CONTRACT §9), plus who caused it."""
 
+    data = EventDataField(read_only=True)
     actor = serializers.SerializerMethodField()
 
     class Meta:
@@ -13,6 +35,7 @@ class EventSerializer(serializers.ModelSerializer):
         fields = ["id", "type", "created_at", "data", "actor"]
         read_only_fields = fields
 
+    @extend_schema_field(EventActorSerializer)
     def get_actor(self, event: Event) -> dict:
         return {
             "user": event.actor_user_id,

@@ -1,8 +1,7 @@
-from rest_framework.routers import SimpleRouter
-
 from events.api.views import EventViewSet
+from hosting.api.routers import ApiRouter
 
-router = SimpleRouter(trailing_slash=False)
+router = ApiRouter()
 router.register("events", EventViewSet, basename="event")
 
 urlpatterns = router.urls

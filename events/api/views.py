@@ -1,13 +1,18 @@
 """The account's event log: ``GET /v1/events`` and ``GET /v1/events/{id}``."""
 
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
-from rest_framework import viewsets
 
 from events.api.serializers import EventSerializer
 from events.filters import EventFilter
 from events.models import Event
+from events.selectors import events_visible_to
 from hosting.api.schema import envelope
-from hosting.api.views import CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
+from hosting.api.views import (
+    ApiViewSet,
+    CallerScopedMixin,
+    EnvelopeListMixin,
+    EnvelopeRetrieveMixin,
+)
 
 EVENT_EXAMPLE = {
     "id": "evt_7Qm2Lx9Tc4Rb8Nz1Kd5Wf3Hy",
@@ -27,7 +32,12 @@ EVENT_EXAMPLE = {
 }
 
 SCOPE_NOTE = (
-    "Needs `webhooks:read`: the event log is the stream webhooks deliver, so it shares their scope."
+    "Needs `webhooks:read`: the event log is the stream webhooks deliver, so it shares their "
+    "scope. Each event also needs the right to see its object: `servers:read` for `server.*` and "
+    "server actions, `bots:read` for `bot.*` and bot actions, `api_keys:read` for `api_key.*` "
+    "(only the caller's own keys unless owner or admin), `account:read` for `member.*`, "
+    "`account.*` and `user.updated`, and also owner or admin for `user.login_failed`. Events the "
+    "caller may not see are left out of the list, and reading one is 404 `not_found`."
 )
 
 
@@ -52,15 +62,18 @@ SCOPE_NOTE = (
         tags=["Events"],
     ),
 )
-class EventViewSet(
-    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
-):
+class EventViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     model = Event
     list_key = "events"
     resource_key = "event"
     serializer_class = EventSerializer
-    filterset_class = EventFilter
+    filterset_classes = {"list": EventFilter}
     required_scopes = {"list": ["webhooks:read"], "retrieve": ["webhooks:read"]}
 
     def caller_queryset(self, principal):
-        return Event.objects.filter(account_id=principal.account.id).order_by("-created_at", "-id")
+        return events_visible_to(
+            account_id=principal.account.id,
+            role=principal.role,
+            user_id=principal.user.id,
+            scopes=principal.scopes,
+        ).order_by("-created_at", "-id")

@@ -1,12 +1,49 @@
 """django-filter glue: bad query values become 400 ``invalid_parameter`` (CONTRACT §4)."""
 
 import django_filters
+from django.http import QueryDict
 from django_filters.rest_framework import DjangoFilterBackend
 
+from hosting.api.params import list_value, single_value
 from hosting.errors import InvalidParameter
 
 
+def _is_list(filter_: django_filters.Filter) -> bool:
+    return isinstance(filter_, django_filters.filters.BaseCSVFilter)
+
+
+def filter_data(params: QueryDict, filters: dict[str, django_filters.Filter]) -> QueryDict:
+    """The query parameters a FilterSet reads, each checked by the shared parsers: lists
+    joined from comma lists and repeated keys, everything else given at most once, never empty
+    and holding only storable text. Unknown parameters are left out (they are ignored)."""
+    data = QueryDict(mutable=True)
+    for name, filter_ in filters.items():
+        if _is_list(filter_):
+            items = list_value(params, name)
+            value = None if items is None else ",".join(items)
+        else:
+            value = single_value(params, name)
+        if value is not None:
+            data[name] = value
+    return data
+
+
 class QueryParameterFilterBackend(DjangoFilterBackend):
+    """Each action of a view has its own FilterSet, or none: ``filterset_classes = {"list":
+    ServerFilter}``. A list's filters never narrow a detail lookup (``GET /servers/{id}?status=
+    running`` is that server, whatever its status) nor appear in other actions' documentation."""
+
+    def get_filterset_class(self, view, queryset=None):
+        return getattr(view, "filterset_classes", {}).get(getattr(view, "action", None))
+
+    def get_filterset_kwargs(self, request, queryset, view):
+        filters = self.get_filterset_class(view, queryset).base_filters
+        return {
+            "data": filter_data(request.query_params, filters),
+            "queryset": queryset,
+            "request": request,
+        }
+
     def filter_queryset(self, request, queryset, view):
         filterset_class = self.get_filterset_class(view, queryset)
         if filterset_class is None or request.query_params.keys().isdisjoint(
@@ -17,8 +54,6 @@ class QueryParameterFilterBackend(DjangoFilterBackend):
             request.list_filters = {}
             return queryset
         filterset = self.get_filterset(request, queryset, view)
-        if filterset is None:
-            return queryset
         if not filterset.is_valid():
             parameters = [
                 {"name": name, "code": item["code"] or "invalid", "message": item["message"]}

@@ -7,10 +7,12 @@ from django.core.exceptions import ImproperlyConfigured
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
 
-from hosting.errors import InvalidParameter
+from hosting.api.params import integer_value
 
 DEFAULT_PER_PAGE = 25
 MAX_PER_PAGE = 100
+# Far past any real list, and small enough that the offset it makes fits every database.
+MAX_PAGE = 1_000_000_000
 DEEP_OFFSET = 1000  # from here on a page is fetched as keys first, then rows
 
 PAGINATION_SCHEMA = {
@@ -39,31 +41,6 @@ def page_of(queryset, offset: int, limit: int):
     return queryset.filter(pk__in=keys)
 
 
-def invalid_parameter(name: str, code: str, message: str) -> InvalidParameter:
-    return InvalidParameter(
-        message, details={"parameters": [{"name": name, "code": code, "message": message}]}
-    )
-
-
-def _positive_int(params, name: str, default: int, maximum: int | None = None) -> int:
-    raw = params.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise invalid_parameter(
-            name, "invalid", f"Query parameter '{name}' must be an integer."
-        ) from None
-    if value < 1:
-        raise invalid_parameter(name, "min_value", f"Query parameter '{name}' must be at least 1.")
-    if maximum is not None and value > maximum:
-        raise invalid_parameter(
-            name, "max_value", f"Query parameter '{name}' must be at most {maximum}."
-        )
-    return value
-
-
 class PageNumberPagination(BasePagination):
     """``?page=`` (from 1) and ``?per_page=`` (default 25, at most 100).
 
@@ -81,9 +58,10 @@ class PageNumberPagination(BasePagination):
         if not queryset.ordered:
             raise ImproperlyConfigured("Paginated querysets need a total, stable ordering.")
         self.request = request
-        self.page = _positive_int(request.query_params, "page", 1)
-        self.per_page = _positive_int(
-            request.query_params, "per_page", DEFAULT_PER_PAGE, MAX_PER_PAGE
+        params = request.query_params
+        self.page = integer_value(params, "page", default=1, minimum=1, maximum=MAX_PAGE)
+        self.per_page = integer_value(
+            params, "per_page", default=DEFAULT_PER_PAGE, minimum=1, maximum=MAX_PER_PAGE
         )
         offset = (self.page - 1) * self.per_page
         # A view that keeps counts may find a deep page without skipping every earlier row.
@@ -147,7 +125,7 @@ class PageNumberPagination(BasePagination):
                 "in": "query",
                 "required": False,
                 "description": "Page number, starting at 1. A page past the end is empty.",
-                "schema": {"type": "integer", "minimum": 1, "default": 1},
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
             },
             {
                 "name": "per_page",

@@ -1,5 +1,7 @@
 """Scope checks: a view names the scopes each action needs; the key must hold all of them."""
 
+from collections.abc import Set as AbstractSet
+
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.permissions import BasePermission
 
@@ -23,16 +25,23 @@ def required_scopes_for(view, method: str) -> list[str]:
     return list(scopes)
 
 
+def require_scopes(*, required: list[str], held: AbstractSet[str]) -> None:
+    """Raise ``insufficient_scope`` naming the missing scopes unless ``held`` has them all."""
+    if missing := sorted(set(required) - held):
+        raise InsufficientScope(
+            f"This operation needs the scope{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)}.",
+            details={"required_scopes": required},
+        )
+
+
 class HasRequiredScopes(BasePermission):
     def has_permission(self, request, view) -> bool:
         principal = request.auth
         if principal is None:
             raise AuthenticationRequired()
         required = required_scopes_for(view, request.method)
-        if missing := sorted(set(required) - principal.scopes):
-            raise InsufficientScope(
-                f"This operation needs the scope{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(missing)}.",
-                details={"required_scopes": required},
-            )
+        # Kept with an idempotent request's answer: a replay needs these scopes still.
+        request._request.required_scopes = required
+        require_scopes(required=required, held=principal.scopes)
         return True

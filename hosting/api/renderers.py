@@ -4,11 +4,23 @@ Encoded with orjson: the hot path's JSON is several times faster to produce than
 standard library, and the output is the same compact UTF-8 JSON.
 """
 
+import json
+
 import orjson
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
 _fallback = JSONEncoder().default  # Decimal, lazy strings and the like, as DRF would encode them
+
+
+def _dumps(data) -> bytes:
+    try:
+        return orjson.dumps(data, default=_fallback)
+    except orjson.JSONEncodeError:
+        # What orjson cannot encode and the standard library can: an unpaired surrogate or an
+        # integer past 64 bits that reached a row before such input was refused (hosting.text),
+        # escaped rather than failing every later read of that row.
+        return json.dumps(data, cls=JSONEncoder, separators=(",", ":")).encode()
 
 
 class EnvelopeJSONRenderer(JSONRenderer):
@@ -19,4 +31,4 @@ class EnvelopeJSONRenderer(JSONRenderer):
             data = {"success": True, "data": data}
         if data is None:
             return b""
-        return orjson.dumps(data, default=_fallback)
+        return _dumps(data)

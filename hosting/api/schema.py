@@ -1,11 +1,15 @@
 """OpenAPI generation: Bearer security, success envelopes, documented errors, idempotent POSTs."""
 
+import inspect
+import json
 from typing import Any
 
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
+from rest_framework import serializers
 
+from hosting.api.serializers import StrictInputSerializer
 from idempotency.middleware import (
     IDEMPOTENCY_KEY_HEADER,
     IDEMPOTENCY_KEY_MAX_LENGTH,
@@ -13,9 +17,34 @@ from idempotency.middleware import (
 )
 from idempotency.services import RETENTION
 
+_STRICT_DOC = inspect.cleandoc(StrictInputSerializer.__doc__ or "")
+
 
 class AutoSchema(openapi.AutoSchema):
-    """Named in settings so this module, and with it the Bearer extension below, is loaded."""
+    """Request bodies as strict as the API reads them: ``StrictInputSerializer`` refuses keys it
+    does not declare, so its schema says ``additionalProperties: false``. A default is the
+    server's business, not the client's: it is said in the description, not as ``default``
+    (generated TypeScript clients make a property with a ``default`` required)."""
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, serializers.ListField) and not field.allow_empty:
+            schema.setdefault("minItems", 1)
+        return schema
+
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        if direction == "request" and isinstance(serializer, StrictInputSerializer):
+            schema["additionalProperties"] = False
+            if schema.get("description") == _STRICT_DOC:  # inherited, not the body's own
+                del schema["description"]
+            for prop in schema.get("properties", {}).values():
+                if "default" in prop:
+                    default = prop.pop("default")
+                    said = f"Default: `{json.dumps(default)}`." if default not in ([], "") else ""
+                    if said:
+                        prop["description"] = f"{prop.get('description', '')} {said}".strip()
+        return schema
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
@@ -37,26 +66,107 @@ def envelope(key: str, serializer, name: str | None = None):
     return inline_serializer(name=component, fields={key: serializer})
 
 
-ERROR_SCHEMA = {
+REQUEST_ID_EXAMPLE = "req_4Xb9Qe2LmT0sWc8RkP1nZa7Y"
+_PROBLEM = {
     "type": "object",
-    "required": ["success", "error"],
+    "required": ["name", "code", "message"],
     "properties": {
-        "success": {"type": "boolean", "const": False},
-        "error": {
-            "type": "object",
-            "required": ["code", "message", "request_id"],
-            "properties": {
-                "code": {"type": "string", "description": "Stable snake_case error code."},
-                "message": {"type": "string", "description": "Human-readable; may change."},
-                "details": {"type": "object", "additionalProperties": True},
-                "request_id": {
-                    "type": ["string", "null"],
-                    "example": "req_4Xb9Qe2LmT0sWc8RkP1nZa7Y",
-                },
-            },
-        },
+        "name": {"type": "string", "description": "The field (dotted path) or parameter."},
+        "code": {"type": "string", "description": "Stable snake_case code of the problem."},
+        "message": {"type": "string"},
     },
 }
+# The error envelope and its parts, as separate components so that generated clients get one
+# type per level (CONTRACT §3).
+ERROR_COMPONENTS: dict[str, dict[str, Any]] = {
+    "ErrorEnvelope": {
+        "type": "object",
+        "required": ["success", "error"],
+        "properties": {
+            "success": {"type": "boolean", "const": False},
+            "error": {"$ref": "#/components/schemas/Error"},
+        },
+    },
+    "Error": {
+        "type": "object",
+        "required": ["code", "message", "request_id"],
+        "properties": {
+            "code": {"type": "string", "description": "Stable snake_case error code."},
+            "message": {"type": "string", "description": "Human-readable; may change."},
+            "details": {"$ref": "#/components/schemas/ErrorDetails"},
+            "request_id": {"type": ["string", "null"], "example": REQUEST_ID_EXAMPLE},
+        },
+    },
+    "ErrorDetails": {
+        "type": "object",
+        "description": "Present where it helps; which keys appear depends on the code.",
+        "properties": {
+            "fields": {
+                "type": "array",
+                "items": {"$ref": "#/components/schemas/FieldProblem"},
+                "description": "`validation_failed`: each invalid body field.",
+            },
+            "parameters": {
+                "type": "array",
+                "items": {"$ref": "#/components/schemas/FieldProblem"},
+                "description": "`invalid_parameter`: each invalid query parameter or header.",
+            },
+            "required_scopes": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "`insufficient_scope`: the scopes the operation needs.",
+            },
+            "retry_after": {"type": "integer", "description": "`rate_limited`: seconds."},
+            "status": {"type": "string", "description": "`invalid_state`: the current status."},
+            "allowed_actions": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "`invalid_state`: the actions the current status allows.",
+            },
+            "action_id": {
+                "type": ["string", "null"],
+                "description": "`action_in_progress`: the action still running.",
+            },
+            "limit": {"type": "integer", "description": "`quota_exceeded`: the quota."},
+            "ip": {"type": "string", "description": "`ip_not_allowed`: the client address."},
+        },
+        "additionalProperties": True,
+    },
+    "FieldProblem": _PROBLEM,
+}
+ERROR = {"$ref": "#/components/schemas/ErrorEnvelope"}
+
+
+def error_doc(status_code: int, code: str, description: str, message: str, details=None):
+    """An error response for ``extend_schema(responses=...)`` the shared hook does not add."""
+    example = {"code": code, "message": message}
+    if details:
+        example["details"] = details
+    example["request_id"] = REQUEST_ID_EXAMPLE
+    return OpenApiResponse(
+        response=ERROR,
+        description=description,
+        examples=[
+            OpenApiExample(
+                code,
+                value={"success": False, "error": example},
+                response_only=True,
+                status_codes=[str(status_code)],
+            )
+        ],
+    )
+
+
+CONFLICT = error_doc(409, "conflict", "`conflict`", "The request conflicts with the current state.")
+INSTANCE_CONFLICT = error_doc(
+    409,
+    "invalid_state",
+    "`invalid_state` (details.status, details.allowed_actions) when the status does not allow "
+    "the change, `action_in_progress` (details.action_id) while another action runs.",
+    "Cannot delete a server that is deleting.",
+    {"status": "deleting", "allowed_actions": []},
+)
+
 
 # status -> (description with its codes, one example code, example message, example details)
 _ERRORS: dict[str, tuple[str, str, str, dict | None]] = {
@@ -124,6 +234,16 @@ _ERRORS: dict[str, tuple[str, str, str, dict | None]] = {
     "500": ("`internal_error`.", "internal_error", "An unexpected error occurred.", None),
 }
 
+LOCATION_HEADERS = {
+    "201": {
+        "description": "The address of the created resource, where one has its own.",
+        "schema": {"type": "string", "format": "uri"},
+    },
+    "202": {
+        "description": "The address to poll for the accepted work (`/v1/actions/{id}`, ...).",
+        "schema": {"type": "string", "format": "uri"},
+    },
+}
 _RATE_LIMIT_HEADERS = {
     "X-RateLimit-Limit": "Requests allowed in the current window.",
     "X-RateLimit-Remaining": "Requests left in the current window.",
@@ -139,12 +259,12 @@ def _error_response(status: str) -> dict[str, Any]:
     example: dict[str, Any] = {"code": code, "message": message}
     if details:
         example["details"] = details
-    example["request_id"] = "req_4Xb9Qe2LmT0sWc8RkP1nZa7Y"
+    example["request_id"] = REQUEST_ID_EXAMPLE
     return {
         "description": description,
         "content": {
             "application/json": {
-                "schema": {"$ref": "#/components/schemas/Error"},
+                "schema": ERROR,
                 "example": {"success": False, "error": example},
             }
         },
@@ -208,21 +328,36 @@ def _document_idempotency(operation: dict[str, Any]) -> None:
             responses[status] = _error_response(status)
 
 
+def _non_empty(schema: dict[str, Any]) -> None:
+    """A query parameter is never empty, nor has a list an empty item (hosting/api/params.py)."""
+    if schema.get("type") == "array":
+        schema.setdefault("minItems", 1)
+        schema = schema.get("items", {})
+    if schema.get("type") == "string" and "enum" not in schema:
+        schema.setdefault("minLength", 1)
+
+
 def postprocess_envelopes(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
     """Wrap 2xx bodies in the success envelope and document the errors every call can get."""
-    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    result.setdefault("components", {}).setdefault("schemas", {}).update(ERROR_COMPONENTS)
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
             for status, response in responses.items():
                 if status.startswith("2"):
                     _wrap_success(response.get("content", {}))
-                    response.setdefault("headers", {}).update(
+                    headers = response.setdefault("headers", {})
+                    headers.update(
                         {
                             name: {"description": text, "schema": {"type": "string"}}
                             for name, text in _RATE_LIMIT_HEADERS.items()
                         }
                     )
+                    if status in LOCATION_HEADERS:
+                        headers["Location"] = LOCATION_HEADERS[status]
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "query":
+                    _non_empty(parameter["schema"])
             needed = ["401", "403", "429", "500"] if operation.get("security") else ["500"]
             parameters = {param.get("name") for param in operation.get("parameters", [])}
             if "requestBody" in operation:

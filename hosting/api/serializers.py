@@ -9,18 +9,93 @@ from rest_framework.exceptions import ErrorDetail
 from rest_framework.settings import api_settings
 
 
-class StrictInputSerializer(serializers.Serializer):
-    """A request body that refuses keys it does not declare, instead of silently ignoring them.
+def _type_error(field: serializers.Field, value: Any) -> Any:
+    """The errors of ``value`` for ``field`` when its JSON type is not the field's, or None.
 
-    A customer sending ``max_api_keys`` must learn that it was not applied.
+    DRF converts where it can (``0`` to ``"0"``, ``"5"`` to 5, ``"yes"`` to True); a request
+    body of the wrong type is refused instead, as its schema says."""
+    if value is None:
+        return None  # the field's own allow_null decides
+    if isinstance(field, serializers.ListField):
+        if not isinstance(value, list):
+            return None  # the field's own "not a list"
+        nested = {
+            index: error
+            for index, item in enumerate(value)
+            if (error := _type_error(field.child, item)) is not None
+        }
+        return nested or None
+    if isinstance(field, serializers.DictField):
+        if not isinstance(value, Mapping):
+            return None
+        nested = {
+            key: error
+            for key, item in value.items()
+            if (error := _type_error(field.child, item)) is not None
+        }
+        return nested or None
+    if isinstance(field, serializers.Serializer):
+        if not isinstance(value, Mapping):
+            return None
+        nested = {
+            name: error
+            for name, child in field.fields.items()
+            if name in value and (error := _type_error(child, value[name])) is not None
+        }
+        return nested or None
+    for kind, wanted, sentence in _JSON_TYPES:
+        if isinstance(field, kind) and not wanted(value):
+            return [ErrorDetail(sentence, code="invalid")]
+    return None
+
+
+def _is_string(value) -> bool:
+    return isinstance(value, str)
+
+
+def _is_integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_boolean(value) -> bool:
+    return isinstance(value, bool)
+
+
+_JSON_TYPES = [
+    (serializers.BooleanField, _is_boolean, "Must be true or false."),
+    (serializers.IntegerField, _is_integer, "Must be an integer."),
+    (serializers.FloatField, _is_number, "Must be a number."),
+    (serializers.DecimalField, _is_number, "Must be a number."),
+    (serializers.CharField, _is_string, "Must be a string."),
+    (serializers.ChoiceField, _is_string, "Must be a string."),
+    (serializers.DateTimeField, _is_string, "Must be an ISO 8601 date-time string."),
+]
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """A request body that refuses keys it does not declare, instead of silently ignoring them,
+    and values of another JSON type than its schema says, instead of converting them.
+
+    A customer sending ``max_api_keys`` must learn that it was not applied, and one sending
+    ``{"name": 0}`` that a name is a string.
     """
 
     def to_internal_value(self, data):
-        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
-        errors = {
-            name: [ErrorDetail("This field is not accepted here.", code="unknown_field")]
-            for name in unknown
-        }
+        errors = {}
+        if isinstance(data, Mapping):
+            errors = {
+                name: [ErrorDetail("This field is not accepted here.", code="unknown_field")]
+                for name in sorted(set(data) - set(self.fields))
+            }
+            errors |= {
+                name: error
+                for name, field in self.fields.items()
+                if name in data and (error := _type_error(field, data[name])) is not None
+            }
         try:
             value = super().to_internal_value(data)
         except serializers.ValidationError as exc:

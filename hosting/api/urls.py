@@ -7,15 +7,27 @@ from drf_spectacular.views import (
     SpectacularSwaggerView,
 )
 
-from hosting.api.views import api_not_found
+from hosting.api.views import API_METHODS, api_not_found
 
 urlpatterns = [
-    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
-    path("docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
-    path("redoc", SpectacularRedocView.as_view(url_name="openapi"), name="api-redoc"),
+    path(
+        "openapi.json",
+        SpectacularJSONAPIView.as_view(http_method_names=API_METHODS),
+        name="openapi",
+    ),
+    path(
+        "docs",
+        SpectacularSwaggerView.as_view(url_name="openapi", http_method_names=API_METHODS),
+        name="api-docs",
+    ),
+    path(
+        "redoc",
+        SpectacularRedocView.as_view(url_name="openapi", http_method_names=API_METHODS),
+        name="api-redoc",
+    ),
     path("", include("accounts.api.urls")),
     path("", include("servers.api.urls")),
     path("", include("events.api.urls")),
     path("", include("webhooks.api.urls")),
-    re_path(r"^.*$", api_not_found),
+    re_path(r"^[\s\S]*$", api_not_found),  # any path, newlines included
 ]

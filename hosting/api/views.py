@@ -1,10 +1,22 @@
 """Shared view building blocks: envelope-shaped list and detail, the JSON 404."""
 
+from django.utils.encoding import escape_uri_path
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import viewsets
 from rest_framework.response import Response
 
 from hosting import errors
 from hosting.api.exceptions import error_response
 from hosting.api.pagination import PageNumberPagination
+
+# OPTIONS is not offered (README, "API decisions"), so no answer's ``Allow`` names it.
+API_METHODS = ["get", "post", "put", "patch", "delete", "head"]
+
+
+class ApiViewSet(viewsets.GenericViewSet):
+    """The base of every API view set."""
+
+    http_method_names = API_METHODS
 
 
 class CallerScopedMixin:
@@ -53,6 +65,8 @@ class EnvelopeRetrieveMixin:
         return Response({self.resource_key: self.get_serializer(self.get_object()).data})
 
 
+@csrf_exempt  # any method: a POST to a path that does not exist is a 404, not a CSRF failure
 def api_not_found(request, *args, **kwargs):
     """Catch-all for ``/v1/...`` paths that match no endpoint."""
-    return error_response(errors.NotFound(f"No API endpoint at {request.path}."), request)
+    path = escape_uri_path(request.path)  # as sent on the wire: control characters stay escaped
+    return error_response(errors.NotFound(f"No API endpoint at {path}."), request)

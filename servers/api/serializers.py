@@ -2,7 +2,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
 from hosting.api.serializers import RowListSerializer, StrictInputSerializer
-from servers.models import Action, Bot, Game, Region, Server
+from servers.models import RESOURCE_LIMITS, Action, Bot, Game, Region, Server
 
 
 class GameSerializer(serializers.ModelSerializer):
@@ -24,12 +24,21 @@ class ServerSerializer(serializers.ModelSerializer):
         list_serializer_class = RowListSerializer
 
 
-class ResourcesInputSerializer(StrictInputSerializer):
-    """Any of the three; the service checks the ranges and the account's memory quota."""
+def _resource_field(name: str, unit: str) -> serializers.IntegerField:
+    """The range is documented here and checked by the service (code ``out_of_range``)."""
+    low, high = RESOURCE_LIMITS[name]
+    schema = {"type": "integer", "minimum": low, "maximum": high}
+    schema["description"] = f"{low} to {high} {unit}."
+    field_class = extend_schema_field(schema)(type(name, (serializers.IntegerField,), {}))
+    return field_class(required=False)
 
-    memory_mb = serializers.IntegerField(required=False, help_text="256 to 65536.")
-    cpu_percent = serializers.IntegerField(required=False, help_text="10 to 800 (% of a core).")
-    disk_mb = serializers.IntegerField(required=False, help_text="1024 to 1048576.")
+
+class ResourcesInputSerializer(StrictInputSerializer):
+    """Any of the three; the service checks them again and the account's memory quota."""
+
+    memory_mb = _resource_field("memory_mb", "MB")
+    cpu_percent = _resource_field("cpu_percent", "(% of a core)")
+    disk_mb = _resource_field("disk_mb", "MB")
 
 
 class ResourcesSerializer(serializers.Serializer):
@@ -54,11 +63,34 @@ class InstanceResourcesField(serializers.Field):
 SERVER_LIST_COLUMNS = ("id", "name", "game_id", "status", "created_at")
 
 
+VARIABLES_SCHEMA = {
+    "type": "object",
+    "additionalProperties": {"type": ["string", "integer", "boolean"]},
+    "description": "The game's variables by key, as the catalogue defines them (GET /v1/games).",
+}
+ENVIRONMENT_SCHEMA = {
+    "type": "object",
+    "additionalProperties": {"type": "string"},
+    "description": "Environment variables the bot starts with.",
+}
+
+
+@extend_schema_field(VARIABLES_SCHEMA)
+class VariablesField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(ENVIRONMENT_SCHEMA)
+class EnvironmentField(serializers.JSONField):
+    pass
+
+
 class ServerDetailSerializer(ServerSerializer):
     """A server as ``GET /v1/servers/{id}`` shows it, and as events carry it."""
 
     region = serializers.CharField(source="region_id", read_only=True)
     resources = InstanceResourcesField(source="*", read_only=True)
+    variables = VariablesField(read_only=True)
 
     class Meta(ServerSerializer.Meta):
         fields = [
@@ -73,6 +105,7 @@ class BotSerializer(serializers.ModelSerializer):
 
     region = serializers.CharField(source="region_id", read_only=True)
     resources = InstanceResourcesField(source="*", read_only=True)
+    environment = EnvironmentField(read_only=True)
 
     class Meta:
         model = Bot
@@ -82,6 +115,11 @@ class BotSerializer(serializers.ModelSerializer):
             "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+
+class ActionTargetSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["server", "bot"])
+    id = serializers.CharField()
 
 
 class ActionSerializer(serializers.ModelSerializer):
@@ -94,6 +132,7 @@ class ActionSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
         read_only_fields = fields
 
+    @extend_schema_field(ActionTargetSerializer)
     def get_target(self, action: Action) -> dict:
         kind = "server" if action.server_id else "bot"
         return {"type": kind, "id": action.target_id}

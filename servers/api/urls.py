@@ -1,8 +1,7 @@
-from rest_framework.routers import SimpleRouter
-
+from hosting.api.routers import ApiRouter
 from servers.api.views import ActionViewSet, BotViewSet, GameViewSet, RegionViewSet, ServerViewSet
 
-router = SimpleRouter(trailing_slash=False)
+router = ApiRouter()
 router.register("servers", ServerViewSet, basename="server")
 router.register("bots", BotViewSet, basename="bot")
 router.register("actions", ActionViewSet, basename="action")

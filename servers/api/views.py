@@ -1,10 +1,11 @@
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
+    extend_schema_field,
     extend_schema_view,
     inline_serializer,
 )
-from rest_framework import serializers, status, viewsets
+from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -12,9 +13,10 @@ from events.api.serializers import EventSerializer
 from events.selectors import events_of_object
 from events.services import Actor
 from hosting.api.pagination import PageNumberPagination, page_of
-from hosting.api.schema import envelope
+from hosting.api.schema import INSTANCE_CONFLICT, envelope
 from hosting.api.serializers import StrictInputSerializer
 from hosting.api.views import (
+    ApiViewSet,
     CallerScopedMixin,
     EnvelopeListMixin,
     EnvelopeRetrieveMixin,
@@ -26,6 +28,7 @@ from servers.api.serializers import (
     SERVER_DETAIL_EXAMPLES,
     SERVER_EXAMPLES,
     SERVER_LIST_COLUMNS,
+    VARIABLES_SCHEMA,
     ActionSerializer,
     BotSerializer,
     GameSerializer,
@@ -36,7 +39,7 @@ from servers.api.serializers import (
 )
 from servers.counts import live_instance_count, live_instance_months, month_boundary
 from servers.filters import BotFilter, ServerFilter
-from servers.models import Action, Bot, BotRuntime, Server
+from servers.models import ENV_NAME, Action, Bot, BotRuntime, Server
 from servers.selectors import (
     actions_of,
     bots_of_account,
@@ -51,12 +54,31 @@ from servers.transitions import POWER_ACTIONS
 # --- Request bodies ------------------------------------------------------------------------
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "maxProperties": 100,
+        "propertyNames": {"pattern": ENV_NAME.pattern},
+        "additionalProperties": {"type": "string", "maxLength": 4096},
+        "description": "Environment variables: names of letters, digits and `_`, not starting "
+        "with a digit; values of at most 4096 characters.",
+    }
+)
+class EnvironmentInputField(serializers.DictField):
+    """The bot's environment; the service checks names and values."""
+
+
+@extend_schema_field(VARIABLES_SCHEMA)
+class VariablesInputField(serializers.DictField):
+    """The game's variables; the service checks them against the game's definitions."""
+
+
 class ServerCreateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=100)
     game = serializers.CharField(help_text="A slug from GET /v1/games.")
     region = serializers.CharField(help_text="A slug from GET /v1/regions.")
     resources = ResourcesInputSerializer(required=False)
-    variables = serializers.DictField(required=False, help_text="The game's variables.")
+    variables = VariablesInputField(required=False)
     auto_restart = serializers.BooleanField(required=False, default=True)
     start_on_install = serializers.BooleanField(required=False, default=False)
 
@@ -64,7 +86,7 @@ class ServerCreateSerializer(StrictInputSerializer):
 class ServerUpdateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=100, required=False)
     resources = ResourcesInputSerializer(required=False)
-    variables = serializers.DictField(required=False)
+    variables = VariablesInputField(required=False)
     auto_restart = serializers.BooleanField(required=False)
 
 
@@ -76,7 +98,7 @@ class BotCreateSerializer(StrictInputSerializer):
     token = serializers.CharField(
         write_only=True, help_text="The bot's Discord token; stored encrypted, never shown."
     )
-    environment = serializers.DictField(
+    environment = EnvironmentInputField(
         child=serializers.CharField(allow_blank=True), required=False
     )
     resources = ResourcesInputSerializer(required=False)
@@ -88,7 +110,7 @@ class BotUpdateSerializer(StrictInputSerializer):
     runtime = serializers.ChoiceField(choices=BotRuntime.choices, required=False)
     start_command = serializers.CharField(max_length=500, required=False)
     token = serializers.CharField(write_only=True, required=False)
-    environment = serializers.DictField(
+    environment = EnvironmentInputField(
         child=serializers.CharField(allow_blank=True), required=False
     )
     resources = ResourcesInputSerializer(required=False)
@@ -147,9 +169,7 @@ def _action_accepted(request, performed: Action) -> Response:
     )
 
 
-class InstanceViewSet(
-    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
-):
+class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     """What servers and bots share: CRUD, power actions, bulk actions and activity."""
 
     scope: str  # "servers" or "bots"
@@ -312,7 +332,13 @@ def _instance_schema(kind: str, tag: str, detail, create_body, update_body, bulk
     plural = f"{kind}s"
     detail_envelope = envelope(kind, detail(), name=f"{kind.title()}Envelope")
     return extend_schema_view(
-        list=extend_schema(summary=f"List {plural}", tags=[tag], examples=list(examples)),
+        list=extend_schema(
+            summary=f"List {plural}",
+            description=f"The account's {plural}, newest first. List filters (`status`, "
+            "`ordering`) take one value, a comma-separated list, or the parameter repeated.",
+            tags=[tag],
+            examples=list(examples),
+        ),
         retrieve=extend_schema(summary=f"Get a {kind}", tags=[tag], responses=detail_envelope),
         create=extend_schema(
             summary=f"Create a {kind}",
@@ -325,23 +351,31 @@ def _instance_schema(kind: str, tag: str, detail, create_body, update_body, bulk
         partial_update=extend_schema(
             summary=f"Change a {kind}",
             description="Changes to resources, variables and start settings of a running "
-            f"{kind} take effect after a restart: `restart_required` says so.",
+            f"{kind} take effect after a restart: `restart_required` says so. 409 "
+            f"`invalid_state` while the {kind} is being deleted.",
             tags=[tag],
             request=update_body,
-            responses=inline_serializer(
-                name=f"{kind.title()}UpdateEnvelope",
-                fields={
-                    kind: detail(),
-                    "restart_required": serializers.BooleanField(),
-                    "restart_required_for": serializers.ListField(child=serializers.CharField()),
-                },
-            ),
+            responses={
+                200: inline_serializer(
+                    name=f"{kind.title()}UpdateEnvelope",
+                    fields={
+                        kind: detail(),
+                        "restart_required": serializers.BooleanField(),
+                        "restart_required_for": serializers.ListField(
+                            child=serializers.CharField()
+                        ),
+                    },
+                ),
+                409: INSTANCE_CONFLICT,
+            },
         ),
         destroy=extend_schema(
             summary=f"Delete a {kind}",
-            description=f"202 with the delete action; the {kind} is gone (404) once it finishes.",
+            description=f"202 with the delete action; the {kind} is gone (404) once it finishes. "
+            "409 `invalid_state` when it is already being deleted, `action_in_progress` while "
+            "another action runs.",
             tags=[tag],
-            responses={202: _ACTION_RESPONSE},
+            responses={202: _ACTION_RESPONSE, 409: INSTANCE_CONFLICT},
         ),
         action_list=extend_schema(
             summary=f"List a {kind}'s actions",
@@ -379,7 +413,7 @@ class ServerViewSet(InstanceViewSet):
     bulk_serializer = ServerBulkActionSerializer
     list_key = "servers"
     resource_key = "server"
-    filterset_class = ServerFilter
+    filterset_classes = {"list": ServerFilter}
     list_serializer = ServerSerializer
     detail_serializer = ServerDetailSerializer
     update_serializer = ServerUpdateSerializer
@@ -418,7 +452,7 @@ class BotViewSet(InstanceViewSet):
     bulk_serializer = BotBulkActionSerializer
     list_key = "bots"
     resource_key = "bot"
-    filterset_class = BotFilter
+    filterset_classes = {"list": BotFilter}
     list_serializer = BotSerializer
     detail_serializer = BotSerializer
     update_serializer = BotUpdateSerializer
@@ -445,7 +479,7 @@ class BotViewSet(InstanceViewSet):
         responses=envelope("action", ActionSerializer(), name="ActionDetailEnvelope"),
     )
 )
-class ActionViewSet(CallerScopedMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet):
+class ActionViewSet(CallerScopedMixin, EnvelopeRetrieveMixin, ApiViewSet):
     model = Action
     resource_key = "action"
     serializer_class = ActionSerializer
@@ -471,7 +505,7 @@ class ActionViewSet(CallerScopedMixin, EnvelopeRetrieveMixin, viewsets.GenericVi
         tags=["Games"],
     )
 )
-class GameViewSet(EnvelopeListMixin, viewsets.GenericViewSet):
+class GameViewSet(EnvelopeListMixin, ApiViewSet):
     list_key = "games"
     serializer_class = GameSerializer
     queryset = game_catalogue()
@@ -486,7 +520,7 @@ class GameViewSet(EnvelopeListMixin, viewsets.GenericViewSet):
         tags=["Regions"],
     )
 )
-class RegionViewSet(EnvelopeListMixin, viewsets.GenericViewSet):
+class RegionViewSet(EnvelopeListMixin, ApiViewSet):
     list_key = "regions"
     serializer_class = RegionSerializer
     queryset = region_catalogue()

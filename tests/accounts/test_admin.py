@@ -1,4 +1,7 @@
-"""Django admin for staff: every model's pages, and finding and revoking API keys."""
+"""Django admin for staff: signing in, every model's pages, finding and revoking API keys."""
+
+import re
+import time
 
 import pytest
 from django.contrib import admin
@@ -105,6 +108,95 @@ def test_it_refuses_the_admin_to_customers(owner):
 
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("admin:login"))
+
+
+# --- Signing in ---------------------------------------------------------------------------------
+
+ADMIN_LOGIN = "/admin/login/"
+
+
+@pytest.fixture
+def not_at_a_window_edge():
+    """The sign-in limit is a fixed window: don't start a counting test right before it ends."""
+    if time.time() % 60 > 57:
+        time.sleep(60 - time.time() % 60 + 0.1)
+
+
+def test_staff_sign_in_to_the_admin(staff):
+    client = Client()
+
+    response = client.post(
+        ADMIN_LOGIN, {"username": staff.email, "password": "staff-password-1", "next": "/admin/"}
+    )
+
+    assert response.status_code == 302
+    assert response["Location"] == "/admin/"
+    assert client.get("/admin/").status_code == 200
+    assert not Event.objects.filter(type="user.login_failed").exists()
+
+
+def test_a_failed_admin_sign_in_is_recorded(staff):
+    response = Client().post(ADMIN_LOGIN, {"username": staff.email, "password": "wrong"})
+
+    assert response.status_code == 200
+    assert response.context["form"].non_field_errors()
+    event = Event.objects.get(type="user.login_failed")
+    assert event.account is None
+    assert event.actor_ip == "127.0.0.1"
+    assert event.data["object"] == {"id": staff.id, "email": staff.email}
+
+
+def test_a_customer_with_the_right_password_is_still_refused_the_admin(owner, account):
+    owner.save(update_fields=["password"])
+    client = Client()
+
+    response = client.post(
+        ADMIN_LOGIN, {"username": owner.email, "password": "correct-horse-battery"}
+    )
+
+    assert response.status_code == 200
+    assert "_auth_user_id" not in client.session
+    assert Event.objects.get(type="user.login_failed").account == account
+
+
+def test_the_eleventh_admin_attempt_is_refused_without_checking_the_password(
+    staff, not_at_a_window_edge
+):
+    client = Client()
+    for _ in range(10):
+        response = client.post(ADMIN_LOGIN, {"username": staff.email, "password": "wrong"})
+        assert response.status_code == 200
+
+    response = client.post(ADMIN_LOGIN, {"username": staff.email, "password": "staff-password-1"})
+
+    assert response.status_code == 429
+    assert 1 <= int(response["Retry-After"]) <= 60
+    assert re.search(
+        r"Too many sign-in attempts; try again in \d+ seconds\.", response.content.decode()
+    )
+    assert "_auth_user_id" not in client.session
+    assert Event.objects.filter(type="user.login_failed").count() == 10
+
+
+def test_the_admin_and_the_dashboard_share_one_sign_in_budget(
+    staff, settings, not_at_a_window_edge
+):
+    settings.LOGIN_ATTEMPTS_PER_MINUTE = 3
+    wrong = {"username": staff.email, "password": "wrong"}
+    right = {"username": staff.email, "password": "staff-password-1"}
+    Client(REMOTE_ADDR="198.51.100.1").post("/login", wrong)
+    Client(REMOTE_ADDR="198.51.100.2").post("/login", wrong)
+    Client(REMOTE_ADDR="198.51.100.3").post(ADMIN_LOGIN, wrong)
+
+    admin_refusal = Client(REMOTE_ADDR="198.51.100.4").post(ADMIN_LOGIN, right)
+    dashboard_refusal = Client(REMOTE_ADDR="198.51.100.5").post("/login", right)
+
+    assert admin_refusal.status_code == dashboard_refusal.status_code == 429
+    assert Event.objects.filter(type="user.login_failed").count() == 3
+    other = Client(REMOTE_ADDR="198.51.100.4").post(
+        ADMIN_LOGIN, {"username": "someone-else@example.com", "password": "wrong"}
+    )
+    assert other.status_code == 200
 
 
 # --- API keys -----------------------------------------------------------------------------------

@@ -63,3 +63,8 @@ def test_a_digest_made_with_a_removed_pepper_no_longer_matches():
     with override_settings(API_KEY_PEPPERS={"other": "x" * 32}):
         assert keys.digest_token(token, "gone") is None
         assert not keys.token_matches(token, digest=digest, pepper_id="gone")
+
+
+def test_a_token_without_a_stored_digest_never_matches():
+    token, _ = keys.make_token()
+    assert not keys.token_matches(token, digest=None, pepper_id=None)

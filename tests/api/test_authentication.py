@@ -1,9 +1,11 @@
+import hmac
 from datetime import timedelta
 from unittest import mock
 
 import pytest
 from django.utils import timezone
 
+from accounts import keys
 from accounts.models import ApiKey, Membership
 from accounts.roles import Role
 from accounts.services import api_key_revoke
@@ -43,7 +45,6 @@ def test_the_scheme_word_is_case_insensitive(owner, account, make_token, client)
 def test_unknown_keys_and_wrong_secrets_get_identical_answers(owner, account, make_token, client):
     token = make_token(owner, account)
     api_key = ApiKey.objects.get()
-    from accounts import keys
 
     # A well-formed token with a valid checksum but the wrong secret for a real key id...
     body = f"hms_{api_key.key_id}{'A' * 32}"
@@ -58,6 +59,28 @@ def test_unknown_keys_and_wrong_secrets_get_identical_answers(owner, account, ma
         error = error_of(response)
         answers.append((error["message"], error.get("details")))
     assert len(set(map(repr, answers))) == 1
+
+
+def test_an_unknown_key_id_costs_the_same_digest_and_comparisons_as_a_wrong_secret(
+    owner, account, make_token, client
+):
+    make_token(owner, account)
+    real_key_id = ApiKey.objects.get().key_id
+    work = {}
+    for probe, key_id in (("wrong secret", real_key_id), ("unknown key id", "Z" * 12)):
+        body = f"hms_{key_id}{'A' * 32}"
+        candidate = body + keys._checksum(body)
+        with (
+            mock.patch("accounts.keys.digest_token", wraps=keys.digest_token) as digests,
+            mock.patch("accounts.keys.hmac.compare_digest", wraps=hmac.compare_digest) as compares,
+        ):
+            response = client.get(SERVERS, HTTP_AUTHORIZATION=f"Bearer {candidate}")
+        assert_401(response, "invalid_api_key")
+        work[probe] = (digests.call_count, compares.call_count)
+
+    assert work["unknown key id"] == work["wrong secret"]
+    assert work["unknown key id"][0] == 1  # one HMAC of the token
+    assert work["unknown key id"][1] == 2  # the checksum, then the digest
 
 
 def test_it_rejects_an_expired_key(owner, account, make_token, client_for):

@@ -12,7 +12,8 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.keys import TOKEN_PREFIX, _checksum, parse_token
-from accounts.models import ApiKey, User
+from accounts.models import ApiKey, Membership, User
+from accounts.roles import Role
 from accounts.services import api_key_revoke
 from idempotency.models import IdempotencyRecord
 from idempotency.services import RequestFingerprint
@@ -98,6 +99,49 @@ def test_a_retried_key_creation_gives_the_same_key_and_token(api, account):
     assert retry.json() == first.json()
     assert retry[REPLAYED] == "true"
     assert ApiKey.objects.filter(account=account, name="CI").count() == 1
+
+
+def test_a_replay_needs_the_rights_the_request_needs_now(teammate, account, make_token, client_for):
+    api = client_for(make_token(teammate, account, ["api_keys:write", "servers:read"]))
+    body = {"name": "CI", "scopes": ["servers:read"]}
+    first = post(api, "/v1/api-keys", body)
+    token = first.json()["data"]["token"]
+    membership = Membership.objects.get(user=teammate, account=account)
+    membership.role = Role.VIEWER  # may not hold api_keys:write
+    membership.save()
+
+    retry = post(api, "/v1/api-keys", body)
+
+    assert first.status_code == 201
+    error = error_of(retry, 403)
+    assert error["code"] == "insufficient_scope"
+    assert error["details"] == {"required_scopes": ["api_keys:write"]}
+    assert token not in retry.content.decode()
+    assert REPLAYED not in retry
+    assert ApiKey.objects.filter(account=account, name="CI").count() == 1
+    assert IdempotencyRecord.objects.get().required_scopes == ["api_keys:write"]
+
+    membership.role = Role.DEVELOPER
+    membership.save()
+    restored = post(api, "/v1/api-keys", body)
+
+    assert restored.status_code == 201
+    assert restored[REPLAYED] == "true"
+    assert restored.json() == first.json()
+
+
+def test_an_answer_kept_without_its_required_scopes_is_never_replayed(api, account):
+    body = {"name": "CI", "scopes": ["servers:read"]}
+    first = post(api, "/v1/api-keys", body)
+    IdempotencyRecord.objects.update(required_scopes=None)  # kept before scopes were
+
+    retry = post(api, "/v1/api-keys", body)
+
+    assert error_of(retry, 409)["code"] == "conflict"
+    assert first.json()["data"]["token"] not in retry.content.decode()
+    assert REPLAYED not in retry
+    assert ApiKey.objects.filter(account=account, name="CI").count() == 1
+    assert IdempotencyRecord.objects.get().response_status == 201
 
 
 def test_kept_answers_are_encrypted_at_rest(api):

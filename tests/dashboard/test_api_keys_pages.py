@@ -1,13 +1,19 @@
 """Settings → API Keys: listing, creating (token shown once), presets, limits and revoking."""
 
+import json
 import re
+import time
 from datetime import timedelta
+from unittest import mock
 
 import pytest
+from django.conf import settings
+from django.contrib.sessions.models import Session
 from django.utils import timezone
 
 from accounts.models import ApiKey
 from accounts.roles import SCOPES, Role, grantable_scopes
+from accounts.views import NEW_TOKEN_MAX_AGE_SECONDS
 from tests.dashboard import api_status, field_errors, html_id_text, messages_of, signed_in
 from tests.factories import MembershipFactory
 
@@ -60,6 +66,37 @@ def test_a_new_key_is_shown_once_and_works(owner, account):
     assert token not in body
     assert token[:-6] not in body
     assert f"hms_{api_key.key_id}…" in body
+
+
+def test_the_new_token_waits_in_the_session_table_only_encrypted(owner):
+    client = signed_in(owner)
+    client.post("/settings/api-keys/new", NEW_KEY)
+    session = Session.objects.get(session_key=client.cookies[settings.SESSION_COOKIE_NAME].value)
+    stored = session.session_data + json.dumps(session.get_decoded())
+
+    token = html_id_text(client.get("/settings/api-keys/created"), "new-token")
+
+    assert token.startswith("hms_")
+    assert token not in stored
+    assert token[4:-6] not in stored  # not even the key id and secret without prefix or checksum
+
+
+def test_a_new_token_is_not_shown_after_five_minutes(owner, account):
+    client = signed_in(owner)
+    client.post("/settings/api-keys/new", NEW_KEY)
+
+    with mock.patch("cryptography.fernet.time") as fernet_clock:
+        fernet_clock.time.return_value = time.time() + NEW_TOKEN_MAX_AGE_SECONDS + 5
+        response = client.get("/settings/api-keys/created", follow=True)
+
+    assert response.redirect_chain == [("/settings/api-keys", 302)]
+    assert 'id="new-token"' not in response.content.decode()
+    assert messages_of(response) == [
+        "The token of the key “CI deploys” is no longer shown: it is shown only within 5 minutes "
+        "of creating the key. Revoke that key and create a new one."
+    ]
+    assert client.get("/settings/api-keys/created")["Location"] == "/settings/api-keys"
+    assert ApiKey.objects.get(account=account).status == "active"
 
 
 def test_the_list_shows_each_keys_details(owner, owner_key):

@@ -128,6 +128,7 @@ def test_a_new_endpoint_shows_its_secret_once_and_never_again(owner, account, st
     endpoint = WebhookEndpoint.objects.get(account=account)
     assert (endpoint.url, endpoint.description, endpoint.enabled) == (HOOK_URL, "Deploy bot", True)
     assert endpoint.enabled_events == ["bot.crashed", "server.*"]
+    assert endpoint.created_by == owner  # it receives what the owner may see
     assert decrypt_secret(endpoint.secret_encrypted) == secret
     for page in [
         client.get("/settings/webhooks"),

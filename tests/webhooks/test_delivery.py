@@ -15,10 +15,10 @@ from django.test import override_settings
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from accounts.roles import SCOPES
+from accounts.roles import SCOPES, Role
 from accounts.services import api_key_create
 from events.models import Event
-from events.services import SYSTEM
+from events.services import SYSTEM, Actor
 from hosting.errors import ValidationFailed
 from tests.servers.helpers import run_worker
 from tests.webhooks.receiver import Answer, Receiver, verify
@@ -46,9 +46,11 @@ def receiver():
 
 
 def add_endpoint(account, receiver, path="/hook", events=("api_key.*",)) -> tuple:
+    """An endpoint set up by the account's owner, so it may receive every member's key events."""
     endpoint, secret = endpoint_create(
-        account=account, url=receiver.url(path), enabled_events=list(events), actor=SYSTEM
-    )
+        account=account, url=receiver.url(path), enabled_events=list(events),
+        actor=Actor(user=account.memberships.get(role=Role.OWNER).user),
+    )  # fmt: skip
     receiver.set_secret(secret, path)
     return endpoint, secret
 
@@ -356,7 +358,7 @@ def test_targets_are_checked_again_at_every_attempt(account, owner, receiver, sw
 def test_a_host_name_is_resolved_and_checked_at_delivery(account, owner, receiver):
     endpoint, _ = endpoint_create(
         account=account, url=f"http://localhost:{receiver.port}/hook",
-        enabled_events=["api_key.*"], actor=SYSTEM,
+        enabled_events=["api_key.*"], actor=Actor(user=owner),
     )  # fmt: skip
     delivery = delivery_of(new_event(account, owner), endpoint)
 

@@ -22,7 +22,7 @@ SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]+={0,2}$")
 ENDPOINT_FIELDS = {
     "id", "url", "description", "enabled_events", "enabled", "disabled_reason", "failure_streak",
     "failing_since", "last_delivery_at", "last_delivery_status", "secret_rotating_until",
-    "created_at", "updated_at",
+    "created_by", "created_at", "updated_at",
 }  # fmt: skip
 
 
@@ -101,7 +101,7 @@ def deliveries(endpoint) -> list[WebhookDelivery]:
 # --- Create ----------------------------------------------------------------------------------
 
 
-def test_create_answers_the_endpoint_and_its_secret_once(owner_api, account):
+def test_create_answers_the_endpoint_and_its_secret_once(owner_api, account, owner):
     response = create(
         owner_api,
         description="  Chat bot ",
@@ -119,8 +119,10 @@ def test_create_answers_the_endpoint_and_its_secret_once(owner_api, account):
     assert webhook["enabled_events"] == ["action.failed", "server.status_changed"]
     assert webhook["enabled"] is True
     assert webhook["secret_rotating_until"] is None
+    assert webhook["created_by"] == owner.id
     stored = WebhookEndpoint.objects.get(pk=webhook["id"])
     assert stored.account == account
+    assert stored.created_by == owner
     assert decrypt_secret(stored.secret_encrypted) == data["secret"]
     assert data["secret"] not in stored.secret_encrypted
 
@@ -393,7 +395,12 @@ def test_deliveries_are_listed_newest_first_with_their_attempts(owner_api, deliv
 
 @pytest.mark.parametrize(
     ("query", "expected"),
-    [("status=failed", [1]), ("status=succeeded,pending", [2, 0]), ("status=", [2, 1, 0])],
+    [
+        ("status=failed", [1]),
+        ("status=succeeded,pending", [2, 0]),
+        ("status=succeeded&status=pending", [2, 0]),
+        ("", [2, 1, 0]),
+    ],
 )
 def test_deliveries_filter_by_status(owner_api, deliveries, query, expected):
     endpoint = deliveries[0].endpoint
@@ -406,7 +413,13 @@ def test_deliveries_filter_by_status(owner_api, deliveries, query, expected):
 
 
 @pytest.mark.parametrize(
-    ("query", "parameter"), [("status=exploded", "status"), ("per_page=0", "per_page")]
+    ("query", "parameter"),
+    [
+        ("status=exploded", "status"),
+        ("status=", "status"),
+        ("status=failed,", "status"),
+        ("per_page=0", "per_page"),
+    ],
 )
 def test_deliveries_refuse_bad_query_values(owner_api, deliveries, query, parameter):
     endpoint = deliveries[0].endpoint

@@ -14,13 +14,20 @@ class WebhookEndpointSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="After a rotation, the old secret also signs until this time.",
     )
+    created_by = serializers.CharField(
+        source="created_by_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The user whose rights the endpoint has: it receives only the events this user "
+        "may see with their current role (set by creating it or changing its URL).",
+    )
 
     class Meta:
         model = WebhookEndpoint
         fields = [
             "id", "url", "description", "enabled_events", "enabled", "disabled_reason",
             "failure_streak", "failing_since", "last_delivery_at", "last_delivery_status",
-            "secret_rotating_until", "created_at", "updated_at",
+            "secret_rotating_until", "created_by", "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -99,6 +106,7 @@ WEBHOOK_EXAMPLE = {
     "last_delivery_at": "2026-11-21T15:04:06Z",
     "last_delivery_status": 200,
     "secret_rotating_until": None,
+    "created_by": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df",
     "created_at": "2026-11-01T12:00:00Z",
     "updated_at": "2026-11-01T12:00:00Z",
 }

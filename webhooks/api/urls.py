@@ -1,11 +1,10 @@
-from rest_framework.routers import SimpleRouter
-
+from hosting.api.routers import ApiRouter, id_segment
 from webhooks.api.views import WebhookDeliveryViewSet, WebhookEndpointViewSet
 
-router = SimpleRouter(trailing_slash=False)
+router = ApiRouter()
 router.register("webhooks", WebhookEndpointViewSet, basename="webhook")
 router.register(
-    r"webhooks/(?P<webhook_id>[^/.]+)/deliveries",
+    rf"webhooks/{id_segment('webhook_id')}/deliveries",
     WebhookDeliveryViewSet,
     basename="webhook-delivery",
 )

@@ -15,16 +15,21 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import status, viewsets
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts.api.serializers import DeletedSerializer, EmptyBodySerializer
-from accounts.api.views import CONFLICT, deleted, error_doc, validated
+from accounts.api.views import deleted, validated
 from events.services import Actor
 from hosting.api.filters import ChoiceInFilter
-from hosting.api.schema import envelope
-from hosting.api.views import CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
+from hosting.api.schema import CONFLICT, envelope, error_doc
+from hosting.api.views import (
+    ApiViewSet,
+    CallerScopedMixin,
+    EnvelopeListMixin,
+    EnvelopeRetrieveMixin,
+)
 from webhooks.api.serializers import (
     DELIVERY_EXAMPLE,
     NEW_WEBHOOK_EXAMPLE,
@@ -236,7 +241,7 @@ def _delivery_accepted(delivery: WebhookDelivery) -> Response:
     ),
 )
 class WebhookEndpointViewSet(
-    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, viewsets.GenericViewSet
+    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet
 ):
     model = WebhookEndpoint
     list_key = "webhooks"
@@ -325,13 +330,13 @@ WEBHOOK_ID = OpenApiParameter(
         tags=["Webhooks"],
     ),
 )
-class WebhookDeliveryViewSet(CallerScopedMixin, EnvelopeListMixin, viewsets.GenericViewSet):
+class WebhookDeliveryViewSet(CallerScopedMixin, EnvelopeListMixin, ApiViewSet):
     """``/v1/webhooks/{webhook_id}/deliveries``: one endpoint's deliveries and their retries."""
 
     model = WebhookDelivery
     list_key = "deliveries"
     serializer_class = WebhookDeliverySerializer
-    filterset_class = DeliveryFilter
+    filterset_classes = {"list": DeliveryFilter}
     lookup_url_kwarg = "delivery_id"
     required_scopes = {"list": ["webhooks:read"], "retry": ["webhooks:write"]}
 

@@ -1,0 +1,72 @@
+"""The limits every sign-in form shares: the dashboard's ``/login`` and Django admin's.
+
+Attempts are counted per client address and per e-mail address, in the same buckets for every
+form, so guessing gets one budget (``LOGIN_ATTEMPTS_PER_MINUTE``) wherever it signs in. Over it
+the form is refused with 429 and ``Retry-After`` before the password is looked at; any other
+sign-in that fails is a ``user.login_failed`` event.
+"""
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+
+from accounts.services import login_failure_record
+from hosting.api.authentication import client_ip
+from hosting.api.throttling import RateLimitExceeded, rate_limit_hit
+
+# Set on the request by ``sign_in_limited`` for ``SignInLimitFormMixin`` to read.
+_REFUSAL_ATTRIBUTE = "sign_in_refusal"
+
+
+def count_attempt(*buckets: str) -> int:
+    """Count a sign-in, sign-up or reset attempt in each bucket; the seconds to wait, or 0."""
+    retry_after = 0
+    for bucket in buckets:
+        try:
+            rate_limit_hit(bucket=bucket, limit=settings.LOGIN_ATTEMPTS_PER_MINUTE, policy="login")
+        except RateLimitExceeded as exceeded:
+            retry_after = max(retry_after, exceeded.state.seconds_to_reset)
+    return retry_after
+
+
+def sign_in_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Wrap a sign-in view (Django's ``LoginView`` or one built on it) with the shared limits.
+
+    Its form must use ``SignInLimitFormMixin``. A POST that comes back with the form (200)
+    instead of a redirect did not sign anyone in.
+    """
+
+    @wraps(view)
+    def limited(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if request.method != "POST":
+            return view(request, *args, **kwargs)
+        email = request.POST.get("username", "").strip().lower()[:254]
+        ip = client_ip(request)
+        retry_after = count_attempt(f"login-ip:{ip}", *([f"login-email:{email}"] if email else []))
+        if retry_after:
+            refusal = f"Too many sign-in attempts; try again in {retry_after} seconds."
+            setattr(request, _REFUSAL_ATTRIBUTE, refusal)
+        response = view(request, *args, **kwargs)
+        if response.status_code != 200:
+            return response
+        if retry_after:
+            # Refused before the password was looked at: not a failed sign-in of the user.
+            response.status_code = 429
+            response["Retry-After"] = str(retry_after)
+        elif email:
+            login_failure_record(email=email, ip=ip)
+        return response
+
+    return limited
+
+
+class SignInLimitFormMixin:
+    """For ``AuthenticationForm`` subclasses: over the limit, refuse before any password check."""
+
+    def clean(self):
+        if refusal := getattr(self.request, _REFUSAL_ATTRIBUTE, ""):
+            raise ValidationError(refusal, code="rate_limited")
+        return super().clean()

@@ -1,0 +1,112 @@
+"""Who may see which events: one table for the event log API and for webhooks.
+
+An event shows its object (``data.object``) as the API shows it, so seeing an event must take
+the rights to see that object: a server's events need ``servers:read``, another member's API key
+needs what ``GET /v1/api-keys/{id}`` needs, failed sign-ins (e-mails and client addresses) need
+what the dashboard's Activity page needs. ``GET /v1/events`` filters with ``visible_events_q``
+(in SQL); the webhook fan-out asks ``can_see`` per event for each endpoint's creator.
+
+A rule's patterns never overlap (a test holds them to it), so an event is governed by exactly
+one rule. An event type without a rule falls under ``UNKNOWN``: owners and admins only, as on the
+Activity page, until someone writes its rule.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import reduce
+from operator import or_
+
+from django.db.models import Q
+
+from accounts.roles import Right, role_can
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Events of ``pattern`` (``server.*`` or an exact type), optionally only those whose
+    ``related_id`` starts with ``related_prefix``, are seen with ``scope`` (and ``right`` when
+    set). With ``own_key_unless``, only events about the caller's own API key are seen, unless
+    the role has that right (the rule of ``GET /v1/api-keys``)."""
+
+    pattern: str
+    scope: str
+    right: str | None = None
+    related_prefix: str = ""
+    own_key_unless: str | None = None
+
+    def matches(self, event_type: str, related_id: str) -> bool:
+        if self.pattern.endswith(".*"):
+            matched = event_type.startswith(self.pattern[:-1])
+        else:
+            matched = event_type == self.pattern
+        return matched and related_id.startswith(self.related_prefix)
+
+    def match_q(self) -> Q:
+        if self.pattern.endswith(".*"):
+            matched = Q(type__startswith=self.pattern[:-1])
+        else:
+            matched = Q(type=self.pattern)
+        if self.related_prefix:
+            matched &= Q(related_id__startswith=self.related_prefix)
+        return matched
+
+    def allows(self, role: str | None, scopes: frozenset[str]) -> bool:
+        return self.scope in scopes and (self.right is None or role_can(role, self.right))
+
+    def own_keys_only(self, role: str | None) -> bool:
+        return self.own_key_unless is not None and not role_can(role, self.own_key_unless)
+
+
+EVENT_VISIBILITY: tuple[Rule, ...] = (
+    Rule("server.*", "servers:read"),
+    Rule("bot.*", "bots:read"),
+    # An action shows its server or bot: it is seen with the right to see that.
+    Rule("action.*", "servers:read", related_prefix="srv_"),
+    Rule("action.*", "bots:read", related_prefix="bot_"),
+    Rule("api_key.*", "api_keys:read", own_key_unless=Right.MANAGE_ALL_KEYS),
+    Rule("member.*", "account:read"),
+    Rule("account.*", "account:read"),
+    Rule("user.updated", "account:read"),
+    # E-mail addresses that failed to sign in, and from where: the Activity page's readers only.
+    Rule("user.login_failed", "account:read", right=Right.VIEW_ACTIVITY),
+    Rule("webhook_endpoint.*", "webhooks:read"),
+    Rule("webhook.test", "webhooks:read"),
+)
+UNKNOWN = Rule("*", "account:read", right=Right.VIEW_ACTIVITY)
+
+
+def rule_for(event_type: str, related_id: str = "") -> Rule:
+    """The rule that governs an event: its own, or ``UNKNOWN``."""
+    for rule in EVENT_VISIBILITY:
+        if rule.matches(event_type, related_id):
+            return rule
+    return UNKNOWN
+
+
+def can_see(event, *, role: str | None, user_id: str | None, scopes: Iterable[str]) -> bool:
+    """Whether someone with this role, user id and (implied) scopes may see the event."""
+    rule = rule_for(event.type, event.related_id)
+    if not rule.allows(role, frozenset(scopes)):
+        return False
+    if rule.own_keys_only(role):
+        key = (event.data or {}).get("object") or {}
+        return user_id is not None and key.get("user") == user_id
+    return True
+
+
+def visible_events_q(*, role: str | None, user_id: str | None, scopes: Iterable[str]) -> Q:
+    """``can_see`` as a filter on ``Event``: the same table, evaluated by the database."""
+    scopes = frozenset(scopes)
+    visible = []
+    for rule in EVENT_VISIBILITY:
+        if not rule.allows(role, scopes):
+            continue
+        matched = rule.match_q()
+        if rule.own_keys_only(role):
+            if user_id is None:
+                continue
+            matched &= Q(data__object__user=user_id)
+        visible.append(matched)
+    if UNKNOWN.allows(role, scopes):
+        visible.append(~reduce(or_, (rule.match_q() for rule in EVENT_VISIBILITY)))
+    return reduce(or_, visible) if visible else Q(pk__in=[])

@@ -1,0 +1,263 @@
+"""Fuzz the API: schemathesis, every check, against a live server configured as in production.
+
+    .venv/bin/python scripts/fuzz.py [--max-examples N] [--seed S] [--max-time SECONDS]
+
+What runs: a fresh PostgreSQL database, gunicorn with the production settings (DEBUG off,
+Redis, prepared statements), the task worker (webhook deliveries, server actions) and
+schemathesis over the live ``/v1/openapi.json`` with a fixed seed. The build fails on any 5xx,
+any error body that is not the contract's JSON envelope, any answer that contradicts the
+schema and any status code the schema does not document.
+
+Everything runs in a network namespace of its own that has only a loopback interface (``unshare
+--net``, which needs root): the fuzzer invents webhook URLs, and whatever it invents, the
+worker can reach nothing but this machine's own loopback. PostgreSQL is reached through its
+Unix socket and a private Redis server is started inside the namespace.
+
+Operations that would destroy the fuzzer's own key or account (revoking or rotating API keys,
+removing or demoting members, suspending customers) run in a second pass with keys made for
+them, so the first pass keeps its credentials to the end.
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = ROOT / ".venv" / "bin"
+REPORT_DIR = ROOT / "var" / "fuzz"
+PORT = 8765
+REDIS_PORT = 6379
+BASE_URL = f"http://127.0.0.1:{PORT}"
+
+# The second pass: operations that revoke, rotate, demote, remove or suspend.
+DESTRUCTIVE_OPERATIONS = [
+    "api_keys_destroy",
+    "api_keys_rotate_create",
+    "account_members_destroy",
+    "account_members_partial_update",
+    "admin_customers_suspend_create",
+]
+
+
+def log(message: str) -> None:
+    print(f"== fuzz: {message}", flush=True)
+
+
+def isolate() -> None:
+    """Re-run this script inside a new network namespace whose only interface is loopback."""
+    if os.environ.get("FUZZ_ISOLATED") == "1":
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        return
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        sys.exit(
+            "The fuzzer runs in a network namespace of its own (unshare --net), which needs root "
+            "and util-linux's unshare; run it as root."
+        )
+    env = {**os.environ, "FUZZ_ISOLATED": "1"}
+    command = ["unshare", "--net", "--", sys.executable, __file__, *sys.argv[1:]]
+    sys.exit(subprocess.run(command, env=env, check=False).returncode)
+
+
+def server_env(database_url: str) -> dict[str, str]:
+    """Production settings, but plain HTTP on loopback and a budget the fuzzer cannot spend."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DEBUG", "DATABASE_URL", "REDIS_URL"}
+    }
+    env.update(
+        DATABASE_URL=database_url,
+        REDIS_URL=f"redis://127.0.0.1:{REDIS_PORT}/0",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        SECURE_SSL_REDIRECT="false",
+        SESSION_COOKIE_SECURE="false",
+        CSRF_COOKIE_SECURE="false",
+        RATE_LIMIT_PER_MINUTE="1000000",
+        RATE_LIMIT_ANON_PER_MINUTE="1000000",
+        RATE_LIMIT_SQLITE_PATH=str(REPORT_DIR / "ratelimit.sqlite3"),
+        SIMULATED_DRIVER_DELAY_SECONDS="0",
+        GUNICORN_BIND=f"127.0.0.1:{PORT}",
+        WEB_CONCURRENCY="2",
+        GUNICORN_LOG_LEVEL="warning",
+        LOG_LEVEL="WARNING",
+        EMAIL_CONSOLE_ALLOWED="true",  # invitations the fuzzer sends go nowhere
+    )
+    return env
+
+
+def reset_database(database_url: str) -> None:
+    import psycopg
+
+    name = database_url.rsplit("/", 1)[1].split("?")[0]
+    with psycopg.connect(database_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def wait_until_up(url: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{url} did not answer within {seconds:.0f} s")
+        time.sleep(0.3)
+
+
+def setup_data() -> None:
+    """(Run inside Django.) The fuzzer's account, keys and a few objects; prints the tokens."""
+    import django
+
+    django.setup()
+    from accounts.models import Account
+    from accounts.roles import ALL_SCOPES
+    from accounts.services import account_create, api_key_create
+    from events.services import SYSTEM
+    from servers.services import bot_create, server_create
+
+    def staff_account(name: str, email: str) -> tuple[Account, object]:
+        account = account_create(name=name, owner_email=email, owner_password="fuzz-password-1")
+        owner = account.memberships.get().user
+        owner.is_staff = True
+        owner.save(update_fields=["is_staff"])
+        account.max_servers = account.max_bots = 1000
+        account.max_memory_mb = 10_000_000
+        account.max_api_keys = 1000
+        account.save()
+        return account, owner
+
+    def full_key(account, user, name: str) -> str:
+        _, token = api_key_create(account=account, user=user, name=name, scopes=list(ALL_SCOPES))
+        return token
+
+    main, main_owner = staff_account("Fuzz Hosting", "fuzz@example.com")
+    server_create(
+        account=main, actor=SYSTEM, name="Fuzz SMP", game="minecraft-java", region="eu-central",
+        variables={"EULA": True},
+    )  # fmt: skip
+    bot_create(
+        account=main, actor=SYSTEM, name="Fuzz bot", region="eu-central", runtime="python-3.13",
+        start_command="python bot.py", token="fuzz-discord-bot-token-0123456789",
+    )  # fmt: skip
+    spare, spare_owner = staff_account("Fuzz Spare Hosting", "fuzz-spare@example.com")
+    print(
+        json.dumps(
+            {
+                "main": full_key(main, main_owner, "Fuzzer"),
+                "destructive": full_key(spare, spare_owner, "Fuzzer (destructive pass)"),
+            }
+        )
+    )
+
+
+def schemathesis(token: str, args, *, include: list[str] | None, exclude: list[str], tag: str):
+    command = [
+        str(VENV_BIN / "st"),
+        "--config-file", str(ROOT / "scripts" / "schemathesis.toml"),
+        "run",
+        f"{BASE_URL}/v1/openapi.json",
+        "--checks", "all",
+        "--header", f"Authorization: Bearer {token}",
+        "--seed", str(args.seed),
+        "--max-examples", str(args.max_examples),
+        "--workers", "2",
+        "--phases", "examples,coverage,fuzzing",
+        "--generation-database", "none",
+        "--suppress-health-check", "all",
+        "--request-timeout", "30",
+        "--no-color",
+        "--report", "junit",
+        "--report-dir", str(REPORT_DIR / tag),
+    ]  # fmt: skip
+    if args.max_time:
+        command += ["--max-time", str(args.max_time)]
+    for operation in include or []:
+        command += ["--include-operation-id", operation]
+    for operation in exclude:
+        command += ["--exclude-operation-id", operation]
+    log(f"schemathesis, {tag} pass")
+    return subprocess.run(command, check=False).returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-examples", type=int, default=25, help="Cases per operation.")
+    parser.add_argument("--seed", type=int, default=20261123)
+    parser.add_argument("--max-time", type=int, default=0, help="Seconds per pass (0: none).")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(
+            "FUZZ_DATABASE_URL", "postgres://postgres@%2Fvar%2Frun%2Fpostgresql/hosting_fuzz"
+        ),
+        help="A PostgreSQL database the run may drop and create (reached from the namespace: "
+        "a Unix socket).",
+    )
+    parser.add_argument("--setup", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.setup:
+        setup_data()
+        return 0
+    isolate()
+    REPORT_DIR.mkdir(parents=True, exist_ok=True)
+    env = server_env(args.database_url)
+    processes: list[subprocess.Popen] = []
+
+    def start(command: list[str], **kwargs) -> subprocess.Popen:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, **kwargs)
+        processes.append(process)
+        return process
+
+    try:
+        start(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(REDIS_PORT), "--save", "",
+             "--appendonly", "no", "--logfile", str(REPORT_DIR / "redis.log")],
+        )  # fmt: skip
+        reset_database(args.database_url)
+        python = str(VENV_BIN / "python")
+        subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        tokens = json.loads(
+            subprocess.run(
+                [python, __file__, "--setup"],
+                cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE": "hosting.settings",
+                               "PYTHONPATH": str(ROOT)},
+                check=True, stdout=subprocess.PIPE, text=True,
+            ).stdout.strip().splitlines()[-1]
+        )  # fmt: skip
+        start([str(VENV_BIN / "gunicorn"), "hosting.wsgi", "-c", "gunicorn.conf.py"])
+        start([python, "manage.py", "db_worker", "--no-reload"], stdout=subprocess.DEVNULL)
+        wait_until_up(f"{BASE_URL}/healthz")
+        failed = schemathesis(
+            tokens["main"], args, include=None, exclude=DESTRUCTIVE_OPERATIONS, tag="main"
+        )
+        failed |= schemathesis(
+            tokens["destructive"], args, include=DESTRUCTIVE_OPERATIONS, exclude=[],
+            tag="destructive",
+        )  # fmt: skip
+    finally:
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+    log("passed" if not failed else "FAILED (reports in var/fuzz/)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
