@@ -90,6 +90,10 @@ def server_env(database_url: str) -> dict[str, str]:
         GUNICORN_LOG_LEVEL="warning",
         LOG_LEVEL="WARNING",
         EMAIL_CONSOLE_ALLOWED="true",  # invitations the fuzzer sends go nowhere
+        # Webhook URLs on loopback are allowed: the namespace, not the URL rules, is what keeps
+        # every delivery on this machine, and the fuzzer's endpoints can then be created.
+        WEBHOOKS_ALLOW_HTTP="true",
+        WEBHOOKS_ALLOW_PRIVATE_TARGETS="true",
     )
     return env
 
@@ -118,15 +122,25 @@ def wait_until_up(url: str, seconds: float = 60) -> None:
 
 
 def setup_data() -> None:
-    """(Run inside Django.) The fuzzer's account, keys and a few objects; prints the tokens."""
+    """(Run inside Django.) The fuzzer's accounts, keys and one of every object; prints JSON:
+    the two tokens and the ids schemathesis is given for path parameters (FUZZ_* variables
+    read by scripts/schemathesis.toml), so that operations reach real objects, not only 404s."""
     import django
 
     django.setup()
     from accounts.models import Account
-    from accounts.roles import ALL_SCOPES
-    from accounts.services import account_create, api_key_create
-    from events.services import SYSTEM
+    from accounts.roles import ALL_SCOPES, Role
+    from accounts.services import (
+        account_create,
+        api_key_create,
+        invitation_accept_as_new_user,
+        invitation_create,
+    )
+    from events.models import Event
+    from events.services import SYSTEM, Actor
+    from servers.models import Action
     from servers.services import bot_create, server_create
+    from webhooks.services import endpoint_create, endpoint_send_test
 
     def staff_account(name: str, email: str) -> tuple[Account, object]:
         account = account_create(name=name, owner_email=email, owner_password="fuzz-password-1")
@@ -139,31 +153,73 @@ def setup_data() -> None:
         account.save()
         return account, owner
 
-    def full_key(account, user, name: str) -> str:
-        _, token = api_key_create(account=account, user=user, name=name, scopes=list(ALL_SCOPES))
-        return token
+    def full_key(account, user, name: str) -> tuple[str, str]:
+        api_key, token = api_key_create(
+            account=account, user=user, name=name, scopes=list(ALL_SCOPES)
+        )
+        return api_key.id, token
+
+    def member(account, owner, email: str, role: str):
+        _, token = invitation_create(
+            account=account, email=email, role=role, actor=Actor(user=owner)
+        )
+        membership = invitation_accept_as_new_user(
+            token=token, name="Fuzz member", password="fuzz-password-2", actor=SYSTEM
+        )
+        return membership.user
 
     main, main_owner = staff_account("Fuzz Hosting", "fuzz@example.com")
-    server_create(
-        account=main, actor=SYSTEM, name="Fuzz SMP", game="minecraft-java", region="eu-central",
+    actor = Actor(user=main_owner)
+    server = server_create(
+        account=main, actor=actor, name="Fuzz SMP", game="minecraft-java", region="eu-central",
         variables={"EULA": True},
     )  # fmt: skip
-    bot_create(
-        account=main, actor=SYSTEM, name="Fuzz bot", region="eu-central", runtime="python-3.13",
+    bot = bot_create(
+        account=main, actor=actor, name="Fuzz bot", region="eu-central", runtime="python-3.13",
         start_command="python bot.py", token="fuzz-discord-bot-token-0123456789",
     )  # fmt: skip
+    action = Action.objects.filter(server=server).first()  # its "create"
+    endpoint, _ = endpoint_create(
+        account=main, url="http://127.0.0.1:9/hook", enabled_events=["*"], actor=actor
+    )
+    delivery = endpoint_send_test(endpoint=endpoint, actor=actor)
+    pending, _ = invitation_create(
+        account=main, email="invited@example.com", role=Role.VIEWER, actor=actor
+    )
+    teammate = member(main, main_owner, "teammate@example.com", Role.DEVELOPER)
+    _, main_token = full_key(main, main_owner, "Fuzzer")
+
     spare, spare_owner = staff_account("Fuzz Spare Hosting", "fuzz-spare@example.com")
+    victim_key_id, _ = full_key(spare, spare_owner, "Revoked and rotated by the fuzzer")
+    victim_member = member(spare, spare_owner, "victim@example.com", Role.DEVELOPER)
+    victim_customer = account_create(name="Suspended by the fuzzer", owner_email="v@example.com")
+    _, spare_token = full_key(spare, spare_owner, "Fuzzer (destructive pass)")
     print(
         json.dumps(
             {
-                "main": full_key(main, main_owner, "Fuzzer"),
-                "destructive": full_key(spare, spare_owner, "Fuzzer (destructive pass)"),
+                "main": main_token,
+                "destructive": spare_token,
+                "ids": {
+                    "FUZZ_SERVER_ID": server.id,
+                    "FUZZ_BOT_ID": bot.id,
+                    "FUZZ_ACTION_ID": action.id,
+                    "FUZZ_EVENT_ID": Event.objects.filter(account=main).first().id,
+                    "FUZZ_WEBHOOK_ID": endpoint.id,
+                    "FUZZ_DELIVERY_ID": delivery.id,
+                    "FUZZ_INVITATION_ID": pending.id,
+                    "FUZZ_MEMBER_ID": teammate.id,
+                    "FUZZ_API_KEY_ID": victim_key_id,
+                    "FUZZ_VICTIM_MEMBER_ID": victim_member.id,
+                    "FUZZ_VICTIM_CUSTOMER_ID": victim_customer.id,
+                },
             }
         )
     )
 
 
-def schemathesis(token: str, args, *, include: list[str] | None, exclude: list[str], tag: str):
+def schemathesis(
+    token: str, ids: dict, args, *, include: list[str] | None, exclude: list[str], tag: str
+):
     command = [
         str(VENV_BIN / "st"),
         "--config-file", str(ROOT / "scripts" / "schemathesis.toml"),
@@ -189,7 +245,7 @@ def schemathesis(token: str, args, *, include: list[str] | None, exclude: list[s
     for operation in exclude:
         command += ["--exclude-operation-id", operation]
     log(f"schemathesis, {tag} pass")
-    return subprocess.run(command, check=False).returncode
+    return subprocess.run(command, env={**os.environ, **ids}, check=False).returncode
 
 
 def main() -> int:
@@ -239,11 +295,12 @@ def main() -> int:
         start([str(VENV_BIN / "gunicorn"), "hosting.wsgi", "-c", "gunicorn.conf.py"])
         start([python, "manage.py", "db_worker", "--no-reload"], stdout=subprocess.DEVNULL)
         wait_until_up(f"{BASE_URL}/healthz")
+        ids = tokens["ids"]
         failed = schemathesis(
-            tokens["main"], args, include=None, exclude=DESTRUCTIVE_OPERATIONS, tag="main"
+            tokens["main"], ids, args, include=None, exclude=DESTRUCTIVE_OPERATIONS, tag="main"
         )
         failed |= schemathesis(
-            tokens["destructive"], args, include=DESTRUCTIVE_OPERATIONS, exclude=[],
+            tokens["destructive"], ids, args, include=DESTRUCTIVE_OPERATIONS, exclude=[],
             tag="destructive",
         )  # fmt: skip
     finally:

@@ -7,6 +7,7 @@ route call ``error_response`` for errors that happen outside DRF under ``/v1/``.
 import logging
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
@@ -27,6 +28,9 @@ _DRF_ERRORS: list[tuple[type[Exception], type[errors.ApplicationError]]] = [
     (DjangoPermissionDenied, errors.PermissionDenied),
     (drf.NotFound, errors.NotFound),
     (Http404, errors.NotFound),
+    # A row that was there when the view found it and gone when the service locked it (a
+    # concurrent delete): the object does not exist, which is a 404, not a server error.
+    (ObjectDoesNotExist, errors.NotFound),
     (drf.MethodNotAllowed, errors.MethodNotAllowed),
 ]
 _BY_STATUS = {

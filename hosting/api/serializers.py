@@ -54,6 +54,9 @@ def _is_string(value) -> bool:
 
 
 def _is_integer(value) -> bool:
+    # JSON has one number type: 3.0 is an integer (as JSON Schema says), 3.5 is not.
+    if isinstance(value, float):
+        return value.is_integer()
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -68,6 +68,19 @@ class EnvironmentInputField(serializers.DictField):
     """The bot's environment; the service checks names and values."""
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "minLength": 20,
+        "maxLength": 200,
+        "pattern": r"^\S+$",
+        "description": "The bot's Discord token; stored encrypted, never shown.",
+    }
+)
+class DiscordTokenField(serializers.CharField):
+    """The bot's Discord token; the service checks its shape (20 to 200 characters, no space)."""
+
+
 @extend_schema_field(VARIABLES_SCHEMA)
 class VariablesInputField(serializers.DictField):
     """The game's variables; the service checks them against the game's definitions."""
@@ -95,9 +108,7 @@ class BotCreateSerializer(StrictInputSerializer):
     region = serializers.CharField(help_text="A slug from GET /v1/regions.")
     runtime = serializers.ChoiceField(choices=BotRuntime.choices)
     start_command = serializers.CharField(max_length=500)
-    token = serializers.CharField(
-        write_only=True, help_text="The bot's Discord token; stored encrypted, never shown."
-    )
+    token = DiscordTokenField(write_only=True)
     environment = EnvironmentInputField(
         child=serializers.CharField(allow_blank=True), required=False
     )
@@ -109,7 +120,7 @@ class BotUpdateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=100, required=False)
     runtime = serializers.ChoiceField(choices=BotRuntime.choices, required=False)
     start_command = serializers.CharField(max_length=500, required=False)
-    token = serializers.CharField(write_only=True, required=False)
+    token = DiscordTokenField(write_only=True, required=False)
     environment = EnvironmentInputField(
         child=serializers.CharField(allow_blank=True), required=False
     )

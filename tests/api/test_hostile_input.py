@@ -360,7 +360,7 @@ def test_a_value_of_another_json_type_is_refused_not_converted(owner_api, accoun
     ("body", "expected"),
     [
         ({"resources": {"memory_mb": "1024"}}, [("resources.memory_mb", "invalid")]),
-        ({"resources": {"memory_mb": 1024.0}}, [("resources.memory_mb", "invalid")]),
+        ({"resources": {"memory_mb": 1024.5}}, [("resources.memory_mb", "invalid")]),
         ({"auto_restart": "yes"}, [("auto_restart", "invalid")]),
         ({"auto_restart": 1}, [("auto_restart", "invalid")]),
     ],
@@ -369,6 +369,14 @@ def test_numbers_and_booleans_must_be_json_numbers_and_booleans(owner_api, body,
     assert field_errors(owner_api.post("/v1/servers", {**MINECRAFT, **body}, format="json")) == (
         expected
     )
+
+
+def test_a_whole_number_written_with_a_fraction_is_an_integer(owner_api):
+    response = owner_api.post(
+        "/v1/servers", {**MINECRAFT, "resources": {"memory_mb": 1024.0}}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["data"]["server"]["resources"]["memory_mb"] == 1024
 
 
 def test_list_items_of_another_type_are_named(owner_api):
@@ -436,3 +444,34 @@ def test_the_migration_repairs_what_sqlite_kept(account):
         data = json.loads(cursor.fetchone()[0])
     assert variables == {"MOTD": "a\ufffdb", "ok": "\U0001f600", "\ufffd": 1}
     assert data["object"]["name"] == "x\ufffdy"
+
+
+# --- Races ------------------------------------------------------------------------------------
+
+
+def test_an_object_deleted_while_a_request_changes_it_is_a_404(owner_api, owner, account):
+    """The view finds the endpoint, a concurrent DELETE removes it, the service's locked read
+    finds nothing: that is the object not existing (404), not a server error."""
+    from unittest import mock
+
+    from events.services import Actor
+    from webhooks.api import views
+    from webhooks.services import endpoint_create
+
+    with override_settings(WEBHOOKS_ALLOW_HTTP=True, WEBHOOKS_ALLOW_PRIVATE_TARGETS=True):
+        endpoint, _ = endpoint_create(
+            account=account, url="http://127.0.0.1:9/x", enabled_events=["*"],
+            actor=Actor(user=owner),
+        )  # fmt: skip
+        found = views.WebhookEndpointViewSet.get_object
+
+        def found_then_deleted(view):
+            instance = found(view)
+            WebhookEndpoint.objects.filter(pk=instance.pk).delete()
+            return instance
+
+        with mock.patch.object(views.WebhookEndpointViewSet, "get_object", found_then_deleted):
+            response = owner_api.patch(
+                f"/v1/webhooks/{endpoint.id}", {"description": "x"}, format="json"
+            )
+    error_of(response, 404, "not_found")
