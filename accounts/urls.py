@@ -37,24 +37,24 @@ urlpatterns = [
     path("settings/api-keys/new", views.ApiKeyCreateView.as_view(), name="api_key_create"),
     path("settings/api-keys/created", views.ApiKeyCreatedView.as_view(), name="api_key_created"),
     path(
-        "settings/api-keys/<str:key_id>/revoke",
+        "settings/api-keys/<id:key_id>/revoke",
         views.ApiKeyRevokeView.as_view(),
         name="api_key_revoke",
     ),
     path("settings/team", views.TeamView.as_view(), name="team"),
     path("settings/team/invite", views.TeamInviteView.as_view(), name="team_invite"),
     path(
-        "settings/team/<str:user_id>/role",
+        "settings/team/<id:user_id>/role",
         views.TeamMemberRoleView.as_view(),
         name="team_member_role",
     ),
     path(
-        "settings/team/<str:user_id>/remove",
+        "settings/team/<id:user_id>/remove",
         views.TeamMemberRemoveView.as_view(),
         name="team_member_remove",
     ),
     path(
-        "settings/team/invitations/<str:invitation_id>/revoke",
+        "settings/team/invitations/<id:invitation_id>/revoke",
         views.TeamInvitationRevokeView.as_view(),
         name="team_invitation_revoke",
     ),

@@ -7,6 +7,21 @@ from django.db import models
 
 BASE62 = string.digits + string.ascii_letters
 ID_TOKEN_LENGTH = 24
+# What an id in a path may look like: anything else (a NUL, a dot, a newline) matches no route,
+# so no view and no database sees it. Clients treat ids as opaque strings of up to 64 characters.
+ID_PATTERN = r"[A-Za-z0-9_]{1,64}"
+
+
+class IdConverter:
+    """``<id:pk>`` in a URL pattern: a path segment shaped as an id."""
+
+    regex = ID_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
 
 
 _UNBIASED = 62 * 4  # bytes below this map evenly onto the 62 characters

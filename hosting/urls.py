@@ -1,8 +1,12 @@
 from django.contrib import admin
-from django.urls import include, path, re_path
+from django.urls import include, path, re_path, register_converter
 
 from hosting.api.views import api_not_found
 from hosting.health import healthz
+from hosting.ids import IdConverter
+
+# Before the apps' URL modules are included: their dashboard paths take ``<id:...>``.
+register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("v1/", include("hosting.api.urls")),

@@ -230,7 +230,7 @@ def schemathesis(
         "--seed", str(args.seed),
         "--max-examples", str(args.max_examples),
         "--workers", "2",
-        "--phases", "examples,coverage,fuzzing",
+        "--phases", args.phases,
         "--generation-database", "none",
         "--suppress-health-check", "all",
         "--request-timeout", "30",
@@ -253,6 +253,11 @@ def main() -> int:
     parser.add_argument("--max-examples", type=int, default=25, help="Cases per operation.")
     parser.add_argument("--seed", type=int, default=20261123)
     parser.add_argument("--max-time", type=int, default=0, help="Seconds per pass (0: none).")
+    parser.add_argument(
+        "--phases",
+        default="examples,coverage,fuzzing,stateful",
+        help="Schemathesis phases (stateful chains calls through the links it infers).",
+    )
     parser.add_argument(
         "--database-url",
         default=os.environ.get(
@@ -293,7 +298,12 @@ def main() -> int:
             ).stdout.strip().splitlines()[-1]
         )  # fmt: skip
         start([str(VENV_BIN / "gunicorn"), "hosting.wsgi", "-c", "gunicorn.conf.py"])
-        start([python, "manage.py", "db_worker", "--no-reload"], stdout=subprocess.DEVNULL)
+        with open(REPORT_DIR / "worker.log", "w") as worker_log:
+            start(
+                [python, "manage.py", "db_worker", "--no-reload"],
+                stdout=worker_log,
+                stderr=subprocess.STDOUT,
+            )
         wait_until_up(f"{BASE_URL}/healthz")
         ids = tokens["ids"]
         failed = schemathesis(

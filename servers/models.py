@@ -67,6 +67,8 @@ class Game(models.Model):
 
 # A bot's environment variable names.
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+# A Discord bot token: printable ASCII without spaces (base64 parts and dots), 20 to 200 long.
+DISCORD_TOKEN = re.compile(r"^[\x21-\x7e]{20,200}$")
 # What one server or bot may be given (the account's memory quota applies on top).
 RESOURCE_LIMITS = {"memory_mb": (256, 65536), "cpu_percent": (10, 800), "disk_mb": (1024, 1048576)}
 

@@ -33,6 +33,7 @@ from servers.api.serializers import ActionSerializer, BotSerializer, ServerDetai
 from servers.drivers import DriverError, get_driver
 from servers.models import (
     ACTIVE_ACTION,
+    DISCORD_TOKEN,
     ENV_NAME,
     RESOURCE_LIMITS,
     Action,
@@ -239,10 +240,12 @@ def _clean_environment(environment: Any) -> dict[str, str]:
 
 
 def _clean_token(token: Any) -> str:
-    if not isinstance(token, str) or not 20 <= len(token) <= 200 or any(c.isspace() for c in token):
+    if not isinstance(token, str) or not DISCORD_TOKEN.fullmatch(token):
         raise _field_error(
-            "token", "invalid", "token must be the bot's Discord token (20 to 200 characters)."
-        )
+            "token", "invalid",
+            "token must be the bot's Discord token (20 to 200 printable ASCII characters, no "
+            "spaces).",
+        )  # fmt: skip
     return token
 
 

@@ -312,3 +312,76 @@ def test_the_schema_generates_without_warnings_and_validates(db, tmp_path):
         "spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "openapi.json")
     )
     assert (tmp_path / "openapi.json").stat().st_size > 10_000
+
+
+# --- What generated clients need (openapi-python-client, openapi-typescript) ----------------
+
+
+def test_the_document_passes_the_openapi_spec_validator(openapi):
+    from openapi_spec_validator import validate
+
+    validate(openapi)
+
+
+def request_components(openapi) -> dict[str, dict]:
+    schemas = openapi["components"]["schemas"]
+    return {name: schema for name, schema in schemas.items() if name.endswith("Request")}
+
+
+def test_request_bodies_refuse_undeclared_keys_and_carry_no_defaults(openapi):
+    components = request_components(openapi)
+    assert "ServerCreateRequest" in components
+    for name, schema in components.items():
+        assert schema["additionalProperties"] is False, name
+        for field, prop in schema.get("properties", {}).items():
+            # A TypeScript client makes a property with a default required; the default is
+            # said in the description instead.
+            assert "default" not in prop, f"{name}.{field}"
+    auto_restart = components["ServerCreateRequest"]["properties"]["auto_restart"]
+    assert "Default: `true`." in auto_restart["description"]
+    assert "auto_restart" not in components["ServerCreateRequest"]["required"]
+
+
+def test_201_and_202_answers_declare_their_location(openapi):
+    for path, method in [("/v1/servers", "post"), ("/v1/servers/{id}/actions", "post"),
+                         ("/v1/servers/{id}", "delete")]:  # fmt: skip
+        responses = openapi["paths"][path][method]["responses"]
+        status = next(code for code in ("201", "202") if code in responses)
+        assert responses[status]["headers"]["Location"]["schema"] == {
+            "type": "string", "format": "uri"
+        }  # fmt: skip
+
+
+def test_objects_with_a_fixed_shape_are_typed(openapi):
+    schemas = openapi["components"]["schemas"]
+    event = schemas["Event"]["properties"]
+    assert event["data"]["allOf"] == [{"$ref": "#/components/schemas/EventData"}]
+    assert set(schemas["EventData"]["required"]) == {"object", "previous_attributes"}
+    assert event["actor"]["allOf"] == [{"$ref": "#/components/schemas/EventActor"}]
+    assert schemas["Action"]["properties"]["target"]["allOf"] == [
+        {"$ref": "#/components/schemas/ActionTarget"}
+    ]
+    assert schemas["ActionTarget"]["properties"]["type"] == {
+        "$ref": "#/components/schemas/ActionTargetType"
+    }
+    variables = schemas["ServerDetail"]["properties"]["variables"]
+    assert variables["additionalProperties"] == {"type": ["string", "integer", "boolean"]}
+    details = schemas["ErrorDetails"]["properties"]
+    assert {"fields", "parameters", "required_scopes", "retry_after", "action_id"} <= set(details)
+
+
+def test_query_parameters_may_not_be_empty(openapi):
+    parameters = {
+        p["name"]: p["schema"] for p in openapi["paths"]["/v1/servers"]["get"]["parameters"]
+    }
+    assert parameters["search"]["minLength"] == 1
+    assert parameters["status"]["minItems"] == 1
+    assert parameters["page"]["maximum"] == 1_000_000_000
+
+
+def test_trimmed_text_fields_need_a_character_that_is_not_white_space(openapi):
+    name = openapi["components"]["schemas"]["ServerCreateRequest"]["properties"]["name"]
+    pattern = re.compile(name["pattern"])
+    assert pattern.search(" a ")
+    for blank in [" ", "\t\n", "\x1c", "\u3000"]:
+        assert not pattern.search(blank) and not blank.strip()

@@ -9,32 +9,32 @@ urlpatterns = [
     path("settings/webhooks/new", views.WebhookCreateView.as_view(), name="webhook_create"),
     path("settings/webhooks/created", views.WebhookSecretView.as_view(), name="webhook_created"),
     path(
-        "settings/webhooks/<str:endpoint_id>",
+        "settings/webhooks/<id:endpoint_id>",
         views.WebhookDetailView.as_view(),
         name="webhook_detail",
     ),
     path(
-        "settings/webhooks/<str:endpoint_id>/enable",
+        "settings/webhooks/<id:endpoint_id>/enable",
         views.WebhookEnableView.as_view(),
         name="webhook_enable",
     ),
     path(
-        "settings/webhooks/<str:endpoint_id>/test",
+        "settings/webhooks/<id:endpoint_id>/test",
         views.WebhookSendTestView.as_view(),
         name="webhook_send_test",
     ),
     path(
-        "settings/webhooks/<str:endpoint_id>/rotate",
+        "settings/webhooks/<id:endpoint_id>/rotate",
         views.WebhookRotateSecretView.as_view(),
         name="webhook_rotate",
     ),
     path(
-        "settings/webhooks/<str:endpoint_id>/delete",
+        "settings/webhooks/<id:endpoint_id>/delete",
         views.WebhookDeleteView.as_view(),
         name="webhook_delete",
     ),
     path(
-        "settings/webhooks/<str:endpoint_id>/deliveries/<str:delivery_id>/retry",
+        "settings/webhooks/<id:endpoint_id>/deliveries/<id:delivery_id>/retry",
         views.WebhookDeliveryRetryView.as_view(),
         name="webhook_delivery_retry",
     ),

@@ -24,7 +24,8 @@ def _refuse_constant(name: str):
 
 
 def _problems(value: Any, path: str, depth: int, found: list[dict[str, str]]) -> None:
-    if depth > MAX_DEPTH:
+    """Collect the problems of ``value``, found ``depth`` objects and arrays deep."""
+    if isinstance(value, dict | list) and depth >= MAX_DEPTH:
         raise InvalidJson(f"The request body is nested more than {MAX_DEPTH} levels deep.")
     name = path or "body"
     if isinstance(value, str):

@@ -7,7 +7,7 @@ JSON 404 of the catch-all, before any view or database sees it.
 
 from rest_framework.routers import SimpleRouter
 
-ID_PATTERN = r"[A-Za-z0-9_]{1,64}"
+from hosting.ids import ID_PATTERN
 
 
 def id_segment(name: str) -> str:

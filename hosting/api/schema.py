@@ -18,6 +18,10 @@ from idempotency.middleware import (
 from idempotency.services import RETENTION
 
 _STRICT_DOC = inspect.cleandoc(StrictInputSerializer.__doc__ or "")
+NOT_ONLY_WHITESPACE = (
+    "[^\\t\\n\\x0b\\x0c\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+    "\\u202f\\u205f\\u3000]"
+)
 
 
 class AutoSchema(openapi.AutoSchema):
@@ -30,6 +34,16 @@ class AutoSchema(openapi.AutoSchema):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if isinstance(field, serializers.ListField) and not field.allow_empty:
             schema.setdefault("minItems", 1)
+        if (
+            direction == "request"
+            and isinstance(field, serializers.CharField)
+            and field.trim_whitespace
+            and not field.allow_blank
+            and schema.get("type") == "string"
+        ):
+            # Trimmed, then required not to be empty: it needs a character that is not white
+            # space as Python's str.strip() sees it (written out: JSON Schema's \s differs).
+            schema.setdefault("pattern", NOT_ONLY_WHITESPACE)
         return schema
 
     def _map_serializer(self, serializer, direction, bypass_extensions=False):

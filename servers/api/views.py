@@ -39,7 +39,7 @@ from servers.api.serializers import (
 )
 from servers.counts import live_instance_count, live_instance_months, month_boundary
 from servers.filters import BotFilter, ServerFilter
-from servers.models import ENV_NAME, Action, Bot, BotRuntime, Server
+from servers.models import DISCORD_TOKEN, ENV_NAME, Action, Bot, BotRuntime, Server
 from servers.selectors import (
     actions_of,
     bots_of_account,
@@ -71,14 +71,13 @@ class EnvironmentInputField(serializers.DictField):
 @extend_schema_field(
     {
         "type": "string",
-        "minLength": 20,
-        "maxLength": 200,
-        "pattern": r"^\S+$",
-        "description": "The bot's Discord token; stored encrypted, never shown.",
+        "pattern": DISCORD_TOKEN.pattern,
+        "description": "The bot's Discord token (20 to 200 printable ASCII characters, no "
+        "spaces); stored encrypted, never shown.",
     }
 )
 class DiscordTokenField(serializers.CharField):
-    """The bot's Discord token; the service checks its shape (20 to 200 characters, no space)."""
+    """The bot's Discord token; the service checks its shape."""
 
 
 @extend_schema_field(VARIABLES_SCHEMA)
@@ -138,7 +137,10 @@ class BulkActionSerializer(StrictInputSerializer):
 
 def _bulk_ids() -> serializers.ListField:
     return serializers.ListField(
-        child=serializers.CharField(max_length=64), min_length=1, max_length=100
+        # Not trimmed: "\t" is an id that does not exist (its own not_found), like any other.
+        child=serializers.CharField(max_length=64, trim_whitespace=False),
+        min_length=1,
+        max_length=100,
     )
 
 

@@ -475,3 +475,42 @@ def test_an_object_deleted_while_a_request_changes_it_is_a_404(owner_api, owner,
                 f"/v1/webhooks/{endpoint.id}", {"description": "x"}, format="json"
             )
     error_of(response, 404, "not_found")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/servers/a%00", "/bots/srv_%00/edit", "/settings/webhooks/a%00", "/settings/team/a.b/role"],
+)
+def test_a_dashboard_path_with_a_malformed_id_is_the_not_found_page(owner, path):
+    response = signed_in(owner).get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/admin/servers/server/a%00/change/",
+        "/admin/accounts/account/a%00/change/",
+        "/admin/webhooks/webhookendpoint/a%00/history/",
+    ],
+)
+def test_an_admin_path_with_a_nul_is_not_found(staff_client, path):
+    assert staff_client.get(path).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "path", ["/admin/servers/server/?q=a%00", "/activity?type=a%00", "/servers?x%00=1"]
+)
+def test_a_dashboard_query_with_a_nul_is_a_bad_request(staff_client, owner, path):
+    client = staff_client if path.startswith("/admin") else signed_in(owner)
+    assert client.get(path).status_code == 400
+
+
+@pytest.fixture
+def staff_client(db) -> Client:
+    from accounts.models import User
+
+    client = Client()
+    client.force_login(User.objects.create_superuser(email="staff@hosting.test", password="pw-1"))
+    return client

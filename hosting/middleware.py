@@ -1,0 +1,27 @@
+"""Dashboard and admin requests whose path or query holds text no database can store.
+
+The API has its own layers for this (id-shaped routes, hosting/api/params.py). Pages built on
+Django's own views (admin's change pages, list searches) would pass a NUL straight to
+PostgreSQL, which refuses it with an error: such a path is a 404 and such a query a 400, before
+any view runs.
+"""
+
+from django.core.exceptions import BadRequest
+from django.http import Http404
+
+from hosting.api.middleware import API_PREFIX
+from hosting.text import text_problem
+
+
+class UnstorableTextMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not request.path.startswith(API_PREFIX):
+            if text_problem(request.path):
+                raise Http404("No such page.")
+            for values in request.GET.lists():
+                if any(text_problem(value) for value in values[1]) or text_problem(values[0]):
+                    raise BadRequest("The address holds characters that cannot be used.")
+        return self.get_response(request)
