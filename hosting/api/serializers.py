@@ -46,6 +46,12 @@ def _type_error(field: serializers.Field, value: Any) -> Any:
     for kind, wanted, sentence in _JSON_TYPES:
         if isinstance(field, kind) and not wanted(value):
             return [ErrorDetail(sentence, code="invalid")]
+    limit = getattr(field, "max_length", None)
+    if isinstance(field, serializers.CharField) and limit is not None and len(value) > limit:
+        # Counted as sent, as the schema's maxLength counts it (DRF would count after trimming).
+        return [
+            ErrorDetail(f"Ensure this field has no more than {limit} characters.", "max_length")
+        ]
     return None
 
 

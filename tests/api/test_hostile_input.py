@@ -379,6 +379,11 @@ def test_a_whole_number_written_with_a_fraction_is_an_integer(owner_api):
     assert response.json()["data"]["server"]["resources"]["memory_mb"] == 1024
 
 
+def test_a_string_longer_than_its_limit_is_refused_before_trimming(owner_api, account):
+    response = owner_api.patch("/v1/account", {"name": " " + "x" * 150}, format="json")
+    assert field_errors(response) == [("name", "max_length")]
+
+
 def test_list_items_of_another_type_are_named(owner_api):
     response = owner_api.post(
         "/v1/api-keys", {"name": "k", "scopes": ["servers:read", 5]}, format="json"
