@@ -37,30 +37,35 @@ def _client():
 
 
 def api_key_lookup(*, key_id: str) -> ApiKey | None:
-    """The key with user, account and role, from the shared cache when it is still current."""
+    """The key with user, account and role, from the shared cache when it is still current.
+
+    An unknown key id is cached too (as "no such key"): otherwise a probe of a made-up id
+    would cost a database query where a real, cached one costs none, and the time of the
+    answer would tell them apart. Creating a key bumps its id's version, so a cached absence
+    never hides a new key.
+    """
     if not enabled():
         return api_key_with_context(key_id=key_id)
-    version, cached = _current(key_id)
-    if cached is not None:
+    version, found, cached = _current(key_id)
+    if found:
         return cached
     api_key = api_key_with_context(key_id=key_id)
-    if api_key is not None:
-        _store(key_id, version, api_key)
+    _store(key_id, version, api_key)
     return api_key
 
 
-def _current(key_id: str) -> tuple[int, ApiKey | None]:
-    """The key's version and its cached entry if that entry is of this version (one MGET)."""
+def _current(key_id: str) -> tuple[int, bool, ApiKey | None]:
+    """The key's version, whether a current entry was cached, and that entry (one MGET)."""
     raw_entry, raw_version = _client().mget(*_keys(key_id))
     version = int(raw_version or 0)
     if raw_entry is not None:
         entry_version, api_key = pickle.loads(raw_entry)  # noqa: S301 - our own entries
         if entry_version == version:
-            return version, api_key
-    return version, None
+            return version, True, api_key
+    return version, False, None
 
 
-def _store(key_id: str, version: int, api_key: ApiKey) -> None:
+def _store(key_id: str, version: int, api_key: ApiKey | None) -> None:
     payload = pickle.dumps((version, api_key), protocol=pickle.HIGHEST_PROTOCOL)
     _client().set(_keys(key_id)[0], payload, ex=ENTRY_TTL)
 
@@ -73,7 +78,7 @@ def api_key_cache_refresh(api_key: ApiKey) -> None:
     """
     if not enabled():
         return
-    version, cached = _current(api_key.key_id)
+    version, _, cached = _current(api_key.key_id)
     if cached is not None:
         _store(api_key.key_id, version, api_key)
 

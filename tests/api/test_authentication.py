@@ -83,6 +83,30 @@ def test_an_unknown_key_id_costs_the_same_digest_and_comparisons_as_a_wrong_secr
     assert work["unknown key id"][1] == 2  # the checksum, then the digest
 
 
+def test_an_unknown_key_id_is_looked_up_once_then_answered_from_the_shared_cache(
+    owner, account, make_token, client, django_assert_num_queries
+):
+    """With Redis, a real key is answered from the cache; so is an unknown id after its first
+    probe, so repeated probes cannot tell the two apart by a database query's time."""
+    from accounts.key_cache import enabled
+
+    if not enabled():
+        pytest.skip("the shared key cache needs Redis")
+    body = f"hms_{'Y' * 12}{'A' * 32}"
+    probe = body + keys._checksum(body)
+    with django_assert_num_queries(1):
+        assert_401(client.get(SERVERS, HTTP_AUTHORIZATION=f"Bearer {probe}"), "invalid_api_key")
+    with django_assert_num_queries(0):
+        assert_401(client.get(SERVERS, HTTP_AUTHORIZATION=f"Bearer {probe}"), "invalid_api_key")
+
+    # A key made later with that very id is not hidden by the cached absence.
+    token = f"hms_{'Y' * 12}{'B' * 32}"
+    token += keys._checksum(token)
+    with mock.patch("accounts.keys.make_token", return_value=(token, "Y" * 12)):
+        make_token(owner, account)
+    assert client.get(SERVERS, HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 200
+
+
 def test_it_rejects_an_expired_key(owner, account, make_token, client_for):
     token = make_token(owner, account, expires_at=timezone.now() + timedelta(days=1))
     api_key = ApiKey.objects.get()
