@@ -30,3 +30,6 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 10
 # The kernel's accept queue holds connections while every sync worker is busy.
 backlog = 2048
+# Gunicorn's default, stated because the API documents it: a longer request line is answered
+# 414 by gunicorn itself, before the application (hosting/api/schema.py, URI_TOO_LONG).
+limit_request_line = 4094

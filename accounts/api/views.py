@@ -15,7 +15,6 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -77,6 +76,7 @@ from hosting.api.views import (
     CallerScopedMixin,
     EnvelopeListMixin,
     EnvelopeRetrieveMixin,
+    created,
 )
 
 # Built once each: every envelope() call makes a new component class of the same name.
@@ -148,8 +148,10 @@ def _invite(request) -> Response:
         role=body["role"],
         actor=Actor.from_request(request),
     )
-    return Response(
-        {"invitation": InvitationSerializer(invitation).data}, status=status.HTTP_201_CREATED
+    return created(
+        request,
+        {"invitation": InvitationSerializer(invitation).data},
+        f"/v1/account/invitations/{invitation.id}",
     )
 
 
@@ -438,9 +440,10 @@ class ApiKeyViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
             actor=Actor.from_request(request),
             **validated(ApiKeyCreateSerializer, request),
         )
-        return Response(
+        return created(
+            request,
             {"api_key": ApiKeySerializer(api_key).data, "token": token},
-            status=status.HTTP_201_CREATED,
+            f"/v1/api-keys/{api_key.id}",
         )
 
     def destroy(self, request, pk: str):
@@ -456,9 +459,10 @@ class ApiKeyViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
             actor=Actor.from_request(request),
             grace=timedelta(seconds=body["grace_period_seconds"]),
         )
-        return Response(
+        return created(
+            request,
             {"api_key": ApiKeySerializer(new_key).data, "token": token},
-            status=status.HTTP_201_CREATED,
+            f"/v1/api-keys/{new_key.id}",
         )
 
 
@@ -549,15 +553,20 @@ class CustomerViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     def get_queryset(self):
         return customers_with_owners()
 
-    def _answer(self, account: Account, status_code: int = status.HTTP_200_OK) -> Response:
+    def _answer(self, account: Account) -> Response:
         customer = customers_with_owners().get(pk=account.pk)
-        return Response({"customer": CustomerSerializer(customer).data}, status=status_code)
+        return Response({"customer": CustomerSerializer(customer).data})
 
     def create(self, request):
         account = account_create(
             actor=Actor.from_request(request), **validated(CustomerCreateSerializer, request)
         )
-        return self._answer(account, status.HTTP_201_CREATED)
+        customer = customers_with_owners().get(pk=account.pk)
+        return created(
+            request,
+            {"customer": CustomerSerializer(customer).data},
+            f"/v1/admin/customers/{account.id}",
+        )
 
     def partial_update(self, request, pk: str):
         account = self.get_object()

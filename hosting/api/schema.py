@@ -248,6 +248,13 @@ _ERRORS: dict[str, tuple[str, str, str, dict | None]] = {
     "500": ("`internal_error`.", "internal_error", "An unexpected error occurred.", None),
 }
 
+# Answered by the HTTP server in front of the API (gunicorn: a request line over 4094 bytes), so
+# its body is that server's, not the envelope: the request never reaches the service.
+URI_TOO_LONG = {
+    "description": "URI Too Long: the request line is longer than the HTTP server accepts (4094 "
+    "bytes with the bundled gunicorn configuration). Answered before the API, so the body is "
+    "not the JSON envelope."
+}
 LOCATION_HEADERS = {
     "201": {
         "description": "The address of the created resource, where one has its own.",
@@ -382,6 +389,7 @@ def postprocess_envelopes(result: dict[str, Any], generator, request, public) ->
                 needed.append("404")
             for status in needed:
                 responses.setdefault(status, _error_response(status))
+            responses.setdefault("414", URI_TOO_LONG)
             if method == "post":
                 _document_idempotency(operation)
     return result

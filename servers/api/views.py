@@ -20,6 +20,7 @@ from hosting.api.views import (
     CallerScopedMixin,
     EnvelopeListMixin,
     EnvelopeRetrieveMixin,
+    created,
     paginated,
 )
 from hosting.errors import ApplicationError, InsufficientScope, NotFound
@@ -448,10 +449,8 @@ class ServerViewSet(InstanceViewSet):
         server = server_create(
             account=request.auth.account, actor=_actor(request), **body.validated_data
         )
-        return Response(
-            {"server": ServerDetailSerializer(server).data},
-            status=status.HTTP_201_CREATED,
-            headers={"Location": request.build_absolute_uri(f"/v1/servers/{server.id}")},
+        return created(
+            request, {"server": ServerDetailSerializer(server).data}, f"/v1/servers/{server.id}"
         )
 
 
@@ -477,11 +476,7 @@ class BotViewSet(InstanceViewSet):
         body = BotCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         bot = bot_create(account=request.auth.account, actor=_actor(request), **body.validated_data)
-        return Response(
-            {"bot": BotSerializer(bot).data},
-            status=status.HTTP_201_CREATED,
-            headers={"Location": request.build_absolute_uri(f"/v1/bots/{bot.id}")},
-        )
+        return created(request, {"bot": BotSerializer(bot).data}, f"/v1/bots/{bot.id}")
 
 
 @extend_schema_view(

@@ -29,6 +29,7 @@ from hosting.api.views import (
     CallerScopedMixin,
     EnvelopeListMixin,
     EnvelopeRetrieveMixin,
+    created,
 )
 from webhooks.api.serializers import (
     DELIVERY_EXAMPLE,
@@ -260,11 +261,8 @@ class WebhookEndpointViewSet(
     def caller_queryset(self, principal):
         return WebhookEndpoint.objects.filter(account_id=principal.account.id)
 
-    def _with_secret(self, endpoint: WebhookEndpoint, secret: str, status_code: int) -> Response:
-        return Response(
-            {"webhook": WebhookEndpointSerializer(endpoint).data, "secret": secret},
-            status=status_code,
-        )
+    def _with_secret(self, endpoint: WebhookEndpoint, secret: str) -> Response:
+        return Response({"webhook": WebhookEndpointSerializer(endpoint).data, "secret": secret})
 
     def create(self, request):
         endpoint, secret = endpoint_create(
@@ -272,7 +270,11 @@ class WebhookEndpointViewSet(
             actor=Actor.from_request(request),
             **validated(WebhookEndpointCreateSerializer, request),
         )
-        return self._with_secret(endpoint, secret, status.HTTP_201_CREATED)
+        return created(
+            request,
+            {"webhook": WebhookEndpointSerializer(endpoint).data, "secret": secret},
+            f"/v1/webhooks/{endpoint.id}",
+        )
 
     def partial_update(self, request, pk: str):
         endpoint = self.get_object()
@@ -294,7 +296,7 @@ class WebhookEndpointViewSet(
         endpoint, secret = endpoint_rotate_secret(
             endpoint=self.get_object(), actor=Actor.from_request(request)
         )
-        return self._with_secret(endpoint, secret, status.HTTP_200_OK)
+        return self._with_secret(endpoint, secret)
 
     @action(detail=True, methods=["post"], url_path="test")
     def send_test(self, request, pk: str):
