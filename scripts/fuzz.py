@@ -217,20 +217,11 @@ def setup_data() -> None:
     )
 
 
-def write_configs() -> dict[str, Path]:
-    """The stateful pass reads scripts/schemathesis.toml; the others add the pinned objects."""
-    base = (ROOT / "scripts" / "schemathesis.toml").read_text()
-    pinned = REPORT_DIR / "schemathesis-pinned.toml"
-    pinned.write_text(base + "\n" + (ROOT / "scripts" / "schemathesis-objects.toml").read_text())
-    return {"pinned": pinned, "plain": ROOT / "scripts" / "schemathesis.toml"}
-
-
 def schemathesis(
     token: str,
     ids: dict,
     args,
     *,
-    config: Path,
     phases: str,
     include: list[str] | None,
     exclude: list[str],
@@ -238,7 +229,7 @@ def schemathesis(
 ) -> int:
     command = [
         str(VENV_BIN / "st"),
-        "--config-file", str(config),
+        "--config-file", str(ROOT / "scripts" / "schemathesis.toml"),
         "run",
         f"{BASE_URL}/v1/openapi.json",
         "--checks", "all",
@@ -322,23 +313,13 @@ def main() -> int:
             )
         wait_until_up(f"{BASE_URL}/healthz")
         ids = tokens["ids"]
-        configs = write_configs()
-        phases = [phase for phase in args.phases.split(",") if phase != "stateful"]
-        failed = 0
-        if phases:
-            failed |= schemathesis(
-                tokens["main"], ids, args, config=configs["pinned"], phases=",".join(phases),
-                include=None, exclude=DESTRUCTIVE_OPERATIONS, tag="main",
-            )  # fmt: skip
-        if "stateful" in args.phases.split(","):
-            failed |= schemathesis(
-                tokens["main"], ids, args, config=configs["plain"], phases="stateful",
-                include=None, exclude=DESTRUCTIVE_OPERATIONS, tag="stateful",
-            )  # fmt: skip
+        failed = schemathesis(
+            tokens["main"], ids, args, phases=args.phases, include=None,
+            exclude=DESTRUCTIVE_OPERATIONS, tag="main",
+        )  # fmt: skip
         failed |= schemathesis(
-            tokens["destructive"], ids, args, config=configs["pinned"],
-            phases=",".join(phases) or "fuzzing", include=DESTRUCTIVE_OPERATIONS, exclude=[],
-            tag="destructive",
+            tokens["destructive"], ids, args, phases=args.phases,
+            include=DESTRUCTIVE_OPERATIONS, exclude=[], tag="destructive",
         )  # fmt: skip
     finally:
         for process in processes:

@@ -65,12 +65,12 @@ class EnvelopeRetrieveMixin:
         return Response({self.resource_key: self.get_serializer(self.get_object()).data})
 
 
-@csrf_exempt  # any method: a POST to a path that does not exist is a 404, not a CSRF failure
 def created(request, data: dict, location: str) -> Response:
     """201 with the new resource and ``Location``, the address it can be read at (``/v1/...``)."""
     return Response(data, status=201, headers={"Location": request.build_absolute_uri(location)})
 
 
+@csrf_exempt  # any method: a POST to a path that does not exist is a 404, not a CSRF failure
 def api_not_found(request, *args, **kwargs):
     """Catch-all for ``/v1/...`` paths that match no endpoint."""
     path = escape_uri_path(request.path)  # as sent on the wire: control characters stay escaped
