@@ -48,6 +48,13 @@ DESTRUCTIVE_OPERATIONS = [
 ]
 
 
+# Left out of the stateful pass: DELETE revokes an invitation rather than removing it (CONTRACT
+# §3: a revoked resource answers 200 in its new state and stays readable), which the stateful
+# phase's use-after-free check takes for a deleted resource still served. (API keys behave the
+# same and are in the destructive pass, which has no stateful phase.) The other passes fuzz it.
+REVOKED_NOT_DELETED = ["account_invitations_destroy"]
+
+
 def log(message: str) -> None:
     print(f"== fuzz: {message}", flush=True)
 
@@ -217,19 +224,32 @@ def setup_data() -> None:
     )
 
 
+def pinned_config() -> Path:
+    """scripts/schemathesis.toml with the pinned objects of scripts/schemathesis-objects.toml."""
+    config = REPORT_DIR / "schemathesis-pinned.toml"
+    scripts = ROOT / "scripts"
+    config.write_text(
+        (scripts / "schemathesis.toml").read_text()
+        + "\n"
+        + (scripts / "schemathesis-objects.toml").read_text()
+    )
+    return config
+
+
 def schemathesis(
     token: str,
     ids: dict,
     args,
     *,
     phases: str,
+    config: Path,
     include: list[str] | None,
     exclude: list[str],
     tag: str,
 ) -> int:
     command = [
         str(VENV_BIN / "st"),
-        "--config-file", str(ROOT / "scripts" / "schemathesis.toml"),
+        "--config-file", str(config),
         "run",
         f"{BASE_URL}/v1/openapi.json",
         "--checks", "all",
@@ -313,12 +333,22 @@ def main() -> int:
             )
         wait_until_up(f"{BASE_URL}/healthz")
         ids = tokens["ids"]
-        failed = schemathesis(
-            tokens["main"], ids, args, phases=args.phases, include=None,
-            exclude=DESTRUCTIVE_OPERATIONS, tag="main",
-        )  # fmt: skip
+        pinned, plain = pinned_config(), ROOT / "scripts" / "schemathesis.toml"
+        phases = args.phases.split(",")
+        fuzzing = ",".join(phase for phase in phases if phase != "stateful")
+        failed = 0
+        if fuzzing:
+            failed |= schemathesis(
+                tokens["main"], ids, args, phases=fuzzing, config=pinned, include=None,
+                exclude=DESTRUCTIVE_OPERATIONS, tag="main",
+            )  # fmt: skip
+        if "stateful" in phases:
+            failed |= schemathesis(
+                tokens["main"], ids, args, phases="stateful", config=plain, include=None,
+                exclude=DESTRUCTIVE_OPERATIONS + REVOKED_NOT_DELETED, tag="stateful",
+            )  # fmt: skip
         failed |= schemathesis(
-            tokens["destructive"], ids, args, phases=args.phases,
+            tokens["destructive"], ids, args, phases=fuzzing or "fuzzing", config=pinned,
             include=DESTRUCTIVE_OPERATIONS, exclude=[], tag="destructive",
         )  # fmt: skip
     finally:

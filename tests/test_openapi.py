@@ -385,3 +385,15 @@ def test_trimmed_text_fields_need_a_character_that_is_not_white_space(openapi):
     assert pattern.search(" a ")
     for blank in [" ", "\t\n", "\x1c", "\u3000"]:
         assert not pattern.search(blank) and not blank.strip()
+
+
+def test_creates_link_to_the_operations_on_what_they_created(openapi):
+    links = openapi["paths"]["/v1/servers"]["post"]["responses"]["201"]["links"]
+    assert links["servers_retrieve"] == {
+        "operationId": "servers_retrieve",
+        "parameters": {"id": "$response.body#/data/server/id"},
+    }
+    assert {"servers_partial_update", "servers_destroy", "servers_actions_create"} <= set(links)
+    # POST /v1/account/members answers the invitation it sends: its links go there.
+    members = openapi["paths"]["/v1/account/members"]["post"]["responses"]["201"]["links"]
+    assert set(members) == {"account_invitations_retrieve", "account_invitations_destroy"}

@@ -358,6 +358,53 @@ def _non_empty(schema: dict[str, Any]) -> None:
         schema.setdefault("minLength", 1)
 
 
+def _data_keys(response: dict[str, Any], schemas: dict[str, Any]) -> set[str]:
+    """The keys of ``data`` in a (wrapped) success response."""
+    schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+    data = schema.get("properties", {}).get("data", {})
+    if "$ref" in data:
+        data = schemas.get(data["$ref"].rsplit("/", 1)[-1], {})
+    return set(data.get("properties", {}))
+
+
+def _link_creates(result: dict[str, Any]) -> None:
+    """OpenAPI links from each create (201) to the operations on what it created.
+
+    The resource a create answers (``data.server``, ``data.invitation``...) is the one that
+    ``GET .../{id}`` answers under the same key; every operation under that path takes its id
+    from the create's answer. Clients and stateful testers follow these as they would the
+    ``Location`` header.
+    """
+    schemas = result["components"]["schemas"]
+    paths = result["paths"]
+    detail_of: dict[str, tuple[str, str]] = {}
+    for path, operations in paths.items():
+        get = operations.get("get")
+        if get and path.endswith("}") and "200" in get["responses"]:
+            name = path.rsplit("{", 1)[1].rstrip("}")
+            for key in _data_keys(get["responses"]["200"], schemas):
+                detail_of.setdefault(key, (path, name))
+    for operations in paths.values():
+        create = operations.get("post")
+        if not create or "201" not in create["responses"]:
+            continue
+        keys = _data_keys(create["responses"]["201"], schemas) - {"token", "secret"}
+        if len(keys) != 1 or (key := keys.pop()) not in detail_of:
+            continue
+        detail, name = detail_of[key]
+        links = {
+            op["operationId"]: {
+                "operationId": op["operationId"],
+                "parameters": {name: f"$response.body#/data/{key}/id"},
+            }
+            for path, ops in paths.items()
+            if path == detail or path.startswith(detail + "/")
+            for op in ops.values()
+            if path.count("{") == 1
+        }
+        create["responses"]["201"]["links"] = links
+
+
 def postprocess_envelopes(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
     """Wrap 2xx bodies in the success envelope and document the errors every call can get."""
     result.setdefault("components", {}).setdefault("schemas", {}).update(ERROR_COMPONENTS)
@@ -392,4 +439,5 @@ def postprocess_envelopes(result: dict[str, Any], generator, request, public) ->
             responses.setdefault("414", URI_TOO_LONG)
             if method == "post":
                 _document_idempotency(operation)
+    _link_creates(result)
     return result
