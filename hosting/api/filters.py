@@ -1,7 +1,11 @@
 """django-filter glue: bad query values become 400 ``invalid_parameter`` (CONTRACT §4)."""
 
+import datetime
+
 import django_filters
+from django.core.exceptions import ValidationError
 from django.http import QueryDict
+from django_filters.fields import IsoDateTimeField
 from django_filters.rest_framework import DjangoFilterBackend
 
 from hosting.api.params import list_value, single_value
@@ -100,12 +104,30 @@ class ChoiceInFilter(django_filters.BaseInFilter, django_filters.ChoiceFilter):
         super().__init__(*args, **kwargs)
 
 
+class UtcDateTimeField(IsoDateTimeField):
+    """An ISO 8601 time, in UTC; one that has no UTC equivalent (``0001-01-01T00:00+14:00``)
+    is refused rather than failing in the database adapter's conversion."""
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(datetime.UTC)
+        except OverflowError:
+            raise ValidationError("Date and time out of range.", code="out_of_range") from None
+
+
+class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcDateTimeField
+
+
 class CreatedRangeFilterSet(django_filters.FilterSet):
     """``created_after`` (inclusive) and ``created_before`` (exclusive), for any list."""
 
-    created_after = django_filters.IsoDateTimeFilter(
+    created_after = UtcDateTimeFilter(
         field_name="created_at", lookup_expr="gte", help_text="Created at or after (ISO 8601)."
     )
-    created_before = django_filters.IsoDateTimeFilter(
+    created_before = UtcDateTimeFilter(
         field_name="created_at", lookup_expr="lt", help_text="Created before (ISO 8601)."
     )

@@ -116,6 +116,15 @@ def test_empty_values_and_items_are_refused(owner_api, query):
     assert parameter_errors(owner_api.get(f"/v1/servers?{query}")) == [(name, "blank")]
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["created_after=0001-01-01T00:00:00%2B14:00", "created_before=9999-12-31T23:59:59-14:00"],
+)
+def test_a_time_without_a_utc_equivalent_is_refused(owner_api, query):
+    name = query.split("=")[0]
+    assert parameter_errors(owner_api.get(f"/v1/servers?{query}")) == [(name, "out_of_range")]
+
+
 def test_repeated_keys_are_one_list_like_a_comma_list(owner_api, account):
     ServerFactory.create_batch(2, account=account, status="running")
     ServerFactory.create_batch(3, account=account, status="stopped")
