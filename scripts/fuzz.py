@@ -324,7 +324,13 @@ def main() -> int:
                 check=True, stdout=subprocess.PIPE, text=True,
             ).stdout.strip().splitlines()[-1]
         )  # fmt: skip
-        start([str(VENV_BIN / "gunicorn"), "hosting.wsgi", "-c", "gunicorn.conf.py"])
+        # Standard output carries the e-mails the fuzzer's invitations print (console mail);
+        # errors and tracebacks go to standard error, shown with the run.
+        with open(REPORT_DIR / "gunicorn-stdout.log", "w") as mail_log:
+            start(
+                [str(VENV_BIN / "gunicorn"), "hosting.wsgi", "-c", "gunicorn.conf.py"],
+                stdout=mail_log,
+            )
         with open(REPORT_DIR / "worker.log", "w") as worker_log:
             start(
                 [python, "manage.py", "db_worker", "--no-reload"],
