@@ -141,7 +141,7 @@ def test_a_bad_token_is_refused_without_echoing_it(owner):
     short = "too-short-token"
     response = NoTokenClient(owner, short).post("/bots/new", {**BOT_FORM, "token": short})
     assert field_errors(response, "token") == [
-        "token must be the bot's Discord token (20 to 200 characters)."
+        "token must be the bot's Discord token (20 to 200 printable ASCII characters, no spaces)."
     ]
     assert not Bot.objects.exists()
 
