@@ -38,6 +38,7 @@ from accounts.roles import (
     unknown_scopes,
 )
 from accounts.selectors import role_in
+from events.selectors import events_of_object
 from events.services import SYSTEM, Actor, changed_attributes, record_event
 from hosting.errors import (
     AccountSuspended,
@@ -56,6 +57,7 @@ from hosting.errors import (
 
 LAST_USED_WRITE_INTERVAL = timedelta(seconds=60)
 INVITATION_LIFETIME = timedelta(days=7)
+EXPIRY_NOTICE = timedelta(days=7)
 MAX_ROTATION_GRACE = timedelta(hours=24)
 
 
@@ -648,3 +650,35 @@ def api_key_record_use(*, api_key: ApiKey, ip: str) -> None:
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now, last_used_ip=ip)
     api_key.last_used_at, api_key.last_used_ip = now, ip
     api_key_cache_refresh(api_key)
+
+
+# --- Upkeep --------------------------------------------------------------------------------
+
+
+def api_keys_expiring_notify(*, now: datetime | None = None) -> int:
+    """Record ``api_key.expiring`` once per live key that expires within 7 days.
+
+    A key already named by an ``api_key.expiring`` event is skipped, so running this every minute
+    says it once; return how many events were recorded.
+    """
+    now = now or timezone.now()
+    expiring = ApiKey.objects.filter(
+        revoked_at__isnull=True, expires_at__gt=now, expires_at__lte=now + EXPIRY_NOTICE
+    ).select_related("account")
+    recorded = 0
+    for api_key in expiring.iterator():
+        with transaction.atomic():
+            # Lock the key so that two runs at once cannot both record its notice.
+            ApiKey.objects.select_for_update().filter(pk=api_key.pk).first()
+            if (
+                events_of_object(account_id=api_key.account_id, object_id=api_key.pk)
+                .filter(type="api_key.expiring")
+                .exists()
+            ):
+                continue
+            record_event(
+                type="api_key.expiring", account=api_key.account, object_type="api_key",
+                obj=ApiKeySerializer(api_key).data,
+            )  # fmt: skip
+            recorded += 1
+    return recorded

@@ -73,9 +73,6 @@ def record_event(
     return event
 
 
-EXPIRY_NOTICE = timedelta(days=7)
-
-
 def events_prune(*, older_than_days: int, now: datetime | None = None, batch: int = 1000) -> int:
     """Delete events older than the retention, with their webhook deliveries and attempts
     (cascade), in batches so that no single statement locks the whole log; return how many."""
@@ -88,30 +85,3 @@ def events_prune(*, older_than_days: int, now: datetime | None = None, batch: in
         with transaction.atomic():
             Event.objects.filter(pk__in=ids).delete()
         deleted += len(ids)
-
-
-def api_keys_expiring_notify(*, now: datetime | None = None) -> int:
-    """Record ``api_key.expiring`` once per live key that expires within 7 days.
-
-    A key already named by an ``api_key.expiring`` event is skipped, so running this every minute
-    says it once; return how many events were recorded.
-    """
-    from accounts.api.serializers import ApiKeySerializer
-
-    now = now or timezone.now()
-    expiring = ApiKey.objects.filter(
-        revoked_at__isnull=True, expires_at__gt=now, expires_at__lte=now + EXPIRY_NOTICE
-    ).select_related("account")
-    recorded = 0
-    for api_key in expiring.iterator():
-        with transaction.atomic():
-            # Lock the key so that two runs at once cannot both record its notice.
-            ApiKey.objects.select_for_update().filter(pk=api_key.pk).first()
-            if Event.objects.filter(type="api_key.expiring", object_id=api_key.pk).exists():
-                continue
-            record_event(
-                type="api_key.expiring", account=api_key.account, object_type="api_key",
-                obj=ApiKeySerializer(api_key).data,
-            )  # fmt: skip
-            recorded += 1
-    return recorded

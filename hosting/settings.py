@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks_db",
+    "hosting",  # the project's own commands (housekeeping)
     "accounts",
     "events",
     "servers",

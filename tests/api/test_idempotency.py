@@ -389,14 +389,14 @@ def test_expired_records_are_not_replayed(api):
     assert IdempotencyRecord.objects.get().created_at > timezone.now() - timedelta(minutes=1)
 
 
-def test_the_prune_command_deletes_expired_records(api, token, capsys):
+def test_housekeeping_deletes_expired_records(api, token, capsys):
     in_progress_record(token, "old", SERVER, created_at=timezone.now() - timedelta(hours=25))
     in_progress_record(token, "fresh", SERVER)
 
-    call_command("prune_idempotency_keys")
+    call_command("housekeeping")
 
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["fresh"]
-    assert capsys.readouterr().out == "deleted 1 expired idempotency records\n"
+    assert "idempotency records pruned 1" in capsys.readouterr().out
 
 
 # --- Admin and the OpenAPI document -----------------------------------------------------------

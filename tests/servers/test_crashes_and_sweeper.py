@@ -327,7 +327,7 @@ def test_a_recent_pending_action_is_not_queued_again(owner_api, server_id):
     assert DBTaskResult.objects.ready().count() == ready_before
 
 
-def test_the_sweep_actions_command_settles_everything(owner_api, account, capsys):
+def test_housekeeping_settles_every_action_a_dead_worker_left(owner_api, account, capsys):
     ids = []
     for name in ("Installing", "Starting", "Deleting", "Lost"):
         response = owner_api.post("/v1/servers", {**MINECRAFT, "name": name}, format="json")
@@ -343,13 +343,13 @@ def test_the_sweep_actions_command_settles_everything(owner_api, account, capsys
     DBTaskResult.objects.filter(status=TaskResultStatus.READY).delete()
     Action.objects.filter(pk=pending).update(created_at=long_ago())
 
-    call_command("sweep_actions")
-    assert capsys.readouterr().out.strip() == "failed 2, resumed 1, requeued 1"
+    call_command("housekeeping")
+    assert "actions failed 2, actions resumed 1, actions requeued 1" in capsys.readouterr().out
     run_worker()
     assert nothing_active()
     assert fresh(installing).status == "install_failed"
     assert fresh(starting).status == "stopped"
     assert fresh(deleting).deleted_at is not None
     assert fresh(lost).status == "running"
-    call_command("sweep_actions")
-    assert capsys.readouterr().out.strip() == "failed 0, resumed 0, requeued 0"
+    call_command("housekeeping")
+    assert "actions failed 0, actions resumed 0, actions requeued 0" in capsys.readouterr().out

@@ -153,8 +153,8 @@ def test_a_delete_cut_short_by_a_dead_worker_is_resumed_to_the_end(
     stale = timezone.now() - timedelta(seconds=settings.STALE_ACTION_SECONDS + 1)
     Action.objects.filter(pk=action_id).update(heartbeat_at=stale)
     output = StringIO()
-    call_command("sweep_actions", stdout=output)
-    assert output.getvalue().strip() == "failed 0, resumed 1, requeued 0"
+    call_command("housekeeping", stdout=output)
+    assert "actions failed 0, actions resumed 1, actions requeued 0" in output.getvalue()
     assert Action.objects.get(pk=action_id).status == ActionStatus.PENDING
     assert Server.objects.get(pk=stopped_server).status == "deleting"
 

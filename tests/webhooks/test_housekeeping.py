@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from accounts.models import ApiKey
 from accounts.roles import SCOPES
-from accounts.services import api_key_create
+from accounts.services import api_key_create, api_keys_expiring_notify
 from events.models import Event
-from events.services import SYSTEM, api_keys_expiring_notify, events_prune, record_event
+from events.services import SYSTEM, events_prune, record_event
 from idempotency.models import IdempotencyRecord
 from webhooks.models import WebhookAttempt, WebhookDelivery
 from webhooks.services import endpoint_create
@@ -113,3 +113,39 @@ def test_the_command_runs_once_without_every(account, owner):
     ):  # fmt: skip
         assert part in output
     assert not IdempotencyRecord.objects.exists()
+
+
+def test_housekeeping_runs_the_upkeep_of_every_app_in_installed_order(db):
+    from hosting.housekeeping import upkeep_steps
+
+    assert [label for label, _ in upkeep_steps()] == [
+        "accounts", "events", "servers", "webhooks", "idempotency",
+    ]  # fmt: skip
+    output = housekeeping()
+    for name in ("expiring keys notified 0", "events pruned 0", "actions failed 0",
+                 "server count rows folded", "deliveries requeued 0",
+                 "idempotency records pruned 0"):  # fmt: skip
+        assert name in output
+
+
+def test_the_project_package_imports_no_app_for_housekeeping():
+    import ast
+    from pathlib import Path
+
+    import hosting
+
+    root = Path(hosting.__file__).parent
+    apps = {"accounts", "events", "servers", "webhooks", "idempotency"}
+    for module in (root / "housekeeping.py", root / "management" / "commands" / "housekeeping.py"):
+        tree = ast.parse(module.read_text())
+        imported = {
+            (node.module or "").split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom)
+        } | {
+            alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
+        assert not imported & apps, module

@@ -1,0 +1,28 @@
+import time
+
+from django.core.management.base import BaseCommand
+
+from hosting.housekeeping import upkeep_run
+
+
+class Command(BaseCommand):
+    help = (
+        "Periodic upkeep of every app (each app's upkeep.py): settle actions a killed worker "
+        "left behind, queue lost webhook deliveries again, delete events older than "
+        "EVENT_RETENTION_DAYS (with their deliveries), record api_key.expiring for keys expiring "
+        "within 7 days, delete expired idempotency records and fold the server and bot count "
+        "rows. Run once, or keep running with --every SECONDS beside the workers (one such "
+        "process per deployment)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--every", type=int, default=0, help="Repeat every N seconds.")
+
+    def handle(self, *args, every, **options):
+        while True:
+            report = upkeep_run()
+            if any(report.values()) or not every:
+                self.stdout.write(", ".join(f"{name} {count}" for name, count in report.items()))
+            if not every:
+                return
+            time.sleep(every)

@@ -1,0 +1,14 @@
+"""The servers app's periodic upkeep (run by ``manage.py housekeeping``)."""
+
+from servers.counts import instance_counts_compact
+from servers.services import actions_recover_stale
+
+
+def run() -> dict[str, int]:
+    actions = actions_recover_stale()
+    return {
+        "actions failed": actions["failed"],
+        "actions resumed": actions["resumed"],
+        "actions requeued": actions["requeued"],
+        "server count rows folded": instance_counts_compact(),
+    }
