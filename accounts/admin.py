@@ -141,7 +141,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected API keys", permissions=["change"])
     def revoke_keys(self, request, queryset):
         revoked = 0
-        for api_key in queryset.filter(revoked_at__isnull=True):
+        for api_key in queryset.unrevoked():
             api_key_revoke(api_key=api_key, actor=Actor.from_request(request))
             revoked += 1
         self.message_user(

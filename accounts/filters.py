@@ -1,20 +1,11 @@
 """Query filters of the account, member, invitation, API key and staff customer lists."""
 
-import operator
-from functools import reduce
-
 import django_filters
 from django.db.models import Exists, OuterRef, Q
-from django.utils import timezone
 
 from accounts.models import Account, ApiKey, Invitation, Membership
 from accounts.roles import Role
 from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet, StableOrderingFilter
-
-
-def _any_status(conditions: dict[str, Q], values: list[str]) -> Q:
-    """OR the conditions of the requested statuses (each computed from timestamps, not stored)."""
-    return reduce(operator.or_, (conditions[value] for value in values))
 
 
 class MemberFilter(django_filters.FilterSet):
@@ -47,15 +38,7 @@ class InvitationFilter(django_filters.FilterSet):
         fields: list[str] = []
 
     def filter_status(self, queryset, name, value):
-        now = timezone.now()
-        open_ = Q(accepted_at__isnull=True, revoked_at__isnull=True)
-        conditions = {
-            "pending": open_ & Q(expires_at__gt=now),
-            "expired": open_ & Q(expires_at__lte=now),
-            "accepted": Q(accepted_at__isnull=False),
-            "revoked": Q(accepted_at__isnull=True, revoked_at__isnull=False),
-        }
-        return queryset.filter(_any_status(conditions, value))
+        return queryset.with_status(value)
 
 
 class ApiKeyFilter(django_filters.FilterSet):
@@ -75,15 +58,7 @@ class ApiKeyFilter(django_filters.FilterSet):
         fields: list[str] = []
 
     def filter_status(self, queryset, name, value):
-        now = timezone.now()
-        revoked = Q(revoked_at__lte=now)
-        expired = Q(expires_at__lte=now)
-        conditions = {
-            "revoked": revoked,
-            "expired": ~revoked & expired,
-            "active": ~revoked & ~expired,
-        }
-        return queryset.filter(_any_status(conditions, value))
+        return queryset.with_status(value)
 
 
 class CustomerFilter(CreatedRangeFilterSet):

@@ -1,5 +1,11 @@
+import operator
+from collections.abc import Iterable
+from datetime import datetime
+from functools import reduce
+
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.roles import Role
@@ -116,6 +122,32 @@ class Membership(models.Model):
         return f"{self.user} in {self.account.name} as {self.role}"
 
 
+def _now(now: datetime | None) -> datetime:
+    return now or timezone.now()
+
+
+class ApiKeyQuerySet(models.QuerySet):
+    """A key's status in SQL, as ``ApiKey.status`` says it in Python (one rule, two forms)."""
+
+    def status_q(self, status: str, now: datetime | None = None) -> Q:
+        now = _now(now)
+        revoked = Q(revoked_at__lte=now)
+        expired = Q(expires_at__lte=now)
+        return {
+            "revoked": revoked,
+            "expired": ~revoked & expired,
+            "active": ~revoked & ~expired,
+        }[status]
+
+    def with_status(self, statuses: Iterable[str], now: datetime | None = None):
+        return self.filter(reduce(operator.or_, (self.status_q(s, now) for s in statuses)))
+
+    def unrevoked(self, now: datetime | None = None):
+        """Keys not (yet) revoked: active or expired, a rotated key within its grace included.
+        These count against the account's key quota and are revoked when their user leaves."""
+        return self.exclude(self.status_q("revoked", now))
+
+
 class ApiKey(models.Model):
     """A Bearer token that acts as one user in one account, within its scopes.
 
@@ -143,6 +175,8 @@ class ApiKey(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = ApiKeyQuerySet.as_manager()
+
     class Meta:
         verbose_name = "API key"
         ordering = ["-created_at", "-id"]
@@ -155,15 +189,38 @@ class ApiKey(models.Model):
     def display_prefix(self) -> str:
         return f"hms_{self.key_id}…"
 
-    @property
-    def status(self) -> str:
-        """``active``, ``expired`` or ``revoked``; a rotated key is active until its grace ends."""
-        now = timezone.now()
+    def status_at(self, now: datetime | None = None) -> str:
+        """``active``, ``expired`` or ``revoked``; a rotated key is active until its grace ends.
+        ``ApiKeyQuerySet.status_q`` is the same rule in SQL."""
+        now = _now(now)
         if self.revoked_at is not None and self.revoked_at <= now:
             return "revoked"
         if self.expires_at is not None and self.expires_at <= now:
             return "expired"
         return "active"
+
+    @property
+    def status(self) -> str:
+        return self.status_at()
+
+
+class InvitationQuerySet(models.QuerySet):
+    """An invitation's status in SQL, as ``Invitation.status`` says it in Python."""
+
+    def status_q(self, status: str, now: datetime | None = None) -> Q:
+        open_ = Q(accepted_at__isnull=True, revoked_at__isnull=True)
+        return {
+            "pending": open_ & Q(expires_at__gt=_now(now)),
+            "expired": open_ & Q(expires_at__lte=_now(now)),
+            "accepted": Q(accepted_at__isnull=False),
+            "revoked": Q(accepted_at__isnull=True, revoked_at__isnull=False),
+        }[status]
+
+    def with_status(self, statuses: Iterable[str], now: datetime | None = None):
+        return self.filter(reduce(operator.or_, (self.status_q(s, now) for s in statuses)))
+
+    def pending(self, now: datetime | None = None):
+        return self.filter(self.status_q("pending", now))
 
 
 class Invitation(models.Model):
@@ -188,6 +245,8 @@ class Invitation(models.Model):
     )
     revoked_at = models.DateTimeField(null=True, blank=True)
 
+    objects = InvitationQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["account", "-created_at"], name="invitation_account")]
@@ -197,6 +256,8 @@ class Invitation(models.Model):
 
     @property
     def status(self) -> str:
+        """``pending``, ``accepted``, ``revoked`` or ``expired`` (``InvitationQuerySet.status_q``
+        is the same rule in SQL)."""
         if self.accepted_at is not None:
             return "accepted"
         if self.revoked_at is not None:

@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -366,7 +365,7 @@ def member_remove(*, membership: Membership, actor: Actor) -> None:
     representation = MemberSerializer(membership).data
     for api_key in ApiKey.objects.filter(
         account_id=membership.account_id, user_id=membership.user_id
-    ).filter(Q(revoked_at=None) | Q(revoked_at__gt=timezone.now())):
+    ).unrevoked():
         api_key_revoke(api_key=api_key, actor=actor)
     membership.delete()
     record_event(
@@ -393,9 +392,7 @@ def normalize_allowed_ips(values: Iterable[str]) -> list[str]:
 
 
 def _live_keys(account: Account):
-    return ApiKey.objects.filter(account=account).filter(
-        Q(revoked_at=None) | Q(revoked_at__gt=timezone.now())
-    )
+    return ApiKey.objects.filter(account=account).unrevoked()
 
 
 def _refuse_scopes(denied: list[str], reason: str) -> None:
@@ -479,7 +476,7 @@ def api_key_revoke(*, api_key: ApiKey, actor: Actor = SYSTEM, at: datetime | Non
     api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
     now = timezone.now()
     when = max(at or now, now)
-    if api_key.revoked_at is not None and api_key.revoked_at <= when:
+    if api_key.status_at(when) == "revoked":
         return api_key
     before = ApiKeySerializer(api_key).data
     api_key.revoked_at = when
@@ -617,10 +614,10 @@ def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
     # also revoked on the way out (CONTRACT §5).
     if api_key.role is None or not api_key.user.is_active:
         raise InvalidApiKey()
-    now = timezone.now()
-    if api_key.revoked_at is not None and api_key.revoked_at <= now:
+    status = api_key.status
+    if status == "revoked":
         raise ApiKeyRevoked()
-    if api_key.expires_at is not None and api_key.expires_at <= now:
+    if status == "expired":
         raise ApiKeyExpired()
     return ApiKeyPrincipal(
         api_key=api_key,
@@ -662,9 +659,12 @@ def api_keys_expiring_notify(*, now: datetime | None = None) -> int:
     says it once; return how many events were recorded.
     """
     now = now or timezone.now()
-    expiring = ApiKey.objects.filter(
-        revoked_at__isnull=True, expires_at__gt=now, expires_at__lte=now + EXPIRY_NOTICE
-    ).select_related("account")
+    # Not a rotated key within its grace either: it is revoked before it could expire.
+    expiring = (
+        ApiKey.objects.with_status(["active"], now)
+        .filter(revoked_at=None, expires_at__lte=now + EXPIRY_NOTICE)
+        .select_related("account")
+    )
     recorded = 0
     for api_key in expiring.iterator():
         with transaction.atomic():

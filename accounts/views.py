@@ -16,7 +16,6 @@ from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.cache import never_cache
@@ -347,9 +346,7 @@ class TeamView(AccountPageMixin, FormView):
             # Which rows get controls; the services decide again when a form is sent.
             member.manageable = manages_owners or (manages_team and member.role != Role.OWNER)
             member.is_me = member.user_id == self.request.user.pk
-        invitations = invitations_of_account(account=self.account).filter(
-            accepted_at=None, revoked_at=None, expires_at__gt=timezone.now()
-        )
+        invitations = invitations_of_account(account=self.account).pending()
         return super().get_context_data(
             members=members,
             invitations=invitations,

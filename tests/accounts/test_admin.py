@@ -381,3 +381,26 @@ def test_invitations_are_listed_without_their_token(staff_client, owner, account
     assert token.encode() not in page.content
     assert invitation.token_digest.encode() not in page.content
     assert staff_client.get(admin_url(Invitation, "add")).status_code == 403
+
+
+def test_the_revoke_action_revokes_a_rotated_key_in_its_grace_period_at_once(
+    staff_client, owner_key, client_for
+):
+    """The same rule as the API's revocation: a key in its rotation grace is still live."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    api_key, token = owner_key
+    ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=timezone.now() + timedelta(hours=1))
+    assert client_for(token).get("/v1/servers").status_code == 200
+
+    staff_client.post(
+        admin_url(ApiKey, "changelist"),
+        {"action": "revoke_keys", "_selected_action": [api_key.pk]},
+        secure=True,
+    )
+
+    api_key.refresh_from_db()
+    assert api_key.status == "revoked"
+    assert client_for(token).get("/v1/servers").json()["error"]["code"] == "api_key_revoked"
