@@ -1,33 +1,27 @@
 """Query filters of ``GET /v1/events`` (CONTRACT §4)."""
 
-import django_filters
-from django.db.models import Q
+import operator
+from functools import reduce
 
+import django_filters
+
+from events.catalogue import EVENT_PATTERNS, pattern_q
 from events.models import Event
 from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet
-from webhooks.services import ALL_EVENT_TYPES
-
-EVENT_AREAS = sorted({event_type.split(".")[0] for event_type in ALL_EVENT_TYPES})
-# What ``type=`` takes: a type, every type of an area, or everything.
-TYPE_PATTERNS = ["*", *(f"{area}.*" for area in EVENT_AREAS), *sorted(ALL_EVENT_TYPES)]
 
 
 class EventTypeFilter(ChoiceInFilter):
     """Event types, ``area.*`` wildcards or ``*``, one or a comma-separated list."""
 
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, choices=[(pattern, pattern) for pattern in TYPE_PATTERNS], **kwargs)
+        super().__init__(
+            *args, choices=[(pattern, pattern) for pattern in EVENT_PATTERNS], **kwargs
+        )
 
     def filter(self, qs, value):
         if not value or "*" in value:
             return qs
-        matches = Q()
-        for pattern in value:
-            if pattern.endswith(".*"):
-                matches |= Q(type__startswith=pattern[:-1])
-            else:
-                matches |= Q(type=pattern)
-        return qs.filter(matches)
+        return qs.filter(reduce(operator.or_, (pattern_q(pattern) for pattern in value)))
 
 
 class EventFilter(CreatedRangeFilterSet):

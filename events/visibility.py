@@ -19,6 +19,7 @@ from operator import or_
 from django.db.models import Q
 
 from accounts.roles import Right, role_can
+from events.catalogue import pattern_matches, pattern_q
 
 
 @dataclass(frozen=True)
@@ -35,17 +36,12 @@ class Rule:
     own_key_unless: str | None = None
 
     def matches(self, event_type: str, related_id: str) -> bool:
-        if self.pattern.endswith(".*"):
-            matched = event_type.startswith(self.pattern[:-1])
-        else:
-            matched = event_type == self.pattern
-        return matched and related_id.startswith(self.related_prefix)
+        return pattern_matches(self.pattern, event_type) and related_id.startswith(
+            self.related_prefix
+        )
 
     def match_q(self) -> Q:
-        if self.pattern.endswith(".*"):
-            matched = Q(type__startswith=self.pattern[:-1])
-        else:
-            matched = Q(type=self.pattern)
+        matched = pattern_q(self.pattern)
         if self.related_prefix:
             matched &= Q(related_id__startswith=self.related_prefix)
         return matched

@@ -8,8 +8,8 @@ from django import forms
 from django.utils.text import slugify
 
 from accounts.forms import ServiceErrorFormMixin
+from events.catalogue import EVENT_TYPES
 from webhooks.models import WebhookEndpoint
-from webhooks.services import EVENT_TYPES
 
 ALL_EVENTS = "*"
 

@@ -32,6 +32,7 @@ from standardwebhooks.webhooks import Webhook
 
 from accounts.models import Account, Membership
 from accounts.roles import Role, expand_implied, scopes_allowed_for
+from events.catalogue import is_event_pattern, pattern_matches
 from events.models import Event
 from events.services import SYSTEM, Actor, changed_attributes, record_event
 from events.visibility import can_see
@@ -59,53 +60,14 @@ def _field_error(name: str, code: str, message: str) -> ValidationFailed:
 
 # --- Event types ---------------------------------------------------------------------------
 
-EVENT_TYPES: dict[str, list[str]] = {
-    "Servers": [
-        "server.created", "server.updated", "server.status_changed", "server.crashed",
-        "server.suspended", "server.unsuspended", "server.deleted",
-    ],
-    "Bots": [
-        "bot.created", "bot.updated", "bot.status_changed", "bot.crashed", "bot.suspended",
-        "bot.unsuspended", "bot.deleted",
-    ],
-    "Actions": ["action.succeeded", "action.failed"],
-    "API keys": ["api_key.created", "api_key.revoked", "api_key.rotated", "api_key.expiring"],
-    "Team": [
-        "member.invited", "member.invitation_revoked", "member.added", "member.removed",
-        "member.role_changed",
-    ],
-    "Account": [
-        "account.created", "account.updated", "account.suspended", "account.unsuspended",
-        "user.updated", "user.login_failed",
-    ],
-    "Webhooks": [
-        "webhook_endpoint.created", "webhook_endpoint.updated", "webhook_endpoint.deleted",
-        "webhook_endpoint.disabled", "webhook.test",
-    ],
-}  # fmt: skip
-ALL_EVENT_TYPES = frozenset(t for types in EVENT_TYPES.values() for t in types)
-
-
-def event_matches(pattern: str, event_type: str) -> bool:
-    """``*`` matches everything, ``server.*`` every server event, anything else itself."""
-    if pattern == "*" or pattern == event_type:
-        return True
-    return pattern.endswith(".*") and event_type.startswith(pattern[:-1])
-
 
 def _clean_patterns(patterns: Any) -> list[str]:
     if not isinstance(patterns, list) or not patterns:
         raise _field_error(
             "enabled_events", "required", 'List the event types to send, or ["*"] for all.'
         )
-    areas = {event_type.split(".")[0] for event_type in ALL_EVENT_TYPES}
     for index, pattern in enumerate(patterns):
-        known = (
-            pattern == "*"
-            or pattern in ALL_EVENT_TYPES
-            or (isinstance(pattern, str) and pattern.endswith(".*") and pattern[:-2] in areas)
-        )
-        if not known:
+        if not is_event_pattern(pattern):
             raise _field_error(
                 f"enabled_events.{index}", "invalid_choice", f"Unknown event type {pattern!r}."
             )
@@ -339,7 +301,7 @@ def deliveries_for_event(event: Event) -> list[WebhookDelivery]:
     return [
         _create_delivery(endpoint, event)
         for endpoint in endpoints
-        if any(event_matches(pattern, event.type) for pattern in endpoint.enabled_events)
+        if any(pattern_matches(pattern, event.type) for pattern in endpoint.enabled_events)
         and _creator_may_see(endpoint, event)
     ]
 

@@ -15,14 +15,13 @@ from django.test.utils import CaptureQueriesContext
 from accounts.api.serializers import ApiKeySerializer
 from accounts.roles import Role, expand_implied, grantable_scopes, scopes_allowed_for
 from accounts.services import api_key_create, member_change_role, member_remove
+from events.catalogue import ALL_EVENT_TYPES, EVENT_TYPES
 from events.models import Event
 from events.services import SYSTEM, Actor, record_event
 from events.visibility import EVENT_VISIBILITY, UNKNOWN, can_see, rule_for, visible_events_q
 from tests.factories import MembershipFactory
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.services import (
-    ALL_EVENT_TYPES,
-    EVENT_TYPES,
     deliveries_for_event,
     endpoint_create,
     endpoint_update,

@@ -21,6 +21,7 @@ from rest_framework.response import Response
 
 from accounts.api.serializers import DeletedSerializer, EmptyBodySerializer
 from accounts.api.views import deleted, validated
+from events.catalogue import EVENT_TYPES
 from events.services import Actor
 from hosting.api.filters import ChoiceInFilter
 from hosting.api.schema import CONFLICT, envelope, error_doc
@@ -44,7 +45,6 @@ from webhooks.api.serializers import (
 )
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from webhooks.services import (
-    EVENT_TYPES,
     RETRY_SCHEDULE,
     delivery_retry,
     endpoint_create,

@@ -1,0 +1,59 @@
+"""The event types the service records, and the patterns that name them (``server.*``, ``*``).
+
+One catalogue for everything that names event types: the event log's ``type`` filter, webhook
+endpoints' ``enabled_events``, and who may see which events (``events.visibility``). It sits
+below the apps that use it, so none of them imports another to learn the types.
+"""
+
+from django.db.models import Q
+
+EVENT_TYPES: dict[str, list[str]] = {
+    "Servers": [
+        "server.created", "server.updated", "server.status_changed", "server.crashed",
+        "server.suspended", "server.unsuspended", "server.deleted",
+    ],
+    "Bots": [
+        "bot.created", "bot.updated", "bot.status_changed", "bot.crashed", "bot.suspended",
+        "bot.unsuspended", "bot.deleted",
+    ],
+    "Actions": ["action.succeeded", "action.failed"],
+    "API keys": ["api_key.created", "api_key.revoked", "api_key.rotated", "api_key.expiring"],
+    "Team": [
+        "member.invited", "member.invitation_revoked", "member.added", "member.removed",
+        "member.role_changed",
+    ],
+    "Account": [
+        "account.created", "account.updated", "account.suspended", "account.unsuspended",
+        "user.updated", "user.login_failed",
+    ],
+    "Webhooks": [
+        "webhook_endpoint.created", "webhook_endpoint.updated", "webhook_endpoint.deleted",
+        "webhook_endpoint.disabled", "webhook.test",
+    ],
+}  # fmt: skip
+ALL_EVENT_TYPES = frozenset(t for types in EVENT_TYPES.values() for t in types)
+EVENT_AREAS = sorted({event_type.split(".")[0] for event_type in ALL_EVENT_TYPES})
+# Every pattern a client may write: everything, every type of an area, or one type.
+EVENT_PATTERNS = ["*", *(f"{area}.*" for area in EVENT_AREAS), *sorted(ALL_EVENT_TYPES)]
+_KNOWN_PATTERNS = frozenset(EVENT_PATTERNS)
+
+
+def is_event_pattern(pattern: object) -> bool:
+    """Whether ``pattern`` names known event types (``*``, ``server.*``, ``server.created``)."""
+    return isinstance(pattern, str) and pattern in _KNOWN_PATTERNS
+
+
+def pattern_matches(pattern: str, event_type: str) -> bool:
+    """``*`` matches everything, ``server.*`` every server event, anything else itself."""
+    if pattern == "*" or pattern == event_type:
+        return True
+    return pattern.endswith(".*") and event_type.startswith(pattern[:-1])
+
+
+def pattern_q(pattern: str, field: str = "type") -> Q:
+    """``pattern_matches`` as a filter on an event type column."""
+    if pattern == "*":
+        return Q()
+    if pattern.endswith(".*"):
+        return Q(**{f"{field}__startswith": pattern[:-1]})
+    return Q(**{field: pattern})
