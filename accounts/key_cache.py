@@ -10,18 +10,151 @@ The entry and the version are read with one ``MGET`` through the shared redis-py
 round trip). Versions have no expiry and entries expire after ``ENTRY_TTL``: under a
 ``volatile-*`` eviction policy Redis can drop an entry but never a version, so an evicted
 version cannot bring an outdated entry back.
+
+An entry is a small JSON document of plain field values, never a pickle: whoever can write to
+Redis must not be able to run code in the web processes. The rows are rebuilt from it as if
+read from the database. An entry that does not parse, has another shape (a field added or
+removed by a release, say) or carries an outdated version is treated as absent and the key is
+read from the database again. The user's password hash is left out: it is loaded on access.
 """
 
-import pickle
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
 
+import orjson
 from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, models
 
-from accounts.models import ApiKey
+from accounts.models import Account, ApiKey, User
+from accounts.roles import Role
 from accounts.selectors import api_key_with_context
 from hosting.shared_redis import redis_client
 
 ENTRY_TTL = 300
 PREFIX = "hms:apikey:"
+
+_ROLES = frozenset(Role.values)
+
+
+class _Malformed(Exception):
+    """A cached entry that is not one this code wrote."""
+
+
+def _datetime(value: Any) -> datetime:
+    if not isinstance(value, str):
+        raise _Malformed
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise _Malformed from None
+    if parsed.tzinfo is None:
+        raise _Malformed
+    return parsed
+
+
+def _of_type(kind: type) -> Callable[[Any], Any]:
+    def parse(value: Any) -> Any:
+        # type() rather than isinstance(): True must not pass for an integer.
+        if type(value) is not kind:
+            raise _Malformed
+        return value
+
+    return parse
+
+
+def _strings(value: Any) -> list[str]:
+    # The only JSON fields cached (scopes, allowed networks) hold lists of strings.
+    if type(value) is not list or any(type(item) is not str for item in value):
+        raise _Malformed
+    return value
+
+
+def _parser(field: models.Field) -> Callable[[Any], Any]:
+    """How to read one field's JSON value back, refusing any other type. A field type not listed
+    here fails at import, so a new field cannot quietly make every entry unreadable."""
+    if isinstance(field, models.ForeignKey):
+        parse = _parser(field.target_field)
+    elif isinstance(field, models.DateTimeField):
+        parse = _datetime
+    elif isinstance(field, models.BooleanField):
+        parse = _of_type(bool)
+    elif isinstance(field, models.IntegerField):
+        parse = _of_type(int)
+    elif isinstance(field, models.JSONField):
+        parse = _strings
+    elif isinstance(field, (models.CharField, models.TextField, models.GenericIPAddressField)):
+        parse = _of_type(str)
+    else:
+        raise TypeError(f"the API key cache cannot store {field!r}")
+    if not field.null:
+        return parse
+    return lambda value: None if value is None else parse(value)
+
+
+class _Shape:
+    """The cached fields of one model, and how to write and rebuild an instance of it."""
+
+    def __init__(self, model: type[models.Model], *, leave_out: tuple[str, ...] = ()):
+        self.model = model
+        fields = [f for f in model._meta.concrete_fields if f.attname not in leave_out]
+        self.names = tuple(f.attname for f in fields)
+        self.name_set = frozenset(self.names)
+        self.parsers = tuple((f.attname, _parser(f)) for f in fields)
+
+    def dump(self, instance: models.Model) -> dict[str, Any]:
+        return {name: getattr(instance, name) for name in self.names}
+
+    def load(self, document: Any) -> models.Model:
+        if not isinstance(document, dict) or document.keys() != self.name_set:
+            raise _Malformed
+        values = [parse(document[name]) for name, parse in self.parsers]
+        return self.model.from_db(DEFAULT_DB_ALIAS, self.names, values)
+
+
+_KEY = _Shape(ApiKey)
+_USER = _Shape(User, leave_out=("password",))
+_ACCOUNT = _Shape(Account)
+
+
+def _encode(version: int, api_key: ApiKey | None) -> bytes:
+    if api_key is None:
+        return orjson.dumps({"version": version, "key": None})
+    return orjson.dumps(
+        {
+            "version": version,
+            "key": _KEY.dump(api_key),
+            "user": _USER.dump(api_key.user),
+            "account": _ACCOUNT.dump(api_key.account),
+            "role": api_key.role,
+        }
+    )
+
+
+def _decode(raw: bytes, *, key_id: str, version: int) -> ApiKey | None:
+    """The key an entry holds (``None``: cached as absent); ``_Malformed`` if it is not ours or
+    was read under another version."""
+    try:
+        document = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise _Malformed from None
+    if not isinstance(document, dict) or type(document.get("version")) is not int:
+        raise _Malformed
+    if document["version"] != version:
+        raise _Malformed
+    if document.keys() == {"version", "key"} and document["key"] is None:
+        return None
+    if document.keys() != {"version", "key", "user", "account", "role"}:
+        raise _Malformed
+    role = document["role"]
+    if role is not None and (type(role) is not str or role not in _ROLES):
+        raise _Malformed
+    api_key = _KEY.load(document["key"])
+    user, account = _USER.load(document["user"]), _ACCOUNT.load(document["account"])
+    if api_key.key_id != key_id or (api_key.user_id, api_key.account_id) != (user.pk, account.pk):
+        raise _Malformed
+    api_key.user, api_key.account, api_key.role = user, account, role
+    return api_key
 
 
 def _keys(key_id: str) -> tuple[str, str]:
@@ -59,15 +192,15 @@ def _current(key_id: str) -> tuple[int, bool, ApiKey | None]:
     raw_entry, raw_version = _client().mget(*_keys(key_id))
     version = int(raw_version or 0)
     if raw_entry is not None:
-        entry_version, api_key = pickle.loads(raw_entry)  # noqa: S301 - our own entries
-        if entry_version == version:
-            return version, True, api_key
+        try:
+            return version, True, _decode(raw_entry, key_id=key_id, version=version)
+        except _Malformed:
+            pass
     return version, False, None
 
 
 def _store(key_id: str, version: int, api_key: ApiKey | None) -> None:
-    payload = pickle.dumps((version, api_key), protocol=pickle.HIGHEST_PROTOCOL)
-    _client().set(_keys(key_id)[0], payload, ex=ENTRY_TTL)
+    _client().set(_keys(key_id)[0], _encode(version, api_key), ex=ENTRY_TTL)
 
 
 def api_key_cache_refresh(api_key: ApiKey) -> None:

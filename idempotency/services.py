@@ -7,7 +7,6 @@ applies it to every POST under ``/v1``.
 import base64
 import hashlib
 import hmac
-import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -22,8 +21,6 @@ RETENTION = timedelta(hours=24)
 # An unfinished record this old was left by a process that died mid-request (requests are cut
 # off long before this), so a retry may take the key over instead of waiting out the retention.
 ABANDONED_AFTER = timedelta(minutes=5)
-# Expired records are deleted by `prune_idempotency_keys`, and now and then by a claim.
-_PRUNE_PROBABILITY = 0.01
 _CLAIM_ATTEMPTS = 3
 
 
@@ -76,8 +73,6 @@ def idempotency_reserve(
     constraint on (API key, key) lets only one of two concurrent first requests have it. An
     expired or abandoned holder is deleted and the claim tried again.
     """
-    if random.random() < _PRUNE_PROBABILITY:  # noqa: S311 - occasional clean-up, not security
-        idempotency_prune()
     for _ in range(_CLAIM_ATTEMPTS):
         now = timezone.now()
         try:
@@ -157,7 +152,11 @@ def idempotency_release(*, record: IdempotencyRecord) -> None:
 
 
 def idempotency_prune() -> int:
-    """Delete the records past their retention; return how many."""
+    """Delete the records past their retention; return how many.
+
+    Run by housekeeping (``idempotency/upkeep.py``), never on a request: a claim only takes
+    over its own expired key.
+    """
     deleted, _ = IdempotencyRecord.objects.filter(
         created_at__lte=timezone.now() - RETENTION
     ).delete()

@@ -1,6 +1,7 @@
 """Shared fixtures: the owner / teammate / outsider trio and API clients with real keys."""
 
 import importlib
+import time
 from collections.abc import Callable
 
 import pytest
@@ -8,6 +9,7 @@ from rest_framework.test import APIClient
 
 from accounts.roles import SCOPES, Role
 from accounts.services import api_key_create
+from hosting.api import throttling
 from hosting.api.throttling import counter_store
 from tests.factories import AccountFactory, MembershipFactory
 
@@ -55,6 +57,28 @@ def _catalogue_after_flushes(request):
 def _fresh_rate_limits():
     """Every test starts with empty rate-limit counters (they live outside the database)."""
     counter_store().reset()
+
+
+class Clock:
+    """A clock that stands still until a test moves it."""
+
+    def __init__(self, now: float):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def rate_limit_clock(monkeypatch) -> Clock:
+    """Rate-limit windows counted by a stopped clock, 30 seconds into the current minute: a
+    counting test can never straddle the minute boundary where a fixed window resets."""
+    clock = Clock(time.time() // throttling.WINDOW_SECONDS * throttling.WINDOW_SECONDS + 30)
+    monkeypatch.setattr(throttling, "clock", clock)
+    return clock
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ one host). A bucket is a key id or, for unauthenticated and failed requests, a c
 """
 
 import math
-import random
 import sqlite3
 import threading
 import time
@@ -20,6 +19,9 @@ from hosting.errors import RateLimited
 from hosting.shared_redis import redis_client
 
 WINDOW_SECONDS = 60
+
+# The clock windows are counted by (seconds since the epoch); tests replace it to pin a window.
+clock = time.time
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,10 @@ class RedisCounterStore:
         key = f"{self.prefix}{bucket}:{window_start}"
         return int(self._hit(keys=[key], args=[WINDOW_SECONDS * 2]))
 
+    def prune(self, *, before: int) -> int:
+        """Nothing to do: every counter expires by itself two windows after it starts."""
+        return 0
+
     def reset(self) -> None:
         for key in self.client.scan_iter(match=f"{self.prefix}*", count=500):
             self.client.delete(key)
@@ -108,11 +114,15 @@ class SQLiteCounterStore:
     def hit(self, bucket: str, window_start: int) -> int:
         connection = self._connection()
         (count,) = connection.execute(self._UPSERT, (bucket, window_start)).fetchone()
-        if random.random() < 0.001:  # noqa: S311 - occasional clean-up, not security
-            connection.execute(
-                "DELETE FROM counters WHERE window_start < ?", (window_start - WINDOW_SECONDS,)
-            )
         return int(count)
+
+    def prune(self, *, before: int) -> int:
+        """Delete the counters of windows that started before ``before``; return how many."""
+        return (
+            self._connection()
+            .execute("DELETE FROM counters WHERE window_start < ?", (before,))
+            .rowcount
+        )
 
     def reset(self) -> None:
         self._connection().execute("DELETE FROM counters")
@@ -125,10 +135,14 @@ def counter_store() -> RedisCounterStore | SQLiteCounterStore:
     return SQLiteCounterStore(settings.RATE_LIMIT_SQLITE_PATH)
 
 
+def _window_start(now: float) -> int:
+    return int(now // WINDOW_SECONDS) * WINDOW_SECONDS
+
+
 def rate_limit_hit(*, bucket: str, limit: int, policy: str) -> RateLimitState:
     """Count one request against ``bucket``; raise ``RateLimited`` once it is over ``limit``."""
-    now = time.time()
-    window_start = int(now // WINDOW_SECONDS) * WINDOW_SECONDS
+    now = clock()
+    window_start = _window_start(now)
     count = counter_store().hit(bucket, window_start)
     state = RateLimitState(
         policy=policy, limit=limit, count=count, reset_at=window_start + WINDOW_SECONDS, now=now
@@ -136,6 +150,12 @@ def rate_limit_hit(*, bucket: str, limit: int, policy: str) -> RateLimitState:
     if state.exceeded:
         raise RateLimitExceeded(state)
     return state
+
+
+def rate_limit_prune() -> int:
+    """Delete the counters of past windows (the SQLite store keeps a row per bucket until then);
+    return how many. Run by housekeeping, never on a request."""
+    return counter_store().prune(before=_window_start(clock()))
 
 
 class RateLimitExceeded(RateLimited):

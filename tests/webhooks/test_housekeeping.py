@@ -119,12 +119,12 @@ def test_housekeeping_runs_the_upkeep_of_every_app_in_installed_order(db):
     from hosting.housekeeping import upkeep_steps
 
     assert [label for label, _ in upkeep_steps()] == [
-        "accounts", "events", "servers", "webhooks", "idempotency",
+        "hosting", "accounts", "events", "servers", "webhooks", "idempotency",
     ]  # fmt: skip
     output = housekeeping()
     for name in ("expiring keys notified 0", "events pruned 0", "actions failed 0",
                  "server count rows folded", "deliveries requeued 0",
-                 "idempotency records pruned 0"):  # fmt: skip
+                 "idempotency records pruned 0", "rate-limit counters pruned"):  # fmt: skip
         assert name in output
 
 
