@@ -1,17 +1,51 @@
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.utils.translation import ngettext
 
 from accounts.keys import KEY_ID_LENGTH, TOKEN_PREFIX
 from accounts.models import Account, ApiKey, Invitation, Membership, User
-from accounts.services import account_suspend, account_unsuspend, api_key_revoke
+from accounts.services import (
+    ACCOUNT_LIMITS,
+    account_changes_clean,
+    account_suspend,
+    account_unsuspend,
+    account_update,
+    api_key_revoke,
+)
 from events.services import Actor
+from hosting.errors import ValidationFailed
 
 
 class MembershipInline(admin.TabularInline):
+    """Shown, not edited: roles change and members leave through the team services (the last
+    owner, key revocation and the member.* events are theirs), in the dashboard or the API."""
+
     model = Membership
     extra = 0
-    autocomplete_fields = ["user"]
+    fields = readonly_fields = ["user", "role", "created_at"]
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class AccountAdminForm(forms.ModelForm):
+    """The account's name and limits, checked by the same rule as the API's (the service's)."""
+
+    class Meta:
+        model = Account
+        fields = ["name", *ACCOUNT_LIMITS]
+
+    def clean(self):
+        cleaned = super().clean()
+        changes = {field: cleaned[field] for field in self.changed_data if field in cleaned}
+        try:
+            account_changes_clean(**changes)
+        except ValidationFailed as refused:
+            for problem in refused.details["fields"]:
+                self.add_error(problem["name"], problem["message"])
+        return cleaned
 
 
 @admin.register(User)
@@ -32,7 +66,10 @@ class UserAdmin(DjangoUserAdmin):
 
 @admin.register(Account)
 class AccountAdmin(admin.ModelAdmin):
-    """Suspension goes through the actions (the same services as the staff API), never the form."""
+    """Every change is a service call: the form's name and limits through ``account_update``
+    (with its ``account.updated`` event), suspension through the actions."""
+
+    form = AccountAdminForm
 
     list_display = ["name", "id", "status", "suspended_at", "max_api_keys", "created_at"]
     list_filter = ["status", "created_at"]
@@ -47,6 +84,16 @@ class AccountAdmin(admin.ModelAdmin):
     ]
     inlines = [MembershipInline]
     actions = ["suspend_accounts", "unsuspend_accounts"]
+
+    def has_add_permission(self, request) -> bool:
+        return False  # customers sign up, or staff create them with POST /v1/admin/customers
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # suspend instead: an account's history stays
+
+    def save_model(self, request, obj, form, change):
+        changes = {field: form.cleaned_data[field] for field in form.changed_data}
+        account_update(account=obj, actor=Actor.from_request(request), **changes)
 
     @admin.action(description="Suspend selected accounts", permissions=["change"])
     def suspend_accounts(self, request, queryset):
@@ -85,10 +132,18 @@ class InvitationAdmin(admin.ModelAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
+    """Read-only: see ``MembershipInline``."""
+
     list_display = ["user", "account", "role", "created_at"]
     list_filter = ["role"]
     search_fields = ["user__email", "account__name", "account__id"]
-    autocomplete_fields = ["user", "account"]
+    readonly_fields = ["user", "account", "role", "created_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(ApiKey)

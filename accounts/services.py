@@ -11,6 +11,7 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -103,47 +104,65 @@ def account_create(
     return account
 
 
-_UNSET = object()
+# Limits staff set on an account: the one that may be null falls back to the default.
+ACCOUNT_LIMITS = (
+    "rate_limit_per_minute",
+    "max_api_keys",
+    "max_servers",
+    "max_bots",
+    "max_memory_mb",
+)
+_NULLABLE_LIMITS = {"rate_limit_per_minute"}
+
+
+def account_changes_clean(**changes: Any) -> dict[str, Any]:
+    """``changes`` to an account's name or limits, checked; every bad field is named at once."""
+    unknown = set(changes) - {"name", *ACCOUNT_LIMITS}
+    if unknown:
+        raise ValueError(f"Not an account setting: {', '.join(sorted(unknown))}")
+    problems, clean = [], {}
+    for field, value in changes.items():
+        if field == "name":
+            value = str(value).strip()
+            if not value:
+                problems.append((field, "required", "An account needs a name."))
+        elif value is None and field not in _NULLABLE_LIMITS:
+            problems.append((field, "null", f"{field} cannot be empty."))
+        elif value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            problems.append((field, "min_value", f"{field} must be a positive integer."))
+        clean[field] = value
+    if problems:
+        fields = [{"name": name, "code": code, "message": text} for name, code, text in problems]
+        raise ValidationFailed(problems[0][2], details={"fields": fields})
+    return clean
 
 
 @transaction.atomic
-def account_update(
-    *,
-    account: Account,
-    actor: Actor,
-    name=_UNSET,
-    rate_limit_per_minute=_UNSET,
-    max_api_keys=_UNSET,
-) -> Account:
-    """Change an account's name or (staff only, enforced by callers' scopes) its limits."""
+def account_update(*, account: Account, actor: Actor, **changes: Any) -> Account:
+    """Change an account's name or (staff only, enforced by callers' scopes) its limits:
+    ``rate_limit_per_minute``, ``max_api_keys``, ``max_servers``, ``max_bots``,
+    ``max_memory_mb``. The API, the staff API and Django admin all change accounts here."""
+    changes = account_changes_clean(**changes)
     account = Account.objects.select_for_update().get(pk=account.pk)
-    before = AccountSerializer(account).data
-    if name is not _UNSET:
-        name = str(name).strip()
-        if not name:
-            raise _field_error("name", "required", "An account needs a name.")
-        account.name = name
-    for field, value in (
-        ("rate_limit_per_minute", rate_limit_per_minute),
-        ("max_api_keys", max_api_keys),
-    ):
-        if value is _UNSET:
-            continue
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise _field_error(field, "min_value", f"{field} must be a positive integer.")
-        if field == "max_api_keys" and value is None:
-            raise _field_error(field, "null", "max_api_keys cannot be empty.")
+    before = {**AccountSerializer(account).data, **_limits_of(account)}
+    for field, value in changes.items():
         setattr(account, field, value)
     account.save()
     after = AccountSerializer(account).data
-    if previous := changed_attributes(before, after):
-        previous.pop("updated_at", None)
-        if previous:
-            record_event(
-                type="account.updated", account=account, object_type="account", obj=after,
-                actor=actor, previous_attributes=previous,
-            )  # fmt: skip
+    previous = changed_attributes(before, {**after, **_limits_of(account)})
+    previous.pop("updated_at", None)
+    if previous:
+        record_event(
+            type="account.updated", account=account, object_type="account", obj=after,
+            actor=actor, previous_attributes=previous,
+        )  # fmt: skip
     return account
+
+
+def _limits_of(account: Account) -> dict[str, Any]:
+    return {field: getattr(account, field) for field in ACCOUNT_LIMITS}
 
 
 @transaction.atomic
