@@ -1,4 +1,4 @@
-"""Django admin's site: Django's own, with the sign-in limits of every sign-in form."""
+"""Django admin's site: Django's own, branded, with the sign-in limits of every sign-in form."""
 
 from django.contrib import admin
 
@@ -10,6 +10,10 @@ class HostingAdminSite(admin.AdminSite):
     """``/admin/login/`` counts attempts in the dashboard's buckets and records failures."""
 
     login_form = AdminLoginForm
+    site_header = "Hosting Management · Staff"
+    site_title = "Hosting Management staff"
+    index_title = "Staff administration"
+    site_url = "/"
 
     def login(self, request, extra_context=None):
         return sign_in_limited(super().login)(request, extra_context)

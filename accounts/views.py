@@ -70,6 +70,7 @@ from hosting.errors import (
     ValidationFailed,
 )
 from hosting.secrets_box import decrypt_secret, encrypt_secret
+from hosting.text import full_stop
 
 NEW_TOKEN_SESSION_KEY = "new_api_key"  # noqa: S105 - a session key's name, not a secret
 # How long a new key's token waits (encrypted) in the session for its page to be opened.
@@ -199,7 +200,7 @@ class SwitchAccountView(LoginRequiredMixin, View):
             accounts_of_user(user=request.user), id=form.cleaned_data["account_id"]
         )
         request.session[SESSION_ACCOUNT_KEY] = account.id
-        messages.success(request, f"Switched to {account.name}.")
+        messages.success(request, f"Switched to {full_stop(account.name)}")
         return redirect("home")
 
 
@@ -220,7 +221,7 @@ class AccountNewView(LoginRequiredMixin, FormView):
             form.add_service_error(error)
             return self.form_invalid(form)
         self.request.session[SESSION_ACCOUNT_KEY] = account.id
-        messages.success(self.request, f"Created the account {account.name}.")
+        messages.success(self.request, f"Created the account {full_stop(account.name)}")
         return redirect("home")
 
 
@@ -427,7 +428,7 @@ class TeamMemberRemoveView(TeamMemberMixin, TemplateView):
             return redirect("team")
         if membership.user == request.user:
             request.session.pop(SESSION_ACCOUNT_KEY, None)
-            messages.success(request, f"You have left {self.account.name}.")
+            messages.success(request, f"You have left {full_stop(self.account.name)}")
             return redirect("home")
         messages.success(request, f"{membership.user.email} was removed from the account.")
         return redirect("team")

@@ -37,3 +37,12 @@ def storable_data(value):
     if isinstance(value, list):
         return [storable_data(item) for item in value]
     return value
+
+
+def full_stop(value: str) -> str:
+    """``value`` ending a sentence: a full stop added unless it already ends with one.
+
+    Names end sentences ("The game servers of Demo Hosting Co."), and a name may end in ".".
+    """
+    value = str(value)
+    return value if value.endswith((".", "!", "?", "…")) else f"{value}."

@@ -1,5 +1,7 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path, re_path, register_converter
+from django.views.generic import RedirectView
 
 from hosting.api.views import api_not_found
 from hosting.health import healthz
@@ -12,6 +14,8 @@ urlpatterns = [
     path("v1/", include("hosting.api.urls")),
     re_path(r"^v1$", api_not_found),
     path("healthz", healthz, name="healthz"),
+    # Browsers ask for /favicon.ico whatever the pages' <link rel="icon"> says.
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"))),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     path("", include("servers.urls")),

@@ -28,3 +28,51 @@ install_project() {  # $1: the extras to install, e.g. "[dev]" or ""
     touch "$stamp"
   fi
 }
+
+# The settings of ./scripts/run and ./scripts/manage on this machine: production's (DEBUG off,
+# so nobody meets Django's debug pages) with secrets generated once into var/local-secrets.env
+# and what a laptop needs instead of HTTPS and SMTP: plain-HTTP cookies, no redirect to HTTPS,
+# e-mails printed to the console. A variable already set in the environment wins.
+use_local_settings() {
+  local var_dir="${VAR_DIR:-var}"
+  local secrets="$var_dir/local-secrets.env"
+  mkdir -p "$var_dir"
+  if [ ! -f "$secrets" ]; then
+    # The second pepper and encryption key are the ones DEBUG used to embed, so a database made
+    # by an earlier ./scripts/run keeps its API keys, bot tokens and webhook secrets working.
+    (umask 077 && .venv/bin/python - >"$secrets.new" <<'PY'
+import secrets
+
+from cryptography.fernet import Fernet
+
+print(f'export SECRET_KEY="${{SECRET_KEY:-{secrets.token_urlsafe(50)}}}"')
+print(
+    f'export API_KEY_PEPPERS="${{API_KEY_PEPPERS:-local={secrets.token_urlsafe(32)},'
+    'dev=development-only-pepper-not-for-production-use}"'
+)
+print(
+    f'export SECRET_ENCRYPTION_KEYS="${{SECRET_ENCRYPTION_KEYS:-{Fernet.generate_key().decode()},'
+    'ZGV2ZWxvcG1lbnQtb25seS1ib3QtdG9rZW4ta2V5ISE=}"'
+)
+PY
+    ) && mv "$secrets.new" "$secrets"
+  fi
+  # shellcheck source=/dev/null
+  source "$secrets"
+  export DEBUG="${DEBUG:-false}"
+  export EMAIL_CONSOLE_ALLOWED="${EMAIL_CONSOLE_ALLOWED:-true}"
+  export SECURE_SSL_REDIRECT="${SECURE_SSL_REDIRECT:-false}"
+  export SECURE_HSTS_SECONDS="${SECURE_HSTS_SECONDS:-0}"
+  export SESSION_COOKIE_SECURE="${SESSION_COOKIE_SECURE:-false}"
+  export CSRF_COOKIE_SECURE="${CSRF_COOKIE_SECURE:-false}"
+  export HOST="${HOST:-127.0.0.1}" PORT="${PORT:-8000}"
+  if ! [[ "$PORT" =~ ^[0-9]+$ ]] || [ "$PORT" -lt 1 ] || [ "$PORT" -gt 65535 ]; then
+    echo "PORT must be a port number (1-65535), got '$PORT'." >&2
+    exit 1
+  fi
+  url_host="$HOST"
+  [[ "$HOST" == *:* ]] && url_host="[$HOST]"
+  export ALLOWED_HOSTS="${ALLOWED_HOSTS:-localhost,127.0.0.1,[::1],$url_host}"
+  local_url="http://$url_host:$PORT"
+  export SITE_URL="${SITE_URL:-$local_url}"
+}

@@ -11,6 +11,7 @@ from accounts.keys import TOKEN_LENGTH, parse_token
 from accounts.models import Account, ApiKey, User
 from accounts.roles import SCOPES, Role
 from servers.models import Server
+from tests.dashboard import signed_in
 from tests.factories import MembershipFactory, UserFactory
 
 
@@ -51,7 +52,7 @@ def test_seed_demo_creates_an_account_with_servers_and_prints_a_working_token(db
     assert api_key.expires_at is None
 
 
-def test_seed_demo_reuses_the_account_and_prints_a_new_token(db, client_for):
+def test_seed_demo_reuses_the_account_and_replaces_the_demo_key(db, client_for):
     _, first_token = seed_demo("--email", "demo@example.com", "--servers", "7")
     account = Account.objects.get(memberships__user__email="demo@example.com")
 
@@ -64,9 +65,74 @@ def test_seed_demo_reuses_the_account_and_prints_a_new_token(db, client_for):
     assert Account.objects.filter(memberships__user__email="demo@example.com").count() == 1
     assert User.objects.filter(email="demo@example.com").count() == 1
     assert Server.objects.filter(account=account).count() == 7
-    assert ApiKey.objects.filter(account=account).count() == 2
+    assert ApiKey.objects.filter(account=account, revoked_at=None).count() == 1
     assert server_total(client_for, second_token) == 7
-    assert server_total(client_for, first_token) == 7
+    response = client_for(first_token).get("/v1/servers")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "api_key_revoked"
+
+
+def test_seed_demo_runs_any_number_of_times_and_leaves_one_live_demo_key(db, client_for):
+    tokens = [seed_demo("--email", "demo@example.com", "--servers", "3")[1] for _ in range(30)]
+
+    account = Account.objects.get(memberships__user__email="demo@example.com")
+    assert account.max_api_keys < 30
+    live = ApiKey.objects.filter(account=account, revoked_at=None)
+    assert [api_key.key_id for api_key in live] == [parse_token(tokens[-1]).key_id]
+    assert ApiKey.objects.filter(account=account).count() == 30
+    assert server_total(client_for, tokens[-1]) == 3
+
+
+def test_seed_demo_leaves_other_keys_of_the_demo_user_alone(db, client_for):
+    seed_demo("--email", "demo@example.com", "--servers", "1")
+    (own_token,) = run("create_api_key", "--email", "demo@example.com", "--scopes", "servers:read")
+
+    seed_demo("--email", "demo@example.com", "--servers", "1")
+
+    assert server_total(client_for, own_token) == 1
+    assert ApiKey.objects.filter(revoked_at=None).count() == 2
+
+
+def test_seed_demo_servers_rest_with_what_their_status_implies(db):
+    seed_demo("--email", "demo@example.com", "--servers", "30")
+
+    servers = list(Server.objects.select_related("region"))
+    assert {server.status for server in servers} == {
+        "running", "stopped", "suspended", "install_failed"
+    }  # fmt: skip
+    addresses = [server.address for server in servers]
+    assert len(set(addresses)) == len(servers)
+    for server in servers:
+        assert server.address.rsplit(":", 1)[0] in server.region.ip_addresses
+        assert bool(server.status_reason) == (server.status == "install_failed")
+        assert bool(server.suspended_reason) == (server.status == "suspended")
+
+
+def test_the_demo_servers_page_shows_addresses_and_does_not_poll(db):
+    seed_demo("--email", "demo@example.com", "--servers", "30", "--password", "demo-password")
+    client = signed_in(User.objects.get(email="demo@example.com"))
+
+    response = client.get("/")
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert 'data-poll="false"' in body
+    assert 'data-poll="true"' not in body
+    running = Server.objects.filter(status="running").first()
+    detail = client.get(f"/servers/{running.id}").content.decode()
+    assert running.address in detail
+    assert "Assigned while provisioning" not in detail
+
+
+def test_seed_demo_topping_up_gives_new_servers_addresses_of_their_own(db):
+    seed_demo("--email", "demo@example.com", "--servers", "5")
+
+    seed_demo("--email", "demo@example.com", "--servers", "12")
+
+    addresses = list(Server.objects.values_list("address", flat=True))
+    assert len(addresses) == 12
+    assert all(addresses)
+    assert len(set(addresses)) == 12
 
 
 def test_seed_demo_tops_the_account_up_to_the_requested_number(db, client_for):

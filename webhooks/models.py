@@ -77,6 +77,7 @@ class WebhookDelivery(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        verbose_name_plural = "webhook deliveries"
         indexes = [
             models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_created"),
             models.Index(fields=["status", "next_attempt_at"], name="delivery_status_next"),

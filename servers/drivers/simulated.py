@@ -13,7 +13,17 @@ import time
 from django.conf import settings
 
 from servers.drivers import DriverError, ProvisioningDriver, Usage
-from servers.models import Instance, Server
+from servers.models import Instance, Region, Server
+
+
+def free_address(region: Region, default_port: int, taken: set[str]) -> str | None:
+    """The first ``ip:port`` of the region's pool not in ``taken``: the game's port first."""
+    ports = [default_port, *range(region.port_range_start, region.port_range_end + 1)]
+    for port in ports:
+        for ip in region.ip_addresses:
+            if f"{ip}:{port}" not in taken:
+                return f"{ip}:{port}"
+    return None
 
 
 class SimulatedDriver(ProvisioningDriver):
@@ -34,15 +44,10 @@ class SimulatedDriver(ProvisioningDriver):
             .exclude(pk=instance.pk)
             .values_list("address", flat=True)
         )
-        ports = [
-            instance.game.default_port,
-            *range(region.port_range_start, region.port_range_end + 1),
-        ]
-        for port in ports:
-            for ip in region.ip_addresses:
-                if f"{ip}:{port}" not in taken:
-                    return f"{ip}:{port}"
-        raise DriverError(f"The region {region.name} has no free address left.")
+        address = free_address(region, instance.game.default_port, taken)
+        if address is None:
+            raise DriverError(f"The region {region.name} has no free address left.")
+        return address
 
     def install(self, instance: Instance) -> None:
         self._wait()

@@ -6,23 +6,29 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Account
+from accounts.models import Account, ApiKey
 from accounts.roles import SCOPES, Role
-from accounts.services import account_create, api_key_create
+from accounts.services import account_create, api_key_create, api_key_revoke
+from servers.drivers.simulated import free_address
 from servers.models import Game, Region, Server, ServerStatus
 from servers.services import validate_variables
 
-# Mostly settled states, like a real fleet, with a few in motion.
+# Settled states only, like a real fleet at rest: nothing here waits for a worker to move it.
 STATUS_MIX = (
     [ServerStatus.RUNNING] * 5
     + [ServerStatus.STOPPED] * 3
     + [
-        ServerStatus.INSTALLING,
-        ServerStatus.STARTING,
         ServerStatus.SUSPENDED,
         ServerStatus.INSTALL_FAILED,
     ]
 )
+# What a server in each status carries besides its address (every demo server was created, so
+# every one has one): install_failed says why, suspended says what the provider wrote.
+STATUS_DETAILS = {
+    ServerStatus.INSTALL_FAILED: {"status_reason": "The installation failed (simulated failure)."},
+    ServerStatus.SUSPENDED: {"suspended_reason": "Invoice overdue (demo data)."},
+}
+DEMO_KEY_NAME = "Demo key (seed_demo)"
 NAMES = ["Survival", "Creative", "Hardcore", "Modded", "Vanilla", "PvP Arena", "Community", "Test"]
 
 
@@ -39,8 +45,8 @@ def demo_variables(game: Game) -> dict:
 
 class Command(BaseCommand):
     help = (
-        "Create (or reuse) the demo account of an e-mail address with N servers, and print a "
-        "fresh full-access API key as the last line."
+        "Create (or reuse) the demo account of an e-mail address with N servers, revoke the demo "
+        "key of the previous run and print a fresh full-access API key as the last line."
     )
 
     def add_arguments(self, parser):
@@ -74,8 +80,15 @@ class Command(BaseCommand):
             account.max_memory_mb = max(account.max_memory_mb, (servers + 30) * 2048)
             account.save(update_fields=["max_servers", "max_memory_mb", "updated_at"])
             owner = account.memberships.get(user__email__iexact=email).user
+            # One live demo key at a time, or every run would take one more of the account's
+            # key quota until seeding (and so ./scripts/run) fails.
+            previous = ApiKey.objects.filter(
+                account=account, user=owner, name=DEMO_KEY_NAME, revoked_at=None
+            )
+            for api_key in previous:
+                api_key_revoke(api_key=api_key)
             _, token = api_key_create(
-                account=account, user=owner, name="Demo key (seed_demo)", scopes=list(SCOPES)
+                account=account, user=owner, name=DEMO_KEY_NAME, scopes=list(SCOPES)
             )
         self.stdout.write(token)
 
@@ -87,17 +100,30 @@ class Command(BaseCommand):
         now = timezone.now().replace(microsecond=0)
         rng = random.Random(account.id)  # noqa: S311 - demo data only
         statuses = itertools.cycle(STATUS_MIX)
-        Server.objects.bulk_create(
-            Server(
-                account=account,
-                name=f"{rng.choice(NAMES)} {games[index % len(games)].name} #{index + 1}",
-                game=games[index % len(games)],
-                region=regions[index % len(regions)],
-                variables=validate_variables(
-                    games[index % len(games)], demo_variables(games[index % len(games)])
-                ),
-                status=next(statuses),
-                created_at=now - timedelta(hours=index * 7, minutes=rng.randint(0, 59)),
-            )
-            for index in range(start, start + count)
+        taken = set(
+            Server.objects.filter(deleted_at=None)
+            .exclude(address="")
+            .values_list("address", flat=True)
         )
+        servers = []
+        for index in range(start, start + count):
+            game, region = games[index % len(games)], regions[index % len(regions)]
+            address = free_address(region, game.default_port, taken)
+            if address is None:
+                raise CommandError(f"The region {region.name} has no free address left.")
+            taken.add(address)
+            status = next(statuses)
+            servers.append(
+                Server(
+                    account=account,
+                    name=f"{rng.choice(NAMES)} {game.name} #{index + 1}",
+                    game=game,
+                    region=region,
+                    variables=validate_variables(game, demo_variables(game)),
+                    status=status,
+                    address=address,
+                    created_at=now - timedelta(hours=index * 7, minutes=rng.randint(0, 59)),
+                    **STATUS_DETAILS.get(status, {}),
+                )
+            )
+        Server.objects.bulk_create(servers)
