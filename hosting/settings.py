@@ -307,6 +307,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "hosting.api.schema.postprocess_envelopes",
+        "idempotency.schema.document_idempotency",
     ],
 }
 

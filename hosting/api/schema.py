@@ -1,4 +1,4 @@
-"""OpenAPI generation: Bearer security, success envelopes, documented errors, idempotent POSTs."""
+"""OpenAPI generation: Bearer security, success envelopes, documented errors, links of creates."""
 
 import inspect
 import json
@@ -10,12 +10,6 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serial
 from rest_framework import serializers
 
 from hosting.api.serializers import StrictInputSerializer
-from idempotency.middleware import (
-    IDEMPOTENCY_KEY_HEADER,
-    IDEMPOTENCY_KEY_MAX_LENGTH,
-    REPLAYED_HEADER,
-)
-from idempotency.services import RETENTION
 
 _STRICT_DOC = inspect.cleandoc(StrictInputSerializer.__doc__ or "")
 NOT_ONLY_WHITESPACE = (
@@ -275,7 +269,13 @@ _RATE_LIMIT_HEADERS = {
 }
 
 
-def _error_response(status: str) -> dict[str, Any]:
+def documented_codes(status: str) -> str:
+    """The sentence naming the error codes a status stands for, as the documents say it."""
+    return _ERRORS[status][0]
+
+
+def documented_error(status: str) -> dict[str, Any]:
+    """An error response of the document: the envelope, its codes and an example."""
     description, code, message, details = _ERRORS[status]
     example: dict[str, Any] = {"code": code, "message": message}
     if details:
@@ -303,50 +303,6 @@ def _wrap_success(content: dict[str, Any]) -> None:
     }
     for example in media.get("examples", {}).values():
         example["value"] = {"success": True, "data": example["value"]}
-
-
-_RETENTION_HOURS = int(RETENTION.total_seconds() // 3600)
-IDEMPOTENCY_KEY_PARAMETER = {
-    "name": IDEMPOTENCY_KEY_HEADER,
-    "in": "header",
-    "required": False,
-    "description": (
-        f"Makes the request safe to retry: 1 to {IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII "
-        f"characters, unique per operation (a UUID, say). For {_RETENTION_HOURS} hours the same "
-        "key with the same request, from the same API key, gets the first answer again (status, "
-        f"body and `Location`, with `{REPLAYED_HEADER}: true` and a fresh `X-Request-Id`) and "
-        "changes nothing. The same key with another request is 422 `idempotency_key_reused`; "
-        "while the first request runs, 409 `idempotency_request_in_progress`. Answers of 500 and "
-        "above, 401, 403 and 429 are not kept, so a retry runs the request again."
-    ),
-    "schema": {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH,
-        "pattern": "^[\\x20-\\x7E]+$",
-    },
-    "example": "5f1c3a52-2d6e-4b8e-9c1a-0c6f0e7d9a11",
-}
-
-
-def _document_idempotency(operation: dict[str, Any]) -> None:
-    """Every POST takes ``Idempotency-Key`` and may answer its 409 and 422."""
-    operation.setdefault("parameters", []).append(IDEMPOTENCY_KEY_PARAMETER)
-    responses = operation["responses"]
-    for status, response in responses.items():
-        if status.startswith("2"):
-            response.setdefault("headers", {})[REPLAYED_HEADER] = {
-                "description": "`true` when this is the kept answer to an earlier request with "
-                f"the same `{IDEMPOTENCY_KEY_HEADER}`.",
-                "schema": {"type": "string", "enum": ["true"]},
-            }
-    responses.setdefault("400", _error_response("400"))  # the header itself may be invalid
-    for status in ("409", "422"):
-        if status in responses:
-            # The operation documents its own codes for this status: add ours to them.
-            responses[status]["description"] += "\n\n" + _ERRORS[status][0]
-        else:
-            responses[status] = _error_response(status)
 
 
 def _non_empty(schema: dict[str, Any]) -> None:
@@ -435,9 +391,7 @@ def postprocess_envelopes(result: dict[str, Any], generator, request, public) ->
             if "{" in path:
                 needed.append("404")
             for status in needed:
-                responses.setdefault(status, _error_response(status))
+                responses.setdefault(status, documented_error(status))
             responses.setdefault("414", URI_TOO_LONG)
-            if method == "post":
-                _document_idempotency(operation)
     _link_creates(result)
     return result
