@@ -14,8 +14,8 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 
 from accounts.services import login_failure_record
-from hosting.api.authentication import client_ip
 from hosting.api.throttling import RateLimitExceeded, rate_limit_hit
+from hosting.http import client_ip
 
 # Set on the request by ``sign_in_limited`` for ``SignInLimitFormMixin`` to read.
 _REFUSAL_ATTRIBUTE = "sign_in_refusal"

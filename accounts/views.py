@@ -60,7 +60,6 @@ from accounts.services import (
 from accounts.sign_in import count_attempt, sign_in_limited
 from events.models import Event
 from events.services import Actor
-from hosting.api.authentication import client_ip
 from hosting.errors import (
     Conflict,
     InsufficientScope,
@@ -69,6 +68,7 @@ from hosting.errors import (
     QuotaExceeded,
     ValidationFailed,
 )
+from hosting.http import client_ip
 from hosting.secrets_box import decrypt_secret, encrypt_secret
 from hosting.text import full_stop
 

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from accounts.models import Account, ApiKey, User
 from events.models import Event
+from hosting.http import client_ip
 
 
 @dataclass(frozen=True)
@@ -22,8 +23,6 @@ class Actor:
     @classmethod
     def from_request(cls, request) -> "Actor":
         """The actor of a dashboard request (session user) or an API request (key principal)."""
-        from hosting.api.authentication import client_ip
-
         principal = getattr(request, "auth", None)
         api_key = getattr(principal, "api_key", None)
         user = getattr(request, "user", None)

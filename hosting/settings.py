@@ -263,7 +263,7 @@ EVENT_RETENTION_DAYS = env_int("EVENT_RETENTION_DAYS", 30, minimum=1)
 
 # --- Django REST Framework and OpenAPI ------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["hosting.api.authentication.ApiKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.api.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["hosting.api.permissions.HasRequiredScopes"],
     "DEFAULT_RENDERER_CLASSES": ["hosting.api.renderers.EnvelopeJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["hosting.api.parsers.StrictJSONParser"],

@@ -16,9 +16,9 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 
+from accounts.api.authentication import ApiKeyAuthentication
 from accounts.keys import ParsedToken, parse_token
 from accounts.services import ApiKeyPrincipal, parse_bearer
-from hosting.api.authentication import ApiKeyAuthentication
 from hosting.api.exceptions import error_response
 from hosting.api.middleware import API_PREFIX
 from hosting.api.params import invalid_parameter

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from hosting import errors
-from hosting.api.authentication import WWW_AUTHENTICATE
+from hosting.http import WWW_AUTHENTICATE
 
 logger = logging.getLogger(__name__)
 

@@ -56,7 +56,7 @@ class AutoSchema(openapi.AutoSchema):
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
-    target_class = "hosting.api.authentication.ApiKeyAuthentication"
+    target_class = "accounts.api.authentication.ApiKeyAuthentication"
     name = "BearerAuth"
 
     def get_security_definition(self, auto_schema) -> dict[str, Any]:

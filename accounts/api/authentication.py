@@ -7,7 +7,6 @@ down guessing) and every authenticated answer, a 403 included, must count agains
 
 from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
-from rest_framework.throttling import BaseThrottle
 
 from accounts.services import (
     ApiKeyPrincipal,
@@ -17,13 +16,7 @@ from accounts.services import (
 )
 from hosting.api.throttling import RateLimitExceeded, rate_limit_hit
 from hosting.errors import ApplicationError
-
-WWW_AUTHENTICATE = 'Bearer realm="api"'
-
-
-def client_ip(request) -> str:
-    """The client address, honouring ``NUM_PROXIES`` trusted proxies (DRF's own rule)."""
-    return BaseThrottle().get_ident(request)
+from hosting.http import WWW_AUTHENTICATE, client_ip
 
 
 def _remember_rate_limit(request, exc_or_state) -> None:
