@@ -27,8 +27,8 @@ class UnstorableTextMiddleware:
         if not request.path.startswith(API_PREFIX):
             if text_problem(request.path):
                 raise Http404("No such page.")
-            for values in request.GET.lists():
-                if any(text_problem(value) for value in values[1]) or text_problem(values[0]):
+            for name, values in request.GET.lists():
+                if text_problem(name) or any(text_problem(value) for value in values):
                     raise BadRequest("The address holds characters that cannot be used.")
         return self.get_response(request)
 

@@ -47,11 +47,10 @@ class AutoSchema(openapi.AutoSchema):
             if schema.get("description") == _STRICT_DOC:  # inherited, not the body's own
                 del schema["description"]
             for prop in schema.get("properties", {}).values():
-                if "default" in prop:
-                    default = prop.pop("default")
-                    said = f"Default: `{json.dumps(default)}`." if default not in ([], "") else ""
-                    if said:
-                        prop["description"] = f"{prop.get('description', '')} {said}".strip()
+                default = prop.pop("default", [])
+                if default not in ([], ""):  # an empty default says nothing worth a sentence
+                    said = f"Default: `{json.dumps(default)}`."
+                    prop["description"] = f"{prop.get('description', '')} {said}".strip()
         return schema
 
 
