@@ -1,8 +1,11 @@
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.forms import UserChangeForm
 from django.utils.translation import ngettext
 
+from accounts.actors import Actor
+from accounts.forms import ProfileForm
 from accounts.keys import KEY_ID_LENGTH, TOKEN_PREFIX
 from accounts.models import Account, ApiKey, Invitation, Membership, User
 from accounts.services import (
@@ -12,8 +15,8 @@ from accounts.services import (
     account_unsuspend,
     account_update,
     api_key_revoke,
+    user_update_profile,
 )
-from events.services import Actor
 from hosting.errors import ValidationFailed
 
 
@@ -48,8 +51,29 @@ class AccountAdminForm(forms.ModelForm):
         return cleaned
 
 
+class UserAdminForm(UserChangeForm):
+    """Django's user form, whose e-mail is checked by the profile page's rule: both change it
+    through ``user_update_profile``, which lowercases it and keeps it unique in any case."""
+
+    clean_email = ProfileForm.clean_email
+
+
+# Who may sign in and whether as staff: Django's own flags, which no service owns.
+USER_ACCESS_FIELDS = ("is_active", "is_staff", "is_superuser")
+
+
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
+    """Name and e-mail change through ``user_update_profile`` (the ``user.updated`` events of
+    the user's accounts); the access flags, groups and password are Django's own.
+
+    Users are neither added nor deleted here: customers sign up or are invited, staff create
+    customers with ``POST /v1/admin/customers`` and staff users with ``createsuperuser``; a user
+    leaves an account through the team services (last owner, key revocation), and is turned off
+    here with ``is_active`` rather than deleted, so their history stays.
+    """
+
+    form = UserAdminForm
     ordering = ["email"]
     list_display = ["email", "name", "is_active", "is_staff", "date_joined", "last_login"]
     list_filter = ["is_active", "is_staff", "is_superuser"]
@@ -61,7 +85,25 @@ class UserAdmin(DjangoUserAdmin):
         ("Access", {"fields": ["is_active", "is_staff", "is_superuser", "groups"]}),
         ("Dates", {"fields": ["date_joined", "last_login"]}),
     ]
-    add_fieldsets = [(None, {"classes": ["wide"], "fields": ["email", "password1", "password2"]})]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def save_model(self, request, obj, form, change) -> None:
+        changed = form.changed_data
+        if {"name", "email"} & set(changed):
+            user_update_profile(
+                user=obj,
+                name=form.cleaned_data["name"],
+                email=form.cleaned_data["email"],
+                actor=Actor.from_request(request),
+            )
+        # Only the edited flags: a whole-row save would write the name and e-mail past the
+        # service, and write back whatever else changed since the page was read.
+        obj.save(update_fields=[name for name in changed if name in USER_ACCESS_FIELDS])
 
 
 @admin.register(Account)
@@ -98,20 +140,29 @@ class AccountAdmin(admin.ModelAdmin):
     @admin.action(description="Suspend selected accounts", permissions=["change"])
     def suspend_accounts(self, request, queryset):
         actor = Actor.from_request(request)
+        done = 0
         for account in queryset.filter(status=Account.Status.ACTIVE):
             account_suspend(account=account, reason=f"Suspended by {request.user}", actor=actor)
-        self.message_user(request, "Suspended the selected accounts.", messages.SUCCESS)
+            done += 1
+        message = ngettext("Suspended %d account.", "Suspended %d accounts.", done) % done
+        self.message_user(request, message, messages.SUCCESS if done else messages.INFO)
 
     @admin.action(description="Unsuspend selected accounts", permissions=["change"])
     def unsuspend_accounts(self, request, queryset):
         actor = Actor.from_request(request)
+        done = 0
         for account in queryset.filter(status=Account.Status.SUSPENDED):
             account_unsuspend(account=account, actor=actor)
-        self.message_user(request, "Unsuspended the selected accounts.", messages.SUCCESS)
+            done += 1
+        message = ngettext("Unsuspended %d account.", "Unsuspended %d accounts.", done) % done
+        self.message_user(request, message, messages.SUCCESS if done else messages.INFO)
 
 
 @admin.register(Invitation)
 class InvitationAdmin(admin.ModelAdmin):
+    """Read-only: invitations are sent, accepted and revoked through the team services (with
+    their member.* events), by the account's owners and admins in the dashboard or the API."""
+
     list_display = ["email", "account", "role", "invitation_status", "created_at", "expires_at"]
     list_filter = ["role", "created_at"]
     search_fields = ["email", "id", "account__name", "account__id"]
@@ -123,6 +174,12 @@ class InvitationAdmin(admin.ModelAdmin):
     exclude = ["token_digest"]
 
     def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
     @admin.display(description="Status")
@@ -142,6 +199,9 @@ class MembershipAdmin(admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         return False
 
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
@@ -151,7 +211,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
     """Staff find a key by the ``hms_<key id>`` its owner reads to them, and revoke it.
 
     The digest and pepper are never shown, and keys cannot be added here: a token exists only
-    in the response that created it.
+    in the response that created it. Revoking (``api_key_revoke``) is the only change: a key's
+    page is view-only, as no service edits a key's name, networks or expiry.
     """
 
     list_display = [
@@ -165,14 +226,19 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "id", "prefix", "name", "account", "user", "scopes", "allowed_ips", "expires_at",
         "revoked_at", "last_used_at", "last_used_ip", "created_by", "created_at",
     ]  # fmt: skip
-    readonly_fields = [
-        "id", "prefix", "account", "user", "scopes", "revoked_at", "last_used_at",
-        "last_used_ip", "created_by", "created_at",
-    ]  # fmt: skip
+    readonly_fields = fields
     actions = ["revoke_keys"]
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # The changelist's revoke action needs "change"; one key's page does not, and saving
+        # it would write back the whole row, undoing a revocation made since it was read.
+        return obj is None and super().has_change_permission(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # revoke instead: the key's events keep pointing at it
 
     def get_search_results(self, request, queryset, search_term):
         # A pasted "hms_<key id>…" or a whole token finds its key by the key id inside it.

@@ -1,10 +1,19 @@
-"""Query filters of the account, member, invitation, API key and staff customer lists."""
+"""Query filters of the account, member, invitation, API key and staff customer lists, and of
+the dashboard's API keys and Activity pages."""
 
 import django_filters
 from django.db.models import Exists, OuterRef, Q
 
-from accounts.models import Account, ApiKey, Invitation, Membership
+from accounts.models import (
+    Account,
+    ApiKey,
+    ApiKeyQuerySet,
+    Invitation,
+    InvitationQuerySet,
+    Membership,
+)
 from accounts.roles import Role
+from events.filters import EventTypeChoiceFilter
 from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet, StableOrderingFilter
 
 
@@ -24,7 +33,7 @@ class MemberFilter(django_filters.FilterSet):
 
 class InvitationFilter(django_filters.FilterSet):
     status = ChoiceInFilter(
-        choices=[(status, status) for status in ("pending", "accepted", "revoked", "expired")],
+        choices=[(status, status) for status in InvitationQuerySet.STATUSES],
         method="filter_status",
         help_text="Only invitations in this status, or in any of a comma-separated list.",
     )
@@ -43,7 +52,7 @@ class InvitationFilter(django_filters.FilterSet):
 
 class ApiKeyFilter(django_filters.FilterSet):
     status = ChoiceInFilter(
-        choices=[(status, status) for status in ("active", "expired", "revoked")],
+        choices=[(status, status) for status in ApiKeyQuerySet.STATUSES],
         method="filter_status",
         help_text="Only keys in this status, or in any of a comma-separated list. A rotated key "
         "is active until its grace period ends.",
@@ -92,3 +101,30 @@ class CustomerFilter(CreatedRangeFilterSet):
             account=OuterRef("pk"), role=Role.OWNER, user__email__icontains=value
         )
         return queryset.filter(Q(name__icontains=value) | Exists(owner_matches))
+
+
+# --- Dashboard lists (hosting/dashboard/lists.py): one value each, chosen from a menu ---------
+
+
+class ActivityFilter(django_filters.FilterSet):
+    """The Activity page: events of one type, or of one kind of object (``server.*``)."""
+
+    type = EventTypeChoiceFilter()
+
+
+class ApiKeyListFilter(django_filters.FilterSet):
+    """The API keys page: keys in one status (``ApiKeyFilter`` takes comma lists)."""
+
+    status = django_filters.ChoiceFilter(
+        choices=[(status, status.title()) for status in ApiKeyQuerySet.STATUSES],
+        method="filter_status",
+        empty_label="Any status",
+        label="Status",  # a filter with a method has no name django-filter can show otherwise
+    )
+
+    class Meta:
+        model = ApiKey
+        fields: list[str] = []
+
+    def filter_status(self, queryset, name, value):
+        return queryset.with_status([value])

@@ -1,8 +1,9 @@
 """Dashboard forms: they parse and check input; the services in accounts/services.py decide.
 
 A service refuses with an ``ApplicationError`` whose ``details.fields`` name the offending
-inputs; ``ServiceErrorFormMixin.add_service_error`` puts those messages next to the matching
-field, so a refusal reads like any other form error and what was typed is kept.
+inputs; ``ServiceErrorFormMixin.add_service_error`` (hosting/dashboard/refusals.py) puts those
+messages next to the matching field, so a refusal reads like any other form error and what was
+typed is kept.
 """
 
 from datetime import timedelta
@@ -16,23 +17,8 @@ from django.utils import timezone
 from accounts.models import User
 from accounts.roles import ALL_SCOPES, Role
 from accounts.sign_in import SignInLimitFormMixin
+from hosting.dashboard.refusals import ServiceErrorFormMixin
 from hosting.errors import ApplicationError
-
-
-class ServiceErrorFormMixin:
-    """Turn a service error into form errors; ``service_field_names`` maps its field names."""
-
-    service_field_names: dict[str, str] = {}
-
-    def add_service_error(self, error: ApplicationError) -> None:
-        fields = (error.details or {}).get("fields") or []
-        for field in fields:
-            # "allowed_ips.2" names the third line of the allowed_ips field.
-            name = field["name"].split(".", 1)[0]
-            name = self.service_field_names.get(name, name)
-            self.add_error(name if name in self.fields else None, field["message"])
-        if not fields:
-            self.add_error(None, error.message)
 
 
 def _email_is_taken(email: str, *, exclude: User | None = None) -> bool:
@@ -272,11 +258,3 @@ class ProfileForm(ServiceErrorFormMixin, forms.ModelForm):
         if _email_is_taken(email, exclude=self.instance):
             raise ValidationError("Another user has this e-mail address.", code="unique")
         return email
-
-
-class ActivityFilterForm(forms.Form):
-    type = forms.ChoiceField(required=False, label="Event type")
-
-    def __init__(self, *args, types: list[str], **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["type"].choices = [("", "All events"), *((t, t) for t in types)]

@@ -126,8 +126,23 @@ def _now(now: datetime | None) -> datetime:
     return now or timezone.now()
 
 
-class ApiKeyQuerySet(models.QuerySet):
-    """A key's status in SQL, as ``ApiKey.status`` says it in Python (one rule, two forms)."""
+class StatusQuerySet(models.QuerySet):
+    """Rows by a status their model derives from its timestamps: ``status_q`` says each one in
+    SQL, as the model's ``status`` says it in Python (one rule, two forms)."""
+
+    STATUSES: tuple[str, ...] = ()
+
+    def status_q(self, status: str, now: datetime | None = None) -> Q:
+        raise NotImplementedError
+
+    def with_status(self, statuses: Iterable[str], now: datetime | None = None):
+        return self.filter(reduce(operator.or_, (self.status_q(s, now) for s in statuses)))
+
+
+class ApiKeyQuerySet(StatusQuerySet):
+    """A key's status in SQL, as ``ApiKey.status`` says it in Python."""
+
+    STATUSES = ("active", "expired", "revoked")
 
     def status_q(self, status: str, now: datetime | None = None) -> Q:
         now = _now(now)
@@ -138,9 +153,6 @@ class ApiKeyQuerySet(models.QuerySet):
             "expired": ~revoked & expired,
             "active": ~revoked & ~expired,
         }[status]
-
-    def with_status(self, statuses: Iterable[str], now: datetime | None = None):
-        return self.filter(reduce(operator.or_, (self.status_q(s, now) for s in statuses)))
 
     def unrevoked(self, now: datetime | None = None):
         """Keys not (yet) revoked: active or expired, a rotated key within its grace included.
@@ -170,6 +182,9 @@ class ApiKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_used_ip = models.GenericIPAddressField(null=True, blank=True, editable=False)
+    expiry_notified_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When api_key.expiring was recorded."
+    )
     created_by = models.ForeignKey(
         User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -186,8 +201,13 @@ class ApiKey(models.Model):
         return f"{self.name} ({self.display_prefix})"
 
     @property
+    def prefix(self) -> str:
+        """The token's public start (``hms_`` and the key id): how a person recognises a key."""
+        return f"hms_{self.key_id}"
+
+    @property
     def display_prefix(self) -> str:
-        return f"hms_{self.key_id}…"
+        return f"{self.prefix}…"
 
     def status_at(self, now: datetime | None = None) -> str:
         """``active``, ``expired`` or ``revoked``; a rotated key is active until its grace ends.
@@ -204,8 +224,10 @@ class ApiKey(models.Model):
         return self.status_at()
 
 
-class InvitationQuerySet(models.QuerySet):
+class InvitationQuerySet(StatusQuerySet):
     """An invitation's status in SQL, as ``Invitation.status`` says it in Python."""
+
+    STATUSES = ("pending", "accepted", "revoked", "expired")
 
     def status_q(self, status: str, now: datetime | None = None) -> Q:
         open_ = Q(accepted_at__isnull=True, revoked_at__isnull=True)
@@ -215,9 +237,6 @@ class InvitationQuerySet(models.QuerySet):
             "accepted": Q(accepted_at__isnull=False),
             "revoked": Q(accepted_at__isnull=True, revoked_at__isnull=False),
         }[status]
-
-    def with_status(self, statuses: Iterable[str], now: datetime | None = None):
-        return self.filter(reduce(operator.or_, (self.status_q(s, now) for s in statuses)))
 
     def pending(self, now: datetime | None = None):
         return self.filter(self.status_q("pending", now))

@@ -21,8 +21,11 @@ def api_key_with_context(*, key_id: str) -> ApiKey | None:
     )
 
 
-def role_in(*, account: Account, user: User) -> str | None:
-    """The user's current role in the account, or None for a non-member."""
+def role_in(*, account: Account, user: User | None) -> str | None:
+    """The user's current role in the account, or None for a non-member (or no user: a system
+    change)."""
+    if user is None:
+        return None
     return (
         Membership.objects.filter(account=account, user=user).values_list("role", flat=True).first()
     )

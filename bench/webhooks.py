@@ -72,9 +72,10 @@ def main() -> int:
     from django.db import connection, transaction
     from django.utils import timezone
 
+    from accounts.actors import SYSTEM
     from accounts.models import Account
     from events.models import Event
-    from events.services import SYSTEM, record_event
+    from events.services import record_event
     from tests.webhooks.receiver import Receiver
     from webhooks.models import DeliveryStatus, WebhookDelivery
     from webhooks.services import endpoint_create

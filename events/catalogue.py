@@ -26,6 +26,14 @@ EVENT_TYPES: dict[str, list[str]] = {
         "account.created", "account.updated", "account.suspended", "account.unsuspended",
         "user.updated", "user.login_failed",
     ],
+    "Billing": [
+        "subscription.created", "subscription.updated", "subscription.canceled",
+        "subscription.trial_will_end",
+        "invoice.created", "invoice.finalized", "invoice.paid", "invoice.payment_failed",
+        "invoice.voided", "invoice.marked_uncollectible", "invoice.overdue",
+        "payment.succeeded", "payment.failed", "payment.refunded", "credit_note.created",
+        "customer.balance_changed", "customer.billing_profile_updated",
+    ],
     "Webhooks": [
         "webhook_endpoint.created", "webhook_endpoint.updated", "webhook_endpoint.deleted",
         "webhook_endpoint.disabled", "webhook.test",

@@ -1,11 +1,12 @@
 """Query filters of ``GET /v1/events`` (CONTRACT §4)."""
 
 import operator
+from collections.abc import Iterable
 from functools import reduce
 
 import django_filters
 
-from events.catalogue import EVENT_PATTERNS, pattern_q
+from events.catalogue import EVENT_PATTERNS, EVENT_TYPES, pattern_q
 from events.models import Event
 from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet
 
@@ -38,3 +39,32 @@ class EventFilter(CreatedRangeFilterSet):
     class Meta:
         model = Event
         fields: list[str] = []
+
+
+# --- Dashboard lists (hosting/dashboard/lists.py): one value, chosen from a menu --------------
+
+
+def event_type_choices(groups: Iterable[str] | None = None) -> list:
+    """The event catalogue as a grouped menu: per group, "every … event" for each of its areas
+    (``server.*``), then each type. ``groups`` keeps only those groups ("Servers", "Actions")."""
+    menu = []
+    for group, types in EVENT_TYPES.items():
+        if groups is not None and group not in groups:
+            continue
+        areas = dict.fromkeys(event_type.split(".")[0] for event_type in types)
+        wildcards = [(f"{area}.*", f"Every {area.replace('_', ' ')} event") for area in areas]
+        menu.append((group, [*wildcards, *((event_type, event_type) for event_type in types)]))
+    return menu
+
+
+class EventTypeChoiceFilter(django_filters.ChoiceFilter):
+    """One event type, or every type of an area (``server.*``), as ``GET /v1/events`` reads
+    them (``events.catalogue.pattern_q``)."""
+
+    def __init__(self, *args, groups: Iterable[str] | None = None, **kwargs):
+        kwargs.setdefault("label", "Event type")
+        kwargs.setdefault("empty_label", "All events")
+        super().__init__(*args, choices=event_type_choices(groups), **kwargs)
+
+    def filter(self, qs, value):
+        return qs.filter(pattern_q(value)) if value else qs

@@ -2,7 +2,8 @@
 
 from collections.abc import Iterable
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 
 from events.models import Event
 from events.visibility import visible_events_q
@@ -22,3 +23,23 @@ def events_visible_to(
     return Event.objects.filter(account_id=account_id).filter(
         visible_events_q(role=role, user_id=user_id, scopes=scopes)
     )
+
+
+def newest_events(
+    objects: set[tuple[str, str]], *, account_id: str
+) -> dict[tuple[str, str], Event]:
+    """The newest event of each ``(object_type, object_id)`` of the account, in one query."""
+    ids = {object_id for _, object_id in objects if object_id}
+    ranked = (
+        Event.objects.filter(account_id=account_id, object_id__in=ids)
+        .annotate(
+            rank=Window(
+                RowNumber(),
+                partition_by=["object_type", "object_id"],
+                order_by=[F("created_at").desc(), F("id").desc()],
+            )
+        )
+        .filter(rank=1)
+        .only("object_type", "object_id", "type", "data")
+    )
+    return {(event.object_type, event.object_id): event for event in ranked}

@@ -1,39 +1,26 @@
 """The one way to write the event log: ``record_event`` inside the transaction of the change."""
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Account, ApiKey, User
+from accounts.actors import SYSTEM, Actor
+from accounts.models import Account
 from events.models import Event
-from hosting.http import client_ip
+
+# What must happen to every event in the transaction that records it (the outbox). Apps above the
+# event log subscribe here from their AppConfig.ready (webhooks queues its deliveries), so the
+# event log depends on none of them and a consumer that fails rolls the change back with it.
+_consumers: list[Callable[[Event], Any]] = []
 
 
-@dataclass(frozen=True)
-class Actor:
-    """Who caused a change: a person in the dashboard, an API key, or the system (all None)."""
-
-    user: User | None = None
-    api_key: ApiKey | None = None
-    ip: str | None = None
-
-    @classmethod
-    def from_request(cls, request) -> "Actor":
-        """The actor of a dashboard request (session user) or an API request (key principal)."""
-        principal = getattr(request, "auth", None)
-        api_key = getattr(principal, "api_key", None)
-        user = getattr(request, "user", None)
-        return cls(
-            user=user if user is not None and user.is_authenticated else None,
-            api_key=api_key,
-            ip=client_ip(request),
-        )
-
-
-SYSTEM = Actor()
+def event_consumer_add(consumer: Callable[[Event], Any]) -> None:
+    """Call ``consumer(event)`` for every event, inside the transaction that records it."""
+    if consumer not in _consumers:
+        _consumers.append(consumer)
 
 
 def changed_attributes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -53,10 +40,9 @@ def record_event(
 ) -> Event:
     """Append an event; call it inside the same transaction as the change it describes.
 
-    The webhook deliveries the event needs are queued in that same transaction (the outbox).
+    Every consumer (``event_consumer_add``) runs in that same transaction: the webhook
+    deliveries the event needs are queued with it (the outbox).
     """
-    from webhooks.services import deliveries_for_event
-
     event = Event.objects.create(
         account=account,
         type=type,
@@ -68,7 +54,8 @@ def record_event(
         actor_api_key=actor.api_key,
         actor_ip=actor.ip,
     )
-    deliveries_for_event(event)
+    for consumer in _consumers:
+        consumer(event)
     return event
 
 

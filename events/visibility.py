@@ -65,6 +65,11 @@ EVENT_VISIBILITY: tuple[Rule, ...] = (
     Rule("user.updated", "account:read"),
     # E-mail addresses that failed to sign in, and from where: the Activity page's readers only.
     Rule("user.login_failed", "account:read", right=Right.VIEW_ACTIVITY),
+    Rule("subscription.*", "billing:read"),
+    Rule("invoice.*", "billing:read"),
+    Rule("payment.*", "billing:read"),
+    Rule("credit_note.*", "billing:read"),
+    Rule("customer.*", "billing:read"),
     Rule("webhook_endpoint.*", "webhooks:read"),
     Rule("webhook.test", "webhooks:read"),
 )

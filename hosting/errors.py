@@ -27,6 +27,12 @@ class InvalidJson(ApplicationError):
 class ValidationFailed(ApplicationError):
     status, code, message = 400, "validation_failed", "The request body has invalid fields."
 
+    @classmethod
+    def field(cls, name: str, code: str, message: str) -> "ValidationFailed":
+        """One invalid field, named by its path (``resources.memory_mb``) as the envelope's
+        ``details.fields`` lists it; dashboard forms show it on that field."""
+        return cls(message, details={"fields": [{"name": name, "code": code, "message": message}]})
+
 
 class InvalidParameter(ApplicationError):
     status, code, message = 400, "invalid_parameter", "A query parameter is invalid."

@@ -7,6 +7,8 @@ from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
+from hosting.api.throttling import counter_store
+
 logger = logging.getLogger(__name__)
 
 
@@ -17,8 +19,6 @@ def _check_database() -> None:
 
 
 def _check_redis() -> None:
-    from hosting.api.throttling import counter_store
-
     counter_store().client.ping()
 
 

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "servers",
     "webhooks",
     "idempotency",
+    "billing",
 ]
 
 MIDDLEWARE = [
@@ -261,6 +262,54 @@ WEBHOOKS_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", Fals
 WEBHOOKS_MAX_ENDPOINTS = env_int("WEBHOOKS_MAX_ENDPOINTS", 20, minimum=1)
 EVENT_RETENTION_DAYS = env_int("EVENT_RETENTION_DAYS", 30, minimum=1)
 
+# --- Billing: the seller printed on invoices and credit notes --------------------------------
+# Snapshotted onto each document when it is finalized, so changing these never alters an issued
+# invoice. BILLING_SELLER_ADDRESS separates lines with "|" (or newlines); an empty
+# BILLING_SELLER_VAT_ID prints none. The defaults are a demo seller.
+_seller_country = (env_str("BILLING_SELLER_COUNTRY") or "BE").upper()
+if not (len(_seller_country) == 2 and _seller_country.isascii() and _seller_country.isalpha()):
+    raise ImproperlyConfigured(
+        f"BILLING_SELLER_COUNTRY must be an ISO 3166-1 two-letter code, got {_seller_country!r}."
+    )
+_seller_address = env_str("BILLING_SELLER_ADDRESS") or "1 Example Street|1000 Brussels"
+BILLING_SELLER = {
+    "name": env_str("BILLING_SELLER_NAME") or "Demo Hosting Co.",
+    "address_lines": [
+        line.strip() for line in _seller_address.replace("\n", "|").split("|") if line.strip()
+    ],
+    "country": _seller_country,
+    "vat_id": env_str("BILLING_SELLER_VAT_ID", "BE0123456749"),
+    "email": env_str("BILLING_SELLER_EMAIL") or "billing@example.com",
+}
+# Invoices are numbered <prefix>-<year>-<000001> (credit notes likewise), gapless per year.
+BILLING_INVOICE_PREFIX = env_str("BILLING_INVOICE_PREFIX") or "INV"
+BILLING_CREDIT_NOTE_PREFIX = env_str("BILLING_CREDIT_NOTE_PREFIX") or "CN"
+BILLING_DAYS_UNTIL_DUE = env_int("BILLING_DAYS_UNTIL_DUE", 7, minimum=0)
+# The billing job (housekeeping, or `manage.py billing_run --every`): a renewal invoice is
+# issued this many days before the period ends (at most half a period ahead, so an hourly plan
+# renews half an hour ahead), due when the period ends. An unpaid invoice is retried (credit,
+# saved payment methods) with a reminder e-mail on each of these days after its due date; after
+# SUSPEND days overdue the server or bot is suspended (reason billing), after TERMINATE days it
+# is deleted, with a warning WARNING days before. A product may set its own suspend/terminate
+# days. A trial's end is announced TRIAL_NOTICE days ahead (at most half the trial).
+BILLING_RENEWAL_DAYS_BEFORE = env_int("BILLING_RENEWAL_DAYS_BEFORE", 3, minimum=0)
+_retry_days = env_list("BILLING_DUNNING_RETRY_DAYS", ["1", "3", "5", "7"])
+if not all(day.isdigit() and int(day) >= 1 for day in _retry_days):
+    raise ImproperlyConfigured(
+        "BILLING_DUNNING_RETRY_DAYS are whole days after the due date, >= 1."
+    )
+BILLING_DUNNING_RETRY_DAYS = sorted({int(day) for day in _retry_days})
+BILLING_SUSPEND_AFTER_DAYS = env_int("BILLING_SUSPEND_AFTER_DAYS", 7, minimum=0)
+BILLING_TERMINATE_AFTER_DAYS = env_int("BILLING_TERMINATE_AFTER_DAYS", 30, minimum=1)
+BILLING_TERMINATION_WARNING_DAYS = env_int("BILLING_TERMINATION_WARNING_DAYS", 3, minimum=0)
+BILLING_TRIAL_NOTICE_DAYS = env_int("BILLING_TRIAL_NOTICE_DAYS", 3, minimum=0)
+if BILLING_TERMINATE_AFTER_DAYS <= BILLING_SUSPEND_AFTER_DAYS:
+    raise ImproperlyConfigured(
+        "BILLING_TERMINATE_AFTER_DAYS must be after BILLING_SUSPEND_AFTER_DAYS."
+    )
+# How unpaid invoices are collected, in order; the first that can take the payment does.
+BILLING_GATEWAYS = env_list("BILLING_GATEWAYS", ["credit", "bank_transfer"])
+
 # --- Django REST Framework and OpenAPI ------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.api.authentication.ApiKeyAuthentication"],
@@ -335,5 +384,7 @@ LOGGING = {
         # httpx logs every request URL at INFO; customers' webhook URLs may carry their tokens.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # Seven INFO lines per rendered PDF; refused URLs still warn through "weasyprint".
+        "weasyprint.progress": {"level": "WARNING"},
     },
 }

@@ -20,4 +20,5 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("servers.urls")),
     path("", include("webhooks.urls")),
+    path("", include("billing.urls")),
 ]

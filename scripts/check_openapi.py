@@ -11,6 +11,7 @@
 The generated client is written under ``var/openapi-client`` (git-ignored) and never committed.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -21,6 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv" / "bin"
 OUT = ROOT / "var" / "openapi-client"
 PACKAGE = "hosting_management_service_api_client"
+# The generator reads no PDF responses (invoice and credit-note PDFs): it is told to read them
+# as the bytes they are.
+CLIENT_CONFIG = {"content_type_overrides": {"application/pdf": "application/octet-stream"}}
 
 
 def run(*command: str, **kwargs) -> None:
@@ -37,9 +41,11 @@ def main() -> int:
     run(str(BIN / "python"), "manage.py", "spectacular", "--validate", "--fail-on-warn",
         "--format", "openapi-json", "--file", str(schema), env=env)  # fmt: skip
     run(str(BIN / "openapi-spec-validator"), str(schema), env=env)
+    config = OUT / "client-config.json"
+    config.write_text(json.dumps(CLIENT_CONFIG))
     run(str(BIN / "openapi-python-client"), "generate", "--path", str(schema),
-        "--output-path", str(OUT / PACKAGE), "--meta", "none", "--overwrite",
-        "--fail-on-warning", env=env)  # fmt: skip
+        "--config", str(config), "--output-path", str(OUT / PACKAGE), "--meta", "none",
+        "--overwrite", "--fail-on-warning", env=env)  # fmt: skip
     run(str(BIN / "mypy"), "--strict", "--no-incremental", "--cache-dir", os.devnull,
         str(ROOT / "scripts" / "openapi" / "client_example.py"),
         env={**env, "MYPYPATH": str(OUT)})  # fmt: skip

@@ -28,11 +28,12 @@ from django.template.loader import get_template
 
 for name in ["base.html", "404.html", "500.html", "dashboard/home.html",
              "accounts/api_keys/list.html", "servers/bot_list.html",
-             "registration/login.html", "drf_spectacular/redoc.html"]:
+             "registration/login.html", "drf_spectacular/redoc.html",
+             "billing/pdf/document.html"]:
     get_template(name)
 for path in ["css/dashboard.css", "js/dashboard.js"]:
     assert finders.find(path), f"static file {path} is not in the wheel"
-for label in ["hosting", "accounts", "events", "servers", "webhooks", "idempotency"]:
+for label in ["hosting", "accounts", "billing", "events", "servers", "webhooks", "idempotency"]:
     apps.get_app_config(label)
 print("templates, static files and apps all come from the wheel")
 """

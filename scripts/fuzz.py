@@ -121,8 +121,8 @@ def wait_until_up(url: str, seconds: float = 60) -> None:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
                     return
-        except (urllib.error.URLError, ConnectionError):
-            pass
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass  # not up yet, or still loading on its first request (a slow machine)
         if time.monotonic() > deadline:
             raise SystemExit(f"{url} did not answer within {seconds:.0f} s")
         time.sleep(0.3)
@@ -135,6 +135,7 @@ def setup_data() -> None:
     import django
 
     django.setup()
+    from accounts.actors import SYSTEM, Actor
     from accounts.models import Account
     from accounts.roles import ALL_SCOPES, Role
     from accounts.services import (
@@ -144,7 +145,6 @@ def setup_data() -> None:
         invitation_create,
     )
     from events.models import Event
-    from events.services import SYSTEM, Actor
     from servers.models import Action
     from servers.services import bot_create, server_create
     from webhooks.services import endpoint_create, endpoint_send_test

@@ -1,16 +1,36 @@
 """Staff pages for the catalogues, servers, bots and their actions.
 
-Lifecycle changes go through the admin actions, which call the same services as the API and the
-dashboard; the change forms leave status, address and everything a service owns read-only. A bot's
-Discord token is never shown here, encrypted or not: only its last four characters.
+Lifecycle changes go through the admin actions (on the changelist) and the buttons of a server's
+or bot's change page, which call the same services as the API and the dashboard; the change forms
+leave status, address and everything a service owns read-only. A bot's Discord token is never
+shown here, encrypted or not: only its last four characters.
+
+The game and region catalogues are plain admin edits: no service owns them and no event is
+written for them, and the instances that use an entry protect it from deletion.
 """
 
-from django.contrib import admin, messages
+from collections.abc import Iterable
 
-from events.services import Actor
+from django.contrib import admin, messages
+from django.contrib.admin.utils import quote, unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import path, reverse
+from django.views.decorators.http import require_POST
+
+from accounts.actors import Actor
 from hosting.errors import ApplicationError
-from servers.models import Action, Bot, Game, Region, Server
+from servers.models import Action, Bot, Game, Instance, Region, Server
 from servers.services import action_request, instance_suspend
+from servers.transitions import allowed_actions
+
+# The lifecycle actions staff take here, in the order the change page shows them, with the verb
+# that reports them ("Suspended 2 servers."). Deleting is left to the dashboard and the API.
+LIFECYCLE_VERBS = {
+    "start": "Starting", "stop": "Stopping", "restart": "Restarting",
+    "reinstall": "Started reinstalling", "suspend": "Suspended", "unsuspend": "Unsuspended",
+}  # fmt: skip
 
 
 @admin.register(Region)
@@ -51,14 +71,17 @@ class DeletedFilter(admin.SimpleListFilter):
 class InstanceAdmin(admin.ModelAdmin):
     """What the Server and Bot pages share: columns, filters and the lifecycle actions.
 
-    Deleted instances stay listed (``deleted_at``, the ``DeletedFilter``). Adding and deleting
-    rows here would skip provisioning and the driver, so both are left to the dashboard and API.
+    The lifecycle actions run from the changelist (on the selected instances) and from buttons
+    on one instance's change page (those its status allows), both through ``perform``. Deleted
+    instances stay listed (``deleted_at``, the ``DeletedFilter``). Adding and deleting rows here
+    would skip provisioning and the driver, so both are left to the dashboard and API.
     """
 
     list_select_related = ["account", "region"]
     search_fields = ["name", "id", "address", "account__name", "account__id"]
     date_hierarchy = "created_at"
     actions = ["suspend_selected", "unsuspend_selected", "reinstall_selected"]
+    change_form_template = "admin/servers/instance_change_form.html"
     # Only the simulated driver's instructions may be edited: everything else has a service.
     editable = ["simulation"]
 
@@ -75,12 +98,26 @@ class InstanceAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
-    def run(self, request, queryset, verb: str, perform) -> None:
+    def save_model(self, request, obj, form, change) -> None:
+        # Only the edited columns: saving the whole row would write back a status or address
+        # that the worker changed since the page was read, past the lifecycle table.
+        if form.changed_data:
+            obj.save(update_fields=[*form.changed_data, "updated_at"])
+
+    def perform(self, request: HttpRequest, instance: Instance, action_type: str) -> Action:
+        """One lifecycle action through its service, as the API and the dashboard do it."""
+        actor = Actor.from_request(request)
+        if action_type == "suspend":
+            reason = f"Suspended by {request.user}"
+            return instance_suspend(instance=instance, reason=reason, actor=actor)
+        return action_request(instance=instance, action_type=action_type, actor=actor)
+
+    def run(self, request: HttpRequest, instances: Iterable[Instance], action_type: str) -> None:
         """Perform on each instance; report the ones done and each refusal with its reason."""
         done = 0
-        for instance in queryset:
+        for instance in instances:
             try:
-                perform(instance)
+                self.perform(request, instance, action_type)
             except ApplicationError as error:
                 self.message_user(request, f"{instance}: {error.message}", messages.ERROR)
             else:
@@ -88,36 +125,67 @@ class InstanceAdmin(admin.ModelAdmin):
         if done:
             meta = self.model._meta
             noun = meta.verbose_name if done == 1 else meta.verbose_name_plural
+            verb = LIFECYCLE_VERBS[action_type]
             self.message_user(request, f"{verb} {done} {noun}.", messages.SUCCESS)
 
     @admin.action(description="Suspend selected %(verbose_name_plural)s", permissions=["change"])
     def suspend_selected(self, request, queryset):
-        actor, reason = Actor.from_request(request), f"Suspended by {request.user}"
-        self.run(
-            request,
-            queryset,
-            "Suspended",
-            lambda instance: instance_suspend(instance=instance, reason=reason, actor=actor),
-        )
+        self.run(request, queryset, "suspend")
 
     @admin.action(description="Unsuspend selected %(verbose_name_plural)s", permissions=["change"])
     def unsuspend_selected(self, request, queryset):
-        self.lifecycle(request, queryset, "unsuspend", "Unsuspended")
+        self.run(request, queryset, "unsuspend")
 
     @admin.action(description="Reinstall selected %(verbose_name_plural)s", permissions=["change"])
     def reinstall_selected(self, request, queryset):
-        self.lifecycle(request, queryset, "reinstall", "Started reinstalling")
+        self.run(request, queryset, "reinstall")
 
-    def lifecycle(self, request, queryset, action_type: str, verb: str) -> None:
-        actor = Actor.from_request(request)
-        self.run(
-            request,
-            queryset,
-            verb,
-            lambda instance: action_request(
-                instance=instance, action_type=action_type, actor=actor
-            ),
+    # --- One instance's change page: a button per action its status allows ---------------------
+
+    def _url_name(self, view: str) -> str:
+        return f"{self.admin_site.name}:{self.opts.app_label}_{self.opts.model_name}_{view}"
+
+    def get_urls(self):
+        lifecycle = path(
+            "<path:object_id>/lifecycle/<slug:action_type>/",
+            self.admin_site.admin_view(require_POST(self.lifecycle_view)),
+            name=f"{self.opts.app_label}_{self.opts.model_name}_lifecycle",
         )
+        # Ahead of the defaults, whose catch-all "<path:object_id>/" would take it otherwise.
+        return [lifecycle, *super().get_urls()]
+
+    def lifecycle_actions(self, instance: Instance) -> list[str]:
+        """The actions its status allows by the lifecycle table; none once it is deleted."""
+        if instance.deleted_at is not None:
+            return []
+        return allowed_actions(instance.status, among=LIFECYCLE_VERBS)
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and self.has_change_permission(request, obj):
+            context["lifecycle_actions"] = [
+                {
+                    "label": action_type.capitalize(),
+                    "url": reverse(self._url_name("lifecycle"), args=[quote(obj.pk), action_type]),
+                }
+                for action_type in self.lifecycle_actions(obj)
+            ]
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def lifecycle_view(
+        self, request: HttpRequest, object_id: str, action_type: str
+    ) -> HttpResponse:
+        """One action on one instance (POST only), then back to its page with the outcome.
+
+        The page offers only what the status allowed when it was drawn; the status may have
+        moved on since, so the service decides, and its refusal becomes an error message.
+        """
+        instance = self.get_object(request, unquote(object_id))
+        if instance is None or action_type not in LIFECYCLE_VERBS:
+            raise Http404
+        if not self.has_change_permission(request, instance):
+            raise PermissionDenied
+        self.run(request, [instance], action_type)
+        return redirect(self._url_name("change"), quote(instance.pk))
 
 
 @admin.register(Server)

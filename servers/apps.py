@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db import connections
 from django.db.models.signals import post_migrate
 
 
@@ -7,8 +8,7 @@ def _reinstall_count_triggers(sender, using, plan=None, **kwargs):
 
     When a migration of this run rebuilt a counted table, the counts are recomputed too.
     """
-    from django.db import connections
-
+    # Not at the top: apps.py is imported before the models are ready, and counts imports them.
     from servers.counts import install_count_triggers, instance_counts_rebuild
 
     connection = connections[using]

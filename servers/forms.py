@@ -10,10 +10,10 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from hosting.errors import ApplicationError
-from servers.models import Bot, BotRuntime, Game, Region, Server
+from hosting.dashboard.refusals import ServiceErrorFormMixin
+from servers.models import RESOURCE_LIMITS, Bot, BotRuntime, Game, Region, Server
 from servers.selectors import game_catalogue, region_catalogue
-from servers.services import DEFAULT_BOT_RESOURCES, DEFAULT_SERVER_RESOURCES, RESOURCE_LIMITS
+from servers.services import DEFAULT_BOT_RESOURCES, DEFAULT_SERVER_RESOURCES
 from servers.transitions import POWER_ACTIONS
 
 # What the create services fill in when a resource is left out; shown as the starting values.
@@ -30,11 +30,10 @@ class RegionChoiceField(forms.ModelChoiceField):
         return f"{obj.name} ({obj.location})"
 
 
-class InstanceForm(forms.Form):
+class InstanceForm(ServiceErrorFormMixin, forms.Form):
     """Name, resources and auto-restart, which servers and bots share.
 
-    Not ``accounts.forms.ServiceErrorFormMixin``: that one maps only a name's first part, and
-    here ``resources.memory_mb`` and ``variables.EULA`` each point at an input of their own.
+    ``resources.memory_mb`` and ``variables.EULA`` each point at an input of their own.
     """
 
     name = forms.CharField(max_length=100)
@@ -57,13 +56,6 @@ class InstanceForm(forms.Form):
                 help_text=f"{low} to {high}.",
                 widget=forms.NumberInput(attrs={"min": low, "max": high, "step": step}),
             )
-
-    def add_service_error(self, error: ApplicationError) -> None:
-        fields = (error.details or {}).get("fields") or []
-        for field in fields:
-            self.add_error(self.field_for(field["name"]), field["message"])
-        if not fields:
-            self.add_error(None, error.message)
 
     def field_for(self, service_name: str) -> str | None:
         """The input a service's field name points at: ``resources.memory_mb`` → memory_mb."""

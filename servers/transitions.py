@@ -23,6 +23,7 @@ only set of status changes ``servers.services`` will ever write.
                                                            then starts it (3 times in 10 minutes)
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from servers.models import ServerStatus as S
@@ -83,9 +84,10 @@ def steps_for(action_type: str, *, start_on_install: bool = False) -> tuple[Step
     return ACTIONS[action_type].steps
 
 
-def allowed_actions(status: str) -> list[str]:
-    """The customer actions the status allows, for error details and the dashboard's buttons."""
-    return [name for name in POWER_ACTIONS if status in ACTIONS[name].allowed_from]
+def allowed_actions(status: str, among: Iterable[str] = POWER_ACTIONS) -> list[str]:
+    """The actions ``among`` (the customer's power actions unless told) that the status allows,
+    in that order: for error details, the dashboard's and admin's buttons."""
+    return [name for name in among if status in ACTIONS[name].allowed_from]
 
 
 def _edges() -> frozenset[tuple[str, str]]:

@@ -12,18 +12,22 @@ from functools import cached_property
 
 from django.contrib import messages
 from django.db.models import QuerySet
-from django.http import Http404
+from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.text import get_text_list
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
+from accounts.dashboard import AccountChangeMixin
 from accounts.roles import SCOPES, scopes_allowed_for
-from accounts.views import AccountChangeMixin
 from events.models import Event
 from events.selectors import events_of_object
-from hosting.errors import ActionInProgress, InvalidState, NotFound, QuotaExceeded, ValidationFailed
+from hosting.dashboard.lists import ListControlsMixin
+from hosting.errors import (
+    ApplicationError,
+)
+from servers.filters import BotEventFilter, BotListFilter, ServerEventFilter, ServerListFilter
 from servers.forms import (
     BotCreateForm,
     BotEditForm,
@@ -140,19 +144,37 @@ class BotPages:
 # --- Generic pages ----------------------------------------------------------------------------
 
 
-class InstanceListView(InstancePageMixin, LivePartialMixin, ListView):
-    paginate_by = 25
+class InstanceListView(ListControlsMixin, InstancePageMixin, LivePartialMixin, ListView):
+    """The account's servers or bots, found by a part of the name or the whole id.
 
-    def get_queryset(self):
+    Its page extends ``servers/instance_list.html``; the rows are ``servers`` or ``bots``.
+    """
+
+    search_fields = ("name", "=id")
+    search_label = "Name or ID"
+    # The columns both lists have; each adds its own.
+    sort_fields = {
+        "name": Lower("name"), "region": "region__name", "status": "status",
+        "created_at": "created_at",
+    }  # fmt: skip
+    default_sort = "-created_at"
+
+    def get_base_queryset(self):
         return self.instances()
+
+    def get_context_object_name(self, object_list):
+        return self.area  # "servers" or "bots"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["polling"] = any(item.status in TRANSITIONAL for item in context["object_list"])
+        context["create_url"] = reverse(f"{self.kind}_create")
         return context
 
 
 class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
+    template_name = "servers/instance_detail.html"
+
     def get_context_data(self, **kwargs):
         instance = self.instance
         recent = actions_of(instance).select_related("requested_by_user", "requested_by_key")
@@ -172,14 +194,8 @@ class InstanceEditView(InstanceObjectMixin, FormView):
             instance, restart_for = instance_update(
                 instance=self.instance, actor=self.actor(), **form.changes()
             )
-        except ValidationFailed as error:
-            form.add_service_error(error)
-            return self.form_invalid(form)
-        except (InvalidState, QuotaExceeded) as error:
-            messages.error(self.request, error.message)
-            return self.form_invalid(form)
-        except NotFound:
-            raise Http404 from None
+        except ApplicationError as error:
+            return self.refused(error, form=form)
         if restart_for:
             changed = get_text_list(
                 [RESTART_LABELS.get(field, field) for field in restart_for], "and"
@@ -203,11 +219,8 @@ class InstanceDeleteView(InstanceObjectMixin, TemplateView):
         instance = self.instance
         try:
             action_request(instance=instance, action_type="delete", actor=self.actor())
-        except (InvalidState, ActionInProgress) as error:
-            messages.error(request, error.message)
-            return redirect(self.url("detail"))
-        except NotFound:
-            raise Http404 from None
+        except ApplicationError as error:
+            return self.refused(error, back_to=self.url("detail"))
         messages.success(
             request, f"“{instance.name}” is being deleted; it leaves this list once it is gone."
         )
@@ -228,25 +241,24 @@ class InstanceActionView(InstanceObjectMixin, View):
         action_type = form.cleaned_data["type"]
         try:
             action_request(instance=self.instance, action_type=action_type, actor=self.actor())
-        except (InvalidState, ActionInProgress) as error:
-            messages.error(request, error.message)
-        except NotFound:
-            raise Http404 from None
-        else:
-            messages.success(
-                request, f"{POWER_LABELS[action_type]} requested for “{self.instance.name}”."
-            )
+        except ApplicationError as error:
+            return self.refused(error, back_to=self.url("detail"))
+        messages.success(
+            request, f"{POWER_LABELS[action_type]} requested for “{self.instance.name}”."
+        )
         return redirect(self.url("detail"))
 
 
-class InstanceActivityView(InstanceObjectMixin, ListView):
+class InstanceActivityView(ListControlsMixin, InstanceObjectMixin, ListView):
     """The instance's events and those of its actions, newest first."""
 
     template_name = "servers/instance_activity.html"
     context_object_name = "events"
     paginate_by = 50
+    sort_fields = {"created_at": "created_at"}
+    default_sort = "-created_at"
 
-    def get_queryset(self):
+    def get_base_queryset(self):
         return events_of_object(
             account_id=self.account.pk, object_id=self.instance.pk
         ).select_related("actor_user", "actor_api_key")
@@ -281,7 +293,8 @@ class ServerListView(ServerPages, InstanceListView):
     """The home page: the current account's servers, newest first."""
 
     template_name = "dashboard/home.html"
-    context_object_name = "servers"
+    filterset_class = ServerListFilter
+    sort_fields = {**InstanceListView.sort_fields, "game": "game__name"}
 
 
 class ServerCreateView(ServerPages, InstancePageMixin, TemplateView):
@@ -315,10 +328,8 @@ class ServerCreateView(ServerPages, InstancePageMixin, TemplateView):
                     actor=self.actor(),
                     **form.changes(),
                 )
-            except ValidationFailed as error:
+            except ApplicationError as error:
                 form.add_service_error(error)
-            except QuotaExceeded as error:
-                messages.error(request, error.message)
             else:
                 messages.success(
                     request, f"Created “{server.name}”: it is being provisioned and installed."
@@ -328,8 +339,6 @@ class ServerCreateView(ServerPages, InstancePageMixin, TemplateView):
 
 
 class ServerDetailView(ServerPages, InstanceDetailView):
-    template_name = "servers/server_detail.html"
-
     def get_context_data(self, **kwargs):
         server = self.instance
         names = {definition["key"]: definition["name"] for definition in server.game.variables}
@@ -353,7 +362,7 @@ class ServerActionView(ServerPages, InstanceActionView):
 
 
 class ServerActivityView(ServerPages, InstanceActivityView):
-    pass
+    filterset_class = ServerEventFilter
 
 
 # --- Bots -------------------------------------------------------------------------------------
@@ -361,7 +370,8 @@ class ServerActivityView(ServerPages, InstanceActivityView):
 
 class BotListView(BotPages, InstanceListView):
     template_name = "servers/bot_list.html"
-    context_object_name = "bots"
+    filterset_class = BotListFilter
+    sort_fields = {**InstanceListView.sort_fields, "runtime": "runtime"}
 
 
 class BotCreateView(BotPages, InstancePageMixin, FormView):
@@ -378,18 +388,14 @@ class BotCreateView(BotPages, InstancePageMixin, FormView):
                 actor=self.actor(),
                 **form.changes(),
             )
-        except ValidationFailed as error:
-            form.add_service_error(error)
-            return self.form_invalid(form)
-        except QuotaExceeded as error:
-            messages.error(self.request, error.message)
-            return self.form_invalid(form)
+        except ApplicationError as error:
+            return self.refused(error, form=form)
         messages.success(self.request, f"Created “{bot.name}”: it is being provisioned.")
         return redirect("bot_detail", pk=bot.pk)
 
 
 class BotDetailView(BotPages, InstanceDetailView):
-    template_name = "servers/bot_detail.html"
+    pass
 
 
 class BotEditView(BotPages, InstanceEditView):
@@ -408,4 +414,4 @@ class BotActionView(BotPages, InstanceActionView):
 
 
 class BotActivityView(BotPages, InstanceActivityView):
-    pass
+    filterset_class = BotEventFilter

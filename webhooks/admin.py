@@ -8,7 +8,7 @@ are created by customers only; deliveries and attempts are a read-only log.
 
 from django.contrib import admin
 
-from events.services import Actor
+from accounts.actors import Actor
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.services import endpoint_delete, endpoint_update
 

@@ -7,11 +7,13 @@ rules; its refusals come back through ``ServiceErrorFormMixin`` next to the fiel
 from django import forms
 from django.utils.text import slugify
 
-from accounts.forms import ServiceErrorFormMixin
 from events.catalogue import EVENT_TYPES
+from hosting.dashboard.refusals import ServiceErrorFormMixin
 from webhooks.models import WebhookEndpoint
 
 ALL_EVENTS = "*"
+# How "All <noun> events" names a resource whose prefix does not read as a word.
+_NOUNS = {"api_key": "API key", "webhook_endpoint": "webhook endpoint"}
 
 
 def _prefixes(types: list[str]) -> list[str]:
@@ -71,19 +73,30 @@ class WebhookEndpointForm(ServiceErrorFormMixin, forms.Form):
     )
 
     def event_groups(self) -> list[dict]:
-        """The event checkboxes by area: each area's ``<prefix>.*`` boxes, then its types."""
+        """The event checkboxes by area: each resource's ``<prefix>.*`` box, then its types.
+
+        A group's types start folded away unless one of them is ticked, so the common choices
+        (everything of a resource) are on screen and the fifty single types are not.
+        """
         ticked = set(self["enabled_events"].value() or ())
+
+        def box(value: str) -> dict:
+            return {"value": value, "id": _checkbox_id(value), "checked": value in ticked}
+
         groups = []
         for label, types in EVENT_TYPES.items():
-            wildcards = [f"{prefix}.*" for prefix in _prefixes(types)]
+            chosen = sum(event_type in ticked for event_type in types)
+            wildcards = [
+                {**box(f"{prefix}.*"), "noun": _NOUNS.get(prefix, prefix)}
+                for prefix in _prefixes(types)
+            ]
             groups.append(
                 {
                     "label": label,
                     "id": "events-" + slugify(label),
-                    "boxes": [
-                        {"value": value, "id": _checkbox_id(value), "checked": value in ticked}
-                        for value in wildcards + types
-                    ],
+                    "wildcards": wildcards,
+                    "types": [box(event_type) for event_type in types],
+                    "chosen": chosen,
                 }
             )
         return groups

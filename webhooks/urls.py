@@ -14,6 +14,11 @@ urlpatterns = [
         name="webhook_detail",
     ),
     path(
+        "settings/webhooks/<id:endpoint_id>/edit",
+        views.WebhookEditView.as_view(),
+        name="webhook_edit",
+    ),
+    path(
         "settings/webhooks/<id:endpoint_id>/enable",
         views.WebhookEnableView.as_view(),
         name="webhook_enable",

@@ -3,12 +3,14 @@
 Views parse input, call one service of webhooks/services.py with the signed-in person as the
 actor, and render. Endpoints and deliveries are looked up within ``request.account``, so another
 account's answer 404. Reading needs ``webhooks:read`` in the role's scopes (else 404, like a
-missing right); every POST needs ``webhooks:write``, and a suspended account is read-only.
+missing right); every POST needs ``webhooks:write``, and a suspended account is read-only. The
+pages that are nothing but a form (new, edit) are refused as soon as they are opened.
 """
 
 from functools import cached_property
 
 from django.contrib import messages
+from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -18,11 +20,19 @@ from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.generic import FormView, ListView, TemplateView
 
+from accounts.dashboard import AccountChangeMixin
 from accounts.roles import SCOPES, scopes_allowed_for
-from accounts.views import AccountChangeMixin
-from hosting.errors import Conflict, QuotaExceeded, ValidationFailed
+from hosting.dashboard.lists import ListControlsMixin
+from hosting.dashboard.secrets_once import (
+    SHOWN_FOR_SECONDS,
+    SecretNoLongerShown,
+    secret_hand_over,
+    secret_take,
+)
+from hosting.errors import ApplicationError
+from webhooks.filters import WebhookListFilter
 from webhooks.forms import WebhookEditForm, WebhookEndpointForm, events_summary
-from webhooks.models import WebhookEndpoint
+from webhooks.models import DeliveryStatus, WebhookEndpoint
 from webhooks.services import (
     delivery_retry,
     endpoint_create,
@@ -33,10 +43,16 @@ from webhooks.services import (
 )
 
 NEW_SECRET_SESSION_KEY = "new_webhook_secret"  # noqa: S105 - a session key's name, not a secret
+# The status filter of an endpoint's deliveries, in the order its tabs are shown.
+DELIVERY_FILTERS = [DeliveryStatus.FAILED, DeliveryStatus.PENDING, DeliveryStatus.SUCCEEDED]
 
 
 class WebhookPageMixin(AccountChangeMixin):
     """A webhooks page: readable with ``webhooks:read``, changed only with ``webhooks:write``."""
+
+    # Refused on GET too: the form could never be saved. (A suspended account's every page says
+    # so in its banner, so that refusal is a plain redirect.)
+    form_page = False
 
     def role_may(self, verb: str) -> bool:
         return f"webhooks:{verb}" in scopes_allowed_for(self.role, is_staff=False)
@@ -44,10 +60,12 @@ class WebhookPageMixin(AccountChangeMixin):
     def refuse(self, request):
         if not self.role_may("read"):
             raise Http404("No such page.")
-        if request.method == "POST" and not self.role_may("write"):
+        if (request.method == "POST" or self.form_page) and not self.role_may("write"):
             scope = SCOPES["webhooks:write"]
             role = request.membership.get_role_display()
             messages.error(request, f"As {role}, you may not {scope[0].lower()}{scope[1:]}.")
+            return redirect(self.refused_url)
+        if self.form_page and request.method == "GET" and self.account.is_suspended:
             return redirect(self.refused_url)
         return super().refuse(request)
 
@@ -66,13 +84,11 @@ class WebhookPageMixin(AccountChangeMixin):
 
 
 def remember_secret(request, endpoint: WebhookEndpoint, secret: str, *, rotated: bool) -> None:
-    """Post/redirect/get: the secret travels once through the session, never in a URL."""
-    request.session[NEW_SECRET_SESSION_KEY] = {
-        "endpoint_id": endpoint.id,
-        "url": endpoint.url,
-        "secret": secret,
-        "rotated": rotated,
-    }
+    """Post/redirect/get: the secret travels once through the session, encrypted, never in a URL."""
+    secret_hand_over(
+        request, NEW_SECRET_SESSION_KEY, secret,
+        endpoint_id=endpoint.id, url=endpoint.url, rotated=rotated,
+    )  # fmt: skip
 
 
 class WebhookObjectMixin(WebhookPageMixin):
@@ -86,12 +102,18 @@ class WebhookObjectMixin(WebhookPageMixin):
         return super().get_context_data(endpoint=self.endpoint, **kwargs)
 
 
-class WebhookListView(WebhookPageMixin, ListView):
+class WebhookListView(ListControlsMixin, WebhookPageMixin, ListView):
+    """The account's endpoints, found by a part of the URL or the description."""
+
     template_name = "webhooks/list.html"
     context_object_name = "endpoints"
-    paginate_by = 25
+    search_fields = ("url", "description")
+    search_label = "URL or description"
+    filterset_class = WebhookListFilter
+    sort_fields = {"url": "url", "created_at": "created_at", "last_delivery_at": "last_delivery_at"}
+    default_sort = "-created_at"
 
-    def get_queryset(self):
+    def get_base_queryset(self):
         return self.endpoints()
 
     def get_context_data(self, **kwargs):
@@ -104,6 +126,7 @@ class WebhookListView(WebhookPageMixin, ListView):
 class WebhookCreateView(WebhookPageMixin, FormView):
     template_name = "webhooks/create.html"
     form_class = WebhookEndpointForm
+    form_page = True
 
     def form_valid(self, form):
         data = form.cleaned_data
@@ -116,12 +139,8 @@ class WebhookCreateView(WebhookPageMixin, FormView):
                 enabled=data["enabled"],
                 actor=self.actor(),
             )
-        except ValidationFailed as error:
-            form.add_service_error(error)
-            return self.form_invalid(form)
-        except QuotaExceeded as error:
-            messages.error(self.request, error.message)
-            return self.form_invalid(form)
+        except ApplicationError as error:
+            return self.refused(error, form=form)
         remember_secret(self.request, endpoint, secret, rotated=False)
         return redirect("webhook_created")
 
@@ -133,41 +152,97 @@ class WebhookSecretView(WebhookPageMixin, TemplateView):
     template_name = "webhooks/secret.html"
 
     def get(self, request, *args, **kwargs):
-        shown = request.session.pop(NEW_SECRET_SESSION_KEY, None)
+        try:
+            shown = secret_take(request, NEW_SECRET_SESSION_KEY)
+        except SecretNoLongerShown as late:
+            messages.error(
+                request,
+                f"The signing secret of {late.context['url']} is no longer shown: it is shown only "
+                f"within {SHOWN_FOR_SECONDS // 60} minutes. Rotate the secret on the endpoint's "
+                "page to get a new one.",
+            )
+            return redirect("webhook_detail", endpoint_id=late.context["endpoint_id"])
         if shown is None:
             return redirect("webhooks")
         return self.render_to_response(self.get_context_data(shown=shown))
 
 
 class WebhookDetailView(WebhookObjectMixin, ListView):
-    """Settings, health, the edit form (it POSTs here) and the deliveries, newest first."""
+    """The endpoint's summary and health, then its deliveries, newest first, by status.
+
+    ``?status=failed`` (or pending, succeeded) filters them; a page number out of range or not a
+    number shows the last or the first page rather than an error.
+    """
 
     template_name = "webhooks/detail.html"
     context_object_name = "deliveries"
     paginate_by = 25
+    http_method_names = ["get", "head", "options"]
+
+    @cached_property
+    def status_filter(self) -> str | None:
+        status = self.request.GET.get("status")
+        return status if status in DeliveryStatus.values else None
 
     def get_queryset(self):
-        return self.endpoint.deliveries.select_related("event").prefetch_related("attempts")
+        deliveries = self.endpoint.deliveries.select_related("event").prefetch_related("attempts")
+        if self.status_filter:
+            deliveries = deliveries.filter(status=self.status_filter)
+        return deliveries
+
+    # Django's get_page: the same page rules as the lists' (a bad page shows the first or the
+    # last), without their search box, menus and sort headers, which this page replaces with
+    # its status tabs and a fixed newest-first order.
+    def paginate_queryset(self, queryset, page_size):
+        paginator = self.get_paginator(queryset, page_size)
+        page = paginator.get_page(self.request.GET.get(self.page_kwarg))
+        return paginator, page, page.object_list, page.has_other_pages()
+
+    def status_tabs(self) -> list[dict]:
+        """The filter's tabs (all, failed, pending, succeeded), each with its count: one query."""
+        counts = dict(
+            self.endpoint.deliveries.order_by().values_list("status").annotate(Count("id"))
+        )
+        tabs = [{"status": None, "label": "All", "count": sum(counts.values())}]
+        tabs += [
+            {"status": status.value, "label": status.label, "count": counts.get(status, 0)}
+            for status in DELIVERY_FILTERS
+        ]
+        for tab in tabs:
+            tab["current"] = tab["status"] == self.status_filter
+        return tabs
 
     def get_context_data(self, **kwargs):
-        kwargs.setdefault("form", WebhookEditForm.of(self.endpoint))
+        context = super().get_context_data(**kwargs)
+        for delivery in context["deliveries"]:
+            attempts = list(delivery.attempts.all())  # prefetched: no query
+            delivery.last_attempt = attempts[-1] if attempts else None
         until = self.endpoint.previous_secret_expires_at
-        return super().get_context_data(
-            rotating_until=until if until and until > timezone.now() else None, **kwargs
+        context.update(
+            rotating_until=until if until and until > timezone.now() else None,
+            status_filter=self.status_filter,
+            status_tabs=self.status_tabs(),
         )
+        return context
 
-    def post(self, request, *args, **kwargs):
-        form = WebhookEditForm.of(self.endpoint, request.POST)
-        if form.is_valid():
-            try:
-                endpoint_update(endpoint=self.endpoint, actor=self.actor(), **form.changes())
-            except ValidationFailed as error:
-                form.add_service_error(error)
-            else:
-                messages.success(request, "Saved the webhook endpoint.")
-                return redirect(self.refused_url)
-        self.object_list = self.get_queryset()
-        return self.render_to_response(self.get_context_data(form=form))
+
+class WebhookEditView(WebhookObjectMixin, FormView):
+    """URL, description and events of an endpoint, on a page of their own."""
+
+    template_name = "webhooks/edit.html"
+    form_page = True
+
+    def get_form(self, form_class=None):
+        data = self.request.POST if self.request.method == "POST" else None
+        return WebhookEditForm.of(self.endpoint, data)
+
+    def form_valid(self, form):
+        try:
+            endpoint_update(endpoint=self.endpoint, actor=self.actor(), **form.changes())
+        except ApplicationError as error:
+            return self.refused(error, form=form)
+        messages.success(self.request, "Saved the webhook endpoint.")
+        return redirect("webhook_detail", endpoint_id=self.endpoint.id)
 
 
 class WebhookEnableView(WebhookObjectMixin, View):
@@ -226,8 +301,7 @@ class WebhookDeliveryRetryView(WebhookObjectMixin, View):
         delivery = get_object_or_404(self.endpoint.deliveries, id=self.kwargs["delivery_id"])
         try:
             delivery_retry(delivery=delivery)
-        except Conflict as error:
-            messages.error(request, error.message)
-        else:
-            messages.success(request, f"Delivery {delivery.id} will be sent again now.")
+        except ApplicationError as error:
+            return self.refused(error, back_to=self.refused_url)
+        messages.success(request, f"Delivery {delivery.id} will be sent again now.")
         return redirect(self.refused_url)

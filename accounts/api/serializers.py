@@ -8,16 +8,24 @@ from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
 from accounts.models import Account, ApiKey, Invitation, Membership
+from accounts.representations import (
+    account_representation,
+    api_key_representation,
+    invitation_representation,
+    member_representation,
+)
 from accounts.roles import ALL_SCOPES, Role
-from hosting.api.serializers import StrictInputSerializer
+from accounts.services import MAX_ROTATION_GRACE
+from hosting.api.serializers import RepresentedBy, StrictInputSerializer
 
 # The column bound of PositiveIntegerField on every supported database.
 POSITIVE_INTEGER_MAX = 2_147_483_647
-# accounts.services.MAX_ROTATION_GRACE; not imported, as the services import this module.
-MAX_ROTATION_GRACE_SECONDS = 24 * 60 * 60
+MAX_ROTATION_GRACE_SECONDS = int(MAX_ROTATION_GRACE.total_seconds())
 
 
-class AccountSerializer(serializers.ModelSerializer):
+class AccountSerializer(RepresentedBy, serializers.ModelSerializer):
+    represent = staticmethod(account_representation)
+
     class Meta:
         model = Account
         fields = [
@@ -27,8 +35,10 @@ class AccountSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class MemberSerializer(serializers.ModelSerializer):
+class MemberSerializer(RepresentedBy, serializers.ModelSerializer):
     """A membership, identified by its user's id."""
+
+    represent = staticmethod(member_representation)
 
     id = serializers.CharField(source="user_id", read_only=True)
     email = serializers.EmailField(source="user.email", read_only=True)
@@ -41,7 +51,9 @@ class MemberSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class InvitationSerializer(serializers.ModelSerializer):
+class InvitationSerializer(RepresentedBy, serializers.ModelSerializer):
+    represent = staticmethod(invitation_representation)
+
     invited_by = serializers.CharField(source="invited_by_id", read_only=True, allow_null=True)
 
     class Meta:
@@ -53,8 +65,10 @@ class InvitationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ApiKeySerializer(serializers.ModelSerializer):
-    prefix = serializers.SerializerMethodField()
+class ApiKeySerializer(RepresentedBy, serializers.ModelSerializer):
+    represent = staticmethod(api_key_representation)
+
+    prefix = serializers.CharField(read_only=True)
     user = serializers.CharField(source="user_id", read_only=True)
     created_by = serializers.CharField(source="created_by_id", read_only=True, allow_null=True)
 
@@ -65,9 +79,6 @@ class ApiKeySerializer(serializers.ModelSerializer):
             "created_at", "expires_at", "revoked_at", "last_used_at", "last_used_ip",
         ]  # fmt: skip
         read_only_fields = fields
-
-    def get_prefix(self, obj: ApiKey) -> str:
-        return f"hms_{obj.key_id}"
 
 
 class CustomerSerializer(AccountSerializer):
@@ -87,17 +98,19 @@ class CustomerSerializer(AccountSerializer):
     def get_owners(self, obj: Account) -> list[str]:
         return [membership.user.email for membership in obj.owner_memberships]
 
+    def to_representation(self, instance: Account) -> dict:
+        return {
+            **account_representation(instance),
+            "owners": self.get_owners(instance),
+            "member_count": instance.member_count,
+        }
+
 
 class NewApiKeySerializer(serializers.Serializer):
     """A key just created or rotated, with its token: the only answer that ever shows it."""
 
     api_key = ApiKeySerializer(read_only=True)
     token = serializers.CharField(read_only=True, help_text="Shown once; store it now.")
-
-
-class DeletedSerializer(serializers.Serializer):
-    id = serializers.CharField(read_only=True)
-    deleted = serializers.BooleanField(read_only=True)
 
 
 # --- Request bodies ------------------------------------------------------------------------
@@ -172,10 +185,6 @@ class CustomerUpdateSerializer(StrictInputSerializer):
 
 class CustomerSuspendSerializer(StrictInputSerializer):
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
-
-
-class EmptyBodySerializer(StrictInputSerializer):
-    """For actions without parameters: any key sent is refused."""
 
 
 # --- Documentation examples ----------------------------------------------------------------

@@ -105,8 +105,13 @@ class ChoiceInFilter(django_filters.BaseInFilter, django_filters.ChoiceFilter):
 
 
 class UtcDateTimeField(IsoDateTimeField):
-    """An ISO 8601 time, in UTC; one that has no UTC equivalent (``0001-01-01T00:00+14:00``)
-    is refused rather than failing in the database adapter's conversion."""
+    """An ISO 8601 time, in UTC.
+
+    A time with no UTC equivalent (``0001-01-01T00:00+14:00`` lies before the first moment
+    Python can hold, ``9999-12-31T23:59-14:00`` after the last) is valid ISO 8601, so it is
+    not refused: it becomes that first or last moment. As a bound of a range nothing can lie
+    outside those, so the list it selects is the same.
+    """
 
     def to_python(self, value):
         moment = super().to_python(value)
@@ -115,7 +120,8 @@ class UtcDateTimeField(IsoDateTimeField):
         try:
             return moment.astimezone(datetime.UTC)
         except OverflowError:
-            raise ValidationError("Date and time out of range.", code="out_of_range") from None
+            edge = datetime.datetime.min if moment.year == 1 else datetime.datetime.max
+            return edge.replace(tzinfo=datetime.UTC)
 
 
 class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):

@@ -29,5 +29,6 @@ urlpatterns = [
     path("", include("servers.api.urls")),
     path("", include("events.api.urls")),
     path("", include("webhooks.api.urls")),
+    path("", include("billing.api.urls")),
     re_path(r"^[\s\S]*$", api_not_found),  # any path, newlines included
 ]

@@ -65,6 +65,18 @@ class EnvelopeRetrieveMixin:
         return Response({self.resource_key: self.get_serializer(self.get_object()).data})
 
 
+def validated(serializer_class, request) -> dict:
+    """The request body as ``serializer_class`` reads it; a 400 ``validation_failed`` if not."""
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def deleted(object_id: str) -> Response:
+    """The answer to a ``DELETE`` that removed the object at once (``DeletedSerializer``)."""
+    return Response({"id": object_id, "deleted": True})
+
+
 def created(request, data: dict, location: str) -> Response:
     """201 with the new resource and ``Location``, the address it can be read at (``/v1/...``)."""
     return Response(data, status=201, headers={"Location": request.build_absolute_uri(location)})

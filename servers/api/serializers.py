@@ -1,8 +1,25 @@
 from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
-from hosting.api.serializers import RowListSerializer, StrictInputSerializer
-from servers.models import RESOURCE_LIMITS, Action, Bot, Game, Region, Server
+from hosting.api.serializers import RepresentedBy, RowListSerializer, StrictInputSerializer
+from servers.models import (
+    DISCORD_TOKEN,
+    ENV_NAME,
+    RESOURCE_LIMITS,
+    Action,
+    Bot,
+    BotRuntime,
+    Game,
+    Region,
+    Server,
+)
+from servers.representations import (
+    action_representation,
+    bot_representation,
+    server_representation,
+    server_summary_representation,
+)
+from servers.transitions import POWER_ACTIONS
 
 
 class GameSerializer(serializers.ModelSerializer):
@@ -11,8 +28,10 @@ class GameSerializer(serializers.ModelSerializer):
         fields = ["slug", "name", "default_port", "variables"]
 
 
-class ServerSerializer(serializers.ModelSerializer):
+class ServerSerializer(RepresentedBy, serializers.ModelSerializer):
     """The Server object of the seed: id, name, game, status, created_at."""
+
+    represent = staticmethod(server_summary_representation)
 
     # Game's primary key is its slug, so no join is needed to show it.
     game = serializers.CharField(source="game_id", read_only=True)
@@ -88,6 +107,8 @@ class EnvironmentField(serializers.JSONField):
 class ServerDetailSerializer(ServerSerializer):
     """A server as ``GET /v1/servers/{id}`` shows it, and as events carry it."""
 
+    represent = staticmethod(server_representation)
+
     region = serializers.CharField(source="region_id", read_only=True)
     resources = InstanceResourcesField(source="*", read_only=True)
     variables = VariablesField(read_only=True)
@@ -100,8 +121,10 @@ class ServerDetailSerializer(ServerSerializer):
         read_only_fields = fields
 
 
-class BotSerializer(serializers.ModelSerializer):
+class BotSerializer(RepresentedBy, serializers.ModelSerializer):
     """A Discord bot; its token is never shown, only ``token_last4``."""
+
+    represent = staticmethod(bot_representation)
 
     region = serializers.CharField(source="region_id", read_only=True)
     resources = InstanceResourcesField(source="*", read_only=True)
@@ -122,7 +145,8 @@ class ActionTargetSerializer(serializers.Serializer):
     id = serializers.CharField()
 
 
-class ActionSerializer(serializers.ModelSerializer):
+class ActionSerializer(RepresentedBy, serializers.ModelSerializer):
+    represent = staticmethod(action_representation)
     target = serializers.SerializerMethodField()
 
     class Meta:
@@ -142,6 +166,117 @@ class RegionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Region
         fields = ["slug", "name", "location"]
+
+
+# --- Request bodies ------------------------------------------------------------------------
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "maxProperties": 100,
+        "propertyNames": {"pattern": ENV_NAME.pattern},
+        "additionalProperties": {"type": "string", "maxLength": 4096},
+        "description": "Environment variables: names of letters, digits and `_`, not starting "
+        "with a digit; values of at most 4096 characters.",
+    }
+)
+class EnvironmentInputField(serializers.DictField):
+    """The bot's environment; the service checks names and values."""
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "pattern": DISCORD_TOKEN.pattern,
+        "description": "The bot's Discord token (20 to 200 printable ASCII characters, no "
+        "spaces); stored encrypted, never shown.",
+    }
+)
+class DiscordTokenField(serializers.CharField):
+    """The bot's Discord token; the service checks its shape."""
+
+
+@extend_schema_field(VARIABLES_SCHEMA)
+class VariablesInputField(serializers.DictField):
+    """The game's variables; the service checks them against the game's definitions."""
+
+
+class ServerCreateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=100)
+    game = serializers.CharField(help_text="A slug from GET /v1/games.")
+    region = serializers.CharField(help_text="A slug from GET /v1/regions.")
+    resources = ResourcesInputSerializer(required=False)
+    variables = VariablesInputField(required=False)
+    auto_restart = serializers.BooleanField(required=False, default=True)
+    start_on_install = serializers.BooleanField(required=False, default=False)
+
+
+class ServerUpdateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=100, required=False)
+    resources = ResourcesInputSerializer(required=False)
+    variables = VariablesInputField(required=False)
+    auto_restart = serializers.BooleanField(required=False)
+
+
+class BotCreateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=100)
+    region = serializers.CharField(help_text="A slug from GET /v1/regions.")
+    runtime = serializers.ChoiceField(choices=BotRuntime.choices)
+    start_command = serializers.CharField(max_length=500)
+    token = DiscordTokenField(write_only=True)
+    environment = EnvironmentInputField(
+        child=serializers.CharField(allow_blank=True), required=False
+    )
+    resources = ResourcesInputSerializer(required=False)
+    auto_restart = serializers.BooleanField(required=False, default=True)
+
+
+class BotUpdateSerializer(StrictInputSerializer):
+    name = serializers.CharField(max_length=100, required=False)
+    runtime = serializers.ChoiceField(choices=BotRuntime.choices, required=False)
+    start_command = serializers.CharField(max_length=500, required=False)
+    token = DiscordTokenField(write_only=True, required=False)
+    environment = EnvironmentInputField(
+        child=serializers.CharField(allow_blank=True), required=False
+    )
+    resources = ResourcesInputSerializer(required=False)
+    auto_restart = serializers.BooleanField(required=False)
+
+
+class ActionCreateSerializer(StrictInputSerializer):
+    type = serializers.ChoiceField(choices=POWER_ACTIONS)
+
+
+class BulkActionSerializer(StrictInputSerializer):
+    type = serializers.ChoiceField(choices=POWER_ACTIONS)
+
+
+def _bulk_ids() -> serializers.ListField:
+    return serializers.ListField(
+        # Not trimmed: "\t" is an id that does not exist (its own not_found), like any other.
+        child=serializers.CharField(max_length=64, trim_whitespace=False),
+        min_length=1,
+        max_length=100,
+    )
+
+
+class ServerBulkActionSerializer(BulkActionSerializer):
+    server_ids = _bulk_ids()
+
+
+class BotBulkActionSerializer(BulkActionSerializer):
+    bot_ids = _bulk_ids()
+
+
+class BulkResultSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    accepted = serializers.BooleanField()
+    action = ActionSerializer(required=False)
+    error = serializers.DictField(required=False)
+
+
+# --- Documentation examples -----------------------------------------------------------------
 
 
 SERVER_EXAMPLE = {

@@ -1,19 +1,16 @@
 from drf_spectacular.utils import (
-    OpenApiResponse,
     extend_schema,
-    extend_schema_field,
     extend_schema_view,
-    inline_serializer,
 )
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from accounts.actors import Actor
 from events.api.serializers import EventSerializer
 from events.selectors import events_of_object
-from events.services import Actor
 from hosting.api.pagination import PageNumberPagination, page_of
-from hosting.api.schema import INSTANCE_CONFLICT, envelope
+from hosting.api.schema import envelope
 from hosting.api.serializers import StrictInputSerializer
 from hosting.api.views import (
     ApiViewSet,
@@ -22,25 +19,33 @@ from hosting.api.views import (
     EnvelopeRetrieveMixin,
     created,
     paginated,
+    validated,
 )
 from hosting.errors import ApplicationError, InsufficientScope, NotFound
+from servers.api.docs import ACTION_RESPONSE, instance_schema
 from servers.api.serializers import (
     GAME_EXAMPLES,
     SERVER_DETAIL_EXAMPLES,
     SERVER_EXAMPLES,
     SERVER_LIST_COLUMNS,
-    VARIABLES_SCHEMA,
+    ActionCreateSerializer,
     ActionSerializer,
+    BotBulkActionSerializer,
+    BotCreateSerializer,
     BotSerializer,
+    BotUpdateSerializer,
+    BulkActionSerializer,
     GameSerializer,
     RegionSerializer,
-    ResourcesInputSerializer,
+    ServerBulkActionSerializer,
+    ServerCreateSerializer,
     ServerDetailSerializer,
     ServerSerializer,
+    ServerUpdateSerializer,
 )
 from servers.counts import live_instance_count, live_instance_months, month_boundary
 from servers.filters import BotFilter, ServerFilter
-from servers.models import DISCORD_TOKEN, ENV_NAME, Action, Bot, BotRuntime, Server
+from servers.models import Action, Bot, Server
 from servers.selectors import (
     actions_of,
     bots_of_account,
@@ -50,129 +55,11 @@ from servers.selectors import (
     servers_of_account,
 )
 from servers.services import action_request, bot_create, instance_update, server_create
-from servers.transitions import POWER_ACTIONS
-
-# --- Request bodies ------------------------------------------------------------------------
-
-
-@extend_schema_field(
-    {
-        "type": "object",
-        "maxProperties": 100,
-        "propertyNames": {"pattern": ENV_NAME.pattern},
-        "additionalProperties": {"type": "string", "maxLength": 4096},
-        "description": "Environment variables: names of letters, digits and `_`, not starting "
-        "with a digit; values of at most 4096 characters.",
-    }
-)
-class EnvironmentInputField(serializers.DictField):
-    """The bot's environment; the service checks names and values."""
-
-
-@extend_schema_field(
-    {
-        "type": "string",
-        "pattern": DISCORD_TOKEN.pattern,
-        "description": "The bot's Discord token (20 to 200 printable ASCII characters, no "
-        "spaces); stored encrypted, never shown.",
-    }
-)
-class DiscordTokenField(serializers.CharField):
-    """The bot's Discord token; the service checks its shape."""
-
-
-@extend_schema_field(VARIABLES_SCHEMA)
-class VariablesInputField(serializers.DictField):
-    """The game's variables; the service checks them against the game's definitions."""
-
-
-class ServerCreateSerializer(StrictInputSerializer):
-    name = serializers.CharField(max_length=100)
-    game = serializers.CharField(help_text="A slug from GET /v1/games.")
-    region = serializers.CharField(help_text="A slug from GET /v1/regions.")
-    resources = ResourcesInputSerializer(required=False)
-    variables = VariablesInputField(required=False)
-    auto_restart = serializers.BooleanField(required=False, default=True)
-    start_on_install = serializers.BooleanField(required=False, default=False)
-
-
-class ServerUpdateSerializer(StrictInputSerializer):
-    name = serializers.CharField(max_length=100, required=False)
-    resources = ResourcesInputSerializer(required=False)
-    variables = VariablesInputField(required=False)
-    auto_restart = serializers.BooleanField(required=False)
-
-
-class BotCreateSerializer(StrictInputSerializer):
-    name = serializers.CharField(max_length=100)
-    region = serializers.CharField(help_text="A slug from GET /v1/regions.")
-    runtime = serializers.ChoiceField(choices=BotRuntime.choices)
-    start_command = serializers.CharField(max_length=500)
-    token = DiscordTokenField(write_only=True)
-    environment = EnvironmentInputField(
-        child=serializers.CharField(allow_blank=True), required=False
-    )
-    resources = ResourcesInputSerializer(required=False)
-    auto_restart = serializers.BooleanField(required=False, default=True)
-
-
-class BotUpdateSerializer(StrictInputSerializer):
-    name = serializers.CharField(max_length=100, required=False)
-    runtime = serializers.ChoiceField(choices=BotRuntime.choices, required=False)
-    start_command = serializers.CharField(max_length=500, required=False)
-    token = DiscordTokenField(write_only=True, required=False)
-    environment = EnvironmentInputField(
-        child=serializers.CharField(allow_blank=True), required=False
-    )
-    resources = ResourcesInputSerializer(required=False)
-    auto_restart = serializers.BooleanField(required=False)
-
-
-class ActionCreateSerializer(StrictInputSerializer):
-    type = serializers.ChoiceField(choices=POWER_ACTIONS)
-
-
-class BulkActionSerializer(StrictInputSerializer):
-    type = serializers.ChoiceField(choices=POWER_ACTIONS)
-
-
-def _bulk_ids() -> serializers.ListField:
-    return serializers.ListField(
-        # Not trimmed: "\t" is an id that does not exist (its own not_found), like any other.
-        child=serializers.CharField(max_length=64, trim_whitespace=False),
-        min_length=1,
-        max_length=100,
-    )
-
-
-class ServerBulkActionSerializer(BulkActionSerializer):
-    server_ids = _bulk_ids()
-
-
-class BotBulkActionSerializer(BulkActionSerializer):
-    bot_ids = _bulk_ids()
-
-
-class BulkResultSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    accepted = serializers.BooleanField()
-    action = ActionSerializer(required=False)
-    error = serializers.DictField(required=False)
-
 
 # --- Views ---------------------------------------------------------------------------------
 
 # The list's default order (Meta.ordering) and the same asked for with ordering=-created_at.
 NEWEST_FIRST = {(), ("-created_at", "-id")}
-
-_ACTION_RESPONSE = OpenApiResponse(
-    envelope("action", ActionSerializer(), name="ActionEnvelope"),
-    description="Accepted: the action runs in the background; poll `Location`.",
-)
-
-
-def _actor(request) -> Actor:
-    return Actor.from_request(request)
 
 
 def _action_accepted(request, performed: Action) -> Response:
@@ -248,10 +135,9 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
         return total, page_of(queryset.filter(created_at__lt=before), skip, limit)
 
     def partial_update(self, request, pk=None):
-        body = self.update_serializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = validated(self.update_serializer, request)
         instance, restart_for = instance_update(
-            instance=self.get_object(), actor=_actor(request), **body.validated_data
+            instance=self.get_object(), actor=Actor.from_request(request), **body
         )
         return Response(
             {
@@ -263,7 +149,7 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
 
     def destroy(self, request, pk=None):
         performed = action_request(
-            instance=self.get_object(), action_type="delete", actor=_actor(request)
+            instance=self.get_object(), action_type="delete", actor=Actor.from_request(request)
         )
         return _action_accepted(request, performed)
 
@@ -284,26 +170,24 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
         "(details.status, details.allowed_actions); 409 `action_in_progress` while another "
         "action runs (details.action_id), except for `kill`, which cuts it short.",
         request=ActionCreateSerializer,
-        responses={202: _ACTION_RESPONSE},
+        responses={202: ACTION_RESPONSE},
     )
     @action_list.mapping.post
     def action_create(self, request, pk=None):
-        body = ActionCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = validated(ActionCreateSerializer, request)
         performed = action_request(
             instance=self.get_object(),
-            action_type=body.validated_data["type"],
-            actor=_actor(request),
+            action_type=body["type"],
+            actor=Actor.from_request(request),
         )
         return _action_accepted(request, performed)
 
     @action(detail=False, methods=["post"], url_path="actions")
     def bulk_action(self, request):
-        body = self.bulk_serializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        ids = list(dict.fromkeys(body.validated_data[self.ids_field]))
+        body = validated(self.bulk_serializer, request)
+        ids = list(dict.fromkeys(body[self.ids_field]))
         found = instances_by_ids(self.get_queryset(), ids)
-        actor = _actor(request)
+        actor = Actor.from_request(request)
         results = []
         for instance_id in ids:
             try:
@@ -311,7 +195,7 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
                     raise NotFound()
                 performed = action_request(
                     instance=found[instance_id],
-                    action_type=body.validated_data["type"],
+                    action_type=body["type"],
                     actor=actor,
                 )
             except ApplicationError as error:
@@ -336,86 +220,7 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
         return paginated(self, events, "events", EventSerializer)
 
 
-_BULK_BODY_NOTE = (
-    "Runs the same power action on up to 100 {kind}s. Answers 200 with one result per id, in the "
-    "order sent: `accepted` with its `action`, or the `error` that id alone would have got."
-)
-
-
-def _instance_schema(kind: str, tag: str, detail, create_body, update_body, bulk_body, examples=()):
-    plural = f"{kind}s"
-    detail_envelope = envelope(kind, detail(), name=f"{kind.title()}Envelope")
-    return extend_schema_view(
-        list=extend_schema(
-            summary=f"List {plural}",
-            description=f"The account's {plural}, newest first. List filters (`status`, "
-            "`ordering`) take one value, a comma-separated list, or the parameter repeated.",
-            tags=[tag],
-            examples=list(examples),
-        ),
-        retrieve=extend_schema(summary=f"Get a {kind}", tags=[tag], responses=detail_envelope),
-        create=extend_schema(
-            summary=f"Create a {kind}",
-            description=f"201 with `data.{kind}` in status `provisioning`; the worker provisions "
-            "and installs it. 422 `quota_exceeded` past the account's limits.",
-            tags=[tag],
-            request=create_body,
-            responses={201: detail_envelope},
-        ),
-        partial_update=extend_schema(
-            summary=f"Change a {kind}",
-            description="Changes to resources, variables and start settings of a running "
-            f"{kind} take effect after a restart: `restart_required` says so. 409 "
-            f"`invalid_state` while the {kind} is being deleted.",
-            tags=[tag],
-            request=update_body,
-            responses={
-                200: inline_serializer(
-                    name=f"{kind.title()}UpdateEnvelope",
-                    fields={
-                        kind: detail(),
-                        "restart_required": serializers.BooleanField(),
-                        "restart_required_for": serializers.ListField(
-                            child=serializers.CharField()
-                        ),
-                    },
-                ),
-                409: INSTANCE_CONFLICT,
-            },
-        ),
-        destroy=extend_schema(
-            summary=f"Delete a {kind}",
-            description=f"202 with the delete action; the {kind} is gone (404) once it finishes. "
-            "409 `invalid_state` when it is already being deleted, `action_in_progress` while "
-            "another action runs.",
-            tags=[tag],
-            responses={202: _ACTION_RESPONSE, 409: INSTANCE_CONFLICT},
-        ),
-        action_list=extend_schema(
-            summary=f"List a {kind}'s actions",
-            tags=[tag],
-            responses=ActionSerializer(many=True),
-        ),
-        bulk_action=extend_schema(
-            operation_id=f"{plural}_bulk_action",
-            summary=f"Run a power action on many {plural}",
-            description=_BULK_BODY_NOTE.format(kind=kind),
-            tags=[tag],
-            request=bulk_body,
-            responses=envelope(
-                "results", BulkResultSerializer(many=True), name=f"{kind.title()}BulkResults"
-            ),
-        ),
-        activity=extend_schema(
-            summary=f"A {kind}'s history",
-            description=f"Every event of this {kind} and its actions, newest first.",
-            tags=[tag],
-            responses=EventSerializer(many=True),
-        ),
-    )
-
-
-@_instance_schema(
+@instance_schema(
     "server", "Servers", ServerDetailSerializer, ServerCreateSerializer, ServerUpdateSerializer,
     ServerBulkActionSerializer, SERVER_EXAMPLES,
 )  # fmt: skip
@@ -444,17 +249,16 @@ class ServerViewSet(InstanceViewSet):
         return queryset.select_related("game")
 
     def create(self, request):
-        body = ServerCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = validated(ServerCreateSerializer, request)
         server = server_create(
-            account=request.auth.account, actor=_actor(request), **body.validated_data
+            account=request.auth.account, actor=Actor.from_request(request), **body
         )
         return created(
             request, {"server": ServerDetailSerializer(server).data}, f"/v1/servers/{server.id}"
         )
 
 
-@_instance_schema(
+@instance_schema(
     "bot", "Bots", BotSerializer, BotCreateSerializer, BotUpdateSerializer, BotBulkActionSerializer
 )
 class BotViewSet(InstanceViewSet):
@@ -473,9 +277,8 @@ class BotViewSet(InstanceViewSet):
         return bots_of_account(account_id=principal.account.id)
 
     def create(self, request):
-        body = BotCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        bot = bot_create(account=request.auth.account, actor=_actor(request), **body.validated_data)
+        body = validated(BotCreateSerializer, request)
+        bot = bot_create(account=request.auth.account, actor=Actor.from_request(request), **body)
         return created(request, {"bot": BotSerializer(bot).data}, f"/v1/bots/{bot.id}")
 
 

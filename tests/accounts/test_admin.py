@@ -6,7 +6,9 @@ from django.contrib.admin.utils import quote
 from django.test import Client
 from django.urls import reverse
 
+from accounts.actors import Actor
 from accounts.models import Account, ApiKey, Invitation, Membership, User
+from accounts.services import invitation_create
 from events.models import Event
 from servers.models import Game, Server
 from tests.factories import ServerFactory
@@ -30,6 +32,14 @@ def server(account) -> Server:
 
 
 @pytest.fixture
+def invitation(owner, account) -> Invitation:
+    created, _ = invitation_create(
+        account=account, email="new@example.com", role="developer", actor=Actor(user=owner)
+    )
+    return created
+
+
+@pytest.fixture
 def owner_key(owner, account, make_token) -> tuple[ApiKey, str]:
     token = make_token(owner, account, ["servers:read"], name="Owner's deploy key")
     return ApiKey.objects.get(account=account, name="Owner's deploy key"), token
@@ -48,6 +58,12 @@ def admin_url(model, view: str, *args) -> str:
     # Admin escapes primary keys in URLs ("_3B" would read as ";"), as its own links do.
     name = f"admin:{model._meta.app_label}_{model._meta.model_name}_{view}"
     return reverse(name, args=[quote(arg) for arg in args])
+
+
+def changelist_actions(client: Client, model) -> list[str]:
+    """The actions the changelist offers staff (none: no action form at all)."""
+    action_form = client.get(admin_url(model, "changelist")).context["action_form"]
+    return [] if action_form is None else [name for name, _ in action_form.fields["action"].choices]
 
 
 def searched(client: Client, term: str) -> list[ApiKey]:
@@ -332,7 +348,15 @@ def test_the_suspend_and_unsuspend_actions_use_the_services(
     assert (event.account, event.actor_user) == (account, staff)
     assert event.data["previous_attributes"]["status"] == "active"
 
-    staff_client.post(url, {"action": "unsuspend_accounts", "_selected_action": [account.pk]})
+    again = staff_client.post(
+        url, {"action": "suspend_accounts", "_selected_action": [account.pk]}, follow=True
+    )
+    assert "Suspended 0 accounts." in again.content.decode()  # says what it did: nothing
+
+    response = staff_client.post(
+        url, {"action": "unsuspend_accounts", "_selected_action": [account.pk]}, follow=True
+    )
+    assert "Unsuspended 1 account." in response.content.decode()
     account.refresh_from_db()
     assert account.status == Account.Status.ACTIVE
     assert api.get("/v1/servers").status_code == 200
@@ -354,9 +378,6 @@ def test_the_event_log_is_read_only_for_staff(staff_client, account, owner_key):
 
 
 def test_invitations_are_listed_without_their_token(staff_client, owner, account):
-    from accounts.services import invitation_create
-    from events.services import Actor
-
     invitation, token = invitation_create(
         account=account, email="new@example.com", role="developer", actor=Actor(user=owner)
     )
@@ -441,13 +462,148 @@ def test_memberships_are_read_only_in_admin(staff_client, account, owner):
     membership = Membership.objects.get(account=account, user=owner)
 
     page = staff_client.get(admin_url(Membership, "change", membership.pk))
-    staff_client.post(
+    post = staff_client.post(
         admin_url(Membership, "change", membership.pk), {"role": "viewer"}, secure=True
     )
     delete = staff_client.get(admin_url(Membership, "delete", membership.pk))
 
     assert page.status_code == 200
     assert 'name="role"' not in page.content.decode()
+    assert b'name="_save"' not in page.content
+    assert post.status_code == 403
     membership.refresh_from_db()
     assert membership.role == "owner"
     assert delete.status_code == 403
+
+
+# --- Users ---------------------------------------------------------------------------------------
+
+
+def user_form(user: User, **changes) -> dict:
+    """The user change form as the page posts it; a flag set to False is left unticked."""
+    data = {"email": user.email, "name": user.name}
+    data |= {
+        flag: "on" for flag in ["is_active", "is_staff", "is_superuser"] if getattr(user, flag)
+    }
+    data |= changes
+    return {name: value for name, value in data.items() if value is not False}
+
+
+def test_changing_a_users_name_and_email_goes_through_the_service(staff_client, staff, owner):
+    old_email = owner.email
+
+    response = staff_client.post(
+        admin_url(User, "change", owner.pk),
+        user_form(owner, email="  Renamed.Owner@Example.COM ", name="Renamed Owner"),
+        secure=True,
+    )
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    owner.refresh_from_db()
+    assert (owner.email, owner.name) == ("renamed.owner@example.com", "Renamed Owner")
+    event = Event.objects.get(type="user.updated", object_id=owner.pk)
+    assert event.actor_user == staff
+    assert event.data["object"]["email"] == "renamed.owner@example.com"
+    assert event.data["previous_attributes"]["email"] == old_email
+
+
+def test_admin_refuses_an_email_another_user_has_in_any_case(staff_client, owner, teammate):
+    response = staff_client.post(
+        admin_url(User, "change", owner.pk),
+        user_form(owner, email=teammate.email.upper()),
+        secure=True,
+    )
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["email"] == [
+        "Another user has this e-mail address."
+    ]
+    owner.refresh_from_db()
+    assert owner.email != teammate.email
+    assert not Event.objects.filter(type="user.updated").exists()
+
+
+def test_deactivating_a_user_turns_their_keys_off_and_changes_nothing_else(
+    staff_client, owner, owner_key, client_for, monkeypatch
+):
+    _, token = owner_key
+    assert client_for(token).get("/v1/servers").status_code == 200
+    # The page's copy was read before the user renamed themselves on their profile page.
+    stale = User.objects.get(pk=owner.pk)
+    User.objects.filter(pk=owner.pk).update(name="Renamed Meanwhile")
+    monkeypatch.setattr(admin.site._registry[User], "get_object", lambda *args, **kw: stale)
+
+    response = staff_client.post(
+        admin_url(User, "change", owner.pk), user_form(stale, is_active=False), secure=True
+    )
+
+    assert response.status_code == 302
+    owner.refresh_from_db()
+    assert (owner.is_active, owner.name) == (False, "Renamed Meanwhile")
+    assert not Event.objects.filter(type="user.updated").exists()
+    response = client_for(token).get("/v1/servers")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "invalid_api_key"
+
+
+def test_users_are_neither_added_nor_deleted_in_admin(staff_client, owner):
+    assert staff_client.get(admin_url(User, "add")).status_code == 403
+    assert staff_client.get(admin_url(User, "delete", owner.pk)).status_code == 403
+    response = staff_client.post(admin_url(User, "delete", owner.pk), {"post": "yes"}, secure=True)
+
+    assert response.status_code == 403
+    assert User.objects.filter(pk=owner.pk).exists()
+
+
+# --- Nothing is deleted in bulk ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", [User, Account, Membership, ApiKey, Invitation, Event])
+def test_delete_selected_is_not_offered_and_deletes_nothing(
+    staff_client, owner_key, invitation, model
+):
+    obj = model.objects.first()
+    assert obj is not None
+    url = admin_url(model, "changelist")
+
+    response = staff_client.post(
+        url, {"action": "delete_selected", "_selected_action": [obj.pk], "post": "yes"},
+        secure=True, follow=True,
+    )  # fmt: skip
+
+    assert "delete_selected" not in changelist_actions(staff_client, model)
+    assert response.status_code == 200
+    assert model.objects.filter(pk=obj.pk).exists()
+
+
+# --- API keys and invitations are changed only through their services -----------------------
+
+
+def test_a_keys_page_is_view_only(staff_client, owner_key):
+    api_key, _ = owner_key
+
+    page = staff_client.get(admin_url(ApiKey, "change", api_key.pk))
+    post = staff_client.post(
+        admin_url(ApiKey, "change", api_key.pk),
+        {"name": "Renamed", "allowed_ips": '["not a network"]', "expires_at": ""},
+        secure=True,
+    )
+    delete = staff_client.get(admin_url(ApiKey, "delete", api_key.pk))
+
+    assert page.status_code == 200
+    assert b'name="_save"' not in page.content
+    assert b'name="allowed_ips"' not in page.content
+    assert (post.status_code, delete.status_code) == (403, 403)
+    api_key.refresh_from_db()
+    assert (api_key.name, api_key.allowed_ips) == ("Owner's deploy key", [])
+
+
+def test_invitations_are_read_only(staff_client, invitation):
+    post = staff_client.post(
+        admin_url(Invitation, "change", invitation.pk), {"role": "owner"}, secure=True
+    )
+    delete = staff_client.get(admin_url(Invitation, "delete", invitation.pk))
+
+    assert (post.status_code, delete.status_code) == (403, 403)
+    invitation.refresh_from_db()
+    assert (invitation.role, invitation.status) == ("developer", "pending")

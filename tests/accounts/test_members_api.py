@@ -8,11 +8,11 @@ from django.core import mail
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from accounts.actors import SYSTEM, Actor
 from accounts.models import ApiKey, Invitation, Membership
 from accounts.roles import Role, grantable_scopes
 from accounts.services import invitation_accept, invitation_create, invitation_for_token
 from events.models import Event
-from events.services import SYSTEM, Actor
 from tests.conftest import auth_queries
 from tests.factories import MembershipFactory, ServerFactory, UserFactory
 from tests.test_openapi import validator_for

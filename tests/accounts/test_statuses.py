@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from accounts.actors import Actor
 from accounts.models import ApiKey, Invitation
 from accounts.services import api_key_create, invitation_create
-from events.services import Actor
 
 NOW = timezone.now()
 HOUR = timedelta(hours=1)

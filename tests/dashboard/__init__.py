@@ -2,6 +2,7 @@
 
 import re
 
+from django.http import HttpResponse
 from django.test import Client
 
 from accounts.middleware import SESSION_ACCOUNT_KEY
@@ -43,3 +44,22 @@ def html_id_text(response, element_id: str) -> str | None:
         re.S,
     )
     return match.group(2).strip() if match else None
+
+
+def shown_once(
+    client: Client, list_url: str, data: dict, element_id: str
+) -> tuple[str, HttpResponse]:
+    """Create through the form at ``{list_url}/new``: it leads to ``{list_url}/created``, which
+    shows the new secret (the text of ``element_id``) this once, never cached, and sends the
+    next visit back to the list. Returns the secret and its page."""
+    response = client.post(f"{list_url}/new", data)
+    assert response.status_code == 302
+    assert response["Location"] == f"{list_url}/created"
+    shown = client.get(f"{list_url}/created")
+    assert shown.status_code == 200
+    assert "no-store" in shown["Cache-Control"]
+    assert "will not be shown again" in shown.content.decode()
+    again = client.get(f"{list_url}/created")
+    assert again.status_code == 302
+    assert again["Location"] == list_url
+    return html_id_text(shown, element_id), shown

@@ -13,8 +13,15 @@ from django.utils import timezone
 
 from accounts.models import ApiKey
 from accounts.roles import SCOPES, Role, grantable_scopes
-from accounts.views import NEW_TOKEN_MAX_AGE_SECONDS
-from tests.dashboard import api_status, field_errors, html_id_text, messages_of, signed_in
+from hosting.dashboard.secrets_once import SHOWN_FOR_SECONDS
+from tests.dashboard import (
+    api_status,
+    field_errors,
+    html_id_text,
+    messages_of,
+    shown_once,
+    signed_in,
+)
 from tests.factories import MembershipFactory
 
 NEW_KEY = {"name": "CI deploys", "scopes": ["servers:read", "servers:power"], "expiry": "90"}
@@ -39,21 +46,9 @@ def teammate_key(teammate, account, make_token) -> tuple[ApiKey, str]:
 
 def test_a_new_key_is_shown_once_and_works(owner, account):
     client = signed_in(owner)
-    response = client.post("/settings/api-keys/new", NEW_KEY)
-    assert response.status_code == 302
-    assert response["Location"] == "/settings/api-keys/created"
-
-    created = client.get("/settings/api-keys/created")
-    assert created.status_code == 200
-    assert "no-store" in created["Cache-Control"]
-    token = html_id_text(created, "new-token")
+    token, created = shown_once(client, "/settings/api-keys", NEW_KEY, "new-token")
     assert token.startswith("hms_")
     assert 'id="copy-token"' in created.content.decode()
-    assert "will not be shown again" in created.content.decode()
-
-    again = client.get("/settings/api-keys/created")
-    assert again.status_code == 302
-    assert again["Location"] == "/settings/api-keys"
 
     api_key = ApiKey.objects.get(account=account)
     assert api_key.name == "CI deploys"
@@ -86,7 +81,7 @@ def test_a_new_token_is_not_shown_after_five_minutes(owner, account):
     client.post("/settings/api-keys/new", NEW_KEY)
 
     with mock.patch("cryptography.fernet.time") as fernet_clock:
-        fernet_clock.time.return_value = time.time() + NEW_TOKEN_MAX_AGE_SECONDS + 5
+        fernet_clock.time.return_value = time.time() + SHOWN_FOR_SECONDS + 5
         response = client.get("/settings/api-keys/created", follow=True)
 
     assert response.redirect_chain == [("/settings/api-keys", 302)]
@@ -106,8 +101,15 @@ def test_the_list_shows_each_keys_details(owner, owner_key):
     )
     body = signed_in(owner).get("/settings/api-keys").content.decode()
     assert 'id="api-keys"' in body
-    for column in ["Name", "Key", "Scopes", "Created by", "Created", "Last used", "Expires"]:
+    for column in ["Key", "Scopes", "Created by", "Status"]:
         assert f'<th scope="col">{column}</th>' in body
+    for sort, column in [
+        ("name", "Name"),
+        ("last_used_at", "Last used"),
+        ("expires_at", "Expires"),
+    ]:
+        assert f'<a class="sort-link" href="?sort={sort}">{column}</a></th>' in body
+    assert '<a class="sort-link" href="?sort=created_at">Created <span' in body
     assert "203.0.113.9" in body
     assert f'href="/settings/api-keys/{api_key.id}/revoke">Revoke</a>' in body
 

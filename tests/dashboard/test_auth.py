@@ -1,6 +1,7 @@
 """Signing up, in and out, password change and reset, CSRF and the sign-in rate limit."""
 
 import re
+from unittest import mock
 
 import pytest
 from django.core import mail
@@ -8,7 +9,9 @@ from django.test import Client
 
 from accounts.models import Account, Membership, User
 from accounts.roles import Role
+from accounts.services import account_create
 from events.models import Event
+from hosting.errors import ValidationFailed
 from tests.dashboard import field_errors, signed_in
 
 SIGNUP = {
@@ -57,6 +60,21 @@ def test_signup_refuses_a_known_email_next_to_the_field_and_keeps_what_was_typed
     ]
     assert 'value="Analytical Engines"' in response.content.decode()
     assert Account.objects.filter(name="Analytical Engines").count() == 0
+
+
+@pytest.mark.parametrize("racing", [False, True])
+def test_a_sign_up_never_takes_over_a_known_user(owner, racing):
+    """The form checks the address first; the service refuses too, also when a second sign-up
+    with the same address got past the form's check while the first was being saved."""
+    known = User.objects.filter if not racing else mock.Mock(return_value=mock.Mock(
+        first=mock.Mock(return_value=None)))  # fmt: skip
+    with (
+        mock.patch("accounts.services.accounts.User.objects.filter", known),
+        pytest.raises(ValidationFailed) as refused,
+    ):
+        account_create(name="Mine now", owner_email=owner.email.upper(), owner_password="x" * 12)
+    assert refused.value.details["fields"][0]["name"] == "email"
+    assert not Account.objects.filter(name="Mine now").exists()
 
 
 def test_signup_checks_the_passwords(db):

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
+from accounts.actors import SYSTEM, Actor
 from accounts.roles import Role
 from accounts.services import account_suspend
-from events.services import SYSTEM, Actor
 from hosting.secrets_box import decrypt_secret
 from servers.models import Bot
 from servers.services import bot_create

@@ -6,10 +6,10 @@ import re
 import pytest
 from django.utils import timezone
 
+from accounts.actors import SYSTEM, Actor
 from accounts.roles import Role
 from accounts.services import account_suspend
 from events.models import Event
-from events.services import SYSTEM, Actor
 from servers.models import Action, Server
 from servers.services import server_create
 from tests.dashboard import field_errors, messages_of, signed_in
@@ -184,14 +184,15 @@ def test_an_unknown_action_is_refused(owner, server):
     assert server.status == "stopped"
 
 
-def test_the_quota_is_a_message_and_the_form_stays(owner, account):
+def test_the_quota_is_said_above_the_form_and_the_form_stays(owner, account):
     account.max_servers = 0
     account.save()
     response = signed_in(owner).post(CREATE_URL, MINECRAFT_FORM)
     assert response.status_code == 200
-    assert messages_of(response) == [
+    assert response.context["form"].non_field_errors() == [
         "The account may have 0 servers; delete one or ask for a higher limit."
     ]
+    assert messages_of(response) == []
     assert 'value="Survival SMP"' in response.content.decode()
     assert not Server.objects.exists()
 

@@ -2,10 +2,10 @@
 
 import pytest
 
+from accounts.actors import SYSTEM, Actor
 from accounts.models import ApiKey, Invitation
 from accounts.roles import Role
 from accounts.services import account_suspend, invitation_create
-from events.services import SYSTEM, Actor
 from tests.dashboard import messages_of, signed_in
 
 REFUSED = "This account is suspended, so its data cannot be changed."

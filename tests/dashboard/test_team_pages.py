@@ -8,11 +8,11 @@ from django.test import Client
 from django.utils import timezone
 from django.utils.html import escape
 
+from accounts.actors import Actor
 from accounts.models import Invitation, Membership, User
 from accounts.roles import Role
 from accounts.services import invitation_create
 from events.models import Event
-from events.services import Actor
 from tests.dashboard import api_status, field_errors, messages_of, signed_in
 from tests.factories import MembershipFactory
 

@@ -18,10 +18,10 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from accounts.actors import SYSTEM, Actor
 from accounts.models import Membership
 from accounts.roles import Role
 from accounts.services import account_suspend, api_key_revoke, member_change_role
-from events.services import SYSTEM, Actor
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 

@@ -14,8 +14,8 @@ from django.db import connection, transaction
 from events.models import Event
 from hosting.errors import ApplicationError
 from servers.models import Action, ActionStatus, Server
-from servers.services import _set_status as set_status_for_real
 from servers.services import instance_crash
+from servers.services.records import instance_status_set as set_status_for_real
 from tests.servers.helpers import MINECRAFT, run_worker
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -145,7 +145,7 @@ def test_a_crash_reported_the_moment_the_server_runs_is_not_lost(
 
     response = api.post(f"/v1/servers/{server_id}/actions", {"type": "start"}, format="json")
     assert response.status_code == 202, response.content
-    with mock.patch("servers.services._set_status", set_status):
+    with mock.patch("servers.services.actions.instance_status_set", set_status):
         run_worker()
 
     assert len(reports) == 1

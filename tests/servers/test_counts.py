@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
-from events.services import Actor
+from accounts.actors import Actor
 from hosting.api import pagination
 from servers.counts import (
     instance_counts_compact,

@@ -39,10 +39,10 @@ from hypothesis.stateful import (
 )
 from rest_framework.test import APIClient
 
+from accounts.actors import SYSTEM
 from accounts.roles import SCOPES, Role
 from accounts.services import api_key_create
 from events.models import Event
-from events.services import SYSTEM
 from hosting.errors import ApplicationError, NotFound
 from servers.models import Action, ActionStatus, Server
 from servers.models import ServerStatus as S

@@ -15,10 +15,10 @@ from django.test import override_settings
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from accounts.actors import SYSTEM, Actor
 from accounts.roles import SCOPES, Role
 from accounts.services import api_key_create
 from events.models import Event
-from events.services import SYSTEM, Actor
 from hosting.errors import ValidationFailed
 from tests.servers.helpers import run_worker
 from tests.webhooks.receiver import Answer, Receiver, verify
@@ -137,7 +137,7 @@ def test_changes_made_while_no_worker_runs_are_all_delivered_once(
     account, owner, receiver, monkeypatch
 ):
     # Retries come due at once, so that one worker run also makes the retry.
-    monkeypatch.setattr("webhooks.services.RETRY_SCHEDULE", [0] * len(RETRY_SCHEDULE))
+    monkeypatch.setattr("webhooks.services.delivery.RETRY_SCHEDULE", [0] * len(RETRY_SCHEDULE))
     account.max_api_keys = 100
     account.save()
     first, _ = add_endpoint(account, receiver, "/a")
@@ -462,7 +462,7 @@ def test_an_endpoint_deleted_during_an_attempt_ends_it_quietly(
         WebhookEndpoint.objects.filter(pk=endpoint.pk).delete()
         return answer
 
-    monkeypatch.setattr("webhooks.services.send", send_then_delete)
+    monkeypatch.setattr("webhooks.services.delivery.send", send_then_delete)
     assert webhook_deliver(delivery_id=delivery.id) is None
     assert len(receiver.requests) == 1
     assert not WebhookDelivery.objects.exists()

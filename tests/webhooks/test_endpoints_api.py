@@ -101,6 +101,21 @@ def deliveries(endpoint) -> list[WebhookDelivery]:
 # --- Create ----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("sent", "kept"),
+    [
+        (["*", "bot.crashed"], ["*"]),
+        (["server.*", "server.crashed", "bot.crashed"], ["bot.crashed", "server.*"]),
+        (["server.crashed", "bot.*", "*"], ["*"]),
+    ],
+)
+def test_patterns_a_wildcard_covers_are_kept_once_in_the_shortest_form(owner_api, sent, kept):
+    """As the dashboard's form saves them: what is sent is the same either way."""
+    response = create(owner_api, enabled_events=sent)
+    assert response.status_code == 201, response.content
+    assert response.json()["data"]["webhook"]["enabled_events"] == kept
+
+
 def test_create_answers_the_endpoint_and_its_secret_once(owner_api, account, owner):
     response = create(
         owner_api,

@@ -1,11 +1,14 @@
 from rest_framework import serializers
 
-from hosting.api.serializers import StrictInputSerializer
+from hosting.api.serializers import RepresentedBy, StrictInputSerializer
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from webhooks.representations import webhook_endpoint_representation
 
 
-class WebhookEndpointSerializer(serializers.ModelSerializer):
+class WebhookEndpointSerializer(RepresentedBy, serializers.ModelSerializer):
     """An endpoint as the API shows it; its secret is only ever in the creation response."""
+
+    represent = staticmethod(webhook_endpoint_representation)
 
     enabled_events = serializers.ListField(child=serializers.CharField(), read_only=True)
     secret_rotating_until = serializers.DateTimeField(

@@ -7,12 +7,10 @@ from hosting.housekeeping import upkeep_run
 
 class Command(BaseCommand):
     help = (
-        "Periodic upkeep of every app (each app's upkeep.py): settle actions a killed worker "
-        "left behind, queue lost webhook deliveries again, delete events older than "
-        "EVENT_RETENTION_DAYS (with their deliveries), record api_key.expiring for keys expiring "
-        "within 7 days, delete expired idempotency records and fold the server and bot count "
-        "rows. Run once, or keep running with --every SECONDS beside the workers (one such "
-        "process per deployment)."
+        "Periodic upkeep: runs every app's upkeep.py (settling what a killed worker left behind, "
+        "pruning old rows, notices that fall due; each app's module says what it does). Run "
+        "once, or keep running with --every SECONDS beside the workers (one such process per "
+        "deployment)."
     )
 
     def add_arguments(self, parser):

@@ -1,0 +1,70 @@
+"""The public representations of accounts, members, invitations and API keys.
+
+What the API shows and what events carry (``data.object``), defined once (hosting/representations).
+"""
+
+from copy import deepcopy
+from typing import Any
+
+from accounts.models import Account, ApiKey, Invitation, Membership
+from hosting.representations import timestamp
+
+
+def account_representation(account: Account) -> dict[str, Any]:
+    """An account with its limits and, while suspended, when and why."""
+    return {
+        "id": account.id,
+        "name": account.name,
+        "status": account.status,
+        "suspended_at": timestamp(account.suspended_at),
+        "suspended_reason": account.suspended_reason,
+        "rate_limit_per_minute": account.rate_limit_per_minute,
+        "max_api_keys": account.max_api_keys,
+        "created_at": timestamp(account.created_at),
+        "updated_at": timestamp(account.updated_at),
+    }
+
+
+def member_representation(membership: Membership) -> dict[str, Any]:
+    """A membership, identified by its user's id."""
+    return {
+        "id": membership.user_id,
+        "email": membership.user.email,
+        "name": membership.user.name,
+        "role": membership.role,
+        "joined_at": timestamp(membership.created_at),
+    }
+
+
+def invitation_representation(invitation: Invitation) -> dict[str, Any]:
+    """An invitation without its token, which only the e-mailed link carries."""
+    return {
+        "id": invitation.id,
+        "email": invitation.email,
+        "role": invitation.role,
+        "status": invitation.status,
+        "invited_by": invitation.invited_by_id,
+        "created_at": timestamp(invitation.created_at),
+        "expires_at": timestamp(invitation.expires_at),
+        "accepted_at": timestamp(invitation.accepted_at),
+        "revoked_at": timestamp(invitation.revoked_at),
+    }
+
+
+def api_key_representation(api_key: ApiKey) -> dict[str, Any]:
+    """A key without its secret: the prefix identifies it, the token is never shown again."""
+    return {
+        "id": api_key.id,
+        "name": api_key.name,
+        "prefix": api_key.prefix,
+        "scopes": deepcopy(api_key.scopes),
+        "status": api_key.status,
+        "user": api_key.user_id,
+        "created_by": api_key.created_by_id,
+        "allowed_ips": deepcopy(api_key.allowed_ips),
+        "created_at": timestamp(api_key.created_at),
+        "expires_at": timestamp(api_key.expires_at),
+        "revoked_at": timestamp(api_key.revoked_at),
+        "last_used_at": timestamp(api_key.last_used_at),
+        "last_used_ip": api_key.last_used_ip,
+    }

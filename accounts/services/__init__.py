@@ -1,0 +1,71 @@
+"""Write-side operations on users, accounts, members, invitations and API keys.
+
+Every function is keyword-only and atomic, checks the business rules itself, and records its
+event in the same transaction; the API, the dashboard, admin actions and management commands call
+these, so each rule exists once. The modules: ``accounts``, ``team`` (invitations and members),
+``api_keys``, ``authentication`` (Bearer keys), ``users``. Other apps and the API use the names
+below.
+"""
+
+from accounts.services.accounts import (
+    ACCOUNT_LIMITS,
+    account_changes_clean,
+    account_create,
+    account_suspend,
+    account_unsuspend,
+    account_update,
+)
+from accounts.services.api_keys import (
+    MAX_ROTATION_GRACE,
+    api_key_create,
+    api_key_revoke,
+    api_key_rotate,
+    api_keys_expiring_notify,
+    normalize_allowed_ips,
+)
+from accounts.services.authentication import (
+    ApiKeyPrincipal,
+    api_key_authenticate,
+    api_key_check_access,
+    api_key_record_use,
+    parse_bearer,
+)
+from accounts.services.team import (
+    invitation_accept,
+    invitation_accept_as_new_user,
+    invitation_create,
+    invitation_for_token,
+    invitation_revoke,
+    member_change_role,
+    member_remove,
+)
+from accounts.services.users import login_failure_record, user_update_profile
+
+__all__ = [
+    "ACCOUNT_LIMITS",
+    "MAX_ROTATION_GRACE",
+    "ApiKeyPrincipal",
+    "account_changes_clean",
+    "account_create",
+    "account_suspend",
+    "account_unsuspend",
+    "account_update",
+    "api_key_authenticate",
+    "api_key_check_access",
+    "api_key_create",
+    "api_key_record_use",
+    "api_key_revoke",
+    "api_key_rotate",
+    "api_keys_expiring_notify",
+    "invitation_accept",
+    "invitation_accept_as_new_user",
+    "invitation_create",
+    "invitation_for_token",
+    "invitation_revoke",
+    "login_failure_record",
+    "member_change_role",
+    "member_remove",
+    "normalize_allowed_ips",
+    "parse_bearer",
+    "user_update_profile",
+]

@@ -1,0 +1,165 @@
+"""Accounts: creating, changing, suspending (staff) and lifting a suspension."""
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.actors import SYSTEM, Actor
+from accounts.models import Account, Membership, User
+from accounts.representations import (
+    account_representation,
+    member_representation,
+)
+from accounts.roles import (
+    Role,
+)
+from events.services import changed_attributes, record_event
+from hosting.errors import (
+    ValidationFailed,
+)
+
+
+@transaction.atomic
+def account_create(
+    *,
+    name: str,
+    owner_email: str,
+    owner_password: str | None = None,
+    owner_name: str = "",
+    actor: Actor = SYSTEM,
+) -> Account:
+    """Create an account with its first owner.
+
+    Without ``owner_password`` (staff, or a signed-in person adding an account) a known e-mail's
+    user becomes the owner. With one, this is a sign-up, which makes a new user: a known e-mail
+    is refused, also when two sign-ups race, so nobody is signed in as someone else.
+    """
+    name = name.strip()
+    if not name:
+        raise ValidationFailed.field("name", "required", "An account needs a name.")
+    email = owner_email.strip().lower()
+    user = User.objects.filter(email__iexact=email).first()
+    taken = ValidationFailed.field(
+        "email", "unique", "An account with this e-mail address already exists; sign in instead."
+    )
+    if user is not None and owner_password is not None:
+        raise taken
+    if user is None:
+        try:
+            with transaction.atomic():
+                user = User.objects.create_user(
+                    email=email, password=owner_password, name=owner_name
+                )
+        except IntegrityError:
+            raise taken from None
+    account = Account.objects.create(name=name)
+    membership = Membership.objects.create(account=account, user=user, role=Role.OWNER)
+    record_event(
+        type="account.created", account=account, object_type="account",
+        obj=account_representation(account), actor=actor,
+    )  # fmt: skip
+    record_event(
+        type="member.added", account=account, object_type="member",
+        obj=member_representation(membership), actor=actor,
+    )  # fmt: skip
+    return account
+
+
+# Limits staff set on an account: the one that may be null falls back to the default.
+ACCOUNT_LIMITS = (
+    "rate_limit_per_minute",
+    "max_api_keys",
+    "max_servers",
+    "max_bots",
+    "max_memory_mb",
+)
+_NULLABLE_LIMITS = {"rate_limit_per_minute"}
+
+
+def account_changes_clean(**changes: Any) -> dict[str, Any]:
+    """``changes`` to an account's name or limits, checked; every bad field is named at once."""
+    unknown = set(changes) - {"name", *ACCOUNT_LIMITS}
+    if unknown:
+        raise ValueError(f"Not an account setting: {', '.join(sorted(unknown))}")
+    problems, clean = [], {}
+    for field, value in changes.items():
+        if field == "name":
+            value = str(value).strip()
+            if not value:
+                problems.append((field, "required", "An account needs a name."))
+        elif value is None and field not in _NULLABLE_LIMITS:
+            problems.append((field, "null", f"{field} cannot be empty."))
+        elif value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            problems.append((field, "min_value", f"{field} must be a positive integer."))
+        clean[field] = value
+    if problems:
+        fields = [{"name": name, "code": code, "message": text} for name, code, text in problems]
+        raise ValidationFailed(problems[0][2], details={"fields": fields})
+    return clean
+
+
+@transaction.atomic
+def account_update(*, account: Account, actor: Actor, **changes: Any) -> Account:
+    """Change an account's name or (staff only, enforced by callers' scopes) its limits:
+    ``rate_limit_per_minute``, ``max_api_keys``, ``max_servers``, ``max_bots``,
+    ``max_memory_mb``. The API, the staff API and Django admin all change accounts here."""
+    changes = account_changes_clean(**changes)
+    account = Account.objects.select_for_update().get(pk=account.pk)
+    before = {**account_representation(account), **_limits_of(account)}
+    for field, value in changes.items():
+        setattr(account, field, value)
+    account.save()
+    after = account_representation(account)
+    previous = changed_attributes(before, {**after, **_limits_of(account)})
+    previous.pop("updated_at", None)
+    if previous:
+        record_event(
+            type="account.updated", account=account, object_type="account", obj=after,
+            actor=actor, previous_attributes=previous,
+        )  # fmt: skip
+    return account
+
+
+def _limits_of(account: Account) -> dict[str, Any]:
+    return {field: getattr(account, field) for field in ACCOUNT_LIMITS}
+
+
+@transaction.atomic
+def account_suspend(*, account: Account, reason: str = "", actor: Actor) -> Account:
+    """Suspend an account (staff): its keys answer 403 and its dashboard turns read-only."""
+    account = Account.objects.select_for_update().get(pk=account.pk)
+    if account.is_suspended:
+        return account
+    before = account_representation(account)
+    account.status = Account.Status.SUSPENDED
+    account.suspended_at = timezone.now()
+    account.suspended_reason = reason.strip()[:500]
+    account.save()
+    after = account_representation(account)
+    record_event(
+        type="account.suspended", account=account, object_type="account", obj=after,
+        actor=actor, previous_attributes=changed_attributes(before, after),
+    )  # fmt: skip
+    return account
+
+
+@transaction.atomic
+def account_unsuspend(*, account: Account, actor: Actor) -> Account:
+    """Lift a suspension (staff): its keys and dashboard work again. Idempotent."""
+    account = Account.objects.select_for_update().get(pk=account.pk)
+    if not account.is_suspended:
+        return account
+    before = account_representation(account)
+    account.status = Account.Status.ACTIVE
+    account.suspended_at = None
+    account.suspended_reason = ""
+    account.save()
+    after = account_representation(account)
+    record_event(
+        type="account.unsuspended", account=account, object_type="account", obj=after,
+        actor=actor, previous_attributes=changed_attributes(before, after),
+    )  # fmt: skip
+    return account

@@ -1,0 +1,224 @@
+"""API keys: creating, revoking and rotating them, and warning before they expire."""
+
+import ipaddress
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts import keys
+from accounts.actors import SYSTEM, Actor
+from accounts.models import Account, ApiKey, User
+from accounts.representations import (
+    api_key_representation,
+)
+from accounts.roles import (
+    effective_scopes,
+    expand_implied,
+    scopes_allowed_for,
+    unknown_scopes,
+)
+from accounts.selectors import role_in
+from events.services import changed_attributes, record_event
+from hosting.errors import (
+    Conflict,
+    InsufficientScope,
+    PermissionDenied,
+    QuotaExceeded,
+    ValidationFailed,
+)
+
+EXPIRY_NOTICE = timedelta(days=7)
+MAX_ROTATION_GRACE = timedelta(hours=24)
+
+
+def normalize_allowed_ips(values: Iterable[str]) -> list[str]:
+    """Parse CIDR networks (a bare address means that one host); raise on anything else."""
+    networks = []
+    for index, value in enumerate(values):
+        try:
+            networks.append(str(ipaddress.ip_network(str(value).strip(), strict=False)))
+        except ValueError:
+            raise ValidationFailed.field(
+                f"allowed_ips.{index}", "invalid",
+                f"{value!r} is not an IP address or CIDR network.",
+            ) from None  # fmt: skip
+    return networks
+
+
+def _live_keys(account: Account):
+    return ApiKey.objects.filter(account=account).unrevoked()
+
+
+def _refuse_scopes(denied: list[str], reason: str) -> None:
+    if denied:
+        message = f"{reason}: {', '.join(denied)}."
+        raise InsufficientScope(
+            message,
+            details={
+                "required_scopes": denied,
+                "fields": [{"name": "scopes", "code": "not_permitted", "message": message}],
+            },
+        )
+
+
+@transaction.atomic
+def api_key_create(
+    *,
+    account: Account,
+    user: User,
+    name: str,
+    scopes: Iterable[str],
+    expires_at: datetime | None = None,
+    allowed_ips: Iterable[str] = (),
+    actor: Actor | None = None,
+) -> tuple[ApiKey, str]:
+    """Create a key for ``user`` in ``account`` and return it with its token (shown only once).
+
+    A key may only carry scopes that the user's current role allows, and an account holds at
+    most ``max_api_keys`` keys that are not revoked.
+    """
+    actor = actor or Actor(user=user)
+    scopes = sorted(set(scopes))
+    name = name.strip()
+    if not name:
+        raise ValidationFailed.field("name", "required", "A key needs a name.")
+    if len(name) > 100:
+        raise ValidationFailed.field("name", "max_length", "A key name has at most 100 characters.")
+    if not scopes:
+        raise ValidationFailed.field("scopes", "required", "Choose at least one scope.")
+    if unknown := unknown_scopes(scopes):
+        raise ValidationFailed.field(
+            "scopes", "invalid_choice", f"Unknown scopes: {', '.join(unknown)}."
+        )
+    role = role_in(account=account, user=user)
+    if role is None:
+        raise ValidationFailed.field(
+            "user", "not_a_member", "The user is not a member of this account."
+        )
+    role_allows = expand_implied(scopes_allowed_for(role, is_staff=user.is_staff))
+    _refuse_scopes(sorted(set(scopes) - role_allows), f"The role {role!r} may not grant")
+    if actor.api_key is not None:
+        # A key can only mint keys within its own rights, or a narrow key could widen itself.
+        key_allows = effective_scopes(actor.api_key.scopes, role, is_staff=user.is_staff)
+        _refuse_scopes(sorted(set(scopes) - key_allows), "The calling API key may not grant")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise ValidationFailed.field("expires_at", "in_past", "The expiry must be in the future.")
+    allowed_ips = normalize_allowed_ips(allowed_ips)
+    Account.objects.select_for_update().filter(pk=account.pk).first()  # serialize the count
+    if _live_keys(account).count() >= account.max_api_keys:
+        raise QuotaExceeded(
+            f"This account already has {account.max_api_keys} API keys, its limit; "
+            "revoke one you no longer use first.",
+            details={"limit": account.max_api_keys},
+        )
+    token, key_id = keys.make_token()
+    pepper_id = keys.current_pepper_id()
+    api_key = ApiKey.objects.create(
+        account=account, user=user, name=name, key_id=key_id,
+        digest=keys.digest_token(token, pepper_id), pepper_id=pepper_id, scopes=scopes,
+        expires_at=expires_at, allowed_ips=allowed_ips, created_by=actor.user or user,
+    )  # fmt: skip
+    record_event(
+        type="api_key.created", account=account, object_type="api_key",
+        obj=api_key_representation(api_key), actor=actor,
+    )  # fmt: skip
+    return api_key, token
+
+
+@transaction.atomic
+def api_key_revoke(*, api_key: ApiKey, actor: Actor = SYSTEM, at: datetime | None = None) -> ApiKey:
+    """Revoke a key, at once or at ``at`` (a rotation's grace period); irreversible.
+
+    Revoking an already revoked key changes nothing.
+    """
+    api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+    now = timezone.now()
+    when = max(at or now, now)
+    if api_key.status_at(when) == "revoked":
+        return api_key
+    before = api_key_representation(api_key)
+    api_key.revoked_at = when
+    api_key.save(update_fields=["revoked_at"])
+    after = api_key_representation(api_key)
+    record_event(
+        type="api_key.revoked", account=api_key.account, object_type="api_key", obj=after,
+        actor=actor, previous_attributes=changed_attributes(before, after),
+    )  # fmt: skip
+    return api_key
+
+
+@transaction.atomic
+def api_key_rotate(
+    *, api_key: ApiKey, actor: Actor, grace: timedelta = timedelta(0)
+) -> tuple[ApiKey, str]:
+    """Replace a key with a new token of the same name, scopes and limits.
+
+    The old token keeps working for ``grace`` (at most 24 hours), then is revoked.
+    """
+    if grace < timedelta(0) or grace > MAX_ROTATION_GRACE:
+        raise ValidationFailed.field(
+            "grace_period_seconds", "out_of_range", "The grace period is 0 to 86400 seconds."
+        )
+    api_key = ApiKey.objects.select_for_update().select_related("user").get(pk=api_key.pk)
+    if api_key.status != "active":
+        raise Conflict(f"Only an active key can be rotated; this one is {api_key.status}.")
+    # The new token acts as the key's user, so rotating must pass the rules of minting it: only
+    # that user may do it, and a narrow calling key cannot rotate a broader one to widen itself.
+    if actor.user is not None and actor.user.pk != api_key.user_id:
+        raise PermissionDenied("Only a key's own user can rotate it; revoke it instead.")
+    if actor.api_key is not None:
+        role = role_in(account=api_key.account, user=api_key.user)
+        key_allows = effective_scopes(actor.api_key.scopes, role, is_staff=api_key.user.is_staff)
+        _refuse_scopes(
+            sorted(set(api_key.scopes) - key_allows), "The calling API key may not grant"
+        )
+    token, key_id = keys.make_token()
+    pepper_id = keys.current_pepper_id()
+    new_key = ApiKey.objects.create(
+        account=api_key.account, user=api_key.user, name=api_key.name, key_id=key_id,
+        digest=keys.digest_token(token, pepper_id), pepper_id=pepper_id, scopes=api_key.scopes,
+        expires_at=api_key.expires_at, allowed_ips=api_key.allowed_ips,
+        created_by=actor.user or api_key.user,
+    )  # fmt: skip
+    record_event(
+        type="api_key.rotated", account=api_key.account, object_type="api_key",
+        obj=api_key_representation(new_key), actor=actor,
+        previous_attributes={"id": api_key.id, "prefix": api_key.prefix},
+    )  # fmt: skip
+    api_key_revoke(api_key=api_key, actor=actor, at=timezone.now() + grace)
+    return new_key, token
+
+
+def api_keys_expiring_notify(*, now: datetime | None = None) -> int:
+    """Record ``api_key.expiring`` once per live key that expires within 7 days.
+
+    ``expiry_notified_at`` remembers the notice on the key itself, so a run every minute reads
+    only the keys still to notify (whatever the event log's retention); return how many.
+    """
+    now = now or timezone.now()
+    # Not a rotated key within its grace either: it is revoked before it could expire.
+    expiring = ApiKey.objects.with_status(["active"], now).filter(
+        revoked_at=None, expires_at__lte=now + EXPIRY_NOTICE, expiry_notified_at=None
+    )
+    recorded = 0
+    for key_id in expiring.values_list("pk", flat=True).iterator():
+        with transaction.atomic():
+            # Under the key's lock, so that two runs at once cannot both record its notice.
+            api_key = (
+                ApiKey.objects.select_for_update()
+                .select_related("account")
+                .filter(pk=key_id, expiry_notified_at=None)
+                .first()
+            )
+            if api_key is None:
+                continue
+            api_key.expiry_notified_at = now
+            api_key.save(update_fields=["expiry_notified_at"])
+            record_event(
+                type="api_key.expiring", account=api_key.account, object_type="api_key",
+                obj=api_key_representation(api_key),
+            )  # fmt: skip
+            recorded += 1
+    return recorded

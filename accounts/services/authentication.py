@@ -1,0 +1,104 @@
+"""Bearer API keys: from the header to a principal, its access checks and its last use."""
+
+import ipaddress
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.utils import timezone
+
+from accounts import keys
+from accounts.key_cache import api_key_cache_refresh, api_key_lookup
+from accounts.models import Account, ApiKey, User
+from accounts.roles import (
+    effective_scopes,
+)
+from hosting.errors import (
+    AccountSuspended,
+    ApiKeyExpired,
+    ApiKeyRevoked,
+    AuthenticationRequired,
+    InvalidApiKey,
+    IpNotAllowed,
+)
+
+LAST_USED_WRITE_INTERVAL = timedelta(seconds=60)
+
+
+@dataclass(frozen=True)
+class ApiKeyPrincipal:
+    """Who a request acts as: the key, its user and account, and its rights right now."""
+
+    api_key: ApiKey
+    user: User
+    account: Account
+    role: str
+    scopes: frozenset[str]
+
+
+def parse_bearer(header: str) -> str:
+    """Extract the token from ``Authorization: Bearer <token>`` (scheme case-insensitive)."""
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer":
+        raise AuthenticationRequired()
+    if not token or " " in token:
+        raise InvalidApiKey()
+    return token
+
+
+def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
+    """Resolve an Authorization header to a principal, or raise the contract's 401 error.
+
+    Malformed tokens, bad checksums, unknown key ids, wrong secrets and keys of users who left
+    the account or were deactivated all get the same ``invalid_api_key``, so nothing can be
+    learned by probing.
+    """
+    parsed = keys.parse_token(parse_bearer(header))
+    if parsed is None:
+        raise InvalidApiKey()
+    api_key = api_key_lookup(key_id=parsed.key_id)
+    # Digested and compared even for an unknown key id, so that it answers as slowly as a
+    # wrong secret of a real key does.
+    matches = keys.token_matches(
+        parsed.token,
+        digest=api_key.digest if api_key else None,
+        pepper_id=api_key.pepper_id if api_key else None,
+    )
+    if api_key is None or not matches:
+        raise InvalidApiKey()
+    # A key whose user left the account or was deactivated says only "invalid", even if it was
+    # also revoked on the way out (CONTRACT §5).
+    if api_key.role is None or not api_key.user.is_active:
+        raise InvalidApiKey()
+    status = api_key.status
+    if status == "revoked":
+        raise ApiKeyRevoked()
+    if status == "expired":
+        raise ApiKeyExpired()
+    return ApiKeyPrincipal(
+        api_key=api_key,
+        user=api_key.user,
+        account=api_key.account,
+        role=api_key.role,
+        scopes=effective_scopes(api_key.scopes, api_key.role, is_staff=api_key.user.is_staff),
+    )
+
+
+def api_key_check_access(*, principal: ApiKeyPrincipal, ip: str) -> None:
+    """Refuse a valid key used from outside its allowed networks or for a suspended account."""
+    networks = principal.api_key.allowed_ips
+    if networks:
+        address = ipaddress.ip_address(ip)
+        if not any(address in ipaddress.ip_network(network) for network in networks):
+            raise IpNotAllowed(details={"ip": ip})
+    if principal.account.is_suspended:
+        raise AccountSuspended()
+
+
+def api_key_record_use(*, api_key: ApiKey, ip: str) -> None:
+    """Note when and from where a key was last used, at most one write per key per minute."""
+    now = timezone.now()
+    if api_key.last_used_at is not None and now - api_key.last_used_at < LAST_USED_WRITE_INTERVAL:
+        return
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now, last_used_ip=ip)
+    api_key.last_used_at, api_key.last_used_ip = now, ip
+    api_key_cache_refresh(api_key)

@@ -1,0 +1,52 @@
+"""Dashboard pages for signing up and in, the current account's keys and team, the profile and
+the activity.
+
+Views parse input, call one service and render; the rules live in accounts/services/. Every
+object is looked up through ``request.account`` (set by CurrentAccountMiddleware), so another
+account's keys, members and invitations answer 404. The modules: ``auth`` (signing up and in,
+the current account), ``api_keys``, ``team``, ``profile``, ``activity``.
+"""
+
+from accounts.views.activity import ActivityView
+from accounts.views.api_keys import (
+    ApiKeyCreatedView,
+    ApiKeyCreateView,
+    ApiKeyListView,
+    ApiKeyRevokeView,
+)
+from accounts.views.auth import (
+    AccountNewView,
+    DashboardLoginView,
+    PasswordResetView,
+    SignupView,
+    SwitchAccountView,
+)
+from accounts.views.profile import ProfileView
+from accounts.views.team import (
+    InvitationAcceptView,
+    TeamInvitationRevokeView,
+    TeamInviteView,
+    TeamMemberRemoveView,
+    TeamMemberRoleView,
+    TeamView,
+)
+
+__all__ = [
+    "AccountNewView",
+    "ActivityView",
+    "ApiKeyCreateView",
+    "ApiKeyCreatedView",
+    "ApiKeyListView",
+    "ApiKeyRevokeView",
+    "DashboardLoginView",
+    "InvitationAcceptView",
+    "PasswordResetView",
+    "ProfileView",
+    "SignupView",
+    "SwitchAccountView",
+    "TeamInvitationRevokeView",
+    "TeamInviteView",
+    "TeamMemberRemoveView",
+    "TeamMemberRoleView",
+    "TeamView",
+]

@@ -1,0 +1,41 @@
+"""The signed-in person's profile."""
+
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.shortcuts import redirect
+from django.views.generic import UpdateView
+
+from accounts.actors import Actor
+from accounts.forms import (
+    ProfileForm,
+)
+from accounts.models import User
+from accounts.services import (
+    user_update_profile,
+)
+from hosting.dashboard.refusals import ServiceRefusalMixin
+from hosting.errors import (
+    ApplicationError,
+)
+
+
+class ProfileView(ServiceRefusalMixin, LoginRequiredMixin, UpdateView):
+    template_name = "accounts/profile.html"
+    form_class = ProfileForm
+
+    def get_object(self, queryset=None):
+        # A copy: a rejected form must not change the user the page header shows.
+        return User.objects.get(pk=self.request.user.pk)
+
+    def form_valid(self, form):
+        try:
+            user_update_profile(
+                user=self.request.user,
+                name=form.cleaned_data["name"],
+                email=form.cleaned_data["email"],
+                actor=Actor.from_request(self.request),
+            )
+        except ApplicationError as error:
+            return self.refused(error, form=form)
+        messages.success(self.request, "Your profile has been saved.")
+        return redirect("profile")

@@ -1,0 +1,894 @@
+"""Staff pages for billing: the catalogue, invoices and what settles them, and the ledger.
+
+Every change is a service call, the same the API makes, so a rule exists once:
+
+- The catalogue (products, prices, tax rates, coupons, promotion codes) is added through the
+  ``billing.services.catalogue`` services and archived by an action, never deleted: invoices
+  and subscriptions keep pointing at what they were sold. A product's plan can be edited
+  (``product_update``); a price, a tax rate, a coupon or a code never is once created.
+- Invoices are a read-only record whose page offers what its status allows (the invoice table
+  of ``billing/transitions.py``), as POST buttons and changelist actions: finalize, void, mark
+  uncollectible, pay with the account's credit; "Mark paid…" (a bank transfer's reference) and
+  "Issue a credit note…" lead to a small form first.
+- A balance adjustment is added as a ledger entry through ``balance_change``, and an account's
+  test clock is started or moved forward through ``billing_clock_advance``. Subscriptions,
+  payments, credit notes, billing profiles and document sequences are view-only here.
+
+Add and change forms run their service when the form is cleaned (``ServiceForm``), inside the
+admin's transaction, so a refusal shows on its field like any other form error; action and button
+refusals become error messages. These forms have no inlines: an inline's formset is validated
+after the form, too late to take back the service's write.
+"""
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.utils import quote, unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import Model
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from accounts.actors import Actor
+from billing import transitions
+from billing.clock import billing_clock_advance
+from billing.models import (
+    BalanceTransaction,
+    BillingClock,
+    BillingProfile,
+    Coupon,
+    CreditNote,
+    DocumentSequence,
+    Invoice,
+    InvoiceLine,
+    InvoiceStatus,
+    Payment,
+    Price,
+    Product,
+    PromotionCode,
+    Subscription,
+    TaxRate,
+)
+from billing.money import SUPPORTED_CURRENCIES, format_amount
+from billing.services.catalogue import (
+    coupon_archive,
+    coupon_create,
+    price_archive,
+    price_create,
+    product_archive,
+    product_create,
+    product_update,
+    promotion_code_create,
+    promotion_code_deactivate,
+    tax_rate_archive,
+    tax_rate_create,
+)
+from billing.services.credit_notes import credit_note_create
+from billing.services.invoices import (
+    invoice_finalize,
+    invoice_mark_paid,
+    invoice_mark_uncollectible,
+    invoice_pay_with_credit,
+    invoice_void,
+)
+from billing.services.ledger import balance_change
+from hosting.errors import ApplicationError
+from servers.models import BotRuntime
+from servers.selectors import game_catalogue, region_catalogue
+
+CURRENCY_CHOICES = [(code, code) for code in sorted(SUPPORTED_CURRENCIES)]
+
+
+def add_refusal(form: forms.Form, refusal: ApplicationError, aliases: dict[str, str]) -> None:
+    """A service's refusal on the form: each field it names (``resources.memory_mb`` is the
+    form's ``memory_mb``; ``aliases`` rename others), else on the form as a whole."""
+    problems = (refusal.details or {}).get("fields") or [{"name": "", "message": refusal.message}]
+    for problem in problems:
+        name = aliases.get(problem["name"], problem["name"]).rsplit(".", 1)[-1]
+        form.add_error(name if name in form.fields else None, problem["message"])
+
+
+def link(obj: Model | None) -> str:
+    """A link to the object's admin page ("-" for none)."""
+    if obj is None:
+        return "-"
+    opts = obj._meta
+    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[quote(obj.pk)])
+    return format_html('<a href="{}">{}</a>', url, obj)
+
+
+def links(objects: Iterable[Model]) -> str:
+    """Links to each object's admin page, one a line ("-" for none)."""
+    shown = format_html_join(mark_safe("<br>"), "{}", ((link(obj),) for obj in objects))
+    return shown or "-"
+
+
+class ServiceForm(forms.ModelForm):
+    """A model form whose save is a service call: ``perform(form)`` (set by ``ServiceAdmin``)
+    runs once the fields are clean and keeps what it returns in ``saved``; its refusal becomes
+    the form's errors."""
+
+    perform: Callable[["ServiceForm"], Model]
+    # The service's name of a field, where it differs from the form's (``to`` for ``now``).
+    field_aliases: dict[str, str] = {}
+
+    def _post_clean(self) -> None:
+        super()._post_clean()
+        if self._errors:
+            return
+        try:
+            self.saved = self.perform(self)
+        except ApplicationError as refusal:
+            add_refusal(self, refusal, self.field_aliases)
+
+    def validate_unique(self) -> None:
+        """The services check uniqueness (a promotion code in any case, one clock per
+        account), with their own messages."""
+
+    def validate_constraints(self) -> None:
+        """The services check what the constraints hold (one active tax rate per place, a
+        coupon's one discount), naming the field and the reason."""
+
+
+class ServiceActionsAdmin(admin.ModelAdmin):
+    """Pages of objects that change only through services: actions run them (``run``), an
+    object's page is view-only unless ``editable_after_add``, and nothing is deleted (archived
+    or voided instead, so what invoices point at stays)."""
+
+    editable_after_add = False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # Without an object: may staff act on these at all (the changelist's actions)?
+        if obj is not None and not self.editable_after_add:
+            return False
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def run(
+        self,
+        request: HttpRequest,
+        objects: Iterable[Model],
+        service: Callable[..., Model],
+        argument: str,
+        verb: str,
+    ) -> None:
+        """``service(<argument>=obj, actor=…)`` on each object; report the ones done and each
+        refusal with its reason."""
+        actor = Actor.from_request(request)
+        done = 0
+        for obj in objects:
+            try:
+                service(**{argument: obj}, actor=actor)
+            except ApplicationError as refusal:
+                self.message_user(request, f"{obj}: {refusal.message}", messages.ERROR)
+            else:
+                self.log_change(request, obj, verb)  # its History, as the change form's
+                done += 1
+        if done:
+            meta = self.model._meta
+            noun = meta.verbose_name if done == 1 else meta.verbose_name_plural
+            self.message_user(request, f"{verb} {done} {noun}.", messages.SUCCESS)
+
+
+class ServiceAdmin(ServiceActionsAdmin):
+    """Adds (and, when ``editable_after_add``, changes) through ``save_through_service``, called
+    by the ``ServiceForm`` once its fields are clean."""
+
+    form = ServiceForm
+
+    def save_through_service(self, form: ServiceForm, *, actor: Actor, change: bool) -> Model:
+        raise NotImplementedError
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+        perform = partial(
+            self.save_through_service, actor=Actor.from_request(request), change=change
+        )
+        return type(form_class.__name__, (form_class,), {"perform": staticmethod(perform)})
+
+    def get_fields(self, request, obj=None):
+        # The add page shows only what is asked: an id or a date is the service's to set.
+        fields = super().get_fields(request, obj)
+        if obj is None:
+            readonly = self.get_readonly_fields(request, obj)
+            return [name for name in fields if name not in readonly]
+        return fields
+
+    def save_model(self, request, obj, form, change) -> None:
+        # The service saved it when the form was cleaned; the admin logs and links to ``obj``.
+        saved = form.saved
+        for field in obj._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(saved, field.attname))
+        obj._state.adding, obj._state.db = False, saved._state.db
+
+    def save_related(self, request, form, formsets, change) -> None:
+        """The service set the many-to-many fields too."""
+
+
+# --- The catalogue ------------------------------------------------------------------------------
+
+
+PRODUCT_FIELDS = [
+    "name", "description", "kind", "memory_mb", "cpu_percent", "disk_mb", "games", "regions",
+    "runtimes", "suspend_after_days", "terminate_after_days",
+]  # fmt: skip
+RESOURCES = {"memory_mb", "cpu_percent", "disk_mb"}
+
+
+def _games() -> list[tuple[str, str]]:
+    return [(game.slug, game.name) for game in game_catalogue()]
+
+
+def _regions() -> list[tuple[str, str]]:
+    return [(region.slug, region.name) for region in region_catalogue()]
+
+
+class ProductForm(ServiceForm):
+    games = forms.MultipleChoiceField(
+        choices=_games, required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: any.",
+    )  # fmt: skip
+    regions = forms.MultipleChoiceField(
+        choices=_regions, required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: any.",
+    )  # fmt: skip
+    runtimes = forms.MultipleChoiceField(
+        choices=BotRuntime.choices, required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="Bot plans only. None ticked: any.",
+    )  # fmt: skip
+
+    class Meta:
+        model = Product
+        fields = PRODUCT_FIELDS
+        help_texts = {
+            "suspend_after_days": "Days after an unpaid renewal's due date; empty: the setting.",
+            "terminate_after_days": "Days after the due date; empty: the setting.",
+        }
+
+
+@admin.register(Product)
+class ProductAdmin(ServiceAdmin):
+    """A plan is added with ``product_create`` and edited with ``product_update``; its prices
+    are added on the Price pages."""
+
+    form = ProductForm
+    editable_after_add = True
+    list_display = [
+        "name", "kind", "memory_mb", "cpu_percent", "disk_mb", "active", "id", "created_at",
+    ]  # fmt: skip
+    list_filter = ["kind", "active"]
+    search_fields = ["name", "id"]
+    fields = ["id", *PRODUCT_FIELDS, "active", "price_links", "created_at", "updated_at"]
+    readonly_fields = ["id", "active", "price_links", "created_at", "updated_at"]
+    actions = ["archive_selected"]
+
+    def save_through_service(self, form, *, actor, change):
+        data = form.cleaned_data
+        if not change:
+            return product_create(**{name: data[name] for name in PRODUCT_FIELDS}, actor=actor)
+        changes = {name: data[name] for name in form.changed_data if name not in RESOURCES}
+        resources = {name: data[name] for name in form.changed_data if name in RESOURCES}
+        if resources:
+            changes["resources"] = resources
+        if not changes:
+            return form.instance
+        return product_update(product=form.instance, changes=changes, actor=actor)
+
+    @admin.display(description="Prices")
+    def price_links(self, obj: Product) -> str:
+        add = reverse("admin:billing_price_add") + f"?product={obj.pk}"
+        return format_html('{}<br><a href="{}">Add a price</a>', links(obj.prices.all()), add)
+
+    @admin.action(description="Archive selected products and their prices", permissions=["change"])
+    def archive_selected(self, request, queryset):
+        self.run(request, queryset, product_archive, "product", "Archived")
+
+
+class PriceForm(ServiceForm):
+    currency = forms.ChoiceField(choices=CURRENCY_CHOICES)
+
+    class Meta:
+        model = Price
+        fields = [
+            "product", "currency", "unit_amount", "interval", "interval_count", "setup_fee",
+            "trial_days",
+        ]  # fmt: skip
+        help_texts = {
+            "unit_amount": "In the currency's minor unit: 1250 is 12.50 EUR.",
+            "setup_fee": "Charged once, on the first invoice; minor units.",
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "product" in self.fields:
+            self.fields["product"].queryset = Product.objects.filter(active=True)
+
+
+@admin.register(Price)
+class PriceAdmin(ServiceAdmin):
+    """Added with ``price_create``; never edited (a new price replaces it), archived by action."""
+
+    form = PriceForm
+    list_display = [
+        "product", "amount", "interval", "interval_count", "setup_fee", "trial_days", "active",
+        "id",
+    ]  # fmt: skip
+    list_filter = ["currency", "interval", "active"]
+    list_select_related = ["product"]
+    search_fields = ["id", "product__name", "product__id"]
+    fields = [*PriceForm.Meta.fields, "id", "active", "created_at"]
+    readonly_fields = ["id", "active", "created_at"]
+    actions = ["archive_selected"]
+
+    def save_through_service(self, form, *, actor, change):
+        return price_create(**form.cleaned_data, actor=actor)
+
+    @admin.display(description="Amount", ordering="unit_amount")
+    def amount(self, obj: Price) -> str:
+        return format_amount(obj.unit_amount, obj.currency)
+
+    @admin.action(description="Archive selected prices", permissions=["change"])
+    def archive_selected(self, request, queryset):
+        self.run(request, queryset, price_archive, "price", "Archived")
+
+
+class TaxRateForm(ServiceForm):
+    class Meta:
+        model = TaxRate
+        fields = ["country", "region", "percentage", "display_name", "inclusive"]
+        help_texts = {
+            "country": "ISO 3166-1 alpha-2, like NL.",
+            "region": "Optional: an ISO 3166-2 subdivision, like US-NY.",
+            "inclusive": "Prices include this tax.",
+        }
+
+
+@admin.register(TaxRate)
+class TaxRateAdmin(ServiceAdmin):
+    """Added with ``tax_rate_create`` (one active rate per place); archived, never edited:
+    finalized invoices keep the rate they were taxed at."""
+
+    form = TaxRateForm
+    list_display = ["__str__", "country", "region", "percentage", "inclusive", "active", "id"]
+    list_filter = ["active", "inclusive", "country"]
+    search_fields = ["id", "country", "region", "display_name"]
+    fields = [*TaxRateForm.Meta.fields, "id", "active", "created_at"]
+    readonly_fields = ["id", "active", "created_at"]
+    actions = ["archive_selected"]
+
+    def save_through_service(self, form, *, actor, change):
+        return tax_rate_create(**form.cleaned_data, actor=actor)
+
+    @admin.action(description="Archive selected tax rates", permissions=["change"])
+    def archive_selected(self, request, queryset):
+        self.run(request, queryset, tax_rate_archive, "tax_rate", "Archived")
+
+
+class CouponForm(ServiceForm):
+    currency = forms.ChoiceField(
+        choices=[("", "-"), *CURRENCY_CHOICES], required=False,
+        help_text="For an amount off only.",
+    )  # fmt: skip
+
+    class Meta:
+        model = Coupon
+        fields = [
+            "name", "duration", "duration_in_months", "percent_off", "amount_off", "currency",
+            "max_redemptions", "redeem_by", "products",
+        ]  # fmt: skip
+        help_texts = {
+            "percent_off": "Either a percentage off (up to 100, two decimals) …",
+            "amount_off": "… or an amount off, in the currency's minor unit.",
+            "duration_in_months": "For a repeating coupon only.",
+            "products": "None chosen: every product.",
+        }
+
+
+@admin.register(Coupon)
+class CouponAdmin(ServiceAdmin):
+    """Added with ``coupon_create``; archived (with its promotion codes), never edited."""
+
+    form = CouponForm
+    list_display = [
+        "name", "discount", "duration", "times_redeemed", "max_redemptions", "redeem_by",
+        "active", "id",
+    ]  # fmt: skip
+    list_filter = ["active", "duration"]
+    search_fields = ["id", "name"]
+    filter_horizontal = ["products"]
+    fields = [*CouponForm.Meta.fields, "id", "times_redeemed", "active", "created_at"]
+    readonly_fields = ["id", "times_redeemed", "active", "created_at"]
+    actions = ["archive_selected"]
+
+    def save_through_service(self, form, *, actor, change):
+        return coupon_create(**form.cleaned_data, actor=actor)
+
+    @admin.display(description="Discount")
+    def discount(self, obj: Coupon) -> str:
+        if obj.percent_off is not None:
+            return f"{obj.percent_off.normalize():f} %"
+        return format_amount(obj.amount_off, obj.currency)
+
+    @admin.action(description="Archive selected coupons and their codes", permissions=["change"])
+    def archive_selected(self, request, queryset):
+        self.run(request, queryset, coupon_archive, "coupon", "Archived")
+
+
+class PromotionCodeForm(ServiceForm):
+    class Meta:
+        model = PromotionCode
+        fields = ["coupon", "code", "max_redemptions", "expires_at"]
+        help_texts = {"code": "3 to 50 letters, digits, - or _; stored upper-case."}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "coupon" in self.fields:
+            self.fields["coupon"].queryset = Coupon.objects.filter(active=True)
+
+
+@admin.register(PromotionCode)
+class PromotionCodeAdmin(ServiceAdmin):
+    """Added with ``promotion_code_create``; deactivated, never edited or deleted."""
+
+    form = PromotionCodeForm
+    list_display = [
+        "code", "coupon", "active", "times_redeemed", "max_redemptions", "expires_at", "id",
+    ]  # fmt: skip
+    list_filter = ["active"]
+    list_select_related = ["coupon"]
+    search_fields = ["code", "id", "coupon__name"]
+    fields = [*PromotionCodeForm.Meta.fields, "id", "times_redeemed", "active", "created_at"]
+    readonly_fields = ["id", "times_redeemed", "active", "created_at"]
+    actions = ["deactivate_selected"]
+
+    def save_through_service(self, form, *, actor, change):
+        return promotion_code_create(**form.cleaned_data, actor=actor)
+
+    @admin.action(description="Deactivate selected promotion codes", permissions=["change"])
+    def deactivate_selected(self, request, queryset):
+        self.run(request, queryset, promotion_code_deactivate, "promotion_code", "Deactivated")
+
+
+# --- The ledger and the test clock --------------------------------------------------------------
+
+
+class BalanceAdjustmentForm(ServiceForm):
+    currency = forms.ChoiceField(choices=CURRENCY_CHOICES)
+
+    class Meta:
+        model = BalanceTransaction
+        fields = ["account", "amount", "currency", "description"]
+        help_texts = {
+            "amount": "Minor units: 500 adds 5.00 of credit, -500 takes it away.",
+            "description": "Why: the customer sees it in their balance's history.",
+        }
+
+
+@admin.register(BalanceTransaction)
+class BalanceTransactionAdmin(ServiceAdmin):
+    """The credit ledger, never changed or deleted; staff add an adjustment (``balance_change``
+    with kind ``adjustment``), which records ``customer.balance_changed``."""
+
+    form = BalanceAdjustmentForm
+    list_display = [
+        "id", "account", "kind", "signed_amount", "ending", "description", "created_at",
+    ]  # fmt: skip
+    list_filter = ["kind", "currency"]
+    list_select_related = ["account"]
+    search_fields = ["id", "account__name", "account__id", "description"]
+    autocomplete_fields = ["account"]
+    date_hierarchy = "created_at"
+    fields = [
+        "account", "amount", "currency", "description", "id", "kind", "ending_balance",
+        "invoice", "credit_note", "created_by", "created_at",
+    ]  # fmt: skip
+    readonly_fields = [
+        "id", "kind", "ending_balance", "invoice", "credit_note", "created_by", "created_at",
+    ]  # fmt: skip
+
+    def save_through_service(self, form, *, actor, change):
+        return balance_change(**form.cleaned_data, kind="adjustment", actor=actor)
+
+    @admin.display(description="Amount", ordering="amount")
+    def signed_amount(self, obj: BalanceTransaction) -> str:
+        return format_amount(obj.amount, obj.currency)
+
+    @admin.display(description="Balance after", ordering="ending_balance")
+    def ending(self, obj: BalanceTransaction) -> str:
+        return format_amount(obj.ending_balance, obj.currency)
+
+
+class BillingClockForm(ServiceForm):
+    field_aliases = {"to": "now"}
+
+    class Meta:
+        model = BillingClock
+        fields = ["account", "now"]
+        labels = {"now": "Billing time"}
+        help_texts = {"now": "A clock only moves forward."}
+
+
+@admin.register(BillingClock)
+class BillingClockAdmin(ServiceAdmin):
+    """An account's test clock (demo and test accounts: its documents take TEST- numbers),
+    started or moved forward with ``billing_clock_advance``; never back, never removed."""
+
+    form = BillingClockForm
+    editable_after_add = True
+    list_display = ["account", "now", "updated_at"]
+    list_select_related = ["account"]
+    search_fields = ["account__name", "account__id"]
+    autocomplete_fields = ["account"]
+    fields = ["account", "now", "updated_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["updated_at"] if obj is None else ["account", "updated_at"]
+
+    def save_through_service(self, form, *, actor, change):
+        account = form.instance.account if change else form.cleaned_data["account"]
+        return billing_clock_advance(account=account, to=form.cleaned_data["now"])
+
+
+# --- Invoices and what settles them -------------------------------------------------------------
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """A record that changes only through the billing services: view-only here."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class InvoiceLineInline(admin.TabularInline):
+    model = InvoiceLine
+    fields = [
+        "position", "description", "price", "quantity", "unit_amount", "amount",
+        "discount_amount", "tax_amount", "period_start", "period_end", "proration",
+    ]  # fmt: skip
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class MarkPaidForm(forms.Form):
+    reference = forms.CharField(
+        max_length=200, help_text="The bank transfer's reference, so it can be found again."
+    )
+
+
+class CreditNoteForm(forms.Form):
+    amount = forms.IntegerField(min_value=1, help_text="In the currency's minor unit.")
+    reason = forms.ChoiceField(choices=CreditNote.Reason.choices)
+    refund_to = forms.ChoiceField(choices=CreditNote.RefundTo.choices)
+    memo = forms.CharField(max_length=500, required=False, widget=forms.Textarea({"rows": 3}))
+
+
+# An invoice's amounts as its page shows them, formatted in its currency.
+INVOICE_AMOUNTS = {
+    "subtotal": "Subtotal", "discount": "Discount", "tax": "Tax", "total": "Total",
+    "amount_paid": "Paid", "amount_credited": "Credited", "amount_remaining": "Remaining",
+}  # fmt: skip
+
+
+def invoice_amounts(invoice: Invoice, fields: Iterable[str] = INVOICE_AMOUNTS) -> dict[str, str]:
+    return {
+        INVOICE_AMOUNTS[field]: format_amount(getattr(invoice, field), invoice.currency)
+        for field in fields
+    }
+
+
+# The invoice services staff run from the changelist and from an invoice's buttons: the
+# status each leads to (its edge in billing/transitions.py), its label, and its report verb.
+INVOICE_ACTIONS: dict[str, tuple[str, str, str, Callable[..., Invoice]]] = {
+    "finalize": (InvoiceStatus.OPEN, "Finalize", "Finalized", invoice_finalize),
+    "void": (InvoiceStatus.VOID, "Void", "Voided", invoice_void),
+    "mark_uncollectible": (
+        InvoiceStatus.UNCOLLECTIBLE, "Mark uncollectible", "Marked uncollectible",
+        invoice_mark_uncollectible,
+    ),
+    "pay_with_credit": (
+        InvoiceStatus.PAID, "Pay with credit", "Paid with credit", invoice_pay_with_credit,
+    ),
+}  # fmt: skip
+
+
+@admin.register(Invoice)
+class InvoiceAdmin(ServiceActionsAdmin):
+    """Invoices as issued: every change is one of the invoice services (``INVOICE_ACTIONS``,
+    mark paid, credit notes), from the changelist or the invoice's page."""
+
+    list_display = [
+        "__str__", "account", "status", "billing_reason", "total_amount", "remaining_amount",
+        "due_date", "created_at",
+    ]  # fmt: skip
+    list_filter = ["status", "billing_reason", "currency"]
+    list_select_related = ["account"]
+    search_fields = ["number", "id", "account__name"]
+    date_hierarchy = "created_at"
+    inlines = [InvoiceLineInline]
+    fields = [
+        "id", "number", "status", "account", "subscription", "billing_reason", "currency",
+        "period_start", "period_end", "amounts", "tax_percentage", "tax_inclusive", "coupon",
+        "due_date", "credit_note_links", "payment_links", "buyer", "seller", "notes",
+        "attempt_count", "next_payment_attempt", "created_at", "finalized_at", "paid_at",
+        "voided_at", "marked_uncollectible_at",
+    ]  # fmt: skip
+    readonly_fields = fields
+    actions = [
+        "finalize_selected", "void_selected", "mark_uncollectible_selected",
+        "pay_with_credit_selected",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request) -> bool:
+        return False  # invoices are drafted by subscriptions and the billing run
+
+    @admin.display(description="Total", ordering="total")
+    def total_amount(self, obj: Invoice) -> str:
+        return format_amount(obj.total, obj.currency)
+
+    @admin.display(description="Remaining", ordering="amount_remaining")
+    def remaining_amount(self, obj: Invoice) -> str:
+        return format_amount(obj.amount_remaining, obj.currency)
+
+    @admin.display(description="Amounts")
+    def amounts(self, obj: Invoice) -> str:
+        shown = invoice_amounts(obj).items()
+        return format_html_join(mark_safe("<br>"), "{}: {}", shown)
+
+    @admin.display(description="Credit notes")
+    def credit_note_links(self, obj: Invoice) -> str:
+        return links(obj.credit_notes.all())
+
+    @admin.display(description="Payments")
+    def payment_links(self, obj: Invoice) -> str:
+        return links(obj.payments.all())
+
+    def act(self, request: HttpRequest, invoices: Iterable[Invoice], name: str) -> None:
+        _, _, verb, service = INVOICE_ACTIONS[name]
+        self.run(request, invoices, service, "invoice", verb)
+
+    @admin.action(description="Finalize selected draft invoices", permissions=["change"])
+    def finalize_selected(self, request, queryset):
+        self.act(request, queryset, "finalize")
+
+    @admin.action(description="Void selected invoices", permissions=["change"])
+    def void_selected(self, request, queryset):
+        self.act(request, queryset, "void")
+
+    @admin.action(description="Mark selected invoices uncollectible", permissions=["change"])
+    def mark_uncollectible_selected(self, request, queryset):
+        self.act(request, queryset, "mark_uncollectible")
+
+    @admin.action(description="Pay selected invoices with the account's credit",
+                  permissions=["change"])  # fmt: skip
+    def pay_with_credit_selected(self, request, queryset):
+        self.act(request, queryset, "pay_with_credit")
+
+    # --- One invoice's page: a POST button per service its status allows ----------------------
+
+    def _url_name(self, view: str) -> str:
+        return f"{self.admin_site.name}:{self.opts.app_label}_{self.opts.model_name}_{view}"
+
+    def get_urls(self):
+        def route(suffix: str, view: Callable, name: str):
+            return path(
+                f"<path:object_id>/{suffix}",
+                self.admin_site.admin_view(require_POST(view)),
+                name=f"{self.opts.app_label}_{self.opts.model_name}_{name}",
+            )
+
+        # Ahead of the defaults, whose catch-all "<path:object_id>/" would take them otherwise.
+        return [
+            route("act/<slug:name>/", self.act_view, "act"),
+            route("mark-paid/", self.mark_paid_view, "mark_paid"),
+            route("credit-note/", self.credit_note_view, "credit_note"),
+            *super().get_urls(),
+        ]
+
+    def buttons(self, invoice: Invoice) -> list[dict[str, str]]:
+        """The services the invoice's status allows (by the transitions table), as buttons."""
+        allowed = transitions.allowed("invoice", invoice.status)
+        pk = quote(invoice.pk)
+        shown = [
+            {"label": label, "url": reverse(self._url_name("act"), args=[pk, name])}
+            for name, (status, label, _, _) in INVOICE_ACTIONS.items()
+            if status in allowed
+        ]
+        if InvoiceStatus.PAID in allowed:
+            url = reverse(self._url_name("mark_paid"), args=[pk])
+            shown.append({"label": "Mark paid…", "url": url})
+        if invoice.status not in (InvoiceStatus.DRAFT, InvoiceStatus.VOID):
+            url = reverse(self._url_name("credit_note"), args=[pk])
+            shown.append({"label": "Issue a credit note…", "url": url})
+        return shown
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and self.has_change_permission(request):
+            context["invoice_buttons"] = self.buttons(obj)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def _invoice(self, request: HttpRequest, object_id: str) -> Invoice:
+        invoice = self.get_object(request, unquote(object_id))
+        if invoice is None:
+            raise Http404
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        return invoice
+
+    def _back(self, invoice: Invoice) -> HttpResponse:
+        return redirect(self._url_name("change"), quote(invoice.pk))
+
+    def act_view(self, request: HttpRequest, object_id: str, name: str) -> HttpResponse:
+        """One service on one invoice (POST only), then back to its page with the outcome.
+        The page offered what its status allowed when it was drawn; the service decides."""
+        invoice = self._invoice(request, object_id)
+        if name not in INVOICE_ACTIONS:
+            raise Http404
+        self.act(request, [invoice], name)
+        return self._back(invoice)
+
+    def mark_paid_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """A bank transfer received: its reference first, then ``invoice_mark_paid``."""
+        invoice = self._invoice(request, object_id)
+        return self._form_step(
+            request, invoice, MarkPaidForm, title=f"Mark {invoice} paid",
+            perform=lambda data, actor: invoice_mark_paid(
+                invoice=invoice, reference=data["reference"], actor=actor
+            ),
+            done=lambda paid: f"Marked {paid} paid.",
+        )  # fmt: skip
+
+    def credit_note_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """A correction of the invoice: amount, reason and where the money goes, then
+        ``credit_note_create``."""
+        invoice = self._invoice(request, object_id)
+        owed = invoice.amount_remaining > 0
+        return self._form_step(
+            request, invoice, CreditNoteForm, title=f"Issue a credit note for {invoice}",
+            initial={"refund_to": "none" if owed else "balance"},
+            perform=lambda data, actor: credit_note_create(invoice=invoice, actor=actor, **data),
+            done=lambda note: f"Issued credit note {note} for {invoice}.",
+        )  # fmt: skip
+
+    def _form_step(
+        self,
+        request: HttpRequest,
+        invoice: Invoice,
+        form_class: type[forms.Form],
+        *,
+        title: str,
+        perform: Callable[[dict[str, Any], Actor], Model],
+        done: Callable[[Model], str],
+        initial: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """The button's POST shows the form; the form's POST (``confirm``) runs the service.
+        A refusal naming a field stays on the form; any other goes back to the invoice."""
+        form = form_class(request.POST if "confirm" in request.POST else None, initial=initial)
+        if form.is_bound and form.is_valid():
+            try:
+                made = perform(form.cleaned_data, Actor.from_request(request))
+            except ApplicationError as refusal:
+                if not (refusal.details or {}).get("fields"):
+                    self.message_user(request, f"{invoice}: {refusal.message}", messages.ERROR)
+                    return self._back(invoice)
+                add_refusal(form, refusal, {})
+            else:
+                self.message_user(request, done(made), messages.SUCCESS)
+                return self._back(invoice)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts, "title": title, "invoice": invoice, "form": form,
+            "amounts": invoice_amounts(
+                invoice, ["total", "amount_paid", "amount_credited", "amount_remaining"]
+            ),
+        }  # fmt: skip
+        return TemplateResponse(request, "admin/billing/invoice/form_step.html", context)
+
+
+@admin.register(CreditNote)
+class CreditNoteAdmin(ReadOnlyAdmin):
+    """Issued from an invoice's page ("Issue a credit note…"); never changed afterwards."""
+
+    list_display = ["number", "invoice", "account", "credited", "reason", "refund_to", "created_at"]
+    list_filter = ["reason", "refund_to", "currency"]
+    list_select_related = ["invoice", "account"]
+    search_fields = ["number", "id", "invoice__number", "account__name"]
+    date_hierarchy = "created_at"
+    fields = [
+        "id", "number", "invoice", "account", "currency", "amount", "reason", "refund_to", "memo",
+        "buyer", "seller", "created_by", "created_at",
+    ]  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description="Amount", ordering="amount")
+    def credited(self, obj: CreditNote) -> str:
+        return format_amount(obj.amount, obj.currency)
+
+
+@admin.register(Payment)
+class PaymentAdmin(ReadOnlyAdmin):
+    """Money received or tried, as the gateways and "Mark paid…" recorded it."""
+
+    list_display = [
+        "id", "invoice", "account", "gateway", "status", "paid", "reference", "created_at",
+    ]  # fmt: skip
+    list_filter = ["status", "gateway", "currency"]
+    list_select_related = ["invoice", "account"]
+    search_fields = ["id", "reference", "invoice__number", "account__name"]
+    date_hierarchy = "created_at"
+    fields = [
+        "id", "invoice", "account", "gateway", "status", "amount", "currency", "reference",
+        "gateway_payment_id", "failure_message", "created_by", "created_at", "succeeded_at",
+        "failed_at", "refunded_at",
+    ]  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description="Amount", ordering="amount")
+    def paid(self, obj: Payment) -> str:
+        return format_amount(obj.amount, obj.currency)
+
+
+@admin.register(Subscription)
+class SubscriptionAdmin(ReadOnlyAdmin):
+    """Ordered, changed and canceled by customers (API, dashboard) and the billing run."""
+
+    list_display = [
+        "id", "account", "status", "price", "current_period_end", "cancel_at_period_end",
+        "created_at",
+    ]  # fmt: skip
+    list_filter = ["status", "cancel_at_period_end", "billing_suspended"]
+    list_select_related = ["account", "price__product"]
+    search_fields = ["id", "account__name", "account__id"]
+    date_hierarchy = "created_at"
+    fields = [
+        "id", "account", "status", "price", "quantity", "server", "bot", "order", "invoice_links",
+        "billing_cycle_anchor", "current_period_start", "current_period_end", "trial_end",
+        "cancel_at_period_end", "canceled_at", "ended_at", "coupon", "discount_end",
+        "billing_suspended", "trial_notified_at", "termination_warned_at", "created_at",
+        "updated_at",
+    ]  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description="Invoices")
+    def invoice_links(self, obj: Subscription) -> str:
+        return links(obj.invoices.all())
+
+
+@admin.register(BillingProfile)
+class BillingProfileAdmin(ReadOnlyAdmin):
+    """Who an account's invoices are made out to; its owners keep it up to date."""
+
+    list_display = ["account", "legal_name", "country", "vat_id", "tax_exempt", "currency"]
+    list_filter = ["tax_exempt", "currency", "country"]
+    list_select_related = ["account"]
+    search_fields = ["account__name", "account__id", "legal_name", "vat_id", "email"]
+
+
+@admin.register(DocumentSequence)
+class DocumentSequenceAdmin(ReadOnlyAdmin):
+    """The next number of each series; taken only when a document is issued."""
+
+    list_display = ["series", "next_number"]
+    search_fields = ["series"]

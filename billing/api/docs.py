@@ -1,0 +1,448 @@
+"""The OpenAPI documentation of the billing API (summaries, examples, documented errors).
+
+Each ``*_DOCS`` is the ``extend_schema_view`` of the viewset of that name.
+"""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
+
+from billing.api.serializers import (
+    BALANCE_EXAMPLES,
+    BALANCE_TRANSACTION_EXAMPLES,
+    BALANCE_TRANSACTION_LIST_EXAMPLES,
+    BILLING_PROFILE_EXAMPLES,
+    CREDIT_NOTE_EXAMPLES,
+    CREDIT_NOTE_LIST_EXAMPLES,
+    INVOICE_EXAMPLES,
+    INVOICE_LIST_EXAMPLES,
+    PAID_INVOICE_EXAMPLES,
+    PAYMENT_EXAMPLES,
+    PAYMENT_LIST_EXAMPLES,
+    PRODUCT_EXAMPLES,
+    PRODUCT_LIST_EXAMPLES,
+    BalanceSerializer,
+    BalanceTransactionCreateSerializer,
+    BalanceTransactionSerializer,
+    BillingProfileSerializer,
+    BillingProfileUpdateSerializer,
+    CreditNoteCreateSerializer,
+    CreditNoteSerializer,
+    InvoiceMarkPaidSerializer,
+    InvoicePaySerializer,
+    InvoiceSerializer,
+    PaymentSerializer,
+    ProductSerializer,
+    StaffBillingProfileUpdateSerializer,
+)
+from hosting.api.schema import envelope, error_doc
+
+# Built once each: every envelope() call makes a new component class of the same name.
+PRODUCT_RESPONSE = envelope("product", ProductSerializer())
+INVOICE_RESPONSE = envelope("invoice", InvoiceSerializer())
+CREDIT_NOTE_RESPONSE = envelope("credit_note", CreditNoteSerializer())
+PAYMENT_RESPONSE = envelope("payment", PaymentSerializer())
+BALANCE_TRANSACTION_RESPONSE = envelope("balance_transaction", BalanceTransactionSerializer())
+BALANCE_RESPONSE = envelope("balance", BalanceSerializer())
+BILLING_PROFILE_RESPONSE = envelope("billing_profile", BillingProfileSerializer())
+
+PDF_RESPONSE = OpenApiResponse(
+    OpenApiTypes.BINARY,
+    description="The PDF (`application/pdf`), as a download named after the document's number.",
+)
+DRAFT_HAS_NO_PDF = error_doc(
+    409,
+    "invalid_state",
+    "`invalid_state` (details.status): a draft has no PDF until it is finalized.",
+    "A draft invoice has no PDF yet: it is drawn once the invoice is finalized.",
+    {"status": "draft"},
+)
+FORBIDDEN_TRANSITION = (
+    "`invalid_state` (details.status, details.allowed_statuses) when the invoice's status does "
+    "not allow this"
+)
+PAY_CONFLICT = error_doc(
+    409,
+    "invalid_state",
+    f"{FORBIDDEN_TRANSITION}; `conflict` (details.balance) when the account has no credit.",
+    "Cannot pay this invoice: the invoice is void.",
+    {"status": "void", "allowed_statuses": []},
+)
+INVOICE_TRANSITION_CONFLICT = error_doc(
+    409,
+    "invalid_state",
+    f"{FORBIDDEN_TRANSITION}.",
+    "Cannot mark this invoice paid: the invoice is paid.",
+    {"status": "paid", "allowed_statuses": []},
+)
+VOID_CONFLICT = error_doc(
+    409,
+    "invalid_state",
+    f"{FORBIDDEN_TRANSITION}; `conflict` (details.amount_paid) when part of it is paid: issue "
+    "a credit note instead.",
+    "Cannot void this invoice: the invoice is paid.",
+    {"status": "paid", "allowed_statuses": []},
+)
+CREDIT_NOTE_CONFLICT = error_doc(
+    409,
+    "invalid_state",
+    "`invalid_state` (details.status): a draft or void invoice has nothing to credit.",
+    "A draft invoice has nothing to credit: edit or drop the draft instead.",
+    {"status": "draft", "allowed_statuses": []},
+)
+NO_SUCH_INVOICE = error_doc(
+    404,
+    "not_found",
+    "`not_found`: no invoice with the id in `invoice`.",
+    "No invoice with this id.",
+)
+BALANCE_CONFLICT = error_doc(
+    409,
+    "conflict",
+    "`conflict`: the credit would go below zero (details.balance), or the account is billed "
+    "in another currency (details.currency).",
+    "The account has 500 in credit; 2000 cannot be taken from it.",
+    {"balance": 500},
+)
+CUSTOMER_ID = OpenApiParameter(
+    "customer_id", str, OpenApiParameter.PATH, description="The account id (`acct_...`)."
+)
+LIST_NOTE = (
+    "List filters take one value, a comma-separated list, or the parameter repeated; times "
+    "are ISO 8601 (`created_after`/`due_after` inclusive, `..._before` exclusive)."
+)
+
+
+# ProductViewSet
+PRODUCT_DOCS = dict(
+    list=extend_schema(
+        summary="List products",
+        description="The plans on sale, newest first, each with its active prices (one per "
+        "currency and interval). Filter by `kind` or by a `currency` they are sold in.",
+        examples=PRODUCT_LIST_EXAMPLES,
+        tags=["Products"],
+    ),
+    retrieve=extend_schema(
+        summary="Get a product",
+        description="A plan on sale with its active prices; an archived one is 404.",
+        responses=PRODUCT_RESPONSE,
+        examples=PRODUCT_EXAMPLES,
+        tags=["Products"],
+    ),
+)
+
+
+# InvoiceViewSet
+INVOICE_DOCS = dict(
+    list=extend_schema(
+        summary="List invoices",
+        description=f"The account's invoices with their lines, newest first. {LIST_NOTE}",
+        examples=INVOICE_LIST_EXAMPLES,
+        tags=["Invoices"],
+    ),
+    retrieve=extend_schema(
+        summary="Get an invoice",
+        responses=INVOICE_RESPONSE,
+        examples=INVOICE_EXAMPLES,
+        tags=["Invoices"],
+    ),
+    pdf=extend_schema(
+        summary="Download an invoice's PDF",
+        description="The invoice as it was issued: numbered, with the seller's and buyer's "
+        "details of the day it was finalized. Drafts have none (409 `invalid_state`).",
+        responses={(200, "application/pdf"): PDF_RESPONSE, 409: DRAFT_HAS_NO_PDF},
+        tags=["Invoices"],
+    ),
+    pay=extend_schema(
+        summary="Pay an invoice with credit",
+        description="Applies the account's credit (`GET /v1/balance`) to the invoice, as much as "
+        "there is up to what is owed: the invoice is `paid` once nothing remains, otherwise "
+        "`amount_remaining` shrinks. Each application is a payment (`GET /v1/payments`) and a "
+        "ledger entry. `source` is `credit`, the one source so far.",
+        request=InvoicePaySerializer,
+        responses={200: INVOICE_RESPONSE, 409: PAY_CONFLICT},
+        examples=[
+            OpenApiExample("With credit", value={"source": "credit"}, request_only=True),
+            *PAID_INVOICE_EXAMPLES,
+        ],
+        tags=["Invoices"],
+    ),
+)
+
+
+# CreditNoteViewSet
+CREDIT_NOTE_DOCS = dict(
+    list=extend_schema(
+        summary="List credit notes",
+        description=f"Corrections of the account's invoices, newest first. {LIST_NOTE}",
+        examples=CREDIT_NOTE_LIST_EXAMPLES,
+        tags=["Credit notes"],
+    ),
+    retrieve=extend_schema(
+        summary="Get a credit note",
+        responses=CREDIT_NOTE_RESPONSE,
+        examples=CREDIT_NOTE_EXAMPLES,
+        tags=["Credit notes"],
+    ),
+    pdf=extend_schema(
+        summary="Download a credit note's PDF",
+        description="The credit note as it was issued, naming the invoice it corrects.",
+        responses={(200, "application/pdf"): PDF_RESPONSE},
+        tags=["Credit notes"],
+    ),
+)
+
+
+# BalanceTransactionViewSet
+BALANCE_TRANSACTION_DOCS = dict(
+    list=extend_schema(
+        summary="List balance transactions",
+        description="The account's credit ledger, newest entry first: credit added by staff, "
+        "credit notes, overpayments (positive) and credit applied to invoices (negative); "
+        f"each names its cause and the balance after it. {LIST_NOTE}",
+        examples=BALANCE_TRANSACTION_LIST_EXAMPLES,
+        tags=["Balance"],
+    ),
+    retrieve=extend_schema(
+        summary="Get a balance transaction",
+        responses=BALANCE_TRANSACTION_RESPONSE,
+        examples=BALANCE_TRANSACTION_EXAMPLES,
+        tags=["Balance"],
+    ),
+)
+
+
+# BalanceViewSet
+BALANCE_DOCS = dict(
+    retrieve=extend_schema(
+        summary="Get the balance",
+        description="The account's credit: the sum of its ledger, never negative, in its "
+        "billing currency (null before anything was billed or credited).",
+        responses=BALANCE_RESPONSE,
+        examples=BALANCE_EXAMPLES,
+        tags=["Balance"],
+    ),
+)
+
+
+# PaymentViewSet
+PAYMENT_DOCS = dict(
+    list=extend_schema(
+        summary="List payments",
+        description="Money received (or tried) for the account's invoices, newest first, with "
+        f"its own status (`processing`, `succeeded`, `failed`, `refunded`). {LIST_NOTE}",
+        examples=PAYMENT_LIST_EXAMPLES,
+        tags=["Payments"],
+    ),
+    retrieve=extend_schema(
+        summary="Get a payment",
+        responses=PAYMENT_RESPONSE,
+        examples=PAYMENT_EXAMPLES,
+        tags=["Payments"],
+    ),
+)
+
+
+PROFILE_CHANGE = (
+    "Any of the fields; empty text clears one. `country` is an ISO 3166-1 alpha-2 code in any "
+    "case; `vat_id` is checked offline for the country (format and check digits; codes "
+    "`invalid_format`, `invalid_length`, `invalid_checksum`, `country_mismatch`, "
+    "`unsupported_country`, `country_required`) and stored normalized. Invoices finalized "
+    "from now on carry the new details; issued ones never change. The billing `currency` is "
+    "fixed by the first invoice and not set here."
+)
+
+# BillingProfileViewSet
+BILLING_PROFILE_DOCS = dict(
+    retrieve=extend_schema(
+        summary="Get the billing profile",
+        description="Who the account's invoices are made out to.",
+        responses=BILLING_PROFILE_RESPONSE,
+        examples=BILLING_PROFILE_EXAMPLES,
+        tags=["Billing profile"],
+    ),
+    partial_update=extend_schema(
+        summary="Change the billing profile",
+        description=f"{PROFILE_CHANGE} The tax exemption is set by the hosting company's "
+        "staff: sending `tax_exempt` is 400 `validation_failed` with code `staff_only`.",
+        request=BillingProfileUpdateSerializer,
+        responses=BILLING_PROFILE_RESPONSE,
+        examples=[
+            OpenApiExample(
+                "A German business",
+                value={
+                    "legal_name": "Blockworks GmbH",
+                    "address_line1": "Hauptstraße 5",
+                    "postal_code": "10115",
+                    "city": "Berlin",
+                    "country": "DE",
+                    "vat_id": "DE 136 695 976",
+                },
+                request_only=True,
+            ),
+            *BILLING_PROFILE_EXAMPLES,
+        ],
+        tags=["Billing profile"],
+    ),
+)
+
+
+# AdminInvoiceViewSet
+ADMIN_INVOICE_DOCS = dict(
+    list=extend_schema(
+        summary="List every customer's invoices",
+        description="Staff keys with `admin:read`: all invoices, newest first; `account` "
+        f"narrows them to one customer. {LIST_NOTE}",
+        examples=INVOICE_LIST_EXAMPLES,
+        tags=["Staff"],
+    ),
+    retrieve=extend_schema(
+        summary="Get any customer's invoice",
+        responses=INVOICE_RESPONSE,
+        examples=INVOICE_EXAMPLES,
+        tags=["Staff"],
+    ),
+    pdf=extend_schema(
+        summary="Download any customer's invoice PDF",
+        responses={(200, "application/pdf"): PDF_RESPONSE, 409: DRAFT_HAS_NO_PDF},
+        tags=["Staff"],
+    ),
+    mark_paid=extend_schema(
+        summary="Mark an invoice paid (bank transfer)",
+        description="Records a payment outside (a bank transfer) of what remains to be paid, "
+        "with its reference, and marks the invoice `paid`. Only an `open` or `uncollectible` "
+        "invoice can be paid.",
+        request=InvoiceMarkPaidSerializer,
+        responses={200: INVOICE_RESPONSE, 409: INVOICE_TRANSITION_CONFLICT},
+        examples=[
+            OpenApiExample(
+                "A SEPA transfer",
+                value={"reference": "SEPA 2026-11-29 BLOCKWORKS"},
+                request_only=True,
+            ),
+            *PAID_INVOICE_EXAMPLES,
+        ],
+        tags=["Staff"],
+    ),
+    void=extend_schema(
+        summary="Void an invoice",
+        description="Cancels an `open` or `uncollectible` invoice that nobody has paid any of; "
+        "it keeps its number. No body.",
+        request=None,
+        responses={200: INVOICE_RESPONSE, 409: VOID_CONFLICT},
+        examples=INVOICE_EXAMPLES,
+        tags=["Staff"],
+    ),
+    mark_uncollectible=extend_schema(
+        summary="Mark an invoice uncollectible",
+        description="Stops collecting an `open` invoice; it can still be paid later. No body.",
+        request=None,
+        responses={200: INVOICE_RESPONSE, 409: INVOICE_TRANSITION_CONFLICT},
+        examples=INVOICE_EXAMPLES,
+        tags=["Staff"],
+    ),
+)
+
+
+# AdminCreditNoteViewSet
+ADMIN_CREDIT_NOTE_DOCS = dict(
+    create=extend_schema(
+        summary="Issue a credit note",
+        description="Corrects a finalized invoice by `amount` (never more than its total in "
+        "all). `refund_to`: `none` forgives what is still owed (an invoice left owing nothing "
+        "is paid); `balance` gives what was paid back as credit; `refunded` records that it "
+        "went back outside. Numbered from its own gapless series (`CN-2026-000001`). An "
+        "amount past what can be credited that way is 400 `validation_failed`.",
+        request=CreditNoteCreateSerializer,
+        responses={201: CREDIT_NOTE_RESPONSE, 404: NO_SUCH_INVOICE, 409: CREDIT_NOTE_CONFLICT},
+        examples=[
+            OpenApiExample(
+                "Credit for downtime",
+                value={
+                    "invoice": "in_6Tq2Lm9Xw4Zr7Nc1Vb8Hs3Kd5",
+                    "amount": 500,
+                    "reason": "product_unsatisfactory",
+                    "refund_to": "balance",
+                    "memo": "Two days of downtime.",
+                },
+                request_only=True,
+            ),
+            *CREDIT_NOTE_EXAMPLES,
+        ],
+        tags=["Staff"],
+    ),
+    retrieve=extend_schema(
+        summary="Get any customer's credit note",
+        responses=CREDIT_NOTE_RESPONSE,
+        examples=CREDIT_NOTE_EXAMPLES,
+        tags=["Staff"],
+    ),
+)
+
+
+# AdminBalanceTransactionViewSet
+ADMIN_BALANCE_TRANSACTION_DOCS = dict(
+    list=extend_schema(
+        summary="List a customer's balance transactions",
+        parameters=[CUSTOMER_ID],
+        examples=BALANCE_TRANSACTION_LIST_EXAMPLES,
+        tags=["Staff"],
+    ),
+    retrieve=extend_schema(
+        summary="Get a customer's balance transaction",
+        parameters=[CUSTOMER_ID],
+        responses=BALANCE_TRANSACTION_RESPONSE,
+        examples=BALANCE_TRANSACTION_EXAMPLES,
+        tags=["Staff"],
+    ),
+    create=extend_schema(
+        summary="Adjust a customer's balance",
+        description="Adds credit (a positive `amount`) or takes it away (negative), as an "
+        "`adjustment` entry of the ledger with its description. The first entry of an "
+        "account without invoices fixes its billing currency.",
+        parameters=[CUSTOMER_ID],
+        request=BalanceTransactionCreateSerializer,
+        responses={201: BALANCE_TRANSACTION_RESPONSE, 409: BALANCE_CONFLICT},
+        examples=[
+            OpenApiExample(
+                "Goodwill credit",
+                value={
+                    "amount": 2000,
+                    "currency": "EUR",
+                    "description": "Goodwill credit for the outage of Dec 2",
+                },
+                request_only=True,
+            ),
+            *BALANCE_TRANSACTION_EXAMPLES,
+        ],
+        tags=["Staff"],
+    ),
+)
+
+
+# AdminBillingProfileViewSet
+ADMIN_BILLING_PROFILE_DOCS = dict(
+    retrieve=extend_schema(
+        summary="Get a customer's billing profile",
+        parameters=[CUSTOMER_ID],
+        responses=BILLING_PROFILE_RESPONSE,
+        examples=BILLING_PROFILE_EXAMPLES,
+        tags=["Staff"],
+    ),
+    partial_update=extend_schema(
+        summary="Change a customer's billing profile",
+        description=f"{PROFILE_CHANGE} Staff may also set `tax_exempt`.",
+        parameters=[CUSTOMER_ID],
+        request=StaffBillingProfileUpdateSerializer,
+        responses=BILLING_PROFILE_RESPONSE,
+        examples=[
+            OpenApiExample("Tax exempt", value={"tax_exempt": True}, request_only=True),
+            *BILLING_PROFILE_EXAMPLES,
+        ],
+        tags=["Staff"],
+    ),
+)

@@ -1,0 +1,366 @@
+"""The billing API: the catalogue, invoices and their PDFs, credit notes, the credit ledger and
+balance, payments, the billing profile; and the staff's billing operations.
+
+Views parse the body, call one service of ``billing.services`` (or read through
+``billing.selectors``) and serialize the answer; the rules (which transitions an invoice
+allows, how much can be credited, what a VAT id must look like) live in the services.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema_view
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from accounts.actors import Actor
+from accounts.models import Account
+from billing.api.docs import (
+    ADMIN_BALANCE_TRANSACTION_DOCS,
+    ADMIN_BILLING_PROFILE_DOCS,
+    ADMIN_CREDIT_NOTE_DOCS,
+    ADMIN_INVOICE_DOCS,
+    BALANCE_DOCS,
+    BALANCE_TRANSACTION_DOCS,
+    BILLING_PROFILE_DOCS,
+    CREDIT_NOTE_DOCS,
+    INVOICE_DOCS,
+    PAYMENT_DOCS,
+    PRODUCT_DOCS,
+)
+from billing.api.serializers import (
+    BalanceSerializer,
+    BalanceTransactionCreateSerializer,
+    BalanceTransactionSerializer,
+    BillingProfileSerializer,
+    BillingProfileUpdateSerializer,
+    CreditNoteCreateSerializer,
+    CreditNoteSerializer,
+    InvoiceMarkPaidSerializer,
+    InvoicePaySerializer,
+    InvoiceSerializer,
+    PaymentSerializer,
+    ProductSerializer,
+    StaffBillingProfileUpdateSerializer,
+)
+from billing.filters import (
+    AdminInvoiceFilter,
+    BalanceTransactionFilter,
+    CreditNoteFilter,
+    InvoiceFilter,
+    PaymentFilter,
+    ProductFilter,
+)
+from billing.models import BalanceTransaction, CreditNote, Invoice, Payment
+from billing.selectors import (
+    balance_transactions_of_account,
+    billing_profile_of,
+    credit_note_document,
+    credit_notes_all,
+    credit_notes_of_account,
+    invoice_document,
+    invoices_all,
+    invoices_of_account,
+    payments_of_account,
+    products_for_sale,
+)
+from billing.services import (
+    balance_change,
+    balance_of,
+    credit_note_create,
+    invoice_mark_paid,
+    invoice_mark_uncollectible,
+    invoice_pay_with_credit,
+    invoice_void,
+)
+from billing.services.profile import billing_profile_update
+from hosting.api.serializers import EmptyBodySerializer
+from hosting.api.views import (
+    ApiViewSet,
+    CallerScopedMixin,
+    EnvelopeListMixin,
+    EnvelopeRetrieveMixin,
+    created,
+    validated,
+)
+from hosting.errors import NotFound
+
+if TYPE_CHECKING:
+    from billing.pdf import DocumentSnapshot
+
+READ, WRITE = ["billing:read"], ["billing:write"]
+STAFF_READ, STAFF_WRITE = ["admin:read"], ["admin:write"]
+
+
+def _pdf_response(document: DocumentSnapshot) -> HttpResponse:
+    """The document's PDF as a download named after its number."""
+    # WeasyPrint takes ~2 s to import: loaded on the first download, not with the URLconf
+    # (the dashboard's download view does the same).
+    from billing.pdf import render_document_pdf
+
+    response = HttpResponse(render_document_pdf(document), content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="{document["number"]}.pdf"'
+    return response
+
+
+def _invoice_answer(invoice: Invoice) -> Response:
+    """An invoice a service changed, read again with its lines."""
+    return Response({"invoice": InvoiceSerializer(invoices_all().get(pk=invoice.pk)).data})
+
+
+# --- The catalogue ----------------------------------------------------------------------------
+
+
+@extend_schema_view(**PRODUCT_DOCS)
+class ProductViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    list_key = "products"
+    resource_key = "product"
+    serializer_class = ProductSerializer
+    filterset_classes = {"list": ProductFilter}
+    required_scopes = {"list": READ, "retrieve": READ}
+
+    def get_queryset(self):
+        return products_for_sale()
+
+
+# --- The caller's account ---------------------------------------------------------------------
+
+
+@extend_schema_view(**INVOICE_DOCS)
+class InvoiceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    model = Invoice
+    list_key = "invoices"
+    resource_key = "invoice"
+    serializer_class = InvoiceSerializer
+    filterset_classes = {"list": InvoiceFilter}
+    required_scopes = {"list": READ, "retrieve": READ, "pdf": READ, "pay": WRITE}
+
+    def caller_queryset(self, principal):
+        return invoices_of_account(account_id=principal.account.id)
+
+    @action(detail=True, methods=["get"])
+    def pdf(self, request, pk: str):
+        return _pdf_response(invoice_document(self.get_object()))
+
+    @action(detail=True, methods=["post"])
+    def pay(self, request, pk: str):
+        validated(InvoicePaySerializer, request)  # "credit" is the one source so far
+        invoice = invoice_pay_with_credit(
+            invoice=self.get_object(), actor=Actor.from_request(request)
+        )
+        return _invoice_answer(invoice)
+
+
+@extend_schema_view(**CREDIT_NOTE_DOCS)
+class CreditNoteViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    model = CreditNote
+    list_key = "credit_notes"
+    resource_key = "credit_note"
+    serializer_class = CreditNoteSerializer
+    filterset_classes = {"list": CreditNoteFilter}
+    required_scopes = {"list": READ, "retrieve": READ, "pdf": READ}
+
+    def caller_queryset(self, principal):
+        return credit_notes_of_account(account_id=principal.account.id)
+
+    @action(detail=True, methods=["get"])
+    def pdf(self, request, pk: str):
+        return _pdf_response(credit_note_document(self.get_object()))
+
+
+@extend_schema_view(**BALANCE_TRANSACTION_DOCS)
+class BalanceTransactionViewSet(
+    CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet
+):
+    model = BalanceTransaction
+    list_key = "balance_transactions"
+    resource_key = "balance_transaction"
+    serializer_class = BalanceTransactionSerializer
+    filterset_classes = {"list": BalanceTransactionFilter}
+    required_scopes = {"list": READ, "retrieve": READ}
+
+    def caller_queryset(self, principal):
+        return balance_transactions_of_account(account_id=principal.account.id)
+
+
+@extend_schema_view(**PAYMENT_DOCS)
+class PaymentViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    model = Payment
+    list_key = "payments"
+    resource_key = "payment"
+    serializer_class = PaymentSerializer
+    filterset_classes = {"list": PaymentFilter}
+    required_scopes = {"list": READ, "retrieve": READ}
+
+    def caller_queryset(self, principal):
+        return payments_of_account(account_id=principal.account.id)
+
+
+def _balance(account: Account) -> dict:
+    return {
+        "available": balance_of(account),
+        "currency": billing_profile_of(account).currency or None,
+    }
+
+
+@extend_schema_view(**BALANCE_DOCS)
+class BalanceViewSet(ApiViewSet):
+    serializer_class = BalanceSerializer
+    required_scopes = {"retrieve": READ}
+
+    def retrieve(self, request):
+        return Response({"balance": BalanceSerializer(_balance(request.auth.account)).data})
+
+
+def _profile_answer(account: Account) -> Response:
+    profile = billing_profile_of(account)
+    return Response({"billing_profile": BillingProfileSerializer(profile).data})
+
+
+@extend_schema_view(**BILLING_PROFILE_DOCS)
+class BillingProfileViewSet(ApiViewSet):
+    serializer_class = BillingProfileSerializer
+    required_scopes = {"retrieve": READ, "partial_update": WRITE}
+
+    def retrieve(self, request):
+        return _profile_answer(request.auth.account)
+
+    def partial_update(self, request):
+        account = request.auth.account
+        if changes := validated(BillingProfileUpdateSerializer, request):
+            billing_profile_update(
+                account=account, changes=changes, actor=Actor.from_request(request)
+            )
+        return _profile_answer(account)
+
+
+# --- Staff ------------------------------------------------------------------------------------
+
+
+@extend_schema_view(**ADMIN_INVOICE_DOCS)
+class AdminInvoiceViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    """Every account's invoices, and what only the hosting company does to them."""
+
+    list_key = "invoices"
+    resource_key = "invoice"
+    serializer_class = InvoiceSerializer
+    filterset_classes = {"list": AdminInvoiceFilter}
+    required_scopes = {
+        "list": STAFF_READ,
+        "retrieve": STAFF_READ,
+        "pdf": STAFF_READ,
+        "mark_paid": STAFF_WRITE,
+        "void": STAFF_WRITE,
+        "mark_uncollectible": STAFF_WRITE,
+    }
+
+    def get_queryset(self):
+        return invoices_all()
+
+    @action(detail=True, methods=["get"])
+    def pdf(self, request, pk: str):
+        return _pdf_response(invoice_document(self.get_object()))
+
+    @action(detail=True, methods=["post"], url_path="mark-paid")
+    def mark_paid(self, request, pk: str):
+        body = validated(InvoiceMarkPaidSerializer, request)
+        invoice = invoice_mark_paid(
+            invoice=self.get_object(),
+            reference=body["reference"],
+            actor=Actor.from_request(request),
+        )
+        return _invoice_answer(invoice)
+
+    @action(detail=True, methods=["post"])
+    def void(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        invoice = invoice_void(invoice=self.get_object(), actor=Actor.from_request(request))
+        return _invoice_answer(invoice)
+
+    @action(detail=True, methods=["post"], url_path="mark-uncollectible")
+    def mark_uncollectible(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        invoice = invoice_mark_uncollectible(
+            invoice=self.get_object(), actor=Actor.from_request(request)
+        )
+        return _invoice_answer(invoice)
+
+
+@extend_schema_view(**ADMIN_CREDIT_NOTE_DOCS)
+class AdminCreditNoteViewSet(EnvelopeRetrieveMixin, ApiViewSet):
+    resource_key = "credit_note"
+    serializer_class = CreditNoteSerializer
+    required_scopes = {"retrieve": STAFF_READ, "create": STAFF_WRITE}
+
+    def get_queryset(self):
+        return credit_notes_all()
+
+    def create(self, request):
+        body = validated(CreditNoteCreateSerializer, request)
+        invoice = invoices_all().filter(pk=body.pop("invoice")).first()
+        if invoice is None:
+            raise NotFound("No invoice with this id.")
+        credit_note = credit_note_create(invoice=invoice, actor=Actor.from_request(request), **body)
+        return created(
+            request,
+            {"credit_note": CreditNoteSerializer(credit_note).data},
+            f"/v1/admin/credit-notes/{credit_note.id}",
+        )
+
+
+class CustomerScopedMixin:
+    """A staff view under ``/admin/customers/{customer_id}/``: that account, or 404."""
+
+    def customer(self) -> Account:
+        return get_object_or_404(Account, pk=self.kwargs["customer_id"])
+
+
+@extend_schema_view(**ADMIN_BALANCE_TRANSACTION_DOCS)
+class AdminBalanceTransactionViewSet(
+    CustomerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet
+):
+    list_key = "balance_transactions"
+    resource_key = "balance_transaction"
+    serializer_class = BalanceTransactionSerializer
+    filterset_classes = {"list": BalanceTransactionFilter}
+    required_scopes = {"list": STAFF_READ, "retrieve": STAFF_READ, "create": STAFF_WRITE}
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no path
+            return BalanceTransaction.objects.none()
+        return balance_transactions_of_account(account_id=self.customer().id)
+
+    def create(self, request, customer_id: str):
+        account = self.customer()
+        body = validated(BalanceTransactionCreateSerializer, request)
+        entry = balance_change(
+            account=account,
+            kind=BalanceTransaction.Kind.ADJUSTMENT,
+            actor=Actor.from_request(request),
+            **body,
+        )
+        return created(
+            request,
+            {"balance_transaction": BalanceTransactionSerializer(entry).data},
+            f"/v1/admin/customers/{account.id}/balance-transactions/{entry.id}",
+        )
+
+
+@extend_schema_view(**ADMIN_BILLING_PROFILE_DOCS)
+class AdminBillingProfileViewSet(CustomerScopedMixin, ApiViewSet):
+    serializer_class = BillingProfileSerializer
+    required_scopes = {"retrieve": STAFF_READ, "partial_update": STAFF_WRITE}
+
+    def retrieve(self, request, customer_id: str):
+        return _profile_answer(self.customer())
+
+    def partial_update(self, request, customer_id: str):
+        account = self.customer()
+        if changes := validated(StaffBillingProfileUpdateSerializer, request):
+            billing_profile_update(
+                account=account, changes=changes, actor=Actor.from_request(request), staff=True
+            )
+        return _profile_answer(account)

@@ -1,0 +1,148 @@
+"""Query filters of the billing API lists (CONTRACT §4): products, invoices, credit notes, the
+balance ledger and payments.
+
+Lists take one value, a comma-separated list or the parameter repeated (``status=open,paid``);
+an unknown value of a known parameter is 400 ``invalid_parameter``, an unknown id simply
+matches nothing (ids are opaque, as on every other list). Currencies are ISO codes in any case
+(``eur`` is EUR), as the services read them.
+"""
+
+import django_filters
+from django.db.models import Exists, OuterRef
+from django_filters.fields import ChoiceField
+
+from billing.models import (
+    BalanceTransaction,
+    CreditNote,
+    Invoice,
+    InvoiceStatus,
+    Payment,
+    PaymentStatus,
+    Price,
+    Product,
+    ProductKind,
+)
+from billing.money import SUPPORTED_CURRENCIES
+from hosting.api.filters import (
+    ChoiceInFilter,
+    CreatedRangeFilterSet,
+    StableOrderingFilter,
+    UtcDateTimeFilter,
+)
+
+CURRENCY_CHOICES = [(code, code) for code in sorted(SUPPORTED_CURRENCIES)]
+
+
+class _CurrencyField(ChoiceField):
+    """A currency code in any case, checked against the supported ones as its upper case."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        return value.upper() if isinstance(value, str) else value
+
+
+class CurrencyFilter(django_filters.ChoiceFilter):
+    field_class = _CurrencyField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("choices", CURRENCY_CHOICES)
+        super().__init__(*args, **kwargs)
+
+
+def id_filter(field_name: str, text: str) -> django_filters.CharFilter:
+    """An exact id (``sub_...``, ``in_...``): another account's or an unknown one matches
+    nothing, so a filter never tells whether an id exists elsewhere."""
+    return django_filters.CharFilter(field_name=field_name, help_text=text)
+
+
+class ProductFilter(django_filters.FilterSet):
+    """Query filters of ``GET /v1/products``."""
+
+    kind = ChoiceInFilter(
+        choices=ProductKind.choices,
+        help_text="Only plans for this kind of service (`server`, `bot`), or a comma list.",
+    )
+    currency = CurrencyFilter(
+        method="filter_currency",
+        help_text="Only products with an active price in this currency (ISO 4217, any case); "
+        "their `prices` still list every active price.",
+    )
+
+    class Meta:
+        model = Product
+        fields: list[str] = []
+
+    def filter_currency(self, queryset, name, value):
+        priced = Price.objects.filter(product=OuterRef("pk"), active=True, currency=value)
+        return queryset.filter(Exists(priced))
+
+
+class InvoiceFilter(CreatedRangeFilterSet):
+    """Query filters of ``GET /v1/invoices`` (and the dashboard's invoices page)."""
+
+    status = ChoiceInFilter(
+        choices=InvoiceStatus.choices,
+        help_text="Only invoices in this status, or in any of a comma-separated list.",
+    )
+    subscription = id_filter("subscription_id", "Only invoices of this subscription (`sub_...`).")
+    currency = CurrencyFilter(help_text="Only invoices in this currency (ISO 4217, any case).")
+    due_after = UtcDateTimeFilter(
+        field_name="due_date", lookup_expr="gte", help_text="Due at or after (ISO 8601)."
+    )
+    due_before = UtcDateTimeFilter(
+        field_name="due_date", lookup_expr="lt", help_text="Due before (ISO 8601)."
+    )
+    ordering = StableOrderingFilter(
+        fields=(("created_at", "created_at"), ("due_date", "due_date"), ("total", "total")),
+        help_text="created_at, due_date or total, '-' for descending. Default: -created_at.",
+    )
+
+    class Meta:
+        model = Invoice
+        fields: list[str] = []
+
+
+class AdminInvoiceFilter(InvoiceFilter):
+    """``GET /v1/admin/invoices``: every account's invoices, or one account's."""
+
+    account = id_filter("account_id", "Only invoices of this customer account (`acct_...`).")
+
+    class Meta(InvoiceFilter.Meta):
+        pass
+
+
+class CreditNoteFilter(CreatedRangeFilterSet):
+    """Query filters of ``GET /v1/credit-notes``."""
+
+    invoice = id_filter("invoice_id", "Only credit notes of this invoice (`in_...`).")
+
+    class Meta:
+        model = CreditNote
+        fields: list[str] = []
+
+
+class BalanceTransactionFilter(CreatedRangeFilterSet):
+    """Query filters of ``GET /v1/balance-transactions``."""
+
+    kind = ChoiceInFilter(
+        choices=BalanceTransaction.Kind.choices,
+        help_text="Only entries of this kind, or of any of a comma-separated list.",
+    )
+
+    class Meta:
+        model = BalanceTransaction
+        fields: list[str] = []
+
+
+class PaymentFilter(CreatedRangeFilterSet):
+    """Query filters of ``GET /v1/payments``."""
+
+    status = ChoiceInFilter(
+        choices=PaymentStatus.choices,
+        help_text="Only payments in this status, or in any of a comma-separated list.",
+    )
+    invoice = id_filter("invoice_id", "Only payments of this invoice (`in_...`).")
+
+    class Meta:
+        model = Payment
+        fields: list[str] = []

@@ -1,0 +1,163 @@
+"""Read-side queries of billing: what the API and the dashboard list and show.
+
+Each list's queryset brings what its representation reads (an invoice's lines, a product's
+active prices) in one more query per page, whatever the page size: a page of any billing list
+is its count, its rows and at most one prefetch (the list goal of ``/v1/servers``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from django.db.models import Prefetch, QuerySet
+
+from accounts.models import Account
+from billing.models import (
+    BalanceTransaction,
+    BillingProfile,
+    CreditNote,
+    Invoice,
+    InvoiceStatus,
+    Payment,
+    Price,
+    Product,
+)
+from hosting.errors import InvalidState
+
+if TYPE_CHECKING:  # billing.pdf imports WeasyPrint (~2 s): only the download views load it
+    from billing.pdf import DocumentSnapshot
+
+NEWEST_FIRST = ("-created_at", "-id")
+
+
+def products_for_sale() -> QuerySet[Product]:
+    """Active products, newest first, each with its active prices in ``active_prices``."""
+    prices = Price.objects.filter(active=True).order_by("currency", "unit_amount", "id")
+    return (
+        Product.objects.filter(active=True)
+        .prefetch_related(Prefetch("prices", queryset=prices, to_attr="active_prices"))
+        .order_by(*NEWEST_FIRST)
+    )
+
+
+def invoices_all() -> QuerySet[Invoice]:
+    """Every account's invoices with their lines, newest first (the staff API)."""
+    return Invoice.objects.prefetch_related("lines").order_by(*NEWEST_FIRST)
+
+
+def invoices_of_account(*, account_id: str) -> QuerySet[Invoice]:
+    """An account's invoices with their lines, newest first; never another account's."""
+    return invoices_all().filter(account_id=account_id)
+
+
+def credit_notes_all() -> QuerySet[CreditNote]:
+    """Every account's credit notes, with the invoice each corrects (for its number)."""
+    return CreditNote.objects.select_related("invoice").order_by(*NEWEST_FIRST)
+
+
+def credit_notes_of_account(*, account_id: str) -> QuerySet[CreditNote]:
+    return credit_notes_all().filter(account_id=account_id)
+
+
+def balance_transactions_of_account(*, account_id: str) -> QuerySet[BalanceTransaction]:
+    """An account's credit ledger, newest entry first."""
+    return BalanceTransaction.objects.filter(account_id=account_id).order_by(*NEWEST_FIRST)
+
+
+def payments_of_account(*, account_id: str) -> QuerySet[Payment]:
+    return Payment.objects.filter(account_id=account_id).order_by(*NEWEST_FIRST)
+
+
+def billing_profile_of(account: Account) -> BillingProfile:
+    """The account's billing profile; an empty, unsaved one until anything is set (or the first
+    invoice fixes its currency)."""
+    return BillingProfile.objects.filter(account=account).first() or BillingProfile(account=account)
+
+
+# --- Documents as their PDFs show them (billing/pdf.py) --------------------------------------
+
+
+def _day(moment: datetime | None):
+    return None if moment is None else moment.astimezone(UTC).date()
+
+
+def _percentage(invoice: Invoice) -> str:
+    return format(invoice.tax_percentage.normalize(), "f")
+
+
+def invoice_document(invoice: Invoice) -> DocumentSnapshot:
+    """A finalized invoice as its PDF shows it: everything from what was frozen when it was
+    finalized (lines, totals, the buyer and seller of that day), nothing read from settings or
+    the profile now. A draft has no PDF until it is finalized (``InvalidState``)."""
+    if invoice.status == InvoiceStatus.DRAFT:
+        raise InvalidState(
+            "A draft invoice has no PDF yet: it is drawn once the invoice is finalized.",
+            details={"status": invoice.status},
+        )
+    taxed = invoice.tax or invoice.tax_percentage
+    label = f"Tax {_percentage(invoice)}%{' (included)' if invoice.tax_inclusive else ''}"
+    return {
+        "kind": "invoice",
+        "number": invoice.number or "",
+        "issued_at": invoice.finalized_at or invoice.created_at,
+        "due_date": _day(invoice.due_date),
+        "currency": invoice.currency,
+        "seller": invoice.seller,
+        "buyer": invoice.buyer,
+        "lines": [
+            {
+                "description": line.description,
+                "period_start": line.period_start,
+                "period_end": line.period_end,
+                "quantity": line.quantity,
+                "unit_amount": line.unit_amount,
+                "amount": line.amount,
+                "proration": line.proration,
+                "tax_amount": line.tax_amount,
+            }
+            for line in invoice.lines.all()
+        ],
+        "subtotal": invoice.subtotal,
+        "discount": invoice.discount,
+        "tax": [{"label": label, "amount": invoice.tax}] if taxed else [],
+        "total": invoice.total,
+        "amount_paid": invoice.amount_paid,
+        "amount_remaining": invoice.amount_remaining,
+        "notes": list(invoice.notes),
+    }
+
+
+def credit_note_document(credit_note: CreditNote) -> DocumentSnapshot:
+    """A credit note as its PDF shows it: one line crediting the invoice it corrects."""
+    invoice = credit_note.invoice
+    return {
+        "kind": "credit_note",
+        "number": credit_note.number,
+        "issued_at": credit_note.created_at,
+        "due_date": None,
+        "currency": credit_note.currency,
+        "seller": credit_note.seller,
+        "buyer": credit_note.buyer,
+        "lines": [
+            {
+                "description": f"Credit on invoice {invoice.number}",
+                "period_start": invoice.period_start,
+                "period_end": invoice.period_end,
+                "quantity": 1,
+                "unit_amount": credit_note.amount,
+                "amount": credit_note.amount,
+                "proration": False,
+                "tax_amount": 0,
+            }
+        ],
+        "subtotal": credit_note.amount,
+        "discount": 0,
+        "tax": [],
+        "total": credit_note.amount,
+        "amount_paid": 0,
+        "amount_remaining": 0,
+        "notes": [credit_note.memo] if credit_note.memo else [],
+        "original_invoice_number": invoice.number or "",
+        "reason": credit_note.get_reason_display(),
+    }

@@ -1,0 +1,105 @@
+"""Coupons and promotion codes: whether one applies to an order, redeeming it, and which
+invoices it discounts.
+
+A coupon is refused, with a field error naming why, when it is unknown, archived, past its
+``redeem_by`` (or its code past ``expires_at``), used up (``max_redemptions`` of the coupon or
+of the code), limited to other products, or an amount in another currency. Redeeming counts
+under the coupon's and the code's row locks, so two orders cannot take the last redemption.
+
+Duration: ``once`` discounts the order's first invoice only; ``repeating`` every invoice of a
+period that starts within ``duration_in_months`` months of the order; ``forever`` every one.
+"""
+
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F
+
+from billing.models import Coupon, CouponDuration, Price, PromotionCode, Subscription
+from billing.periods import period_end
+from hosting.errors import ValidationFailed
+
+
+def _refuse(field: str, code: str, message: str) -> ValidationFailed:
+    return ValidationFailed.field(field, code, message)
+
+
+def coupon_check(
+    *,
+    price: Price,
+    at: datetime,
+    promotion_code: str | None = None,
+    coupon_id: str | None = None,
+) -> tuple[Coupon, PromotionCode | None]:
+    """The coupon (and the code that names it) that ``promotion_code`` or ``coupon_id`` gives
+    for an order of ``price`` at ``at``; refused with a field error when it does not apply."""
+    field = "promotion_code" if promotion_code is not None else "coupon"
+    code = None
+    if promotion_code is not None:
+        if not isinstance(promotion_code, str) or not promotion_code.strip():
+            raise _refuse(field, "invalid", "Type the promotion code.")
+        code = (
+            PromotionCode.objects.select_related("coupon")
+            .filter(code__iexact=promotion_code.strip())
+            .first()
+        )
+        if code is None or not code.active:
+            raise _refuse(field, "coupon_not_found", "This promotion code does not exist.")
+        if code.expires_at and code.expires_at <= at:
+            raise _refuse(field, "coupon_expired", "This promotion code has expired.")
+        if code.max_redemptions is not None and code.times_redeemed >= code.max_redemptions:
+            raise _refuse(field, "coupon_used_up", "This promotion code has been used up.")
+        coupon = code.coupon
+    else:
+        coupon = Coupon.objects.filter(pk=coupon_id).first() if isinstance(coupon_id, str) else None
+        if coupon is None:
+            raise _refuse(field, "coupon_not_found", "This coupon does not exist.")
+    if not coupon.active:
+        raise _refuse(field, "coupon_not_found", "This coupon is no longer offered.")
+    if coupon.redeem_by and coupon.redeem_by <= at:
+        raise _refuse(field, "coupon_expired", "This coupon has expired.")
+    if coupon.max_redemptions is not None and coupon.times_redeemed >= coupon.max_redemptions:
+        raise _refuse(field, "coupon_used_up", "This coupon has been used up.")
+    products = [product.id for product in coupon.products.all()]
+    if products and price.product_id not in products:
+        raise _refuse(field, "coupon_not_applicable", "This coupon does not apply to this plan.")
+    if coupon.amount_off is not None and coupon.currency != price.currency:
+        raise _refuse(
+            field, "coupon_not_applicable",
+            f"This coupon takes an amount in {coupon.currency} off; the plan is billed in "
+            f"{price.currency}.",
+        )  # fmt: skip
+    return coupon, code
+
+
+@transaction.atomic
+def coupon_redeem(coupon: Coupon, code: PromotionCode | None) -> None:
+    """Count one redemption, refusing the one past the limit (under the rows' locks)."""
+    locked = Coupon.objects.select_for_update().get(pk=coupon.pk)
+    if locked.max_redemptions is not None and locked.times_redeemed >= locked.max_redemptions:
+        raise _refuse("coupon", "coupon_used_up", "This coupon has been used up.")
+    Coupon.objects.filter(pk=coupon.pk).update(times_redeemed=F("times_redeemed") + 1)
+    if code is not None:
+        locked_code = PromotionCode.objects.select_for_update().get(pk=code.pk)
+        limit = locked_code.max_redemptions
+        if limit is not None and locked_code.times_redeemed >= limit:
+            raise _refuse("promotion_code", "coupon_used_up", "This promotion code is used up.")
+        PromotionCode.objects.filter(pk=code.pk).update(times_redeemed=F("times_redeemed") + 1)
+
+
+def discount_end(coupon: Coupon, start: datetime, first_period_end: datetime) -> datetime | None:
+    """Until when ``coupon`` discounts a subscription ordered at ``start`` (None: for ever)."""
+    if coupon.duration == CouponDuration.ONCE:
+        return first_period_end
+    if coupon.duration == CouponDuration.REPEATING:
+        return period_end(start, "month", coupon.duration_in_months or 1)
+    return None
+
+
+def coupon_for_period(subscription: Subscription, period_start: datetime) -> Coupon | None:
+    """The coupon that discounts the invoice of a period starting at ``period_start``."""
+    if subscription.coupon_id is None:
+        return None
+    if subscription.discount_end is not None and period_start >= subscription.discount_end:
+        return None
+    return subscription.coupon

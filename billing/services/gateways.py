@@ -1,0 +1,138 @@
+"""Payment gateways: the one interface every means of payment implements, and collection.
+
+A gateway only moves money; our database alone says what is owed and what a subscription is
+(a gateway never owns a subscription). The interface:
+
+- ``charge_off_session(invoice, actor)``: take what remains on an open invoice without the
+  customer present (renewals, dunning retries); a succeeded ``Payment``, or ``None`` when this
+  gateway cannot take it (no saved method, not enough credit).
+- ``start_hosted_payment(invoice, return_url)``: where to send the customer to pay now (a card
+  page, 3-D Secure); ``PaymentNotSupported`` when the gateway has none.
+- ``refund(payment, actor)``: give a payment back.
+- ``handle_webhook(body, headers)``: the gateway's own notifications.
+
+Two gateways now: ``credit`` (the account's balance, applied automatically when it covers the
+whole invoice) and ``bank_transfer`` (the customer transfers; staff mark the invoice paid with
+the reference). Cards come with the next gateway on the same interface. ``BILLING_GATEWAYS``
+orders them for collection.
+"""
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+
+from django.conf import settings
+from django.db import transaction
+
+from accounts.actors import SYSTEM, Actor
+from billing import transitions
+from billing.clock import billing_now
+from billing.models import BalanceTransaction, Invoice, InvoiceStatus, Payment, PaymentStatus
+from billing.representations import payment_representation
+from billing.services.invoices import invoice_pay_with_credit
+from billing.services.ledger import balance_change, balance_of
+from events.services import record_event
+from hosting.errors import ApplicationError
+
+
+class PaymentNotSupported(ApplicationError):
+    status, code = 422, "payment_method_not_supported"
+    message = "This means of payment cannot do that."
+
+
+class PaymentGateway(ABC):
+    name: str
+
+    @abstractmethod
+    def charge_off_session(self, invoice: Invoice, *, actor: Actor) -> Payment | None: ...
+
+    def start_hosted_payment(self, invoice: Invoice, *, return_url: str) -> str:
+        raise PaymentNotSupported(f"Paying by {self.name} has no payment page.")
+
+    @abstractmethod
+    def refund(self, payment: Payment, *, actor: Actor) -> Payment: ...
+
+    def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> None:
+        raise PaymentNotSupported(f"The {self.name} gateway sends no notifications.")
+
+
+def _mark_refunded(payment: Payment, *, actor: Actor) -> Payment:
+    payment = Payment.objects.select_for_update().get(pk=payment.pk)
+    transitions.check("payment", payment.status, PaymentStatus.REFUNDED, verb="refund this payment")
+    payment.status = PaymentStatus.REFUNDED
+    payment.refunded_at = billing_now(payment.account)
+    payment.save()
+    record_event(
+        type="payment.refunded", account=payment.account, object_type="payment",
+        obj=payment_representation(payment), actor=actor, related_id=payment.invoice_id,
+    )  # fmt: skip
+    return payment
+
+
+class CreditGateway(PaymentGateway):
+    """The account's credit balance: automatic only when it covers all that remains."""
+
+    name = "credit"
+
+    def charge_off_session(self, invoice: Invoice, *, actor: Actor) -> Payment | None:
+        if invoice.amount_remaining <= 0 or balance_of(invoice.account) < invoice.amount_remaining:
+            return None
+        invoice_pay_with_credit(invoice=invoice, actor=actor)
+        return invoice.payments.filter(gateway=self.name).order_by("-created_at", "-id").first()
+
+    @transaction.atomic
+    def refund(self, payment: Payment, *, actor: Actor) -> Payment:
+        payment = _mark_refunded(payment, actor=actor)
+        balance_change(
+            account=payment.account, amount=payment.amount, currency=payment.currency,
+            kind=BalanceTransaction.Kind.ADJUSTMENT,
+            description=f"Refund of payment {payment.id} back to credit", actor=actor,
+            invoice=payment.invoice,
+        )  # fmt: skip
+        return payment
+
+
+class BankTransferGateway(PaymentGateway):
+    """The customer transfers the money; staff record it (``invoice_mark_paid``)."""
+
+    name = "bank_transfer"
+
+    def charge_off_session(self, invoice: Invoice, *, actor: Actor) -> Payment | None:
+        return None  # a transfer is the customer's to make: nothing can be pulled
+
+    @transaction.atomic
+    def refund(self, payment: Payment, *, actor: Actor) -> Payment:
+        # The money goes back by a transfer made outside; this records that it was.
+        return _mark_refunded(payment, actor=actor)
+
+
+GATEWAYS: dict[str, PaymentGateway] = {
+    gateway.name: gateway for gateway in (CreditGateway(), BankTransferGateway())
+}
+
+
+def gateway_register(gateway: PaymentGateway) -> None:
+    """Add a gateway (the card gateway registers itself from its app's ``ready()``)."""
+    GATEWAYS[gateway.name] = gateway
+
+
+def gateway(name: str) -> PaymentGateway:
+    return GATEWAYS[name]
+
+
+def collection_gateways() -> list[PaymentGateway]:
+    """The gateways ``BILLING_GATEWAYS`` names, in its order (unknown names are skipped)."""
+    return [GATEWAYS[name] for name in settings.BILLING_GATEWAYS if name in GATEWAYS]
+
+
+@transaction.atomic
+def invoice_collect(*, invoice: Invoice, actor: Actor = SYSTEM) -> Payment | None:
+    """Try each collection gateway in turn on an open invoice; the payment that settled it,
+    or ``None`` when none could (the invoice stays open for dunning)."""
+    invoice = Invoice.objects.select_for_update().get(pk=invoice.pk)
+    if invoice.status not in (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE):
+        return None
+    for each in collection_gateways():
+        payment = each.charge_off_session(invoice, actor=actor)
+        if payment is not None:
+            return payment
+    return None

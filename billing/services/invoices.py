@@ -1,0 +1,286 @@
+"""Invoices: drafting, finalizing (numbered and frozen), and settling them.
+
+A number comes from a gapless sequence per series (``INV-2026``), taken under the sequence's row
+lock in the transaction that finalizes the invoice: a rollback gives the number back, so the
+series has no holes (EU invoicing rules). Once finalized, an invoice's lines, totals, buyer and
+seller never change; a correction is a credit note.
+"""
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from accounts.actors import SYSTEM, Actor
+from accounts.models import Account
+from billing import transitions
+from billing.clock import billing_now, on_test_clock
+from billing.models import (
+    BalanceTransaction,
+    BillingProfile,
+    Coupon,
+    DocumentSequence,
+    Invoice,
+    InvoiceLine,
+    InvoiceStatus,
+    Payment,
+    PaymentStatus,
+)
+from billing.money import format_amount
+from billing.representations import invoice_representation, payment_representation
+from billing.services.fulfilment import subscription_invoice_paid
+from billing.services.ledger import balance_change, balance_of, billing_currency_fix
+from billing.services.notices import notify
+from billing.tax import TaxDecision
+from events.services import record_event
+from hosting.errors import Conflict, ValidationFailed
+
+GATEWAY_LABELS = {"credit": "account credit", "bank_transfer": "bank transfer"}
+
+
+def document_series(account: Account, prefix: str, at: datetime) -> str:
+    """The series a document of ``account`` issued at ``at`` is numbered in: ``INV-2026``; on
+    a test clock ``TEST-INV-2031``, so demo and test documents never take a legal number."""
+    series = f"{prefix}-{at:%Y}"
+    return f"TEST-{series}" if on_test_clock(account) else series
+
+
+def document_number(series: str) -> str:
+    """The next number of ``series`` (``INV-2026-000042``); call it inside the transaction that
+    issues the document, so that a rollback returns the number."""
+    DocumentSequence.objects.get_or_create(series=series)
+    sequence = DocumentSequence.objects.select_for_update().get(series=series)
+    number = sequence.next_number
+    sequence.next_number = number + 1
+    sequence.save(update_fields=["next_number"])
+    return f"{series}-{number:06d}"
+
+
+def invoice_event_record(invoice: Invoice, event: str, actor: Actor) -> None:
+    """Record ``invoice.<event>`` with the invoice as it is now."""
+    record_event(
+        type=f"invoice.{event}", account=invoice.account, object_type="invoice",
+        obj=invoice_representation(invoice), actor=actor, related_id=invoice.subscription_id or "",
+    )  # fmt: skip
+
+
+def _locked(invoice: Invoice) -> Invoice:
+    return Invoice.objects.select_for_update().get(pk=invoice.pk)
+
+
+def _set_status(invoice: Invoice, new: str, *, verb: str, at: datetime) -> None:
+    transitions.check("invoice", invoice.status, new, verb=verb)
+    invoice.status = new
+    stamp = {
+        InvoiceStatus.OPEN: "finalized_at",
+        InvoiceStatus.PAID: "paid_at",
+        InvoiceStatus.VOID: "voided_at",
+        InvoiceStatus.UNCOLLECTIBLE: "marked_uncollectible_at",
+    }[new]
+    setattr(invoice, stamp, at)
+
+
+@transaction.atomic
+def invoice_create(
+    *,
+    account: Account,
+    currency: str,
+    lines: list[dict[str, Any]],
+    billing_reason: str = "manual",
+    subscription=None,
+    period_start: datetime | None = None,
+    period_end: datetime | None = None,
+    tax: TaxDecision | None = None,
+    coupon: Coupon | None = None,
+    actor: Actor = SYSTEM,
+) -> Invoice:
+    """A draft invoice with its lines (``description``, ``quantity``, ``unit_amount``, and
+    optionally ``price``, ``period_start``/``period_end``, ``proration``, ``discount_amount``,
+    ``tax_amount``); totals are computed from the lines. ``tax`` is the decision the lines were
+    priced with (``billing.services.pricing``): its rate, whether it is inclusive, its note."""
+    if not lines:
+        raise ValidationFailed.field("lines", "required", "An invoice needs at least one line.")
+    currency = billing_currency_fix(account, currency)
+    invoice = Invoice.objects.create(
+        account=account, currency=currency, billing_reason=billing_reason,
+        subscription=subscription, period_start=period_start, period_end=period_end,
+        created_at=billing_now(account), coupon=coupon,
+        tax_percentage=tax.percentage if tax else 0, tax_inclusive=bool(tax and tax.inclusive),
+        notes=[tax.note] if tax and tax.note else [],
+    )  # fmt: skip
+    for position, line in enumerate(lines):
+        quantity = line.get("quantity", 1)
+        InvoiceLine.objects.create(
+            invoice=invoice, position=position, description=line["description"][:500],
+            price=line.get("price"), quantity=quantity, unit_amount=line["unit_amount"],
+            amount=quantity * line["unit_amount"], discount_amount=line.get("discount_amount", 0),
+            tax_amount=line.get("tax_amount", 0), period_start=line.get("period_start"),
+            period_end=line.get("period_end"), proration=line.get("proration", False),
+        )  # fmt: skip
+    _total_up(invoice)
+    if invoice.total < 0:
+        # A credit larger than the charges is credit for the customer's balance, not an
+        # invoice: the plan-change service books it there (a negative invoice would be lost).
+        raise ValidationFailed.field("lines", "negative_total", "An invoice cannot total below 0.")
+    invoice.save()
+    invoice_event_record(invoice, "created", actor)
+    return invoice
+
+
+def _total_up(invoice: Invoice) -> None:
+    """A draft's totals from its lines: the invoice's numbers are always its lines' sums."""
+    lines = list(invoice.lines.all())
+    invoice.subtotal = sum(line.amount for line in lines)
+    invoice.discount = sum(line.discount_amount for line in lines)
+    invoice.tax = sum(line.tax_amount for line in lines)
+    # Inclusive tax is inside the amounts already; exclusive tax is added on top.
+    invoice.total = (
+        invoice.subtotal - invoice.discount + (0 if invoice.tax_inclusive else invoice.tax)
+    )
+    invoice.amount_remaining = max(0, invoice.total - invoice.amount_paid - invoice.amount_credited)
+
+
+def _buyer_snapshot(account: Account) -> dict[str, Any]:
+    profile = BillingProfile.objects.filter(account=account).first() or BillingProfile(
+        account=account
+    )
+    town = " ".join(filter(None, [profile.postal_code, profile.city]))
+    address = [profile.address_line1, profile.address_line2, town, profile.region]
+    return {
+        "name": profile.legal_name or account.name,
+        "email": profile.email,
+        "address_lines": [line for line in address if line],
+        "country": profile.country,
+        "vat_id": profile.vat_id,
+        "tax_exempt": profile.tax_exempt,
+    }
+
+
+@transaction.atomic
+def invoice_finalize(*, invoice: Invoice, actor: Actor = SYSTEM) -> Invoice:
+    """Number and freeze a draft: the buyer's and seller's details as they are today, a due
+    date, ``open`` to be paid. An invoice of nothing to pay is paid at once."""
+    invoice = _locked(invoice)
+    now = billing_now(invoice.account)
+    _set_status(invoice, InvoiceStatus.OPEN, verb="finalize this invoice", at=now)
+    _total_up(invoice)
+    invoice.number = document_number(
+        document_series(invoice.account, settings.BILLING_INVOICE_PREFIX, now)
+    )
+    invoice.buyer = _buyer_snapshot(invoice.account)
+    invoice.seller = dict(settings.BILLING_SELLER)
+    invoice.due_date = now + timedelta(days=settings.BILLING_DAYS_UNTIL_DUE)
+    invoice.save()
+    invoice_event_record(invoice, "finalized", actor)
+    if invoice.total > 0:
+        notify("invoice_issued", account=invoice.account, invoice=invoice)
+    if invoice.amount_remaining == 0:
+        settle_paid(invoice, actor=actor, at=now)
+    return invoice
+
+
+def settle_paid(invoice: Invoice, *, actor: Actor, at: datetime) -> None:
+    """Mark an invoice that owes nothing more paid, with its ``invoice.paid`` event."""
+    _set_status(invoice, InvoiceStatus.PAID, verb="mark this invoice paid", at=at)
+    invoice.amount_remaining = 0
+    invoice.next_payment_attempt = None
+    invoice.save()
+    invoice_event_record(invoice, "paid", actor)
+    subscription_invoice_paid(invoice, actor=actor, at=at)
+
+
+def _record_payment(
+    invoice: Invoice, *, gateway: str, amount: int, actor: Actor, at: datetime, reference: str = ""
+) -> Payment:
+    payment = Payment.objects.create(
+        account=invoice.account, invoice=invoice, gateway=gateway, amount=amount,
+        currency=invoice.currency, reference=reference, status=PaymentStatus.SUCCEEDED,
+        created_by=actor.user, created_at=at, succeeded_at=at,
+    )  # fmt: skip
+    record_event(
+        type="payment.succeeded", account=invoice.account, object_type="payment",
+        obj=payment_representation(payment), actor=actor, related_id=invoice.id,
+    )  # fmt: skip
+    invoice.amount_paid += amount
+    invoice.amount_remaining -= amount  # never more than remains: the callers take at most that
+    invoice.save()
+    notify(
+        "payment_received", account=invoice.account, invoice=invoice,
+        amount=format_amount(amount, invoice.currency),
+        gateway=GATEWAY_LABELS.get(gateway, gateway),
+    )  # fmt: skip
+    if invoice.amount_remaining == 0:
+        settle_paid(invoice, actor=actor, at=at)
+    return payment
+
+
+@transaction.atomic
+def invoice_pay_with_credit(*, invoice: Invoice, actor: Actor) -> Invoice:
+    """Apply the account's credit to the invoice, as much as it has up to what is owed; the
+    invoice is paid once nothing remains. Refused (409) when there is no credit."""
+    invoice = _locked(invoice)
+    transitions.check("invoice", invoice.status, InvoiceStatus.PAID, verb="pay this invoice")
+    available = balance_of(invoice.account)
+    if available <= 0:
+        raise Conflict("The account has no credit to pay with.", details={"balance": 0})
+    applied = min(available, invoice.amount_remaining)
+    now = billing_now(invoice.account)
+    balance_change(
+        account=invoice.account, amount=-applied, currency=invoice.currency,
+        kind=BalanceTransaction.Kind.APPLIED_TO_INVOICE,
+        description=f"Applied to invoice {invoice.number}", actor=actor, invoice=invoice,
+    )  # fmt: skip
+    _record_payment(invoice, gateway="credit", amount=applied, actor=actor, at=now)
+    return invoice
+
+
+@transaction.atomic
+def invoice_mark_paid(*, invoice: Invoice, reference: str, actor: Actor) -> Invoice:
+    """Staff record a bank transfer (or any payment outside) of what remains to be paid."""
+    invoice = _locked(invoice)
+    transitions.check("invoice", invoice.status, InvoiceStatus.PAID, verb="mark this invoice paid")
+    if not reference.strip():
+        raise ValidationFailed.field(
+            "reference", "required", "Give the transfer's reference, so it can be found again."
+        )
+    now = billing_now(invoice.account)
+    _record_payment(
+        invoice, gateway="bank_transfer", amount=invoice.amount_remaining, actor=actor, at=now,
+        reference=reference.strip()[:200],
+    )  # fmt: skip
+    return invoice
+
+
+@transaction.atomic
+def invoice_void(*, invoice: Invoice, actor: Actor) -> Invoice:
+    """Cancel an invoice that nobody has paid any of; one that was paid in part is corrected
+    with a credit note instead."""
+    invoice = _locked(invoice)
+    if invoice.amount_paid:
+        raise Conflict(
+            "Part of this invoice is paid: issue a credit note instead of voiding it.",
+            details={"amount_paid": invoice.amount_paid},
+        )
+    _set_status(
+        invoice, InvoiceStatus.VOID, verb="void this invoice", at=billing_now(invoice.account)
+    )
+    invoice.amount_remaining = 0
+    invoice.next_payment_attempt = None
+    invoice.save()
+    invoice_event_record(invoice, "voided", actor)
+    return invoice
+
+
+@transaction.atomic
+def invoice_mark_uncollectible(*, invoice: Invoice, actor: Actor) -> Invoice:
+    """Give up collecting an open invoice (it can still be paid later)."""
+    invoice = _locked(invoice)
+    _set_status(
+        invoice, InvoiceStatus.UNCOLLECTIBLE, verb="mark this invoice uncollectible",
+        at=billing_now(invoice.account),
+    )  # fmt: skip
+    invoice.next_payment_attempt = None
+    invoice.save()
+    invoice_event_record(invoice, "marked_uncollectible", actor)
+    return invoice

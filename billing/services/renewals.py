@@ -1,0 +1,480 @@
+"""The billing job: renewals, collection, dunning, suspension and termination, by the clock.
+
+``billing_run()`` (from ``manage.py housekeeping`` or ``manage.py billing_run --every N``) walks
+the subscriptions and invoices that are due, each in its own transaction under its row lock,
+taken with ``SKIP LOCKED``: two runs at once (two workers) split the work instead of doubling
+it, and the invoice-per-period unique constraint backs that up. Every step re-checks its
+condition under the lock, so running the job again does nothing twice. Each account is seen at
+its own billing time (``billing_now``: its test clock, if it has one).
+
+For a subscription, in order:
+
+1. **Trial notice**: ``subscription.trial_will_end`` and an e-mail, BILLING_TRIAL_NOTICE_DAYS
+   before the trial ends (at most half the trial ahead).
+2. **Renewal**: the next period's invoice, BILLING_RENEWAL_DAYS_BEFORE days before the period
+   ends (at most half a period ahead), finalized, due when the period ends; credit applied when
+   it covers it.
+3. **Period end**: canceled at period end → ended (server or bot deleted); an unpaid first
+   invoice (the order) at its due date → the order lapses (voided, canceled); otherwise the
+   next period starts, ``active`` if its invoice is paid, else ``past_due``.
+4. **Dunning** of an overdue invoice: collection retried on the BILLING_DUNNING_RETRY_DAYS
+   after the due date, each failure an ``invoice.payment_failed`` event and a reminder (the last
+   one before the suspension a suspension warning); suspended (``unpaid``) after the plan's
+   suspend days; a termination warning BILLING_TERMINATION_WARNING_DAYS before the plan's
+   terminate days; then terminated (deleted, canceled, the invoice uncollectible).
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.actors import SYSTEM
+from billing.models import (
+    BillingClock,
+    BillingReason,
+    Invoice,
+    InvoiceStatus,
+    Subscription,
+    SubscriptionStatus,
+)
+from billing.periods import nth_period_end
+from billing.services.discounts import coupon_for_period
+from billing.services.fulfilment import (
+    billing_suspend,
+    billing_unsuspend,
+    instance_terminate,
+    subscription_event_record,
+    subscription_status_set,
+)
+from billing.services.gateways import invoice_collect
+from billing.services.invoices import (
+    invoice_create,
+    invoice_event_record,
+    invoice_finalize,
+    invoice_mark_uncollectible,
+    invoice_void,
+)
+from billing.services.notices import notify
+from billing.services.pricing import price_lines
+from billing.services.subscriptions import day_label, subscription_end
+from hosting.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+RUNNING = [
+    SubscriptionStatus.TRIALING,
+    SubscriptionStatus.ACTIVE,
+    SubscriptionStatus.PAST_DUE,
+    SubscriptionStatus.UNPAID,
+]
+
+
+@dataclass
+class RunReport:
+    """What one run did, by step (for the command's output and the tests)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, step: str, done: bool = True) -> None:
+        if done:
+            self.counts[step] = self.counts.get(step, 0) + 1
+
+    def __str__(self) -> str:
+        return ", ".join(f"{step}: {n}" for step, n in sorted(self.counts.items())) or "nothing due"
+
+
+def _ahead(start: datetime, end: datetime, days: int) -> timedelta:
+    """``days`` ahead of ``end``, but never more than half the period."""
+    return min(timedelta(days=days), (end - start) / 2)
+
+
+def _dunning_days(subscription: Subscription) -> tuple[int, int]:
+    product = subscription.price.product
+    suspend = product.suspend_after_days
+    terminate = product.terminate_after_days
+    suspend = settings.BILLING_SUSPEND_AFTER_DAYS if suspend is None else suspend
+    terminate = settings.BILLING_TERMINATE_AFTER_DAYS if terminate is None else terminate
+    return suspend, max(terminate, suspend + 1)
+
+
+def _locked(subscription_id: str) -> Subscription | None:
+    """The subscription under its lock, or None when another run holds it (it does the work)."""
+    return (
+        Subscription.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("price__product", "account", "server", "bot", "coupon")
+        .filter(pk=subscription_id)
+        .first()
+    )
+
+
+def _clocks() -> dict[str, datetime]:
+    return dict(BillingClock.objects.values_list("account_id", "now"))
+
+
+# --- one subscription ----------------------------------------------------------------------------
+
+
+def _trial_notice(subscription: Subscription, now: datetime) -> bool:
+    if subscription.status != SubscriptionStatus.TRIALING or subscription.trial_notified_at:
+        return False
+    start, end = (
+        subscription.current_period_start,
+        subscription.trial_end or subscription.current_period_end,
+    )
+    if now < end - _ahead(start, end, settings.BILLING_TRIAL_NOTICE_DAYS):
+        return False
+    subscription.trial_notified_at = now
+    subscription.save()
+    subscription_event_record(subscription, "trial_will_end", SYSTEM)
+    notify("trial_will_end", account=subscription.account, subscription=subscription)
+    return True
+
+
+def _renew(subscription: Subscription, now: datetime) -> bool:
+    """Issue the next period's invoice when it is time (once: the unique constraint)."""
+    if subscription.cancel_at_period_end or subscription.status not in RUNNING:
+        return False
+    start, end = subscription.current_period_start, subscription.current_period_end
+    if now < end - _ahead(start, end, settings.BILLING_RENEWAL_DAYS_BEFORE):
+        return False
+    issued = Invoice.objects.filter(
+        subscription=subscription, billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+        period_start=end,
+    ).exclude(status=InvoiceStatus.VOID)  # fmt: skip
+    if issued.exists():
+        return False
+    price = subscription.price
+    next_end = _next_period_end(subscription)
+    lines = [{
+        "description": f"{price.product.name} ({day_label(end)} to {day_label(next_end)})",
+        "unit_amount": price.unit_amount, "quantity": subscription.quantity, "price": price,
+        "period_start": end, "period_end": next_end,
+    }]  # fmt: skip
+    coupon = coupon_for_period(subscription, end)
+    priced = price_lines(
+        account=subscription.account, currency=price.currency, lines=lines, coupon=coupon
+    )
+    invoice = invoice_create(
+        account=subscription.account, currency=price.currency, lines=priced.lines,
+        tax=priced.tax,
+        coupon=coupon if any(line["discount_amount"] for line in priced.lines) else None,
+        billing_reason=BillingReason.SUBSCRIPTION_CYCLE, subscription=subscription,
+        period_start=end, period_end=next_end,
+    )  # fmt: skip
+    invoice = invoice_finalize(invoice=invoice)
+    if invoice.status == InvoiceStatus.OPEN:
+        # Due when the period it pays for starts; dunning's first retry the day after.
+        invoice.due_date = end
+        invoice.next_payment_attempt = end
+        invoice.save(update_fields=["due_date", "next_payment_attempt"])
+        invoice_collect(invoice=invoice)
+    return True
+
+
+def _next_period_end(subscription: Subscription) -> datetime:
+    """The end of the period after the current one, counted from the anchor (no drift)."""
+    price = subscription.price
+    anchor = subscription.billing_cycle_anchor
+    n = 1
+    end = nth_period_end(anchor, price.interval, price.interval_count, n)
+    while end <= subscription.current_period_end:
+        n += 1
+        end = nth_period_end(anchor, price.interval, price.interval_count, n)
+    return end
+
+
+def _period_end(subscription: Subscription, now: datetime) -> str | None:
+    """At the period's end: end it, lapse an unpaid order, or start the next period."""
+    if subscription.status == SubscriptionStatus.INCOMPLETE:
+        first = subscription.invoices.filter(
+            billing_reason=BillingReason.SUBSCRIPTION_CREATE
+        ).first()
+        if (
+            first is not None
+            and first.status == InvoiceStatus.OPEN
+            and first.due_date
+            and first.due_date <= now
+        ):
+            subscription_end(subscription, at=now, actor=SYSTEM)
+            return "order_lapsed"
+        return None
+    if subscription.status not in RUNNING or subscription.current_period_end > now:
+        return None
+    if subscription.cancel_at_period_end:
+        subscription_end(subscription, at=subscription.current_period_end, actor=SYSTEM)
+        return "ended"
+    start = subscription.current_period_end
+    renewal = (
+        Invoice.objects.filter(
+            subscription=subscription,
+            billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+            period_start=start,
+        )
+        .exclude(status=InvoiceStatus.VOID)
+        .first()
+    )
+    if renewal is None:
+        _renew(subscription, now)  # a run that missed the renewal's day catches up first
+        renewal = (
+            Invoice.objects.filter(
+                subscription=subscription,
+                billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+                period_start=start,
+            )
+            .exclude(status=InvoiceStatus.VOID)
+            .first()
+        )
+    subscription.current_period_start = start
+    subscription.current_period_end = (
+        renewal.period_end if renewal else _next_period_end(subscription)
+    )
+    subscription.save()
+    paid = renewal is not None and renewal.status == InvoiceStatus.PAID
+    if paid and subscription.status == SubscriptionStatus.TRIALING:
+        subscription_status_set(subscription, SubscriptionStatus.ACTIVE, actor=SYSTEM)
+    elif not paid and subscription.status in (
+        SubscriptionStatus.TRIALING,
+        SubscriptionStatus.ACTIVE,
+    ):
+        subscription_status_set(subscription, SubscriptionStatus.PAST_DUE, actor=SYSTEM)
+        if renewal is not None:
+            invoice_event_record(renewal, "overdue", SYSTEM)
+            suspend_days, _ = _dunning_days(subscription)
+            notify("payment_overdue", account=subscription.account, invoice=renewal,
+                   suspend_at=renewal.due_date + timedelta(days=suspend_days))  # fmt: skip
+    else:
+        subscription_event_record(subscription, "updated", SYSTEM)
+    return "period_started"
+
+
+def _oldest_overdue(subscription: Subscription, now: datetime) -> Invoice | None:
+    return (
+        Invoice.objects.filter(
+            subscription=subscription, status=InvoiceStatus.OPEN, due_date__lte=now
+        )
+        .exclude(billing_reason=BillingReason.SUBSCRIPTION_CREATE)
+        .order_by("due_date", "id")
+        .first()
+    )
+
+
+def _dunning(subscription: Subscription, now: datetime, report: RunReport) -> None:
+    if subscription.status not in (SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID):
+        return
+    overdue = _oldest_overdue(subscription, now)
+    if overdue is None:
+        return
+    suspend_days, terminate_days = _dunning_days(subscription)
+    since = overdue.due_date
+    if now >= since + timedelta(days=terminate_days):
+        for unpaid in Invoice.objects.filter(subscription=subscription, status=InvoiceStatus.OPEN):
+            if unpaid.amount_paid == 0 and unpaid.due_date and unpaid.due_date > now:
+                invoice_void(invoice=unpaid, actor=SYSTEM)  # not yet due: nothing is owed for it
+            else:
+                invoice_mark_uncollectible(invoice=unpaid, actor=SYSTEM)
+        notify(
+            "terminated", account=subscription.account, invoice=overdue, subscription=subscription
+        )
+        subscription_end(subscription, at=now, actor=SYSTEM)
+        report.add("terminated")
+        return
+    warn_at = since + timedelta(days=terminate_days - settings.BILLING_TERMINATION_WARNING_DAYS)
+    if now >= warn_at and subscription.termination_warned_at is None:
+        subscription.termination_warned_at = now
+        subscription.save()
+        notify(
+            "termination_warning", account=subscription.account, invoice=overdue,
+            subscription=subscription, terminate_at=since + timedelta(days=terminate_days),
+        )  # fmt: skip
+        report.add("termination_warnings")
+    if subscription.status == SubscriptionStatus.PAST_DUE and now >= since + timedelta(
+        days=suspend_days
+    ):
+        subscription_status_set(subscription, SubscriptionStatus.UNPAID, actor=SYSTEM)
+        billing_suspend(subscription)
+        notify(
+            "suspended", account=subscription.account, invoice=overdue,
+            subscription=subscription, terminate_at=since + timedelta(days=terminate_days),
+        )  # fmt: skip
+        report.add("suspended")
+
+
+def _retry(invoice: Invoice, now: datetime) -> bool:
+    """A dunning retry of an overdue invoice: collect; on failure, say so and plan the next."""
+    if (
+        invoice.status != InvoiceStatus.OPEN
+        or not invoice.next_payment_attempt
+        or invoice.next_payment_attempt > now
+    ):
+        return False
+    invoice.attempt_count += 1
+    invoice.save(update_fields=["attempt_count"])
+    payment = invoice_collect(invoice=invoice)
+    invoice.refresh_from_db()
+    if payment is not None and invoice.status == InvoiceStatus.PAID:
+        return True
+    due = invoice.due_date or now
+    later = [due + timedelta(days=day) for day in settings.BILLING_DUNNING_RETRY_DAYS]
+    invoice.next_payment_attempt = next((at for at in later if at > now), None)
+    invoice.save(update_fields=["next_payment_attempt"])
+    invoice_event_record(invoice, "payment_failed", SYSTEM)
+    if invoice.attempt_count > 1 and invoice.subscription_id:
+        subscription = invoice.subscription
+        suspend_days, _ = _dunning_days(subscription)
+        suspend_at = due + timedelta(days=suspend_days)
+        last_before = (
+            invoice.next_payment_attempt is None or invoice.next_payment_attempt >= suspend_at
+        )
+        if now < suspend_at:
+            notify(
+                "suspension_warning" if last_before else "payment_overdue",
+                account=invoice.account, invoice=invoice, suspend_at=suspend_at,
+            )  # fmt: skip
+        else:
+            notify("payment_overdue", account=invoice.account, invoice=invoice)
+    return True
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+def _subscription_step(
+    subscription_id: str, clocks: dict[str, datetime], report: RunReport
+) -> None:
+    """One subscription's due steps; a refusal (say, its server is busy with another action)
+    is logged and the step is tried again on the next run, without stopping this one."""
+    try:
+        _subscription_steps(subscription_id, clocks, report)
+    except ApplicationError as refusal:
+        logger.warning("billing: %s deferred to the next run: %s", subscription_id, refusal)
+        report.add("deferred")
+
+
+def _ended_but_still_running() -> list[Subscription]:
+    """Ended subscriptions whose server or bot could not be deleted at the time (it was busy
+    with another action): the deletion is tried again."""
+    live = Q(server__isnull=False, server__deleted_at__isnull=True) & ~Q(server__status="deleting")
+    live |= Q(bot__isnull=False, bot__deleted_at__isnull=True) & ~Q(bot__status="deleting")
+    return list(
+        Subscription.objects.filter(
+            live, status=SubscriptionStatus.CANCELED, ended_at__isnull=False
+        ).select_related("server", "bot")
+    )
+
+
+def _subscription_steps(
+    subscription_id: str, clocks: dict[str, datetime], report: RunReport
+) -> None:
+    with transaction.atomic():
+        subscription = _locked(subscription_id)
+        if subscription is None:
+            report.add("skipped_locked")
+            return
+        now = clocks.get(subscription.account_id) or timezone.now()
+        report.add("trial_notices", _trial_notice(subscription, now))
+        report.add("renewals", _renew(subscription, now))
+        outcome = _period_end(subscription, now)
+        if outcome:
+            report.add(outcome)
+    if outcome == "period_started":
+        with transaction.atomic():
+            subscription = _locked(subscription_id)
+            if subscription is not None:
+                report.add(
+                    "renewals",
+                    _renew(subscription, clocks.get(subscription.account_id) or timezone.now()),
+                )
+    with transaction.atomic():
+        subscription = _locked(subscription_id)
+        if subscription is not None:
+            _dunning(subscription, clocks.get(subscription.account_id) or timezone.now(), report)
+
+
+def _due_subscriptions(
+    clocks: dict[str, datetime], now: datetime, shard: tuple[int, int] | None
+) -> list[str]:
+    """Subscriptions with something due (a generous window; each step checks exactly)."""
+    horizon = timedelta(
+        days=max(settings.BILLING_RENEWAL_DAYS_BEFORE, settings.BILLING_TRIAL_NOTICE_DAYS)
+    )
+    due = (
+        Q(status__in=RUNNING, current_period_end__lte=now + horizon)
+        | Q(status=SubscriptionStatus.INCOMPLETE)
+        | Q(status__in=[SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID])
+    )
+    ids = set(
+        Subscription.objects.filter(due)
+        .exclude(account_id__in=list(clocks))
+        .values_list("id", flat=True)
+    )
+    for account_id, at in clocks.items():
+        ids.update(
+            Subscription.objects.filter(account_id=account_id)
+            .filter(
+                Q(status__in=RUNNING, current_period_end__lte=at + horizon)
+                | Q(status=SubscriptionStatus.INCOMPLETE)
+                | Q(status__in=[SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID])
+            )
+            .values_list("id", flat=True)
+        )
+    ordered = sorted(ids)
+    if shard is not None:
+        index, count = shard
+        ordered = [sid for sid in ordered if hash_shard(sid, count) == index]
+    return ordered
+
+
+def hash_shard(identifier: str, count: int) -> int:
+    """Which of ``count`` workers takes ``identifier`` (stable across processes)."""
+    return sum(identifier.encode()) % count
+
+
+def _retry_due(clocks: dict[str, datetime], now: datetime) -> list[str]:
+    ids = set(
+        Invoice.objects.filter(status=InvoiceStatus.OPEN, next_payment_attempt__lte=now)
+        .exclude(account_id__in=list(clocks))
+        .values_list("id", flat=True)
+    )
+    for account_id, at in clocks.items():
+        ids.update(
+            Invoice.objects.filter(
+                account_id=account_id, status=InvoiceStatus.OPEN, next_payment_attempt__lte=at
+            ).values_list("id", flat=True)
+        )
+    return sorted(ids)
+
+
+def billing_run(*, shard: tuple[int, int] | None = None) -> RunReport:
+    """One pass of the billing job over everything due now (see the module's docstring)."""
+    report = RunReport()
+    clocks = _clocks()
+    now = timezone.now()
+    for invoice_id in _retry_due(clocks, now):
+        with transaction.atomic():
+            invoice = (
+                Invoice.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("account", "subscription__price__product")
+                .filter(pk=invoice_id)
+                .first()
+            )
+            if invoice is None:
+                continue
+            at = clocks.get(invoice.account_id) or now
+            report.add("collection_attempts", _retry(invoice, at))
+    for subscription_id in _due_subscriptions(clocks, now, shard):
+        _subscription_step(subscription_id, clocks, report)
+    for paid in Subscription.objects.filter(
+        status=SubscriptionStatus.ACTIVE, billing_suspended=True
+    ).select_related("server", "bot"):
+        with transaction.atomic():
+            billing_unsuspend(paid)
+            report.add("unsuspended_late", not paid.billing_suspended)
+    for ended in _ended_but_still_running():
+        with transaction.atomic():
+            report.add("terminated_late", instance_terminate(ended))
+    return report

@@ -1,0 +1,400 @@
+"""Subscriptions: ordering a plan, changing it (with proration), canceling it.
+
+Ordering creates the subscription (``incomplete``), its first invoice (the first period, the
+setup fee, the coupon's discount, the tax), finalizes it and applies the account's credit when
+it covers it. Once that invoice is paid (at once when nothing is owed) the subscription is
+``active`` and the server or bot is created (``fulfilment``). A trial starts ``trialing`` and
+creates the server or bot at once; its first period is the trial.
+
+A plan change prorates to the second (``billing.proration``): credit for the unused part of the
+old price, a charge for the rest of the period on the new one, discounted and taxed like any
+invoice. A positive result is invoiced (``subscription_update``) and collected like a renewal;
+a negative one is added to the customer's balance. The preview computes exactly the same lines.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils.formats import date_format
+
+from accounts.actors import Actor
+from accounts.models import Account
+from billing import transitions
+from billing.clock import billing_now
+from billing.models import (
+    BalanceTransaction,
+    BillingReason,
+    Invoice,
+    InvoiceStatus,
+    Price,
+    ProductKind,
+    Subscription,
+    SubscriptionStatus,
+)
+from billing.periods import period_end
+from billing.proration import ProrationKind, proration_lines
+from billing.representations import subscription_representation
+from billing.services.discounts import coupon_check, coupon_for_period, coupon_redeem, discount_end
+from billing.services.fulfilment import (
+    instance_of,
+    instance_terminate,
+    subscription_event_record,
+    subscription_locked,
+    subscription_provision,
+    subscription_status_set,
+)
+from billing.services.gateways import invoice_collect
+from billing.services.invoices import invoice_create, invoice_finalize, invoice_void
+from billing.services.ledger import balance_change, billing_currency_fix
+from billing.services.pricing import PricedLines, price_lines
+from hosting.errors import Conflict, ValidationFailed
+from hosting.secrets_box import encrypt_secret
+from servers.models import Bot, BotRuntime, Game, Server
+from servers.services import instance_update
+from servers.services.validation import (
+    clean_environment,
+    clean_name,
+    clean_token,
+    quota_check,
+    region_of,
+    validate_variables,
+)
+
+
+def day_label(moment: datetime) -> str:
+    """A moment as invoice lines name it: ``15 Jan 2031 12:00``."""
+    return date_format(moment, "j M Y H:i")
+
+
+def price_orderable(price: Any) -> Price:
+    """An active price of an active product, or a field error."""
+    found = (
+        Price.objects.select_related("product").filter(pk=price).first()
+        if isinstance(price, str)
+        else price
+        if isinstance(price, Price)
+        else None
+    )
+    if found is None or not found.active or not found.product.active:
+        raise ValidationFailed.field("price", "invalid_choice", "This price is not offered.")
+    return found
+
+
+def order_clean(account: Account, price: Price, order: Any) -> dict[str, Any]:
+    """What to create once paid, checked now as the servers app would check it (so a paid
+    order does not fail later), within the plan's games, regions and runtimes."""
+    if not isinstance(order, dict):
+        raise ValidationFailed.field("order", "invalid", "order must be an object.")
+    product = price.product
+    cleaned: dict[str, Any] = {"name": clean_name(order.get("name"))}
+    region = region_of(order.get("region"))
+    if product.regions and region.slug not in product.regions:
+        raise ValidationFailed.field(
+            "order.region", "not_in_plan", f"This plan runs in: {', '.join(product.regions)}."
+        )
+    cleaned["region"] = region.slug
+    if product.kind == ProductKind.SERVER:
+        game = (
+            Game.objects.filter(slug=order.get("game")).first()
+            if isinstance(order.get("game"), str)
+            else None
+        )
+        if game is None:
+            raise ValidationFailed.field(
+                "order.game", "invalid_choice", "Unknown game; choose one from the catalogue."
+            )
+        if product.games and game.slug not in product.games:
+            raise ValidationFailed.field(
+                "order.game", "not_in_plan", f"This plan runs: {', '.join(product.games)}."
+            )
+        cleaned["game"] = game.slug
+        cleaned["variables"] = validate_variables(game, order.get("variables") or {})
+        quota_check(account, Server, memory_delta=product.memory_mb, adding=True)
+    else:
+        runtime = order.get("runtime")
+        allowed = product.runtimes or BotRuntime.values
+        if runtime not in allowed:
+            raise ValidationFailed.field(
+                "order.runtime", "invalid_choice", f"runtime must be one of {', '.join(allowed)}."
+            )
+        command = order.get("start_command")
+        if not isinstance(command, str) or not 0 < len(command.strip()) <= 500:
+            raise ValidationFailed.field(
+                "order.start_command", "required", "start_command is required (≤ 500)."
+            )
+        cleaned["runtime"] = runtime
+        cleaned["start_command"] = command.strip()
+        cleaned["environment"] = clean_environment(order.get("environment") or {})
+        cleaned["token_encrypted"] = encrypt_secret(clean_token(order.get("token")))
+        quota_check(account, Bot, memory_delta=product.memory_mb, adding=True)
+    return cleaned
+
+
+@transaction.atomic
+def subscription_order(
+    *,
+    account: Account,
+    price: Any,
+    order: Any,
+    quantity: int = 1,
+    promotion_code: str | None = None,
+    coupon: str | None = None,
+    actor: Actor,
+) -> tuple[Subscription, Invoice]:
+    """Order a plan: the subscription, its first invoice (finalized; credit applied when it
+    covers it), and the server or bot once paid (at once for a trial or nothing to pay)."""
+    price = price_orderable(price)
+    if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity != 1:
+        # One server or bot per subscription: the quantity is always 1 (it stays in the model
+        # for Stripe's shape and for later per-slot plans).
+        raise ValidationFailed.field(
+            "quantity", "invalid", "quantity must be 1: a subscription runs one server or bot."
+        )
+    currency = billing_currency_fix(account, price.currency)
+    cleaned = order_clean(account, price, order)
+    now = billing_now(account)
+    chosen = None
+    code = None
+    if promotion_code is not None or coupon is not None:
+        chosen, code = coupon_check(
+            price=price, at=now, promotion_code=promotion_code, coupon_id=coupon
+        )
+        coupon_redeem(chosen, code)
+    trial_end = period_end(now, "day", price.trial_days) if price.trial_days else None
+    first_end = trial_end or period_end(now, price.interval, price.interval_count)
+    subscription = Subscription.objects.create(
+        account=account, price=price, quantity=1, order=cleaned,
+        billing_cycle_anchor=first_end if trial_end else now, current_period_start=now,
+        current_period_end=first_end, trial_end=trial_end,
+        coupon=chosen, discount_end=discount_end(chosen, now, first_end) if chosen else None,
+        created_at=now,
+    )  # fmt: skip
+    subscription_event_record(subscription, "created", actor)
+    if trial_end:
+        lines = [{
+            "description": f"Trial of {price.product.name} until {day_label(trial_end)}",
+            "unit_amount": 0, "price": price, "period_start": now, "period_end": trial_end,
+        }]  # fmt: skip
+    else:
+        lines = [{
+            "description": f"{price.product.name} ({day_label(now)} to {day_label(first_end)})",
+            "unit_amount": price.unit_amount, "price": price, "period_start": now,
+            "period_end": first_end,
+        }]  # fmt: skip
+    if price.setup_fee:
+        lines.append(
+            {
+                "description": f"Setup fee: {price.product.name}",
+                "unit_amount": price.setup_fee,
+                "price": price,
+            }
+        )
+    priced = price_lines(account=account, currency=currency, lines=lines, coupon=chosen)
+    invoice = invoice_create(
+        account=account, currency=currency, lines=priced.lines, tax=priced.tax,
+        coupon=chosen if any(line["discount_amount"] for line in priced.lines) else None,
+        billing_reason=BillingReason.SUBSCRIPTION_CREATE, subscription=subscription,
+        period_start=now, period_end=first_end, actor=actor,
+    )  # fmt: skip
+    if trial_end:
+        subscription = subscription_locked(subscription)
+        subscription_status_set(subscription, SubscriptionStatus.TRIALING, actor=actor)
+        subscription_provision(subscription, actor=actor)
+    invoice = invoice_finalize(invoice=invoice, actor=actor)
+    if invoice.status == InvoiceStatus.OPEN:
+        invoice_collect(invoice=invoice, actor=actor)
+    subscription.refresh_from_db()
+    invoice.refresh_from_db()
+    return subscription, invoice
+
+
+@dataclass(frozen=True)
+class PlanChange:
+    """A plan change's amounts: the proration lines priced (discount, tax), what will be
+    invoiced (``total`` > 0) or added to the balance (``total`` < 0, as ``credit``)."""
+
+    subscription: Subscription
+    price: Price
+    at: datetime
+    priced: PricedLines | None
+
+    @property
+    def total(self) -> int:
+        return self.priced.total if self.priced else 0
+
+
+def _plan_change(subscription: Subscription, new_price: Price, at: datetime) -> PlanChange:
+    old = subscription.price
+    if new_price.pk == old.pk:
+        raise ValidationFailed.field(
+            "price", "unchanged", "The subscription is already on this price."
+        )
+    if new_price.product.kind != old.product.kind:
+        raise ValidationFailed.field(
+            "price",
+            "invalid_choice",
+            f"A {old.product.get_kind_display().lower()} plan can only change to another one.",
+        )
+    if new_price.currency != old.currency:
+        raise ValidationFailed.field(
+            "price", "currency_mismatch", f"This subscription is billed in {old.currency}."
+        )
+    order = subscription.order
+    product = new_price.product
+    if product.regions and order.get("region") not in product.regions:
+        raise ValidationFailed.field(
+            "price", "not_in_plan", "The new plan does not run in this server's region."
+        )
+    if product.games and order.get("game") and order["game"] not in product.games:
+        raise ValidationFailed.field("price", "not_in_plan", "The new plan does not run this game.")
+    if subscription.status == SubscriptionStatus.TRIALING or not (
+        subscription.current_period_start <= at < subscription.current_period_end
+    ):
+        return PlanChange(subscription, new_price, at, None)  # a trial is free: nothing to prorate
+    start, end = subscription.current_period_start, subscription.current_period_end
+    raw = proration_lines(
+        old_amount=old.unit_amount, new_amount=new_price.unit_amount, quantity_old=1,
+        quantity_new=1, period_start=start, period_end=end, at=at,
+    )  # fmt: skip
+    words = {
+        ProrationKind.UNUSED_TIME: f"Unused time on {old.product.name} after {day_label(at)}",
+        ProrationKind.REMAINING_TIME: f"Remaining time on {product.name} after {day_label(at)}",
+    }
+    lines = [
+        {"description": words[line.kind], "unit_amount": line.amount, "proration": True,
+         "price": old if line.kind == ProrationKind.UNUSED_TIME else new_price,
+         "period_start": at, "period_end": end}
+        for line in raw
+    ]  # fmt: skip
+    if not lines:
+        return PlanChange(subscription, new_price, at, None)
+    priced = price_lines(
+        account=subscription.account, currency=old.currency, lines=lines,
+        coupon=coupon_for_period(subscription, start),
+    )  # fmt: skip
+    return PlanChange(subscription, new_price, at, priced)
+
+
+def subscription_change_preview(*, subscription: Subscription, price: Any) -> PlanChange:
+    """What changing to ``price`` now would invoice or credit (nothing is written)."""
+    _check_live(subscription, "change the plan of this subscription")
+    new_price = price_orderable(price)
+    return _plan_change(subscription, new_price, billing_now(subscription.account))
+
+
+def _check_live(subscription: Subscription, verb: str) -> None:
+    if subscription.status in (SubscriptionStatus.CANCELED, SubscriptionStatus.INCOMPLETE):
+        raise transitions.refusal("subscription", subscription.status, verb)
+
+
+@transaction.atomic
+def subscription_change(
+    *, subscription: Subscription, price: Any, actor: Actor
+) -> tuple[Subscription, Invoice | None]:
+    """Change to ``price`` now: prorate, invoice (collected like a renewal) or credit the
+    balance, and give the server or bot the new plan's resources."""
+    subscription = subscription_locked(subscription)
+    _check_live(subscription, "change the plan of this subscription")
+    new_price = price_orderable(price)
+    change = _plan_change(subscription, new_price, billing_now(subscription.account))
+    previous_price = subscription.price
+    invoice = None
+    if change.priced is not None and change.total > 0:
+        invoice = invoice_create(
+            account=subscription.account, currency=previous_price.currency,
+            lines=change.priced.lines, tax=change.priced.tax,
+            billing_reason=BillingReason.SUBSCRIPTION_UPDATE, subscription=subscription,
+            period_start=change.at, period_end=subscription.current_period_end, actor=actor,
+        )  # fmt: skip
+    elif change.priced is not None and change.total < 0:
+        balance_change(
+            account=subscription.account, amount=-change.total, currency=previous_price.currency,
+            kind=BalanceTransaction.Kind.PRORATION,
+            description=(
+                f"Unused time on {previous_price.product.name} "
+                f"(changed to {new_price.product.name})"
+            ),
+            actor=actor,
+        )  # fmt: skip
+    # A renewal already issued at the old price and not paid is issued again at the new one.
+    for stale in Invoice.objects.filter(
+        subscription=subscription, billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+        status=InvoiceStatus.OPEN, amount_paid=0, period_start__gte=subscription.current_period_end,
+    ):  # fmt: skip
+        invoice_void(invoice=stale, actor=actor)
+    previous = subscription_representation(subscription)
+    subscription.price = new_price
+    subscription.save()
+    subscription_event_record(subscription, "updated", actor, previous)
+    instance = instance_of(subscription)
+    if instance is not None:
+        product = new_price.product
+        resources = {
+            "memory_mb": product.memory_mb,
+            "cpu_percent": product.cpu_percent,
+            "disk_mb": product.disk_mb,
+        }
+        instance_update(instance=instance, resources=resources, actor=actor)
+    if invoice is not None:
+        invoice = invoice_finalize(invoice=invoice, actor=actor)
+        if invoice.status == InvoiceStatus.OPEN:
+            invoice_collect(invoice=invoice, actor=actor)
+        invoice.refresh_from_db()
+    return subscription, invoice
+
+
+@transaction.atomic
+def subscription_cancel(
+    *, subscription: Subscription, at_period_end: bool, actor: Actor
+) -> Subscription:
+    """Cancel at the period's end (the service runs until then; can be undone with
+    ``subscription_resume``) or now (the server or bot is deleted; open invoices are voided,
+    paid time is not refunded: staff can issue a credit note)."""
+    subscription = subscription_locked(subscription)
+    if subscription.status == SubscriptionStatus.CANCELED:
+        raise transitions.refusal("subscription", subscription.status, "cancel this subscription")
+    now = billing_now(subscription.account)
+    if at_period_end and subscription.status != SubscriptionStatus.INCOMPLETE:
+        if subscription.cancel_at_period_end:
+            return subscription
+        previous = subscription_representation(subscription)
+        subscription.cancel_at_period_end = True
+        subscription.canceled_at = now
+        subscription.save()
+        subscription_event_record(subscription, "updated", actor, previous)
+        return subscription
+    subscription_end(subscription, at=now, actor=actor)
+    return subscription
+
+
+def subscription_end(subscription: Subscription, *, at: datetime, actor: Actor) -> None:
+    """End a locked subscription now: canceled, its server or bot deleted, unpaid invoices
+    voided (or, once partly paid, left to staff)."""
+    subscription.canceled_at = subscription.canceled_at or at
+    subscription.ended_at = at
+    for unpaid in Invoice.objects.filter(
+        subscription=subscription, status=InvoiceStatus.OPEN, amount_paid=0
+    ):
+        invoice_void(invoice=unpaid, actor=actor)
+    subscription_status_set(
+        subscription, SubscriptionStatus.CANCELED, actor=actor, verb="cancel this subscription"
+    )
+    instance_terminate(subscription, actor=actor)
+
+
+@transaction.atomic
+def subscription_resume(*, subscription: Subscription, actor: Actor) -> Subscription:
+    """Undo a cancellation at the period's end, before the period ends."""
+    subscription = subscription_locked(subscription)
+    if subscription.status == SubscriptionStatus.CANCELED or not subscription.cancel_at_period_end:
+        raise Conflict(
+            "This subscription is not set to cancel.", details={"status": subscription.status}
+        )
+    previous = subscription_representation(subscription)
+    subscription.cancel_at_period_end = False
+    subscription.canceled_at = None
+    subscription.save()
+    subscription_event_record(subscription, "updated", actor, previous)
+    return subscription

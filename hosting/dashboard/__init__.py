@@ -1,0 +1,1 @@
+"""Plumbing the dashboard's pages share, as ``hosting/api/`` is the API's: it imports no app."""

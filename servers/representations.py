@@ -1,0 +1,88 @@
+"""The public representations of servers, bots and actions.
+
+What the API shows and what events carry (``data.object``), defined once (hosting/representations).
+"""
+
+from copy import deepcopy
+from typing import Any
+
+from hosting.representations import timestamp
+from servers.models import Action, Bot, Instance, Server
+
+
+def resources_representation(instance: Instance) -> dict[str, int]:
+    """``resources`` is one object in the contract, stored as three columns."""
+    return {
+        "memory_mb": instance.memory_mb,
+        "cpu_percent": instance.cpu_percent,
+        "disk_mb": instance.disk_mb,
+    }
+
+
+def server_summary_representation(server: Server) -> dict[str, Any]:
+    """The Server object of the seed, as lists show it: id, name, game, status, created_at."""
+    return {
+        "id": server.id,
+        "name": server.name,
+        "game": server.game_id,
+        "status": server.status,
+        "created_at": timestamp(server.created_at),
+    }
+
+
+def server_representation(server: Server) -> dict[str, Any]:
+    """A server as ``GET /v1/servers/{id}`` shows it, and as events carry it."""
+    summary = server_summary_representation(server)
+    return {
+        **summary,
+        "region": server.region_id,
+        "address": server.address,
+        "resources": resources_representation(server),
+        "variables": deepcopy(server.variables),
+        "auto_restart": server.auto_restart,
+        "start_on_install": server.start_on_install,
+        "status_reason": server.status_reason,
+        "suspended_reason": server.suspended_reason,
+        "updated_at": timestamp(server.updated_at),
+    }
+
+
+def bot_representation(bot: Bot) -> dict[str, Any]:
+    """A Discord bot; its token is never shown, only ``token_last4``."""
+    return {
+        "id": bot.id,
+        "name": bot.name,
+        "runtime": bot.runtime,
+        "status": bot.status,
+        "region": bot.region_id,
+        "start_command": bot.start_command,
+        "environment": deepcopy(bot.environment),
+        "token_last4": bot.token_last4,
+        "resources": resources_representation(bot),
+        "auto_restart": bot.auto_restart,
+        "status_reason": bot.status_reason,
+        "suspended_reason": bot.suspended_reason,
+        "created_at": timestamp(bot.created_at),
+        "updated_at": timestamp(bot.updated_at),
+    }
+
+
+def instance_representation(instance: Instance) -> dict[str, Any]:
+    """A server's or a bot's representation, whichever the instance is."""
+    if isinstance(instance, Server):
+        return server_representation(instance)
+    return bot_representation(instance)
+
+
+def action_representation(action: Action) -> dict[str, Any]:
+    """An action with its target (``{"type": "server", "id": …}``) and its times."""
+    return {
+        "id": action.id,
+        "type": action.type,
+        "status": action.status,
+        "error": action.error,
+        "target": {"type": "server" if action.server_id else "bot", "id": action.target_id},
+        "created_at": timestamp(action.created_at),
+        "started_at": timestamp(action.started_at),
+        "completed_at": timestamp(action.completed_at),
+    }

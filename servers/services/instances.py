@@ -1,0 +1,176 @@
+"""Creating and changing servers and bots (their actions are in ``actions``)."""
+
+from typing import Any
+
+from django.db import transaction
+
+from accounts.actors import Actor
+from accounts.models import Account
+from events.services import changed_attributes
+from hosting.errors import InvalidState, ValidationFailed
+from hosting.secrets_box import encrypt_secret
+from servers.models import Bot, BotRuntime, Game, Instance, Server
+from servers.models import ServerStatus as S
+from servers.representations import instance_representation
+from servers.services.actions import create_action_start
+from servers.services.records import instance_event_record, instance_locked
+from servers.services.validation import (
+    DEFAULT_BOT_RESOURCES,
+    DEFAULT_SERVER_RESOURCES,
+    clean_environment,
+    clean_name,
+    clean_token,
+    quota_check,
+    region_of,
+    validate_resources,
+    validate_variables,
+)
+
+# Changing these on a live process only takes effect after a restart.
+NEEDS_RESTART = {"variables", "memory_mb", "cpu_percent", "disk_mb", "start_command", "environment",
+                 "token", "runtime"}  # fmt: skip
+
+
+@transaction.atomic
+def server_create(
+    *,
+    account: Account,
+    name: Any,
+    game: Any,
+    region: Any,
+    resources: dict[str, Any] | None = None,
+    variables: dict[str, Any] | None = None,
+    auto_restart: bool = True,
+    start_on_install: bool = False,
+    actor: Actor,
+) -> Server:
+    """Create a server in ``provisioning``; the worker provisions and installs it."""
+    name = clean_name(name)
+    game_obj = Game.objects.filter(slug=game).first() if isinstance(game, str) else None
+    if game_obj is None:
+        raise ValidationFailed.field(
+            "game", "invalid_choice", "Unknown game; choose one from the catalogue."
+        )
+    region_obj = region_of(region)
+    cleaned_resources = validate_resources(DEFAULT_SERVER_RESOURCES | (resources or {}))
+    cleaned_variables = validate_variables(game_obj, variables or {})
+    quota_check(account, Server, memory_delta=cleaned_resources["memory_mb"], adding=True)
+    server = Server.objects.create(
+        account=account, name=name, game=game_obj, region=region_obj, variables=cleaned_variables,
+        auto_restart=auto_restart, start_on_install=start_on_install, **cleaned_resources,
+    )  # fmt: skip
+    instance_event_record(server, "created", actor)
+    create_action_start(server, actor)
+    return server
+
+
+@transaction.atomic
+def bot_create(
+    *,
+    account: Account,
+    name: Any,
+    region: Any,
+    runtime: Any,
+    start_command: Any,
+    token: Any,
+    environment: dict[str, Any] | None = None,
+    resources: dict[str, Any] | None = None,
+    auto_restart: bool = True,
+    actor: Actor,
+) -> Bot:
+    """Create a bot in ``provisioning``; its Discord token is encrypted and never shown again."""
+    name = clean_name(name)
+    region_obj = region_of(region)
+    if runtime not in BotRuntime.values:
+        raise ValidationFailed.field(
+            "runtime", "invalid_choice", f"runtime must be one of {', '.join(BotRuntime.values)}."
+        )
+    if not isinstance(start_command, str) or not 0 < len(start_command.strip()) <= 500:
+        raise ValidationFailed.field(
+            "start_command", "required", "start_command is required (≤ 500)."
+        )
+    token = clean_token(token)
+    cleaned_resources = validate_resources(DEFAULT_BOT_RESOURCES | (resources or {}))
+    environment = clean_environment(environment or {})
+    quota_check(account, Bot, memory_delta=cleaned_resources["memory_mb"], adding=True)
+    bot = Bot.objects.create(
+        account=account, name=name, region=region_obj, runtime=runtime,
+        start_command=start_command.strip(), environment=environment,
+        token_encrypted=encrypt_secret(token), token_last4=token[-4:], auto_restart=auto_restart,
+        **cleaned_resources,
+    )  # fmt: skip
+    instance_event_record(bot, "created", actor)
+    create_action_start(bot, actor)
+    return bot
+
+
+@transaction.atomic
+def instance_update(
+    *, instance: Instance, actor: Actor, **changes: Any
+) -> tuple[Instance, list[str]]:
+    """Change a server's or bot's settings; returns it with the changed fields that need a restart.
+
+    Servers take ``name``, ``variables``, ``resources``, ``auto_restart``; bots also
+    ``start_command``, ``environment``, ``token`` and ``runtime``.
+    """
+    instance = instance_locked(instance)
+    if instance.status == S.DELETING:
+        raise InvalidState(
+            f"A {instance.kind} being deleted cannot be changed.",
+            details={"status": instance.status, "allowed_actions": []},
+        )
+    before = instance_representation(instance)
+    changed: list[str] = []
+    if "name" in changes:
+        instance.name = clean_name(changes["name"])
+    if "auto_restart" in changes:
+        instance.auto_restart = bool(changes["auto_restart"])
+    if "resources" in changes:
+        resources = validate_resources(changes["resources"] or {})
+        delta = resources.get("memory_mb", instance.memory_mb) - instance.memory_mb
+        quota_check(instance.account, type(instance), memory_delta=delta, adding=False)
+        for field, value in resources.items():
+            if getattr(instance, field) != value:
+                setattr(instance, field, value)
+                changed.append(field)
+    if isinstance(instance, Server) and "variables" in changes:
+        variables = validate_variables(
+            instance.game, changes["variables"], current=instance.variables
+        )
+        if variables != instance.variables:
+            instance.variables = variables
+            changed.append("variables")
+    if isinstance(instance, Bot):
+        if "start_command" in changes:
+            command = changes["start_command"]
+            if not isinstance(command, str) or not 0 < len(command.strip()) <= 500:
+                raise ValidationFailed.field(
+                    "start_command", "required", "start_command is required."
+                )
+            if command.strip() != instance.start_command:
+                instance.start_command = command.strip()
+                changed.append("start_command")
+        if "environment" in changes:
+            environment = clean_environment(changes["environment"])
+            if environment != instance.environment:
+                instance.environment = environment
+                changed.append("environment")
+        if "runtime" in changes:
+            if changes["runtime"] not in BotRuntime.values:
+                raise ValidationFailed.field("runtime", "invalid_choice", "Unknown runtime.")
+            if changes["runtime"] != instance.runtime:
+                instance.runtime = changes["runtime"]
+                changed.append("runtime")
+        if "token" in changes:
+            token = clean_token(changes["token"])
+            instance.token_encrypted = encrypt_secret(token)
+            instance.token_last4 = token[-4:]
+            changed.append("token")
+    instance.save()
+    after = instance_representation(instance)
+    previous = changed_attributes(before, after)
+    previous.pop("updated_at", None)
+    if previous or "token" in changed:
+        instance_event_record(instance, "updated", actor, previous)
+    live = instance.status in {S.RUNNING, S.STARTING}
+    return instance, [field for field in changed if live and field in NEEDS_RESTART]

@@ -1,0 +1,168 @@
+"""The checks every server and bot setting goes through, and the account's quotas."""
+
+import json
+from typing import Any
+
+from django.db.models import Sum
+
+from accounts.models import Account
+from hosting.errors import QuotaExceeded, ValidationFailed
+from servers.models import (
+    DISCORD_TOKEN,
+    ENV_NAME,
+    RESOURCE_LIMITS,
+    Bot,
+    Game,
+    Instance,
+    Region,
+    Server,
+)
+
+DEFAULT_SERVER_RESOURCES = {"memory_mb": 2048, "cpu_percent": 100, "disk_mb": 10240}
+DEFAULT_BOT_RESOURCES = {"memory_mb": 512, "cpu_percent": 50, "disk_mb": 2048}
+
+
+def validate_resources(values: dict[str, Any]) -> dict[str, int]:
+    """Each given resource within ``RESOURCE_LIMITS`` (field ``resources.<name>``)."""
+    cleaned = {}
+    for name, value in values.items():
+        low, high = RESOURCE_LIMITS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValidationFailed.field(
+                f"resources.{name}",
+                "out_of_range",
+                f"{name} must be an integer from {low} to {high}.",
+            )
+        cleaned[name] = value
+    return cleaned
+
+
+def validate_variables(game: Game, values: dict[str, Any], *, current: dict | None = None) -> dict:
+    """Check values against the game's definitions; returns every variable with defaults filled.
+
+    ``current`` holds the server's present values when only some are being changed.
+    """
+    if not isinstance(values, dict):
+        raise ValidationFailed.field("variables", "invalid", "variables must be an object.")
+    definitions = {definition["key"]: definition for definition in game.variables}
+    errors = []
+
+    def error(key: str, code: str, message: str) -> None:
+        errors.append({"name": f"variables.{key}", "code": code, "message": message})
+
+    for key in values:
+        if key not in definitions:
+            error(key, "unknown_variable", f"{game.name} has no variable {key}.")
+    result = {}
+    for key, definition in definitions.items():
+        if key in values:
+            value = values[key]
+        elif current is not None and key in current:
+            value = current[key]
+        elif "default" in definition:
+            value = definition["default"]
+        else:
+            if definition.get("required"):
+                error(key, "required", f"{definition['name']} is required.")
+            continue
+        kind = definition["type"]
+        if kind == "boolean" and not isinstance(value, bool):
+            error(key, "invalid", f"{definition['name']} must be true or false.")
+        elif kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+            error(key, "invalid", f"{definition['name']} must be an integer.")
+        elif kind == "integer" and not definition.get("min", value) <= value <= definition.get(
+            "max", value
+        ):
+            low, high = definition.get("min"), definition.get("max")
+            error(key, "out_of_range", f"{definition['name']} must be from {low} to {high}.")
+        elif kind == "string" and not isinstance(value, str):
+            error(key, "invalid", f"{definition['name']} must be a string.")
+        elif kind == "string" and not (
+            definition.get("min_length", 0) <= len(value) <= definition.get("max_length", 255)
+        ):
+            error(key, "invalid_length", f"{definition['name']} has the wrong length.")
+        elif kind == "enum" and value not in definition["choices"]:
+            choices = ", ".join(definition["choices"])
+            error(key, "invalid_choice", f"{definition['name']} must be one of {choices}.")
+        elif "must_be" in definition and value != definition["must_be"]:
+            must_be = json.dumps(definition["must_be"])
+            error(key, "must_accept", f"{definition['name']} must be {must_be}.")
+        result[key] = value
+    if errors:
+        message = (
+            errors[0]["message"] if len(errors) == 1 else f"{len(errors)} variables are invalid."
+        )
+        raise ValidationFailed(message, details={"fields": errors})
+    return result
+
+
+def quota_check(account: Account, kind: type[Instance], *, memory_delta: int, adding: bool) -> None:
+    """Refuse what would take the account past its instance count or total memory."""
+    account = Account.objects.select_for_update().get(pk=account.pk)  # serializes the counts
+    if adding:
+        limit = account.max_servers if kind is Server else account.max_bots
+        if kind.objects.filter(account=account, deleted_at=None).count() >= limit:
+            noun = "servers" if kind is Server else "bots"
+            raise QuotaExceeded(
+                f"The account may have {limit} {noun}; delete one or ask for a higher limit.",
+                details={"limit": limit, "quota": noun},
+            )
+    if memory_delta > 0:
+        used = sum(
+            model.objects.filter(account=account, deleted_at=None).aggregate(
+                total=Sum("memory_mb")
+            )["total"]
+            or 0
+            for model in (Server, Bot)
+        )
+        if used + memory_delta > account.max_memory_mb:
+            raise QuotaExceeded(
+                f"This would use {used + memory_delta} MB of memory; the account may use "
+                f"{account.max_memory_mb} MB.",
+                details={"limit": account.max_memory_mb, "quota": "memory_mb", "used": used},
+            )
+
+
+def clean_name(name: Any) -> str:
+    """A name, trimmed: required, at most 100 characters."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationFailed.field("name", "required", "A name is required.")
+    if len(name.strip()) > 100:
+        raise ValidationFailed.field("name", "max_length", "A name has at most 100 characters.")
+    return name.strip()
+
+
+def region_of(slug: Any) -> Region:
+    """The region of that slug, or a field error."""
+    region = Region.objects.filter(slug=slug).first() if isinstance(slug, str) else None
+    if region is None:
+        raise ValidationFailed.field(
+            "region", "invalid_choice", "Unknown region; choose one of the regions."
+        )
+    return region
+
+
+def clean_environment(environment: Any) -> dict[str, str]:
+    """A bot's environment: at most 100 variables with valid names and string values."""
+    if not isinstance(environment, dict) or len(environment) > 100:
+        raise ValidationFailed.field(
+            "environment", "invalid", "environment must be an object of at most 100 variables."
+        )
+    for key, value in environment.items():
+        if not ENV_NAME.fullmatch(key) or not isinstance(value, str) or len(value) > 4096:
+            raise ValidationFailed.field(
+                f"environment.{key}", "invalid",
+                "Names are letters, digits and _; values are strings of at most 4096 characters.",
+            )  # fmt: skip
+    return environment
+
+
+def clean_token(token: Any) -> str:
+    """A Discord bot token as Discord issues them."""
+    if not isinstance(token, str) or not DISCORD_TOKEN.fullmatch(token):
+        raise ValidationFailed.field(
+            "token", "invalid",
+            "token must be the bot's Discord token (20 to 200 printable ASCII characters, no "
+            "spaces).",
+        )  # fmt: skip
+    return token

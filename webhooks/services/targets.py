@@ -1,0 +1,68 @@
+"""Where webhook requests may go: an allowed scheme and a public address, checked at every
+attempt against the addresses the host resolves to then (no DNS rebinding to the inside)."""
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+
+class UnsafeTarget(Exception):
+    """The URL or the address it resolves to may not be sent to."""
+
+
+def refused_address(address: ipaddress._BaseAddress) -> bool:
+    """Private, loopback, link-local, multicast, reserved or otherwise not global."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return (
+        address.is_private
+        or address.is_loopback
+        or address.is_link_local
+        or address.is_multicast
+        or address.is_reserved
+        or address.is_unspecified
+        or not address.is_global
+    )
+
+
+def check_url(url: str) -> str:
+    """The URL's host if it is an allowed scheme and host; raise ``UnsafeTarget`` otherwise."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port outside 0-65535
+    except ValueError:
+        raise UnsafeTarget("The URL is not valid (check its host and port).") from None
+    allowed = {"https", "http"} if settings.WEBHOOKS_ALLOW_HTTP else {"https"}
+    if parts.scheme not in allowed:
+        raise UnsafeTarget(
+            "Webhook URLs must use https://."
+            if not settings.WEBHOOKS_ALLOW_HTTP
+            else "Webhook URLs must use http:// or https://."
+        )
+    if not parts.hostname or parts.username or parts.password:
+        raise UnsafeTarget("The URL needs a host and must not carry credentials.")
+    return parts.hostname
+
+
+def resolve_target(url: str) -> tuple[str, list[str]]:
+    """Resolve the host now (at every attempt) and refuse private and special addresses.
+
+    Returns the host and its allowed addresses; the request is then sent to one of these very
+    addresses, so a DNS answer cannot change between the check and the connection.
+    """
+    host = check_url(url)
+    port = urlsplit(url).port or (443 if url.startswith("https") else 80)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        raise UnsafeTarget(f"The host {host} does not resolve.") from None
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    if not settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS:
+        refused = [a for a in addresses if refused_address(ipaddress.ip_address(a))]
+        if refused:
+            raise UnsafeTarget(
+                f"{host} resolves to {refused[0]}, a private, loopback or reserved address."
+            )
+    return host, addresses
