@@ -3,7 +3,6 @@
 import datetime
 
 import django_filters
-from django.core.exceptions import ValidationError
 from django.http import QueryDict
 from django_filters.fields import IsoDateTimeField
 from django_filters.rest_framework import DjangoFilterBackend
