@@ -11,8 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account
-from billing.models import BillingClock
-from hosting.errors import ValidationFailed
+from billing.models import BillingClock, Invoice
+from hosting.errors import Conflict, ValidationFailed
 
 
 def billing_now(account: Account) -> datetime:
@@ -29,9 +29,16 @@ def on_test_clock(account: Account) -> bool:
 @transaction.atomic
 def billing_clock_advance(*, account: Account, to: datetime) -> BillingClock:
     """Start the account's test clock at ``to`` (any time: a test starts where it likes), or
-    move it forward to ``to``; it never goes back."""
+    move it forward to ``to``; it never goes back. A clock starts only on an account that was
+    never billed (no invoice yet): one billed on the real clock keeps it, so its documents
+    never mix real and test time (409 ``conflict``)."""
     clock = BillingClock.objects.select_for_update().filter(account=account).first()
     if clock is None:
+        if Invoice.objects.filter(account=account).exists():
+            raise Conflict(
+                "This account has been billed on the real clock; a test clock starts only on "
+                "an account without invoices (a demo account)."
+            )
         return BillingClock.objects.create(account=account, now=to)
     if to < clock.now:
         raise ValidationFailed.field("to", "out_of_range", "A billing clock only moves forward.")

@@ -21,6 +21,8 @@ from billing.models import (
     Price,
     Product,
     ProductKind,
+    Subscription,
+    SubscriptionStatus,
 )
 from billing.money import SUPPORTED_CURRENCIES
 from hosting.api.filters import (
@@ -75,6 +77,48 @@ class ProductFilter(django_filters.FilterSet):
     def filter_currency(self, queryset, name, value):
         priced = Price.objects.filter(product=OuterRef("pk"), active=True, currency=value)
         return queryset.filter(Exists(priced))
+
+
+class AdminProductFilter(ProductFilter):
+    """``GET /v1/admin/products``: archived products too, unless ``active`` says."""
+
+    active = django_filters.BooleanFilter(help_text="`true`: on sale; `false`: archived.")
+
+    class Meta(ProductFilter.Meta):
+        pass
+
+
+class SubscriptionFilter(CreatedRangeFilterSet):
+    """Query filters of ``GET /v1/subscriptions`` (and the dashboard's subscriptions page)."""
+
+    status = ChoiceInFilter(
+        choices=SubscriptionStatus.choices,
+        help_text="Only subscriptions in this status, or in any of a comma-separated list.",
+    )
+    price = id_filter("price_id", "Only subscriptions on this price (`price_...`).")
+    product = id_filter("price__product_id", "Only subscriptions of this product (`prod_...`).")
+    server = id_filter("server_id", "Only the subscription of this server (`srv_...`).")
+    bot = id_filter("bot_id", "Only the subscription of this bot (`bot_...`).")
+    search = django_filters.CharFilter(
+        field_name="order__name",
+        lookup_expr="icontains",
+        help_text="Only subscriptions whose server or bot name contains this text (any case).",
+    )
+    ordering = StableOrderingFilter(
+        fields=(("created_at", "created_at"), ("current_period_end", "current_period_end")),
+        help_text="created_at or current_period_end, '-' for descending. Default: -created_at.",
+    )
+
+    class Meta:
+        model = Subscription
+        fields: list[str] = []
+
+
+class AdminSubscriptionFilter(SubscriptionFilter):
+    account = id_filter("account_id", "Only subscriptions of this customer account (`acct_...`).")
+
+    class Meta(SubscriptionFilter.Meta):
+        pass
 
 
 class InvoiceFilter(CreatedRangeFilterSet):

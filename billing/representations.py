@@ -60,8 +60,14 @@ def product_representation(
     return shown
 
 
+# What an order keeps that is never shown: a bot's token, encrypted until the bot is created.
+_ORDER_SECRETS = frozenset({"token_encrypted"})
+
+
 def subscription_representation(subscription: Subscription) -> dict[str, Any]:
-    """A plan billed for one server or bot, and where it stands."""
+    """A plan billed for one server or bot, and where it stands. ``order`` is what was
+    ordered (name, region, game, variables; a bot's runtime and command), without secrets."""
+    order = {k: v for k, v in subscription.order.items() if k not in _ORDER_SECRETS}
     return {
         "id": subscription.id,
         "status": subscription.status,
@@ -69,7 +75,7 @@ def subscription_representation(subscription: Subscription) -> dict[str, Any]:
         "quantity": subscription.quantity,
         "server": subscription.server_id,
         "bot": subscription.bot_id,
-        "order": deepcopy(subscription.order),
+        "order": deepcopy(order),
         "billing_cycle_anchor": timestamp(subscription.billing_cycle_anchor),
         "current_period_start": timestamp(subscription.current_period_start),
         "current_period_end": timestamp(subscription.current_period_end),
@@ -85,8 +91,10 @@ def subscription_representation(subscription: Subscription) -> dict[str, Any]:
 
 
 def billing_profile_representation(profile: BillingProfile) -> dict[str, Any]:
-    """Who the account's invoices are made out to."""
+    """Who the account's invoices are made out to. Its ``id`` is its account's: an account has
+    one profile, so its events name the customer they are about."""
     return {
+        "id": profile.account_id,
         "legal_name": profile.legal_name,
         "email": profile.email,
         "address": {

@@ -16,12 +16,16 @@ from accounts.models import Account
 from billing.models import (
     BalanceTransaction,
     BillingProfile,
+    Coupon,
     CreditNote,
     Invoice,
     InvoiceStatus,
     Payment,
     Price,
     Product,
+    PromotionCode,
+    Subscription,
+    TaxRate,
 )
 from hosting.errors import InvalidState
 
@@ -39,6 +43,38 @@ def products_for_sale() -> QuerySet[Product]:
         .prefetch_related(Prefetch("prices", queryset=prices, to_attr="active_prices"))
         .order_by(*NEWEST_FIRST)
     )
+
+
+def products_all() -> QuerySet[Product]:
+    """Every product, archived ones too, with every price (``active_prices`` holds all of them
+    here, so one representation serves both lists): the staff's catalogue."""
+    prices = Price.objects.order_by("-active", "currency", "unit_amount", "id")
+    return Product.objects.prefetch_related(
+        Prefetch("prices", queryset=prices, to_attr="active_prices")
+    ).order_by(*NEWEST_FIRST)
+
+
+def subscriptions_all() -> QuerySet[Subscription]:
+    """Every account's subscriptions, newest first (the staff's view)."""
+    return Subscription.objects.order_by(*NEWEST_FIRST)
+
+
+def subscriptions_of_account(*, account_id: str) -> QuerySet[Subscription]:
+    """An account's subscriptions, newest first; never another account's."""
+    return subscriptions_all().filter(account_id=account_id)
+
+
+def tax_rates_all() -> QuerySet[TaxRate]:
+    return TaxRate.objects.order_by("country", "region", *NEWEST_FIRST)
+
+
+def coupons_all() -> QuerySet[Coupon]:
+    """Coupons with the products they apply to (one more query per page)."""
+    return Coupon.objects.prefetch_related("products").order_by(*NEWEST_FIRST)
+
+
+def promotion_codes_all() -> QuerySet[PromotionCode]:
+    return PromotionCode.objects.order_by(*NEWEST_FIRST)
 
 
 def invoices_all() -> QuerySet[Invoice]:

@@ -352,6 +352,8 @@ SPECTACULAR_SETTINGS = {
         "AccountStatus": "accounts.models.Account.Status",
         "ActionTargetType": ["server", "bot"],
         "PowerActionType": "servers.transitions.POWER_ACTIONS",
+        "BalanceTransactionKind": "billing.models.BalanceTransaction.Kind",
+        "ProductKind": "billing.models.ProductKind",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -15,29 +15,48 @@ from billing.api.serializers import (
     BALANCE_EXAMPLES,
     BALANCE_TRANSACTION_EXAMPLES,
     BALANCE_TRANSACTION_LIST_EXAMPLES,
+    BILLING_CLOCK_EXAMPLES,
     BILLING_PROFILE_EXAMPLES,
+    CANCELED_EXAMPLES,
+    CHANGE_EXAMPLES,
+    COUPON_VALIDATION_EXAMPLES,
     CREDIT_NOTE_EXAMPLES,
     CREDIT_NOTE_LIST_EXAMPLES,
     INVOICE_EXAMPLES,
     INVOICE_LIST_EXAMPLES,
+    ORDER_EXAMPLES,
     PAID_INVOICE_EXAMPLES,
     PAYMENT_EXAMPLES,
     PAYMENT_LIST_EXAMPLES,
+    PLAN_CHANGE_EXAMPLES,
     PRODUCT_EXAMPLES,
     PRODUCT_LIST_EXAMPLES,
+    SUBSCRIPTION_EXAMPLES,
+    SUBSCRIPTION_LIST_EXAMPLES,
     BalanceSerializer,
     BalanceTransactionCreateSerializer,
     BalanceTransactionSerializer,
+    BillingClockAdvanceSerializer,
+    BillingClockSerializer,
     BillingProfileSerializer,
     BillingProfileUpdateSerializer,
+    CouponValidateSerializer,
+    CouponValidationSerializer,
     CreditNoteCreateSerializer,
     CreditNoteSerializer,
     InvoiceMarkPaidSerializer,
     InvoicePaySerializer,
     InvoiceSerializer,
     PaymentSerializer,
+    PlanChangeSerializer,
     ProductSerializer,
     StaffBillingProfileUpdateSerializer,
+    SubscriptionCancelSerializer,
+    SubscriptionChangeResultSerializer,
+    SubscriptionOrderResultSerializer,
+    SubscriptionOrderSerializer,
+    SubscriptionPriceSerializer,
+    SubscriptionSerializer,
 )
 from hosting.api.schema import envelope, error_doc
 
@@ -49,6 +68,10 @@ PAYMENT_RESPONSE = envelope("payment", PaymentSerializer())
 BALANCE_TRANSACTION_RESPONSE = envelope("balance_transaction", BalanceTransactionSerializer())
 BALANCE_RESPONSE = envelope("balance", BalanceSerializer())
 BILLING_PROFILE_RESPONSE = envelope("billing_profile", BillingProfileSerializer())
+SUBSCRIPTION_RESPONSE = envelope("subscription", SubscriptionSerializer())
+PLAN_CHANGE_RESPONSE = envelope("plan_change", PlanChangeSerializer())
+COUPON_VALIDATION_RESPONSE = envelope("coupon_validation", CouponValidationSerializer())
+BILLING_CLOCK_RESPONSE = envelope("billing_clock", BillingClockSerializer())
 
 PDF_RESPONSE = OpenApiResponse(
     OpenApiTypes.BINARY,
@@ -442,6 +465,271 @@ ADMIN_BILLING_PROFILE_DOCS = dict(
         examples=[
             OpenApiExample("Tax exempt", value={"tax_exempt": True}, request_only=True),
             *BILLING_PROFILE_EXAMPLES,
+        ],
+        tags=["Staff"],
+    ),
+)
+
+
+SUBSCRIPTION_TRANSITION_CONFLICT = error_doc(
+    409,
+    "invalid_state",
+    "`invalid_state` (details.status, details.allowed_statuses) when the subscription's status "
+    "does not allow this (a canceled one, or an order not yet paid).",
+    "Cannot change the plan of this subscription: the subscription is canceled.",
+    {"status": "canceled", "allowed_statuses": []},
+)
+ORDER_CONFLICT = error_doc(
+    409,
+    "conflict",
+    "`conflict` (details.currency): the account is billed in another currency (fixed by its "
+    "first invoice).",
+    "This account is billed in EUR; it cannot be billed in USD.",
+    {"currency": "EUR"},
+)
+CHANGE_CONFLICT = error_doc(
+    409,
+    "invalid_state",
+    "`invalid_state` (details.status, details.allowed_statuses) when the subscription's status "
+    "does not allow a change; `action_in_progress` (details.action_id) while its server or bot "
+    "runs another action (try again when it is done).",
+    "Cannot change the plan of this subscription: the subscription is canceled.",
+    {"status": "canceled", "allowed_statuses": []},
+)
+RESUME_CONFLICT = error_doc(
+    409,
+    "conflict",
+    "`conflict` (details.status): the subscription is not set to cancel at its period's end.",
+    "This subscription is not set to cancel.",
+    {"status": "active"},
+)
+ORDER_FIELD_ERRORS = (
+    "Refusals are 400 `validation_failed` naming the field: `price` (`invalid_choice`: not on "
+    "sale), `order.name`, `order.region` / `order.game` / `order.runtime` (`invalid_choice`, or "
+    "`not_in_plan` when the plan does not offer it), `order.variables.*`, `order.token`, "
+    "`promotion_code` / `coupon` (`coupon_not_found`, `coupon_expired`, `coupon_used_up`, "
+    "`coupon_not_applicable`, `currency_mismatch`)."
+)
+SUBSCRIPTION_STATES = (
+    "States: `incomplete` (ordered, first invoice unpaid), `trialing`, `active`, `past_due` "
+    "(a renewal is overdue), `unpaid` (suspended for it), `canceled`."
+)
+
+# SubscriptionViewSet
+SUBSCRIPTION_DOCS = dict(
+    list=extend_schema(
+        summary="List subscriptions",
+        description=f"The account's plans, newest first. {SUBSCRIPTION_STATES} {LIST_NOTE} "
+        "`search` finds a server or bot name.",
+        examples=SUBSCRIPTION_LIST_EXAMPLES,
+        tags=["Subscriptions"],
+    ),
+    retrieve=extend_schema(
+        summary="Get a subscription",
+        responses=SUBSCRIPTION_RESPONSE,
+        examples=SUBSCRIPTION_EXAMPLES,
+        tags=["Subscriptions"],
+    ),
+    create=extend_schema(
+        summary="Order a plan",
+        description="Creates the subscription and its first invoice (the first period, the "
+        "setup fee, the coupon's discount and the tax), finalized at once. When the account's "
+        "credit covers it (or nothing is owed: a trial, a free price) it is paid and the "
+        "subscription is `active` (or `trialing`): the server or bot is created with the plan's "
+        "resources, as `POST /v1/servers` would (follow it with `server`/`bot`). Otherwise it "
+        "stays `incomplete` until the invoice is paid (`POST /v1/invoices/{id}/pay`, or a "
+        "transfer staff mark paid); an order unpaid at its due date lapses. The order is "
+        "checked before anything is written, so a refused one leaves nothing behind. "
+        f"{ORDER_FIELD_ERRORS} Over the account's quota: 422 `quota_exceeded`.",
+        request=SubscriptionOrderSerializer,
+        responses={201: SubscriptionOrderResultSerializer, 409: ORDER_CONFLICT},
+        examples=[
+            OpenApiExample(
+                "A Minecraft server",
+                value={
+                    "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
+                    "order": {
+                        "name": "Survival SMP",
+                        "region": "eu-central",
+                        "game": "minecraft-java",
+                        "variables": {"EULA": "true"},
+                    },
+                    "promotion_code": "WELCOME10",
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "A Discord bot",
+                value={
+                    "price": "price_3HdPz1Lk8Tq4Wn7Xc5Rb9Mv",
+                    "order": {
+                        "name": "Moderation bot",
+                        "region": "eu-central",
+                        "runtime": "python-3.13",
+                        "start_command": "python bot.py",
+                        "token": "<the bot's Discord token>",
+                    },
+                },
+                request_only=True,
+            ),
+            *ORDER_EXAMPLES,
+        ],
+        tags=["Subscriptions"],
+    ),
+    preview_change=extend_schema(
+        summary="Preview a plan change",
+        description="What `POST /v1/subscriptions/{id}/change` to `price` would charge or "
+        "credit now, computed exactly as the change will (nothing is written): credit for the "
+        "unused part of the old price and a charge for the rest of the period on the new one, "
+        "to the second, each line's amount rounded half away from zero in minor units, then "
+        "the coupon's discount and the tax. A trial prorates nothing. The same price is 400 "
+        "`unchanged`; another kind of plan or currency is 400 (`invalid_choice`, "
+        "`currency_mismatch`); a plan that does not run the server's region or game is 400 "
+        "`not_in_plan`.",
+        request=SubscriptionPriceSerializer,
+        responses={200: PLAN_CHANGE_RESPONSE, 409: SUBSCRIPTION_TRANSITION_CONFLICT},
+        examples=[
+            OpenApiExample(
+                "To a bigger plan",
+                value={"price": "price_2Wn7Xc5Rb9Mv3HdPz1Lk8Tq4"},
+                request_only=True,
+            ),
+            *PLAN_CHANGE_EXAMPLES,
+        ],
+        tags=["Subscriptions"],
+    ),
+    change=extend_schema(
+        summary="Change plan",
+        description="Moves the subscription to `price` now, as the preview showed: a positive "
+        "total is invoiced (`subscription_update`) and collected like a renewal (credit applied "
+        "when it covers it); a negative one is added to the balance. The server or bot gets the "
+        "new plan's resources. A renewal already issued at the old price and unpaid is issued "
+        "again at the new one. Errors as the preview's.",
+        request=SubscriptionPriceSerializer,
+        responses={200: SubscriptionChangeResultSerializer, 409: CHANGE_CONFLICT},
+        examples=[
+            OpenApiExample(
+                "To a bigger plan",
+                value={"price": "price_2Wn7Xc5Rb9Mv3HdPz1Lk8Tq4"},
+                request_only=True,
+            ),
+            *CHANGE_EXAMPLES,
+        ],
+        tags=["Subscriptions"],
+    ),
+    cancel=extend_schema(
+        summary="Cancel a subscription",
+        description="`at_period_end: true` (the default): the plan runs until the period ends, "
+        "then the server or bot is deleted; `POST .../resume` undoes it until then. "
+        "`at_period_end: false`: now: the server or bot is deleted and unpaid invoices are "
+        "voided; paid time is not refunded (staff can issue a credit note). An order not yet "
+        "paid is canceled now either way. A canceled subscription is 409 `invalid_state`.",
+        request=SubscriptionCancelSerializer,
+        responses={200: SUBSCRIPTION_RESPONSE, 409: SUBSCRIPTION_TRANSITION_CONFLICT},
+        examples=[
+            OpenApiExample("At the period's end", value={"at_period_end": True}, request_only=True),
+            OpenApiExample("Now", value={"at_period_end": False}, request_only=True),
+            *CANCELED_EXAMPLES,
+        ],
+        tags=["Subscriptions"],
+    ),
+    resume=extend_schema(
+        summary="Resume a subscription",
+        description="Undoes a cancellation at the period's end, before the period ends. No body.",
+        request=None,
+        responses={200: SUBSCRIPTION_RESPONSE, 409: RESUME_CONFLICT},
+        examples=SUBSCRIPTION_EXAMPLES,
+        tags=["Subscriptions"],
+    ),
+)
+
+
+# CouponValidationViewSet
+COUPON_VALIDATION_DOCS = dict(
+    create=extend_schema(
+        summary="Check a promotion code",
+        description="Whether a `promotion_code` the customer typed (or a `coupon` id) applies "
+        "to an order of `price` now, without redeeming it: 200 with the coupon, or 400 "
+        "`validation_failed` on the field with the reason (`coupon_not_found`, "
+        "`coupon_expired`, `coupon_used_up`, `coupon_not_applicable`, `currency_mismatch`). "
+        "Give exactly one of `promotion_code` and `coupon`.",
+        request=CouponValidateSerializer,
+        responses={200: COUPON_VALIDATION_RESPONSE},
+        examples=[
+            OpenApiExample(
+                "A code typed at checkout",
+                value={"price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1", "promotion_code": "welcome10"},
+                request_only=True,
+            ),
+            *COUPON_VALIDATION_EXAMPLES,
+        ],
+        tags=["Subscriptions"],
+    ),
+)
+
+
+# AdminSubscriptionViewSet
+ADMIN_SUBSCRIPTION_DOCS = dict(
+    list=extend_schema(
+        summary="List every customer's subscriptions",
+        description="Staff keys with `admin:read`: all subscriptions, newest first; `account` "
+        f"narrows them to one customer. {LIST_NOTE}",
+        examples=SUBSCRIPTION_LIST_EXAMPLES,
+        tags=["Staff"],
+    ),
+    retrieve=extend_schema(
+        summary="Get any customer's subscription",
+        responses=SUBSCRIPTION_RESPONSE,
+        examples=SUBSCRIPTION_EXAMPLES,
+        tags=["Staff"],
+    ),
+    cancel=extend_schema(
+        summary="Cancel any customer's subscription",
+        description="As the customer's own cancel: at the period's end (the default) or now.",
+        request=SubscriptionCancelSerializer,
+        responses={200: SUBSCRIPTION_RESPONSE, 409: SUBSCRIPTION_TRANSITION_CONFLICT},
+        examples=[
+            OpenApiExample("Now", value={"at_period_end": False}, request_only=True),
+            *CANCELED_EXAMPLES,
+        ],
+        tags=["Staff"],
+    ),
+)
+
+
+CLOCK_CONFLICT = error_doc(
+    409,
+    "conflict",
+    "`conflict`: the account was billed on the real clock (it has invoices and no test clock).",
+    "This account has been billed on the real clock; a test clock starts only on an account "
+    "without invoices (a demo account).",
+)
+
+# AdminBillingClockViewSet
+ADMIN_BILLING_CLOCK_DOCS = dict(
+    retrieve=extend_schema(
+        summary="Get a customer's test clock",
+        description="The billing time of a demo account on a test clock; 404 when it has none.",
+        parameters=[CUSTOMER_ID],
+        responses=BILLING_CLOCK_RESPONSE,
+        examples=BILLING_CLOCK_EXAMPLES,
+        tags=["Staff"],
+    ),
+    create=extend_schema(
+        summary="Start or move a customer's test clock",
+        description="For demos and trials of the billing engine, as Stripe's test clocks: the "
+        "first call starts the account's clock at `to` (only on an account never billed: 409 "
+        "`conflict` otherwise); later calls move it forward to `to`, running the billing job "
+        "for that account at every step on the way (an hour when one of its plans bills "
+        "hourly, else a day; at most 1,000 steps per call, else 400 `too_far`), so renewals, "
+        "trial ends, dunning, suspension and termination happen in order. Going back is 400 "
+        "`out_of_range`. Servers and bots are created and suspended by the worker as usual.",
+        parameters=[CUSTOMER_ID],
+        request=BillingClockAdvanceSerializer,
+        responses={200: BILLING_CLOCK_RESPONSE, 409: CLOCK_CONFLICT},
+        examples=[
+            OpenApiExample("A month on", value={"to": "2027-02-01T09:00:00Z"}, request_only=True),
+            *BILLING_CLOCK_EXAMPLES,
         ],
         tags=["Staff"],
     ),

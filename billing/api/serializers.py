@@ -13,26 +13,41 @@ from billing.models import (
     INTERVAL_CHOICES,
     BalanceTransaction,
     BillingProfile,
+    Coupon,
     CreditNote,
     Invoice,
     InvoiceLine,
     Payment,
     Price,
     Product,
+    PromotionCode,
+    Subscription,
+    TaxRate,
 )
 from billing.money import SUPPORTED_CURRENCIES
 from billing.representations import (
     balance_transaction_representation,
     billing_profile_representation,
+    coupon_representation,
     credit_note_representation,
     invoice_line_representation,
     invoice_representation,
     payment_representation,
     price_representation,
     product_representation,
+    promotion_code_representation,
+    subscription_representation,
+    tax_rate_representation,
 )
 from billing.services.profile import STAFF_ONLY_FIELDS, VAT_ID_INPUT_LIMIT
 from hosting.api.serializers import RepresentedBy, StrictInputSerializer
+from hosting.representations import timestamp
+from servers.api.serializers import (
+    DiscordTokenField,
+    EnvironmentInputField,
+    VariablesInputField,
+)
+from servers.models import BotRuntime
 
 # The largest amount a body may carry (ten billion in a two-decimal currency): far past any real
 # adjustment, and small enough that no sum of them leaves the 64-bit columns.
@@ -166,6 +181,223 @@ class InvoiceSerializer(RepresentedBy, serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class TaxRateSerializer(RepresentedBy, serializers.ModelSerializer):
+    """A country's (or region's) tax rate."""
+
+    represent = staticmethod(tax_rate_representation)
+
+    region = serializers.CharField(
+        read_only=True, help_text="ISO 3166-2 subdivision (`US-NY`); empty: the whole country."
+    )
+    percentage = serializers.CharField(
+        read_only=True, help_text='Exact, as a decimal string (`"19"`, `"8.875"`).'
+    )
+
+    class Meta:
+        model = TaxRate
+        fields = [
+            "id", "display_name", "country", "region", "percentage", "inclusive", "active",
+            "created_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class CouponSerializer(RepresentedBy, serializers.ModelSerializer):
+    """A discount: `percent_off` or `amount_off` (+ `currency`), for how long, how often."""
+
+    represent = staticmethod(coupon_representation)
+
+    percent_off = serializers.CharField(
+        read_only=True, allow_null=True, help_text='A decimal string (`"10"`, `"12.5"`).'
+    )
+    currency = serializers.CharField(
+        read_only=True, allow_null=True, help_text="Of `amount_off`; null for a percentage."
+    )
+    applies_to = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="The product ids it discounts; empty: every product.",
+    )
+
+    class Meta:
+        model = Coupon
+        fields = [
+            "id", "name", "percent_off", "amount_off", "currency", "duration",
+            "duration_in_months", "max_redemptions", "times_redeemed", "redeem_by",
+            "applies_to", "active", "created_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class PromotionCodeSerializer(RepresentedBy, serializers.ModelSerializer):
+    """A code customers type to redeem a coupon."""
+
+    represent = staticmethod(promotion_code_representation)
+
+    coupon = serializers.CharField(source="coupon_id", read_only=True)
+
+    class Meta:
+        model = PromotionCode
+        fields = [
+            "id", "code", "coupon", "active", "max_redemptions", "times_redeemed",
+            "expires_at", "created_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class CouponValidationSerializer(serializers.Serializer):
+    """A coupon that applies to the price, and the code that named it."""
+
+    coupon = CouponSerializer(read_only=True)
+    promotion_code = PromotionCodeSerializer(
+        read_only=True, allow_null=True, help_text="Null when a coupon id was given."
+    )
+
+
+class BillingClockSerializer(serializers.Serializer):
+    """An account's test clock and what the billing job did while moving it."""
+
+    customer = serializers.CharField(read_only=True, help_text="The account (`acct_...`).")
+    now = serializers.DateTimeField(read_only=True, help_text="The account's billing time.")
+    runs = serializers.IntegerField(
+        read_only=True, help_text="How many times the billing job ran on the way (0 on a GET)."
+    )
+    counts = serializers.DictField(
+        child=serializers.IntegerField(),
+        read_only=True,
+        help_text="What those runs did, by step (`renewals`, `collection_attempts`, "
+        "`suspended`, `terminated`, ...).",
+    )
+
+
+class SubscriptionSerializer(RepresentedBy, serializers.ModelSerializer):
+    """A plan billed for one server or bot, and where it stands."""
+
+    represent = staticmethod(subscription_representation)
+
+    price = serializers.CharField(source="price_id", read_only=True)
+    server = serializers.CharField(
+        source="server_id", read_only=True, allow_null=True,
+        help_text="The server it runs (`srv_...`); null until it is paid for, or for a bot.",
+    )  # fmt: skip
+    bot = serializers.CharField(
+        source="bot_id", read_only=True, allow_null=True,
+        help_text="The bot it runs (`bot_...`); null until it is paid for, or for a server.",
+    )  # fmt: skip
+    order = serializers.DictField(
+        read_only=True,
+        help_text="What was ordered: `name`, `region` and a server's `game` and `variables` or "
+        "a bot's `runtime`, `start_command` and `environment` (never its token).",
+    )
+    coupon = serializers.CharField(source="coupon_id", read_only=True, allow_null=True)
+    discount_end = serializers.DateTimeField(
+        read_only=True, allow_null=True,
+        help_text="When the coupon stops discounting; null: never (or no coupon).",
+    )  # fmt: skip
+    billing_suspended = serializers.BooleanField(
+        read_only=True,
+        help_text="Whether billing suspended the server or bot for an unpaid invoice (it is "
+        "unsuspended when paid).",
+    )
+
+    class Meta:
+        model = Subscription
+        fields = [
+            "id", "status", "price", "quantity", "server", "bot", "order",
+            "billing_cycle_anchor", "current_period_start", "current_period_end", "trial_end",
+            "cancel_at_period_end", "canceled_at", "ended_at", "coupon", "discount_end",
+            "billing_suspended", "created_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class SubscriptionOrderResultSerializer(serializers.Serializer):
+    """An order's answer: the subscription and its first invoice."""
+
+    subscription = SubscriptionSerializer(read_only=True)
+    invoice = InvoiceSerializer(
+        read_only=True,
+        help_text="The first invoice, finalized: `paid` when credit covered it or nothing was "
+        "owed (the server or bot is being created), else `open` until paid.",
+    )
+
+
+class SubscriptionChangeResultSerializer(serializers.Serializer):
+    subscription = SubscriptionSerializer(read_only=True)
+    invoice = InvoiceSerializer(
+        read_only=True, allow_null=True,
+        help_text="The proration invoice of an upgrade; null when nothing was charged.",
+    )  # fmt: skip
+
+
+class PlanChangeLineSerializer(serializers.Serializer):
+    description = serializers.CharField(read_only=True)
+    price = serializers.CharField(read_only=True)
+    amount = serializers.IntegerField(
+        read_only=True, help_text="Negative for the credit of unused time."
+    )
+    discount_amount = serializers.IntegerField(read_only=True)
+    tax_amount = serializers.IntegerField(read_only=True)
+    period = InvoiceLinePeriodSerializer(read_only=True)
+    proration = serializers.BooleanField(read_only=True)
+
+
+def plan_change_representation(change) -> dict:
+    """A plan change's amounts (``billing.services.subscriptions.PlanChange``)."""
+    lines = change.priced.lines if change.priced else []
+    total = change.total
+    return {
+        "subscription": change.subscription.id,
+        "price": change.price.id,
+        "at": timestamp(change.at),
+        "currency": change.price.currency,
+        "lines": [
+            {
+                "description": line["description"],
+                "price": line["price"].id,
+                "amount": line["quantity"] * line["unit_amount"],
+                "discount_amount": line["discount_amount"],
+                "tax_amount": line["tax_amount"],
+                "period": {
+                    "start": timestamp(line.get("period_start")),
+                    "end": timestamp(line.get("period_end")),
+                },
+                "proration": line.get("proration", False),
+            }
+            for line in lines
+        ],
+        "subtotal": sum(line["quantity"] * line["unit_amount"] for line in lines),
+        "discount": sum(line["discount_amount"] for line in lines),
+        "tax": sum(line["tax_amount"] for line in lines),
+        "total": total,
+        "outcome": "invoice" if total > 0 else "credit" if total < 0 else "nothing",
+    }
+
+
+class PlanChangeSerializer(RepresentedBy, serializers.Serializer):
+    """What changing plan now comes to: charged on an invoice, or credited to the balance."""
+
+    represent = staticmethod(plan_change_representation)
+
+    subscription = serializers.CharField(read_only=True)
+    price = serializers.CharField(read_only=True, help_text="The new price.")
+    at = serializers.DateTimeField(read_only=True, help_text="The moment prorated from.")
+    currency = serializers.CharField(read_only=True)
+    lines = PlanChangeLineSerializer(many=True, read_only=True)
+    subtotal = serializers.IntegerField(read_only=True)
+    discount = serializers.IntegerField(read_only=True)
+    tax = serializers.IntegerField(read_only=True, help_text="Exclusive tax added; 0 if inside.")
+    total = serializers.IntegerField(
+        read_only=True, help_text="Positive: invoiced now; negative: credited to the balance."
+    )
+    outcome = serializers.ChoiceField(
+        choices=["invoice", "credit", "nothing"],
+        read_only=True,
+        help_text="`invoice` (the difference is charged), `credit` (added to the balance) or "
+        "`nothing` (a trial, or the same amount).",
+    )
+
+
 class CreditNoteSerializer(RepresentedBy, serializers.ModelSerializer):
     represent = staticmethod(credit_note_representation)
 
@@ -214,7 +446,13 @@ class BillingAddressSerializer(serializers.Serializer):
     line2 = serializers.CharField(source="address_line2", read_only=True)
     postal_code = serializers.CharField(read_only=True)
     city = serializers.CharField(read_only=True)
-    region = serializers.CharField(read_only=True)
+    region = serializers.CharField(
+        read_only=True,
+        help_text=(
+            "The ISO 3166-2 code (`US-NY`) when what was typed reads as a subdivision of the "
+            "country (`NY`, `us-ny`), and regional tax rates apply; other text as typed."
+        ),
+    )
     country = serializers.CharField(
         read_only=True, help_text="ISO 3166-1 alpha-2 code; empty until set."
     )
@@ -225,6 +463,11 @@ class BillingProfileSerializer(RepresentedBy, serializers.ModelSerializer):
 
     represent = staticmethod(billing_profile_representation)
 
+    id = serializers.CharField(
+        source="account_id",
+        read_only=True,
+        help_text="The account's id (`acct_…`): an account has one billing profile.",
+    )
     email = serializers.CharField(
         read_only=True, help_text="Where invoices are sent; may be empty."
     )
@@ -241,7 +484,8 @@ class BillingProfileSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = BillingProfile
         fields = [
-            "legal_name", "email", "address", "vat_id", "tax_exempt", "currency", "updated_at",
+            "id", "legal_name", "email", "address", "vat_id", "tax_exempt", "currency",
+            "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -266,6 +510,84 @@ class InvoicePaySerializer(StrictInputSerializer):
     source = serializers.ChoiceField(
         choices=[("credit", "Account credit")],
         help_text="Where the money comes from: `credit`, the account's balance.",
+    )
+
+
+class OrderDetailsSerializer(StrictInputSerializer):
+    """What to create once the plan is paid: a server's or a bot's fields (the plan decides
+    which); its resources come from the plan."""
+
+    name = serializers.CharField(max_length=100)
+    region = serializers.CharField(help_text="A slug from GET /v1/regions the plan runs in.")
+    game = serializers.CharField(
+        required=False, help_text="Servers: a slug from GET /v1/games the plan runs."
+    )
+    variables = VariablesInputField(required=False, help_text="Servers: the game's variables.")
+    runtime = serializers.ChoiceField(
+        choices=BotRuntime.choices, required=False, help_text="Bots: one the plan allows."
+    )
+    start_command = serializers.CharField(max_length=500, required=False, help_text="Bots.")
+    token = DiscordTokenField(write_only=True, required=False, help_text="Bots: stored encrypted.")
+    environment = EnvironmentInputField(
+        child=serializers.CharField(allow_blank=True), required=False, help_text="Bots."
+    )
+
+
+class SubscriptionOrderSerializer(StrictInputSerializer):
+    price = serializers.CharField(max_length=64, help_text="An active price (`price_...`).")
+    order = OrderDetailsSerializer()
+    promotion_code = serializers.CharField(
+        max_length=50, required=False, help_text="A code the customer typed (`WELCOME10`)."
+    )
+    coupon = serializers.CharField(
+        max_length=64, required=False, help_text="Or a coupon id (`coupon_...`) given to them."
+    )
+    quantity = serializers.IntegerField(
+        required=False, default=1, min_value=1, max_value=1,
+        help_text="Always 1: a subscription runs one server or bot.",
+    )  # fmt: skip
+
+    def validate(self, attrs):
+        if "promotion_code" in attrs and "coupon" in attrs:
+            raise serializers.ValidationError(
+                {"coupon": [ErrorDetail("Give a promotion_code or a coupon, not both.", "invalid")]}
+            )
+        return attrs
+
+
+class SubscriptionPriceSerializer(StrictInputSerializer):
+    price = serializers.CharField(max_length=64, help_text="The new price (`price_...`).")
+
+
+class SubscriptionCancelSerializer(StrictInputSerializer):
+    at_period_end = serializers.BooleanField(
+        required=False, default=True,
+        help_text="`true` (the default): it runs until the period ends, and can be resumed "
+        "until then. `false`: now; the server or bot is deleted.",
+    )  # fmt: skip
+
+
+class CouponValidateSerializer(StrictInputSerializer):
+    price = serializers.CharField(max_length=64, help_text="The price to be ordered.")
+    promotion_code = serializers.CharField(max_length=50, required=False)
+    coupon = serializers.CharField(max_length=64, required=False)
+
+    def validate(self, attrs):
+        if ("promotion_code" in attrs) == ("coupon" in attrs):
+            raise serializers.ValidationError(
+                {
+                    "promotion_code": [
+                        ErrorDetail("Give a promotion_code or a coupon (one of them).", "required")
+                    ]
+                }
+            )
+        return attrs
+
+
+class BillingClockAdvanceSerializer(StrictInputSerializer):
+    to = serializers.DateTimeField(
+        help_text="The account's new billing time (ISO 8601): where a new clock starts, or a "
+        "later moment an existing one moves to."
     )
 
 
@@ -483,6 +805,7 @@ BALANCE_TRANSACTION_EXAMPLE = {
     "created_at": "2026-12-03T14:00:00Z",
 }
 BILLING_PROFILE_EXAMPLE = {
+    "id": "acct_7Kq2Xw9Lm4Tz8Rb1Nc5Vd3Hy",
     "legal_name": "Blockworks GmbH",
     "email": "billing@blockworks.example",
     "address": {
@@ -518,3 +841,155 @@ BALANCE_EXAMPLES = _examples("Credit left", "balance", {"available": 2000, "curr
 BILLING_PROFILE_EXAMPLES = _examples(
     "A German business", "billing_profile", BILLING_PROFILE_EXAMPLE
 )
+
+SUBSCRIPTION_EXAMPLE = {
+    "id": "sub_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8",
+    "status": "active",
+    "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
+    "quantity": 1,
+    "server": "srv_7Hq2Lm9Xw4Zr1Nc8Vb3Kd5Ts6",
+    "bot": None,
+    "order": {
+        "name": "Survival SMP",
+        "region": "eu-central",
+        "game": "minecraft-java",
+        "variables": {"EULA": "true"},
+    },
+    "billing_cycle_anchor": "2026-11-01T09:00:00Z",
+    "current_period_start": "2026-12-01T09:00:00Z",
+    "current_period_end": "2027-01-01T09:00:00Z",
+    "trial_end": None,
+    "cancel_at_period_end": False,
+    "canceled_at": None,
+    "ended_at": None,
+    "coupon": None,
+    "discount_end": None,
+    "billing_suspended": False,
+    "created_at": "2026-11-01T09:00:00Z",
+}
+NEW_SUBSCRIPTION_EXAMPLE = {
+    **SUBSCRIPTION_EXAMPLE,
+    "status": "incomplete",
+    "server": None,
+    "current_period_start": "2026-11-01T09:00:00Z",
+    "current_period_end": "2026-12-01T09:00:00Z",
+}
+FIRST_INVOICE_EXAMPLE = {
+    **INVOICE_EXAMPLE,
+    "billing_reason": "subscription_create",
+    "period_start": "2026-11-01T09:00:00Z",
+    "period_end": "2026-12-01T09:00:00Z",
+    "due_date": "2026-11-08T09:00:00Z",
+    "created_at": "2026-11-01T09:00:00Z",
+    "finalized_at": "2026-11-01T09:00:00Z",
+}
+PLAN_CHANGE_EXAMPLE = {
+    "subscription": "sub_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8",
+    "price": "price_2Wn7Xc5Rb9Mv3HdPz1Lk8Tq4",
+    "at": "2026-12-16T21:00:00Z",
+    "currency": "EUR",
+    "lines": [
+        {
+            "description": "Unused time on Minecraft 4 GB after 16 Dec 2026 21:00",
+            "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
+            "amount": -600,
+            "discount_amount": 0,
+            "tax_amount": -114,
+            "period": {"start": "2026-12-16T21:00:00Z", "end": "2027-01-01T09:00:00Z"},
+            "proration": True,
+        },
+        {
+            "description": "Remaining time on Minecraft 8 GB after 16 Dec 2026 21:00",
+            "price": "price_2Wn7Xc5Rb9Mv3HdPz1Lk8Tq4",
+            "amount": 1200,
+            "discount_amount": 0,
+            "tax_amount": 228,
+            "period": {"start": "2026-12-16T21:00:00Z", "end": "2027-01-01T09:00:00Z"},
+            "proration": True,
+        },
+    ],
+    "subtotal": 600,
+    "discount": 0,
+    "tax": 114,
+    "total": 714,
+    "outcome": "invoice",
+}
+TAX_RATE_EXAMPLE = {
+    "id": "txr_5Hd6Fy2Qm7Lx4Wc9Nb1Rk8Tz",
+    "display_name": "Sales tax",
+    "country": "US",
+    "region": "US-NY",
+    "percentage": "8.875",
+    "inclusive": False,
+    "active": True,
+    "created_at": "2026-11-01T09:00:00Z",
+}
+COUPON_EXAMPLE = {
+    "id": "coupon_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc",
+    "name": "Welcome 10 %",
+    "percent_off": "10",
+    "amount_off": None,
+    "currency": None,
+    "duration": "repeating",
+    "duration_in_months": 3,
+    "max_redemptions": 500,
+    "times_redeemed": 42,
+    "redeem_by": "2027-01-01T00:00:00Z",
+    "applies_to": [],
+    "active": True,
+    "created_at": "2026-11-01T09:00:00Z",
+}
+PROMOTION_CODE_EXAMPLE = {
+    "id": "promo_1Hd6Fy5Rk8Tz2Qm7Lx4Wc9Nb",
+    "code": "WELCOME10",
+    "coupon": "coupon_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc",
+    "active": True,
+    "max_redemptions": None,
+    "times_redeemed": 17,
+    "expires_at": None,
+    "created_at": "2026-11-01T09:00:00Z",
+}
+BILLING_CLOCK_EXAMPLE = {
+    "customer": "acct_3Kd5Ts6Hq2Lm9Xw4Zr1Nc8Vb",
+    "now": "2027-02-01T09:00:00Z",
+    "runs": 31,
+    "counts": {"renewals": 1, "period_started": 1, "collection_attempts": 0},
+}
+
+SUBSCRIPTION_LIST_EXAMPLES = _examples("A monthly server plan", None, SUBSCRIPTION_EXAMPLE)
+SUBSCRIPTION_EXAMPLES = _examples("A monthly server plan", "subscription", SUBSCRIPTION_EXAMPLE)
+ORDER_EXAMPLES = [
+    OpenApiExample(
+        "Ordered, waiting for payment",
+        value={"subscription": NEW_SUBSCRIPTION_EXAMPLE, "invoice": FIRST_INVOICE_EXAMPLE},
+        response_only=True,
+    )
+]
+CHANGE_EXAMPLES = [
+    OpenApiExample(
+        "Upgraded: the difference invoiced",
+        value={
+            "subscription": {**SUBSCRIPTION_EXAMPLE, "price": PLAN_CHANGE_EXAMPLE["price"]},
+            "invoice": {**INVOICE_EXAMPLE, "billing_reason": "subscription_update"},
+        },
+        response_only=True,
+    )
+]
+PLAN_CHANGE_EXAMPLES = _examples("An upgrade half-way", "plan_change", PLAN_CHANGE_EXAMPLE)
+CANCELED_EXAMPLES = _examples(
+    "Set to cancel at the period's end",
+    "subscription",
+    {**SUBSCRIPTION_EXAMPLE, "cancel_at_period_end": True, "canceled_at": "2026-12-20T10:00:00Z"},
+)
+TAX_RATE_LIST_EXAMPLES = _examples("New York sales tax", None, TAX_RATE_EXAMPLE)
+TAX_RATE_EXAMPLES = _examples("New York sales tax", "tax_rate", TAX_RATE_EXAMPLE)
+COUPON_LIST_EXAMPLES = _examples("10 % for three months", None, COUPON_EXAMPLE)
+COUPON_EXAMPLES = _examples("10 % for three months", "coupon", COUPON_EXAMPLE)
+PROMOTION_CODE_LIST_EXAMPLES = _examples("A welcome code", None, PROMOTION_CODE_EXAMPLE)
+PROMOTION_CODE_EXAMPLES = _examples("A welcome code", "promotion_code", PROMOTION_CODE_EXAMPLE)
+COUPON_VALIDATION_EXAMPLES = _examples(
+    "It applies",
+    "coupon_validation",
+    {"coupon": COUPON_EXAMPLE, "promotion_code": PROMOTION_CODE_EXAMPLE},
+)
+BILLING_CLOCK_EXAMPLES = _examples("A month later", "billing_clock", BILLING_CLOCK_EXAMPLE)

@@ -20,41 +20,64 @@ from accounts.actors import Actor
 from accounts.models import Account
 from billing.api.docs import (
     ADMIN_BALANCE_TRANSACTION_DOCS,
+    ADMIN_BILLING_CLOCK_DOCS,
     ADMIN_BILLING_PROFILE_DOCS,
     ADMIN_CREDIT_NOTE_DOCS,
     ADMIN_INVOICE_DOCS,
+    ADMIN_SUBSCRIPTION_DOCS,
     BALANCE_DOCS,
     BALANCE_TRANSACTION_DOCS,
     BILLING_PROFILE_DOCS,
+    COUPON_VALIDATION_DOCS,
     CREDIT_NOTE_DOCS,
     INVOICE_DOCS,
     PAYMENT_DOCS,
     PRODUCT_DOCS,
+    SUBSCRIPTION_DOCS,
 )
 from billing.api.serializers import (
     BalanceSerializer,
     BalanceTransactionCreateSerializer,
     BalanceTransactionSerializer,
+    BillingClockAdvanceSerializer,
+    BillingClockSerializer,
     BillingProfileSerializer,
     BillingProfileUpdateSerializer,
+    CouponValidateSerializer,
+    CouponValidationSerializer,
     CreditNoteCreateSerializer,
     CreditNoteSerializer,
     InvoiceMarkPaidSerializer,
     InvoicePaySerializer,
     InvoiceSerializer,
     PaymentSerializer,
+    PlanChangeSerializer,
     ProductSerializer,
     StaffBillingProfileUpdateSerializer,
+    SubscriptionCancelSerializer,
+    SubscriptionOrderSerializer,
+    SubscriptionPriceSerializer,
+    SubscriptionSerializer,
 )
+from billing.clock import billing_now
 from billing.filters import (
     AdminInvoiceFilter,
+    AdminSubscriptionFilter,
     BalanceTransactionFilter,
     CreditNoteFilter,
     InvoiceFilter,
     PaymentFilter,
     ProductFilter,
+    SubscriptionFilter,
 )
-from billing.models import BalanceTransaction, CreditNote, Invoice, Payment
+from billing.models import (
+    BalanceTransaction,
+    BillingClock,
+    CreditNote,
+    Invoice,
+    Payment,
+    Subscription,
+)
 from billing.selectors import (
     balance_transactions_of_account,
     billing_profile_of,
@@ -66,6 +89,8 @@ from billing.selectors import (
     invoices_of_account,
     payments_of_account,
     products_for_sale,
+    subscriptions_all,
+    subscriptions_of_account,
 )
 from billing.services import (
     balance_change,
@@ -76,7 +101,17 @@ from billing.services import (
     invoice_pay_with_credit,
     invoice_void,
 )
+from billing.services.discounts import coupon_check
 from billing.services.profile import billing_profile_update
+from billing.services.renewals import billing_clock_walk
+from billing.services.subscriptions import (
+    price_orderable,
+    subscription_cancel,
+    subscription_change,
+    subscription_change_preview,
+    subscription_order,
+    subscription_resume,
+)
 from hosting.api.serializers import EmptyBodySerializer
 from hosting.api.views import (
     ApiViewSet,
@@ -126,7 +161,90 @@ class ProductViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
         return products_for_sale()
 
 
+@extend_schema_view(**COUPON_VALIDATION_DOCS)
+class CouponValidationViewSet(ApiViewSet):
+    serializer_class = CouponValidationSerializer
+    required_scopes = {"create": READ}
+
+    def create(self, request):
+        body = validated(CouponValidateSerializer, request)
+        price = price_orderable(body["price"])
+        coupon, code = coupon_check(
+            price=price, at=billing_now(request.auth.account),
+            promotion_code=body.get("promotion_code"), coupon_id=body.get("coupon"),
+        )  # fmt: skip
+        answer = {"coupon": coupon, "promotion_code": code}
+        return Response({"coupon_validation": CouponValidationSerializer(answer).data})
+
+
 # --- The caller's account ---------------------------------------------------------------------
+
+
+def _subscription_answer(subscription: Subscription, invoice: Invoice | None, status=200):
+    data = {
+        "subscription": SubscriptionSerializer(subscription).data,
+        "invoice": None if invoice is None else InvoiceSerializer(
+            invoices_all().get(pk=invoice.pk)
+        ).data,
+    }  # fmt: skip
+    return Response(data, status=status)
+
+
+@extend_schema_view(**SUBSCRIPTION_DOCS)
+class SubscriptionViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    model = Subscription
+    list_key = "subscriptions"
+    resource_key = "subscription"
+    serializer_class = SubscriptionSerializer
+    filterset_classes = {"list": SubscriptionFilter}
+    required_scopes = {
+        "list": READ, "retrieve": READ, "create": WRITE, "preview_change": READ,
+        "change": WRITE, "cancel": WRITE, "resume": WRITE,
+    }  # fmt: skip
+
+    def caller_queryset(self, principal):
+        return subscriptions_of_account(account_id=principal.account.id)
+
+    def create(self, request):
+        body = validated(SubscriptionOrderSerializer, request)
+        subscription, invoice = subscription_order(
+            account=request.auth.account, price=body["price"], order=dict(body["order"]),
+            quantity=body["quantity"], promotion_code=body.get("promotion_code"),
+            coupon=body.get("coupon"), actor=Actor.from_request(request),
+        )  # fmt: skip
+        answer = _subscription_answer(subscription, invoice)
+        return created(request, answer.data, f"/v1/subscriptions/{subscription.id}")
+
+    @action(detail=True, methods=["post"], url_path="preview-change")
+    def preview_change(self, request, pk: str):
+        body = validated(SubscriptionPriceSerializer, request)
+        change = subscription_change_preview(subscription=self.get_object(), price=body["price"])
+        return Response({"plan_change": PlanChangeSerializer(change).data})
+
+    @action(detail=True, methods=["post"])
+    def change(self, request, pk: str):
+        body = validated(SubscriptionPriceSerializer, request)
+        subscription, invoice = subscription_change(
+            subscription=self.get_object(), price=body["price"], actor=Actor.from_request(request)
+        )
+        return _subscription_answer(subscription, invoice)
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk: str):
+        body = validated(SubscriptionCancelSerializer, request)
+        subscription = subscription_cancel(
+            subscription=self.get_object(), at_period_end=body["at_period_end"],
+            actor=Actor.from_request(request),
+        )  # fmt: skip
+        return Response({"subscription": SubscriptionSerializer(subscription).data})
+
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        subscription = subscription_resume(
+            subscription=self.get_object(), actor=Actor.from_request(request)
+        )
+        return Response({"subscription": SubscriptionSerializer(subscription).data})
 
 
 @extend_schema_view(**INVOICE_DOCS)
@@ -311,6 +429,29 @@ class AdminCreditNoteViewSet(EnvelopeRetrieveMixin, ApiViewSet):
         )
 
 
+@extend_schema_view(**ADMIN_SUBSCRIPTION_DOCS)
+class AdminSubscriptionViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    """Every account's subscriptions; staff cancel one as its customer could."""
+
+    list_key = "subscriptions"
+    resource_key = "subscription"
+    serializer_class = SubscriptionSerializer
+    filterset_classes = {"list": AdminSubscriptionFilter}
+    required_scopes = {"list": STAFF_READ, "retrieve": STAFF_READ, "cancel": STAFF_WRITE}
+
+    def get_queryset(self):
+        return subscriptions_all()
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk: str):
+        body = validated(SubscriptionCancelSerializer, request)
+        subscription = subscription_cancel(
+            subscription=self.get_object(), at_period_end=body["at_period_end"],
+            actor=Actor.from_request(request),
+        )  # fmt: skip
+        return Response({"subscription": SubscriptionSerializer(subscription).data})
+
+
 class CustomerScopedMixin:
     """A staff view under ``/admin/customers/{customer_id}/``: that account, or 404."""
 
@@ -364,3 +505,26 @@ class AdminBillingProfileViewSet(CustomerScopedMixin, ApiViewSet):
                 account=account, changes=changes, actor=Actor.from_request(request), staff=True
             )
         return _profile_answer(account)
+
+
+@extend_schema_view(**ADMIN_BILLING_CLOCK_DOCS)
+class AdminBillingClockViewSet(CustomerScopedMixin, ApiViewSet):
+    """A customer's test clock: read it, start it or move it forward."""
+
+    serializer_class = BillingClockSerializer
+    required_scopes = {"retrieve": STAFF_READ, "create": STAFF_WRITE}
+
+    def retrieve(self, request, customer_id: str):
+        account = self.customer()
+        clock = BillingClock.objects.filter(account=account).first()
+        if clock is None:
+            raise NotFound("This account has no test clock; POST one to start it.")
+        answer = {"customer": account.id, "now": clock.now, "runs": 0, "counts": {}}
+        return Response({"billing_clock": BillingClockSerializer(answer).data})
+
+    def create(self, request, customer_id: str):
+        account = self.customer()
+        body = validated(BillingClockAdvanceSerializer, request)
+        now, runs, report = billing_clock_walk(account=account, to=body["to"])
+        answer = {"customer": account.id, "now": now, "runs": runs, "counts": report.counts}
+        return Response({"billing_clock": BillingClockSerializer(answer).data})

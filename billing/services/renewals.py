@@ -34,6 +34,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.actors import SYSTEM
+from accounts.models import Account
+from billing.clock import billing_clock_advance
 from billing.models import (
     BillingClock,
     BillingReason,
@@ -62,7 +64,7 @@ from billing.services.invoices import (
 from billing.services.notices import notify
 from billing.services.pricing import price_lines
 from billing.services.subscriptions import day_label, subscription_end
-from hosting.errors import ApplicationError
+from hosting.errors import ApplicationError, ValidationFailed
 
 logger = logging.getLogger(__name__)
 
@@ -264,6 +266,18 @@ def _oldest_overdue(subscription: Subscription, now: datetime) -> Invoice | None
 
 
 def _dunning(subscription: Subscription, now: datetime, report: RunReport) -> None:
+    if subscription.status == SubscriptionStatus.ACTIVE:
+        # An invoice outside the period's renewal (a plan change's charge) that is overdue
+        # makes the subscription past_due as an unpaid renewal does at its period's start.
+        overdue = _oldest_overdue(subscription, now)
+        if overdue is not None:
+            subscription_status_set(subscription, SubscriptionStatus.PAST_DUE, actor=SYSTEM)
+            invoice_event_record(overdue, "overdue", SYSTEM)
+            suspend_days, _ = _dunning_days(subscription)
+            notify("payment_overdue", account=subscription.account, invoice=overdue,
+                   suspend_at=overdue.due_date + timedelta(days=suspend_days))  # fmt: skip
+            report.add("past_due")
+        return
     if subscription.status not in (SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID):
         return
     overdue = _oldest_overdue(subscription, now)
@@ -355,14 +369,14 @@ def _subscription_step(
         report.add("deferred")
 
 
-def _ended_but_still_running() -> list[Subscription]:
+def _ended_but_still_running(scope: Q) -> list[Subscription]:
     """Ended subscriptions whose server or bot could not be deleted at the time (it was busy
     with another action): the deletion is tried again."""
     live = Q(server__isnull=False, server__deleted_at__isnull=True) & ~Q(server__status="deleting")
     live |= Q(bot__isnull=False, bot__deleted_at__isnull=True) & ~Q(bot__status="deleting")
     return list(
         Subscription.objects.filter(
-            live, status=SubscriptionStatus.CANCELED, ended_at__isnull=False
+            scope, live, status=SubscriptionStatus.CANCELED, ended_at__isnull=False
         ).select_related("server", "bot")
     )
 
@@ -396,31 +410,35 @@ def _subscription_steps(
 
 
 def _due_subscriptions(
-    clocks: dict[str, datetime], now: datetime, shard: tuple[int, int] | None
+    clocks: dict[str, datetime], now: datetime, shard: tuple[int, int] | None, scope: Q
 ) -> list[str]:
     """Subscriptions with something due (a generous window; each step checks exactly)."""
     horizon = timedelta(
         days=max(settings.BILLING_RENEWAL_DAYS_BEFORE, settings.BILLING_TRIAL_NOTICE_DAYS)
     )
-    due = (
-        Q(status__in=RUNNING, current_period_end__lte=now + horizon)
-        | Q(status=SubscriptionStatus.INCOMPLETE)
-        | Q(status__in=[SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID])
-    )
+
+    def due(at: datetime) -> Q:
+        return (
+            Q(status__in=RUNNING, current_period_end__lte=at + horizon)
+            | Q(status=SubscriptionStatus.INCOMPLETE)
+            | Q(status__in=[SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID])
+            # a plan change's charge gone overdue (``_dunning``)
+            | Q(
+                status=SubscriptionStatus.ACTIVE,
+                invoices__status=InvoiceStatus.OPEN,
+                invoices__billing_reason=BillingReason.SUBSCRIPTION_UPDATE,
+                invoices__due_date__lte=at,
+            )
+        )
+
     ids = set(
-        Subscription.objects.filter(due)
+        Subscription.objects.filter(scope, due(now))
         .exclude(account_id__in=list(clocks))
         .values_list("id", flat=True)
     )
     for account_id, at in clocks.items():
         ids.update(
-            Subscription.objects.filter(account_id=account_id)
-            .filter(
-                Q(status__in=RUNNING, current_period_end__lte=at + horizon)
-                | Q(status=SubscriptionStatus.INCOMPLETE)
-                | Q(status__in=[SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID])
-            )
-            .values_list("id", flat=True)
+            Subscription.objects.filter(due(at), account_id=account_id).values_list("id", flat=True)
         )
     ordered = sorted(ids)
     if shard is not None:
@@ -434,9 +452,9 @@ def hash_shard(identifier: str, count: int) -> int:
     return sum(identifier.encode()) % count
 
 
-def _retry_due(clocks: dict[str, datetime], now: datetime) -> list[str]:
+def _retry_due(clocks: dict[str, datetime], now: datetime, scope: Q) -> list[str]:
     ids = set(
-        Invoice.objects.filter(status=InvoiceStatus.OPEN, next_payment_attempt__lte=now)
+        Invoice.objects.filter(scope, status=InvoiceStatus.OPEN, next_payment_attempt__lte=now)
         .exclude(account_id__in=list(clocks))
         .values_list("id", flat=True)
     )
@@ -449,12 +467,19 @@ def _retry_due(clocks: dict[str, datetime], now: datetime) -> list[str]:
     return sorted(ids)
 
 
-def billing_run(*, shard: tuple[int, int] | None = None) -> RunReport:
-    """One pass of the billing job over everything due now (see the module's docstring)."""
+def billing_run(
+    *, shard: tuple[int, int] | None = None, account_id: str | None = None
+) -> RunReport:
+    """One pass of the billing job over everything due now (see the module's docstring);
+    ``account_id``: only that account's (a test clock just moved, ``billing_clock_walk``)."""
     report = RunReport()
     clocks = _clocks()
+    scope = Q()
+    if account_id is not None:
+        clocks = {account_id: clocks[account_id]} if account_id in clocks else {}
+        scope = Q(account_id=account_id)
     now = timezone.now()
-    for invoice_id in _retry_due(clocks, now):
+    for invoice_id in _retry_due(clocks, now, scope):
         with transaction.atomic():
             invoice = (
                 Invoice.objects.select_for_update(skip_locked=True, of=("self",))
@@ -466,15 +491,68 @@ def billing_run(*, shard: tuple[int, int] | None = None) -> RunReport:
                 continue
             at = clocks.get(invoice.account_id) or now
             report.add("collection_attempts", _retry(invoice, at))
-    for subscription_id in _due_subscriptions(clocks, now, shard):
+    for subscription_id in _due_subscriptions(clocks, now, shard, scope):
         _subscription_step(subscription_id, clocks, report)
     for paid in Subscription.objects.filter(
-        status=SubscriptionStatus.ACTIVE, billing_suspended=True
+        scope, status=SubscriptionStatus.ACTIVE, billing_suspended=True
     ).select_related("server", "bot"):
         with transaction.atomic():
             billing_unsuspend(paid)
             report.add("unsuspended_late", not paid.billing_suspended)
-    for ended in _ended_but_still_running():
+    for ended in _ended_but_still_running(scope):
         with transaction.atomic():
             report.add("terminated_late", instance_terminate(ended))
     return report
+
+
+# --- test clocks ----------------------------------------------------------------------------
+
+# The most runs one move of a test clock makes (so one request stays bounded): 1,000 steps are
+# 41 days of an hourly plan, or 2.7 years of daily steps.
+CLOCK_WALK_MAX_STEPS = 1000
+# Where a test clock may stand: billing's periods and invoice numbers need room after it.
+CLOCK_YEARS = (2000, 2999)
+
+
+def _walk_step(account_id: str) -> timedelta:
+    """An hour when one of the account's live plans bills hourly, else a day: the job runs at
+    least once per period, as it would by cron."""
+    hourly = Subscription.objects.filter(
+        account_id=account_id, status__in=[*RUNNING, SubscriptionStatus.INCOMPLETE],
+        price__interval="hour",
+    ).exists()  # fmt: skip
+    return timedelta(hours=1) if hourly else timedelta(days=1)
+
+
+def billing_clock_walk(*, account: Account, to: datetime) -> tuple[datetime, int, RunReport]:
+    """Move the account's test clock to ``to`` in steps (``_walk_step``), running the billing
+    job for that account at each, as Stripe's test clocks advance: renewals, trial ends and
+    dunning happen at their moments on the way, in order. Returns the clock, the runs made and
+    what they did. Only an account already on a test clock, or never billed, can be moved
+    (``billing_clock_advance``)."""
+    if not CLOCK_YEARS[0] <= to.year <= CLOCK_YEARS[1]:
+        raise ValidationFailed.field(
+            "to", "out_of_range", f"A test clock runs from {CLOCK_YEARS[0]} to {CLOCK_YEARS[1]}."
+        )
+    clock = BillingClock.objects.filter(account=account).first()
+    if clock is None:
+        billing_clock_advance(account=account, to=to)
+        return to, 0, RunReport()
+    if to < clock.now:
+        raise ValidationFailed.field("to", "out_of_range", "A billing clock only moves forward.")
+    step = _walk_step(account.id)
+    if (to - clock.now) / step > CLOCK_WALK_MAX_STEPS:
+        span = "hours" if step < timedelta(days=1) else "days"
+        raise ValidationFailed.field(
+            "to", "too_far",
+            f"Move this clock at most {CLOCK_WALK_MAX_STEPS} {span} at a time (its plans are "
+            f"billed {'hourly' if span == 'hours' else 'daily or longer'}).",
+        )  # fmt: skip
+    at, runs, report = clock.now, 0, RunReport()
+    while at < to:
+        at = min(at + step, to)
+        billing_clock_advance(account=account, to=at)
+        for name, count in billing_run(account_id=account.id).counts.items():
+            report.counts[name] = report.counts.get(name, 0) + count
+        runs += 1
+    return at, runs, report

@@ -26,6 +26,7 @@ from billing.clock import billing_now
 from billing.models import (
     BalanceTransaction,
     BillingReason,
+    CreditNote,
     Invoice,
     InvoiceStatus,
     Price,
@@ -36,6 +37,7 @@ from billing.models import (
 from billing.periods import period_end
 from billing.proration import ProrationKind, proration_lines
 from billing.representations import subscription_representation
+from billing.services.credit_notes import credit_note_create
 from billing.services.discounts import coupon_check, coupon_for_period, coupon_redeem, discount_end
 from billing.services.fulfilment import (
     instance_of,
@@ -84,7 +86,18 @@ def price_orderable(price: Any) -> Price:
 
 def order_clean(account: Account, price: Price, order: Any) -> dict[str, Any]:
     """What to create once paid, checked now as the servers app would check it (so a paid
-    order does not fail later), within the plan's games, regions and runtimes."""
+    order does not fail later), within the plan's games, regions and runtimes. A refused field
+    is named under ``order.`` (``order.region``), where the request carries it."""
+    try:
+        return _order_clean(account, price, order)
+    except ValidationFailed as refused:
+        for item in (refused.details or {}).get("fields", []):
+            if item["name"] != "order" and not item["name"].startswith("order."):
+                item["name"] = f"order.{item['name']}"
+        raise
+
+
+def _order_clean(account: Account, price: Price, order: Any) -> dict[str, Any]:
     if not isinstance(order, dict):
         raise ValidationFailed.field("order", "invalid", "order must be an object.")
     product = price.product
@@ -342,6 +355,11 @@ def subscription_change(
         if invoice.status == InvoiceStatus.OPEN:
             invoice_collect(invoice=invoice, actor=actor)
         invoice.refresh_from_db()
+        if invoice.status == InvoiceStatus.OPEN:
+            # Not covered now: collected again at its due date, then dunned like a renewal
+            # (the billing job's retries; the subscription is past_due once it is overdue).
+            invoice.next_payment_attempt = invoice.due_date
+            invoice.save(update_fields=["next_payment_attempt"])
     return subscription, invoice
 
 
@@ -371,13 +389,26 @@ def subscription_cancel(
 
 def subscription_end(subscription: Subscription, *, at: datetime, actor: Actor) -> None:
     """End a locked subscription now: canceled, its server or bot deleted, unpaid invoices
-    voided (or, once partly paid, left to staff)."""
+    voided (or, once partly paid, left to staff). A renewal already paid for a period that
+    starts at or after the end (issued days ahead) is credited back to the balance in full:
+    that period is never served."""
     subscription.canceled_at = subscription.canceled_at or at
     subscription.ended_at = at
     for unpaid in Invoice.objects.filter(
         subscription=subscription, status=InvoiceStatus.OPEN, amount_paid=0
     ):
         invoice_void(invoice=unpaid, actor=actor)
+    for ahead in Invoice.objects.filter(
+        subscription=subscription, status=InvoiceStatus.PAID, period_start__gte=at,
+        billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+    ):  # fmt: skip
+        refundable = ahead.total - ahead.amount_credited
+        if refundable > 0:
+            credit_note_create(
+                invoice=ahead, amount=refundable, reason=CreditNote.Reason.ORDER_CHANGE,
+                refund_to=CreditNote.RefundTo.BALANCE, actor=actor,
+                memo="The subscription ended before this period began.",
+            )  # fmt: skip
     subscription_status_set(
         subscription, SubscriptionStatus.CANCELED, actor=actor, verb="cancel this subscription"
     )

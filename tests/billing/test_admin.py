@@ -5,6 +5,8 @@ view-only, and nothing is deleted.
 ``admin_client`` and ``admin_user`` are pytest-django's staff superuser and its signed-in client.
 """
 
+import html
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.actors import Actor
+from accounts.models import Account
 from billing import models as billing_models
 from billing.clock import billing_clock_advance
 from billing.models import (
@@ -46,6 +49,7 @@ from billing.services.invoices import invoice_create, invoice_finalize, invoice_
 from billing.services.ledger import balance_change, balance_of
 from events.models import Event
 from tests.accounts.test_admin import admin_url, changelist_actions
+from tests.factories import AccountFactory
 
 pytestmark = pytest.mark.django_db
 STAFF = Actor()
@@ -131,7 +135,8 @@ def everything(account, product, price, coupon) -> dict[type, object]:
         PromotionCode: promotion_code_create(coupon=coupon, code="WELCOME10", actor=STAFF),
         Invoice: invoice,
         BalanceTransaction: BalanceTransaction.objects.get(credit_note=credit_note),
-        BillingClock: billing_clock_advance(account=account, to=now + timedelta(days=1)),
+        # A test clock starts only on an account never billed: a demo account of its own.
+        BillingClock: billing_clock_advance(account=AccountFactory(), to=now),
         CreditNote: credit_note,
         Payment: Payment.objects.get(invoice=invoice),
         Subscription: subscription,
@@ -673,6 +678,17 @@ def test_invoices_filter_by_status_reason_and_currency(admin_client, account):
     filters = response.context["cl"].filter_specs
     assert [spec.field.name for spec in filters] == ["status", "billing_reason", "currency"]
     assert opened not in response.context["cl"].result_list
+
+
+def test_an_accounts_page_links_to_its_invoices(admin_client, account, other_account):
+    mine, _ = issued(account), issued(other_account)
+
+    page = admin_client.get(admin_url(Account, "change", account.pk)).content.decode()
+    [link] = re.findall(r'<a href="([^"]+)">Invoices of this account</a>', page)
+    response = admin_client.get(html.unescape(link))
+
+    assert response.status_code == 200
+    assert list(response.context["cl"].result_list) == [mine]
 
 
 # --- The ledger and the test clock -------------------------------------------------------------

@@ -10,10 +10,11 @@ from django.db import connection
 
 from accounts.actors import SYSTEM, Actor
 from billing.clock import billing_clock_advance
-from billing.models import BillingClock, Invoice, SubscriptionStatus
+from billing.models import BillingClock, CreditNote, Invoice, SubscriptionStatus
 from billing.services import balance_of, invoice_pay_with_credit
 from billing.services.fulfilment import BILLING_SUSPENSION_REASON
 from billing.services.renewals import billing_run
+from billing.services.subscriptions import subscription_cancel, subscription_change
 from events.models import Event
 from servers.models import Action, Server
 from servers.services import action_request, instance_suspend
@@ -208,3 +209,44 @@ def test_concurrent_runs_issue_each_renewal_once(account, owner):
             == 1
         )
     assert Event.objects.filter(type="invoice.finalized").count() == 12
+
+
+def test_an_upgrade_credit_does_not_cover_is_collected_again_then_dunned(clock, account, owner):
+    subscription = running_subscription(account, owner, plan("Iron", 1000), prepay=0)
+    gold = plan("Gold", 3100)
+    billing_clock_advance(account=account, to=START + timedelta(days=10))
+    _, upgrade = subscription_change(subscription=subscription, price=gold, actor=Actor(user=owner))
+    assert upgrade.status == "open"
+    assert upgrade.next_payment_attempt == upgrade.due_date  # first tried again when due
+
+    walk(account, upgrade.due_date)
+    upgrade.refresh_from_db()
+    subscription.refresh_from_db()
+    assert subscription.status == SubscriptionStatus.PAST_DUE
+    assert upgrade.attempt_count == 1
+    assert Event.objects.filter(type="invoice.payment_failed", object_id=upgrade.id).count() == 1
+
+    credit(account, upgrade.total)
+    walk(account, upgrade.due_date + timedelta(days=1))  # the first dunning retry
+    upgrade.refresh_from_db()
+    subscription.refresh_from_db()
+    assert upgrade.status == "paid"
+    assert subscription.status == SubscriptionStatus.ACTIVE
+
+
+def test_ending_at_period_end_credits_back_a_renewal_already_paid(clock, account, owner):
+    # Iron 1000 from 15 Jan: the 15 Feb renewal is issued (and paid from credit) on 12 Feb.
+    subscription = running_subscription(account, owner, plan("Iron", 1000), prepay=1000)
+    walk(account, START + timedelta(days=29))
+    renewal = Invoice.objects.get(subscription=subscription, billing_reason="subscription_cycle")
+    assert renewal.status == "paid" and balance_of(account) == 0
+
+    subscription_cancel(subscription=subscription, at_period_end=True, actor=Actor(user=owner))
+    walk(account, START + timedelta(days=36))
+
+    subscription.refresh_from_db()
+    assert subscription.status == SubscriptionStatus.CANCELED
+    assert subscription.ended_at == subscription.current_period_end
+    note = CreditNote.objects.get(invoice=renewal)
+    assert (note.amount, note.refund_to) == (renewal.total, "balance")
+    assert balance_of(account) == renewal.total  # the unserved period's money is credit again
