@@ -7,7 +7,9 @@ Deciding (``tax_for``), in this order:
    Directive 2006/112/EC, services between businesses) and the invoice says so.
 2. A tax-exempt buyer (staff set this on the billing profile) pays none, with a note.
 3. Otherwise the buyer country's configured rate, a rate for the buyer's region before a
-   country-wide one; no configured rate means no tax.
+   country-wide one; no configured rate means no tax. Regions are compared as ISO 3166-2 codes
+   (``subdivision_code``: ``ny`` in the US is ``US-NY``); a region that does not read as one
+   (``New York``) matches no regional rate, so the country-wide rate applies.
 
 Computing (``tax_amounts``): the tax is rounded once, on the invoice total, half away from zero
 ("commercial rounding", what tax authorities and accountants expect), and then spread over the
@@ -22,6 +24,7 @@ float, and every computation on them is exact integer arithmetic. VAT ids are ch
 for their format and check digits with python-stdnum; there is no VIES call here.
 """
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -49,6 +52,13 @@ REVERSE_CHARGE_NOTE = (
     "(Article 196 of Directive 2006/112/EC)."
 )
 TAX_EXEMPT_NOTE = "Tax exempt: no tax charged."
+
+# An ISO 3166-2 subdivision code by its shape: the country's code, "-" and one to three letters
+# or digits (US-NY, ES-CN, NL-BQ1); the country may be left out (NY). No installed library lists
+# the subdivisions themselves (python-stdnum has none; pycountry is no dependency), so names
+# such as "New York" are not recognised.
+_COUNTRY_CODE = re.compile(r"[A-Z]{2}")
+SUBDIVISION = re.compile(r"(?:(?P<country>[A-Z]{2})-)?(?P<code>[A-Z0-9]{1,3})")
 
 _HUNDRED = Decimal(100)
 _MAX_DECIMAL_PLACES = 4  # as Stripe's tax rates; enough for 8.875 %
@@ -156,6 +166,21 @@ def _stdnum_validate(validate: Callable[[str], str], vat_id: str) -> str:
         raise InvalidVatId("The VAT id is not in a valid format.", code="invalid_format") from None
 
 
+def subdivision_code(region: str, country: str) -> str | None:
+    """``region`` as the ISO 3166-2 code of a subdivision of ``country`` (``"ny"``, ``"US-NY"``
+    and ``" us-ny "`` in ``"US"`` → ``"US-NY"``), or ``None`` when it does not read as one:
+    free text (``"New York"``), another country's code (``"DE-BY"`` in the US), no country."""
+    country = country.strip().upper()
+    found = SUBDIVISION.fullmatch(region.strip().upper())
+    if (
+        not _COUNTRY_CODE.fullmatch(country)
+        or found is None
+        or found["country"] not in (None, country)
+    ):
+        return None
+    return f"{country}-{found['code']}"
+
+
 def tax_for(
     *,
     seller_country: str,
@@ -166,7 +191,7 @@ def tax_for(
     rates: Iterable[TaxRateRow | tuple[str, str | None, Decimal, bool]],
 ) -> TaxDecision:
     """The tax for a sale from ``seller_country`` to a buyer in ``buyer_country`` (and
-    ``buyer_region``, an ISO 3166-2 subdivision code, when rates differ by region).
+    ``buyer_region``, read by ``subdivision_code``, when rates differ by region).
 
     The rules and their order are the module's. ``rates`` are the configured rates, at most one
     per country and region (``InvalidTaxRate`` otherwise).
@@ -177,7 +202,7 @@ def tax_for(
     if buyer_tax_exempt:
         return TaxDecision(Decimal(0), note=TAX_EXEMPT_NOTE)
 
-    region = buyer_region.upper() if buyer_region else None
+    region = subdivision_code(buyer_region, buyer_country) if buyer_region else None
     in_country = [
         row for row in map(TaxRateRow._make, rates) if row.country.upper() == buyer_country
     ]

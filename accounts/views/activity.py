@@ -48,12 +48,17 @@ class EventObject:
 
 
 # Where an object is seen on the dashboard: (URL name, whether the URL takes the object's id).
+# Pages of the apps above this one are named, never imported. Credit notes and subscriptions
+# have no page of their own (an invoice's page lists its credit notes).
 OBJECT_PAGES = {
     "server": ("server_detail", True),
     "bot": ("bot_detail", True),
     "webhook_endpoint": ("webhook_detail", True),
     "api_key": ("api_keys", False),
     "member": ("team", False),
+    "invoice": ("billing_invoice", True),
+    "balance_transaction": ("billing_balance", False),
+    "billing_profile": ("billing_profile", False),
 }
 # An object whose newest event is one of these no longer exists.
 GONE_EVENTS = {
@@ -66,7 +71,7 @@ GONE_EVENTS = {
 
 def object_name(representation: dict) -> str:
     """What a resource's representation (``event.data["object"]``) is called."""
-    for field in ("name", "description", "url", "email"):
+    for field in ("name", "number", "legal_name", "description", "url", "email"):
         if representation.get(field):
             return str(representation[field])
     return ""

@@ -15,7 +15,7 @@ from accounts.actors import Actor
 from accounts.models import Account
 from billing.models import BillingProfile
 from billing.representations import billing_profile_representation
-from billing.tax import InvalidVatId, vat_id_check
+from billing.tax import InvalidVatId, subdivision_code, vat_id_check
 from events.services import changed_attributes, record_event
 from hosting.errors import ValidationFailed
 
@@ -43,7 +43,9 @@ def billing_profile_update(
     """Change the account's billing profile: ``legal_name``, ``email``, the address
     (``address_line1``, ``address_line2``, ``postal_code``, ``city``, ``region``, ``country``
     as an ISO 3166-1 alpha-2 code), ``vat_id`` (checked offline against the country and
-    stored in its normalized form) and, for staff only, ``tax_exempt``.
+    stored in its normalized form) and, for staff only, ``tax_exempt``. A region that reads as
+    a subdivision of the country is stored as its ISO 3166-2 code (``ny`` in the US is
+    ``US-NY``, as tax rates name it: ``billing.tax.subdivision_code``); other text as typed.
 
     Every invalid field is named at once (400 ``validation_failed``); nothing is saved then.
     A change records ``customer.billing_profile_updated`` with the previous values.
@@ -80,6 +82,8 @@ def billing_profile_update(
             problems.append(("country", *problem))
         else:
             profile.country = country
+    if ("region" in changes or "country" in changes) and profile.region:
+        profile.region = subdivision_code(profile.region, profile.country) or profile.region
     if "vat_id" in changes or ("country" in changes and profile.vat_id):
         # A new VAT id, or the one on file under a new country: either must fit the country.
         vat_id, problem = _text(changes.get("vat_id", profile.vat_id), VAT_ID_INPUT_LIMIT)

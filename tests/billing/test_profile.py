@@ -1,11 +1,15 @@
 """The billing profile: checked field by field, VAT ids normalized for their country, the
 tax exemption for staff only, the currency never set here, and one event per change."""
 
+from decimal import Decimal
+
 import pytest
 
 from accounts.actors import SYSTEM, Actor
 from billing.models import BillingProfile
 from billing.selectors import billing_profile_of
+from billing.services.catalogue import tax_rate_create
+from billing.services.pricing import tax_decision
 from billing.services.profile import billing_profile_update
 from events.models import Event
 from hosting.errors import ValidationFailed
@@ -62,6 +66,8 @@ def test_a_change_records_the_event_with_the_previous_values(account, owner):
     event = Event.objects.filter(type="customer.billing_profile_updated").latest("created_at")
     assert event.account_id == account.id
     assert event.object_type == "billing_profile"
+    # A profile is its account's: the event names the customer it is about.
+    assert event.object_id == account.id and event.data["object"]["id"] == account.id
     assert event.actor_user_id == owner.id and event.actor_ip == "203.0.113.5"
     shown = event.data["object"]
     assert shown["legal_name"] == "New Name BV"
@@ -91,6 +97,39 @@ def test_nothing_changed_records_nothing(account):
     update(account, {})
 
     assert Event.objects.filter(type="customer.billing_profile_updated").count() == events
+
+
+@pytest.mark.parametrize(
+    ("region", "stored"),
+    [
+        ("ny", "US-NY"),
+        ("NY", "US-NY"),
+        (" us-ny ", "US-NY"),
+        ("New York", "New York"),
+        ("CA-ON", "CA-ON"),  # another country's code: kept as typed
+    ],
+)
+def test_a_region_that_reads_as_a_subdivision_is_stored_as_its_iso_code(account, region, stored):
+    update(account, {"country": "us", "region": region})
+
+    assert billing_profile_of(account).region == stored
+
+
+def test_the_region_is_read_again_when_the_country_is_set(account):
+    assert update(account, {"region": "ny"}).region == "ny"  # no country yet: as typed
+
+    assert update(account, {"country": "US"}).region == "US-NY"
+
+
+def test_a_region_typed_as_its_short_code_gets_the_regional_tax_rate(account):
+    tax_rate_create(
+        country="US", region="US-NY", percentage="8.875", display_name="Sales tax", actor=SYSTEM
+    )
+    update(account, {"country": "US", "region": "ny"})
+
+    assert tax_decision(account).percentage == Decimal("8.875")
+    update(account, {"region": "New York"})
+    assert tax_decision(account).percentage == Decimal(0)  # no US-wide rate configured
 
 
 @pytest.mark.parametrize(

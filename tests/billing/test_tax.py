@@ -15,6 +15,7 @@ from billing.tax import (
     InvalidVatId,
     TaxDecision,
     TaxRateRow,
+    subdivision_code,
     tax_amounts,
     tax_for,
     validate_percentage,
@@ -146,6 +147,33 @@ def test_a_regional_rate_applies_only_in_its_region():
     assert decide(buyer_country="US", buyer_region="US-NY") == TaxDecision(Decimal("8.875"))
     assert decide(buyer_country="US", buyer_region="US-CA") == TaxDecision(Decimal(0))
     assert decide(buyer_country="US") == TaxDecision(Decimal(0))
+
+
+@pytest.mark.parametrize("region", ["US-NY", "us-ny", "NY", "ny", " Ny "])
+def test_a_region_is_matched_as_its_subdivision_code_with_or_without_the_country(region):
+    assert decide(buyer_country="US", buyer_region=region) == TaxDecision(Decimal("8.875"))
+
+
+@pytest.mark.parametrize("region", ["Canarias", "FR-CN", "C.N.", "ES-CNXX"])
+def test_a_region_that_is_no_subdivision_code_of_the_country_gets_the_country_rate(region):
+    assert decide(buyer_country="ES", buyer_region=region) == TaxDecision(Decimal("21"))
+
+
+@pytest.mark.parametrize(
+    ("region", "country", "code"),
+    [
+        ("ny", "US", "US-NY"),
+        ("US-NY", "us", "US-NY"),
+        (" es-cn ", "ES", "ES-CN"),
+        ("bq1", "NL", "NL-BQ1"),
+        ("New York", "US", None),
+        ("DE-BY", "US", None),
+        ("NY", "", None),
+        ("", "US", None),
+    ],
+)
+def test_it_reads_a_region_as_an_iso_3166_2_code_by_its_shape(region, country, code):
+    assert subdivision_code(region, country) == code
 
 
 def test_no_configured_rate_means_no_tax():

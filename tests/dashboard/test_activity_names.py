@@ -9,6 +9,8 @@ from django.utils.html import escape
 
 from accounts.actors import Actor
 from accounts.models import ApiKey
+from billing.services import balance_change, invoice_create, invoice_finalize
+from billing.services.profile import billing_profile_update
 from events.models import Event
 from servers.models import Server
 from servers.services import action_request, instance_update, server_create
@@ -68,6 +70,26 @@ def test_objects_are_named_as_they_are_now_and_linked_to_their_pages(
     assert "new@example.com" in cells  # an invitation has no page of its own
     for shown_id in ["srv_", "act_", "key_", "whe_", "usr_", "inv_"]:
         assert not any(cell.startswith(shown_id) for cell in cells), shown_id
+
+
+def test_billing_objects_are_named_and_linked_to_their_billing_pages(owner, account):
+    actor = Actor(user=owner)
+    billing_profile_update(account=account, changes={"legal_name": "Blockworks GmbH"}, actor=actor)
+    balance_change(
+        account=account, amount=5000, currency="EUR", kind="adjustment",
+        description="Welcome credit", actor=actor,
+    )  # fmt: skip
+    draft = invoice_create(
+        account=account, currency="EUR", actor=actor,
+        lines=[{"description": "Survival SMP, 4 GB", "quantity": 1, "unit_amount": 1200}],
+    )  # fmt: skip
+    invoice = invoice_finalize(invoice=draft, actor=actor)
+
+    cells = object_cells(signed_in(owner).get("/settings/activity").content.decode())
+    # The draft's event is named by the number the invoice has now.
+    assert cells.count(f'<a href="/billing/invoices/{invoice.id}">{invoice.number}</a>') == 2
+    assert '<a href="/billing/balance">Welcome credit</a>' in cells
+    assert '<a href="/billing/profile">Blockworks GmbH</a>' in cells
 
 
 def test_a_gone_object_keeps_the_name_it_had_without_a_link(owner, teammate, account, server):
