@@ -16,6 +16,7 @@ def dashboard(request) -> dict:
         "can_view_activity": role_can(role, Right.VIEW_ACTIVITY),
         "can_view_webhooks": "webhooks:read" in ROLE_SCOPES.get(role, frozenset()),
         "can_view_billing": "billing:read" in ROLE_SCOPES.get(role, frozenset()),
+        "can_order_plans": "billing:write" in ROLE_SCOPES.get(role, frozenset()),
         # A lazy queryset: only pages that draw the switcher run it.
         "user_accounts": accounts_of_user(user=request.user),
     }

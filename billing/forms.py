@@ -12,10 +12,21 @@ account has one currency, so the API's ``ordering`` and ``currency`` are left ou
 import django_filters
 from django import forms
 
-from billing.filters import BalanceTransactionFilter, InvoiceFilter
-from billing.models import BalanceTransaction, BillingProfile, InvoiceStatus
+from billing.filters import BalanceTransactionFilter, InvoiceFilter, SubscriptionFilter
+from billing.models import (
+    BalanceTransaction,
+    BillingProfile,
+    InvoiceStatus,
+    Price,
+    Product,
+    Subscription,
+    SubscriptionStatus,
+)
+from billing.money import format_amount
 from billing.services.profile import TEXT_FIELDS, VAT_ID_INPUT_LIMIT
 from hosting.dashboard.refusals import ServiceErrorFormMixin
+from servers.forms import BotCreateForm, ServerCreateForm
+from servers.models import RESOURCE_LIMITS, Game
 
 
 class InvoiceListFilter(InvoiceFilter):
@@ -105,3 +116,110 @@ class BillingProfileForm(ServiceErrorFormMixin, forms.Form):
     def changes(self) -> dict[str, str]:
         """What was changed: the fields the service is asked to set."""
         return {name: self.cleaned_data[name] for name in self.changed_data}
+
+
+# --- Ordering a plan and managing subscriptions ------------------------------------------------
+
+
+def price_label(price) -> str:
+    """``8.99 EUR a month``, ``0.03 EUR an hour``, ``89.90 EUR every 12 months``, with the setup
+    fee and the trial when the price has them."""
+    count, unit = price.interval_count, price.interval
+    every = (
+        f"every {count} {unit}s" if count > 1 else ("an hour" if unit == "hour" else f"a {unit}")
+    )
+    text = f"{format_amount(price.unit_amount, price.currency)} {every}"
+    if price.setup_fee:
+        text += f" + {format_amount(price.setup_fee, price.currency)} setup"
+    if price.trial_days:
+        text += f", {price.trial_days}-day free trial"
+    return text
+
+
+class _OrderFormMixin:
+    """What an order adds to the server's or bot's form: a promotion code; no resources (the
+    plan decides them), and refusals named ``order.<field>`` shown next to that field."""
+
+    def _order_fields(self, product: Product) -> None:
+        for name in (*RESOURCE_LIMITS, "auto_restart", "start_on_install"):
+            self.fields.pop(name, None)
+        if product.regions:
+            self.fields["region"].queryset = self.fields["region"].queryset.filter(
+                slug__in=product.regions
+            )
+        self.fields["promotion_code"] = forms.CharField(
+            label="Promotion code", required=False, max_length=50,
+            help_text="If you have one: it is checked when you order.",
+        )  # fmt: skip
+
+    def field_for(self, service_name: str) -> str | None:
+        return super().field_for(service_name.removeprefix("order."))
+
+    def promotion_code(self) -> str | None:
+        return self.cleaned_data.get("promotion_code") or None
+
+
+class OrderServerForm(_OrderFormMixin, ServerCreateForm):
+    def __init__(self, *args, product: Product, game: Game, **kwargs):
+        super().__init__(*args, game=game, **kwargs)
+        self._order_fields(product)
+
+    def order(self, game: Game) -> dict:
+        return {
+            "name": self.cleaned_data["name"],
+            "region": self.cleaned_data["region"].slug,
+            "game": game.slug,
+            "variables": self.variables(),
+        }
+
+
+class OrderBotForm(_OrderFormMixin, BotCreateForm):
+    def __init__(self, *args, product: Product, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._order_fields(product)
+        if product.runtimes:
+            self.fields["runtime"].choices = [
+                choice for choice in self.fields["runtime"].choices if choice[0] in product.runtimes
+            ]
+
+    def order(self) -> dict:
+        return {
+            "name": self.cleaned_data["name"],
+            "region": self.cleaned_data["region"].slug,
+            "runtime": self.cleaned_data["runtime"],
+            "start_command": self.cleaned_data["start_command"],
+            "environment": self.cleaned_data["environment"],
+            "token": self.cleaned_data["token"],
+        }
+
+
+class SubscriptionListFilter(SubscriptionFilter):
+    """The subscriptions page: by status."""
+
+    status = django_filters.ChoiceFilter(
+        choices=SubscriptionStatus.choices, label="Status", empty_label="Any status"
+    )
+    created_after = created_before = price = product = server = bot = ordering = None
+    search = None  # the page's own search box
+
+
+class PlanChangeForm(forms.Form):
+    """The plan to change to: another active price of the same kind, in the same currency."""
+
+    price = forms.ModelChoiceField(queryset=Price.objects.none(), empty_label="Choose a plan…")
+
+    def __init__(self, *args, subscription: Subscription, **kwargs):
+        super().__init__(*args, **kwargs)
+        current = subscription.price
+        self.fields["price"].queryset = (
+            Price.objects.filter(
+                active=True, product__active=True, currency=current.currency,
+                product__kind=current.product.kind,
+            )
+            .exclude(pk=current.pk)
+            .select_related("product")
+            .order_by("product__name", "unit_amount")
+        )  # fmt: skip
+        self.fields["price"].label_from_instance = lambda price: (
+            f"{price.product.name}: {price_label(price)}"
+        )

@@ -1,0 +1,209 @@
+"""Ordering a plan in the dashboard (plan → game → settings) and the subscriptions pages:
+list, change plan with a preview, cancel and resume; and who may."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from accounts.actors import SYSTEM
+from accounts.roles import Role
+from billing.clock import billing_clock_advance
+from billing.models import Invoice, Price, Product, Subscription
+from billing.services import balance_change, balance_of
+from servers.models import Server
+from tests.dashboard import messages_of, signed_in
+from tests.factories import MembershipFactory
+from tests.servers.helpers import run_worker
+
+pytestmark = pytest.mark.django_db
+NOW = datetime(2031, 3, 1, 12, 0, tzinfo=UTC)
+SETTINGS = {"name": "Survival SMP", "region": "eu-central", "variable_EULA": "on"}
+
+
+@pytest.fixture(autouse=True)
+def clock(account):
+    return billing_clock_advance(account=account, to=NOW)
+
+
+@pytest.fixture
+def plans(db):
+    small = Product.objects.create(
+        name="Minecraft 2 GB", kind="server", memory_mb=2048, cpu_percent=100, disk_mb=10240,
+        games=["minecraft-java"],
+    )  # fmt: skip
+    big = Product.objects.create(
+        name="Minecraft 4 GB", kind="server", memory_mb=4096, cpu_percent=200, disk_mb=20480,
+        games=["minecraft-java"],
+    )  # fmt: skip
+    bot = Product.objects.create(
+        name="Bot 256 MB", kind="bot", memory_mb=256, cpu_percent=25, disk_mb=1024
+    )
+    return {
+        "small": Price.objects.create(
+            product=small, currency="EUR", unit_amount=600, interval="month"
+        ),
+        "big": Price.objects.create(
+            product=big, currency="EUR", unit_amount=1200, interval="month"
+        ),
+        "bot": Price.objects.create(product=bot, currency="EUR", unit_amount=150, interval="month"),
+    }
+
+
+def credit(account, amount):
+    balance_change(
+        account=account, amount=amount, currency="EUR", kind="adjustment",
+        description="Top-up", actor=SYSTEM,
+    )  # fmt: skip
+
+
+def order_url(price, game="minecraft-java"):
+    return f"/billing/order?price={price.id}" + (f"&game={game}" if game else "")
+
+
+def test_the_plan_step_lists_plans_of_the_kind_with_their_prices(owner, account, plans):
+    client = signed_in(owner, account)
+    page = client.get("/billing/order").content.decode()
+    assert "Minecraft 2 GB" in page and "6.00 EUR a month" in page
+    assert "Bot 256 MB" not in page
+    bots = client.get("/billing/order?kind=bot").content.decode()
+    assert "Bot 256 MB" in bots and "Minecraft" not in bots
+
+
+def test_a_plan_with_one_game_goes_straight_to_the_settings(owner, account, plans):
+    page = signed_in(owner, account).get(f"/billing/order?price={plans['small'].id}")
+    assert page.context["step"] == "settings"
+    assert page.context["game"].slug == "minecraft-java"
+    assert "memory_mb" not in page.context["form"].fields  # the plan decides the resources
+
+
+def test_ordering_with_credit_creates_the_server_at_once(owner, account, plans):
+    credit(account, 5000)
+    client = signed_in(owner, account)
+
+    response = client.post(order_url(plans["small"]), SETTINGS)
+
+    subscription = Subscription.objects.get()
+    assert subscription.status == "active"
+    assert response.status_code == 302
+    assert response["Location"] == f"/servers/{subscription.server_id}"
+    run_worker()
+    server = Server.objects.get(pk=subscription.server_id)
+    assert (server.name, server.memory_mb) == ("Survival SMP", 2048)
+    assert balance_of(account) == 5000 - 600
+
+
+def test_ordering_without_credit_lands_on_the_invoice_to_pay(owner, account, plans):
+    client = signed_in(owner, account)
+    response = client.post(order_url(plans["small"]), SETTINGS, follow=True)
+
+    invoice = Invoice.objects.get()
+    assert response.redirect_chain[-1][0] == f"/billing/invoices/{invoice.id}"
+    assert f"pay invoice {invoice.number}" in messages_of(response)[0]
+    assert not Server.objects.exists()
+
+
+def test_a_refused_order_shows_the_error_on_its_field_and_writes_nothing(owner, account, plans):
+    client = signed_in(owner, account)
+    response = client.post(order_url(plans["small"]), {**SETTINGS, "promotion_code": "NOPE"})
+
+    assert response.status_code == 200
+    assert response.context["form"].errors["promotion_code"] == [
+        "This promotion code does not exist."
+    ]
+    assert not Subscription.objects.exists()
+    missing_eula = client.post(order_url(plans["small"]), {**SETTINGS, "variable_EULA": ""})
+    assert "variable_EULA" in missing_eula.context["form"].errors
+
+
+def test_a_bot_plan_orders_a_bot(owner, account, plans):
+    credit(account, 1000)
+    response = signed_in(owner, account).post(
+        f"/billing/order?price={plans['bot'].id}",
+        {
+            "name": "Mod bot", "region": "eu-central", "runtime": "python-3.13",
+            "start_command": "python bot.py", "environment": "",
+            "token": "MTA1NjY3ODkwMTIzNDU2Nzg5.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB",
+        },
+    )  # fmt: skip
+    subscription = Subscription.objects.get()
+    assert response["Location"] == f"/bots/{subscription.bot_id}"
+
+
+def test_subscriptions_list_searches_and_filters(owner, account, plans):
+    credit(account, 5000)
+    client = signed_in(owner, account)
+    client.post(order_url(plans["small"]), SETTINGS)
+    client.post(order_url(plans["small"]), {**SETTINGS, "name": "Creative"})
+
+    listed = client.get("/billing/subscriptions?q=creat").context["subscriptions"]
+    assert [s.order["name"] for s in listed] == ["Creative"]
+    assert len(client.get("/billing/subscriptions?status=active").context["subscriptions"]) == 2
+    assert list(client.get("/billing/subscriptions?status=canceled").context["subscriptions"]) == []
+
+
+def test_change_plan_previews_then_changes(owner, account, plans):
+    credit(account, 5000)
+    client = signed_in(owner, account)
+    client.post(order_url(plans["small"]), SETTINGS)
+    subscription = Subscription.objects.get()
+    page = f"/billing/subscriptions/{subscription.id}"
+
+    preview = client.get(f"{page}?price={plans['big'].id}").context["preview"]
+    assert preview["outcome"] == "invoice"
+    assert preview["total"] == "6.00 EUR"  # the whole period left: 12.00 - 6.00
+
+    response = client.post(f"{page}/change", {"price": plans["big"].id}, follow=True)
+    assert messages_of(response) == ["Changed to Minecraft 4 GB."]
+    assert Subscription.objects.get().price == plans["big"]
+
+
+def test_cancel_at_period_end_resume_then_cancel_now(owner, account, plans):
+    credit(account, 5000)
+    client = signed_in(owner, account)
+    client.post(order_url(plans["small"]), SETTINGS)
+    subscription = Subscription.objects.get()
+    page = f"/billing/subscriptions/{subscription.id}"
+
+    client.post(f"{page}/cancel", {"at_period_end": "1"})
+    assert Subscription.objects.get().cancel_at_period_end is True
+    client.post(f"{page}/resume")
+    assert Subscription.objects.get().cancel_at_period_end is False
+    client.post(f"{page}/cancel", {"at_period_end": "0"})
+    assert Subscription.objects.get().status == "canceled"
+    again = client.post(f"{page}/cancel", {"at_period_end": "0"}, follow=True)
+    assert "the subscription is canceled" in messages_of(again)[-1]
+
+
+def test_a_viewer_sees_subscriptions_but_cannot_order_or_cancel(owner, account, plans):
+    credit(account, 5000)
+    signed_in(owner, account).post(order_url(plans["small"]), SETTINGS)
+    subscription = Subscription.objects.get()
+    viewer = MembershipFactory(account=account, role=Role.VIEWER).user
+    client = signed_in(viewer, account)
+
+    assert client.get("/billing/subscriptions").status_code == 200
+    assert client.post(order_url(plans["small"]), SETTINGS).status_code == 302
+    client.post(f"/billing/subscriptions/{subscription.id}/cancel", {"at_period_end": "0"})
+    assert Subscription.objects.count() == 1
+    assert Subscription.objects.get().status == "active"
+
+
+def test_a_developer_without_billing_gets_not_found_and_no_order_button(owner, account, plans):
+    developer = MembershipFactory(account=account, role=Role.DEVELOPER).user
+    client = signed_in(developer, account)
+    assert client.get("/billing/order").status_code == 404
+    assert client.get("/billing/subscriptions").status_code == 404
+    assert 'id="order-server"' not in client.get("/").content.decode()
+    assert 'id="order-server"' in signed_in(owner, account).get("/").content.decode()
+
+
+def test_an_outsider_cannot_see_another_accounts_subscription(
+    owner, account, outsider, other_account, plans
+):
+    credit(account, 5000)
+    signed_in(owner, account).post(order_url(plans["small"]), SETTINGS)
+    subscription = Subscription.objects.get()
+    client = signed_in(outsider, other_account)
+    assert client.get(f"/billing/subscriptions/{subscription.id}").status_code == 404
+    client.post(f"/billing/subscriptions/{subscription.id}/cancel", {"at_period_end": "0"})
+    assert Subscription.objects.get().status == "active"
