@@ -61,13 +61,17 @@ def product_representation(
 
 
 # What an order keeps that is never shown: a bot's token, encrypted until the bot is created.
-_ORDER_SECRETS = frozenset({"token_encrypted"})
+ORDER_SECRETS = frozenset({"token_encrypted"})
+
+
+def public_order(order: dict[str, Any]) -> dict[str, Any]:
+    """What was ordered (name, region, game, variables; a bot's runtime and command), without
+    its secrets."""
+    return deepcopy({key: value for key, value in order.items() if key not in ORDER_SECRETS})
 
 
 def subscription_representation(subscription: Subscription) -> dict[str, Any]:
-    """A plan billed for one server or bot, and where it stands. ``order`` is what was
-    ordered (name, region, game, variables; a bot's runtime and command), without secrets."""
-    order = {k: v for k, v in subscription.order.items() if k not in _ORDER_SECRETS}
+    """A plan billed for one server or bot, and where it stands."""
     return {
         "id": subscription.id,
         "status": subscription.status,
@@ -75,7 +79,7 @@ def subscription_representation(subscription: Subscription) -> dict[str, Any]:
         "quantity": subscription.quantity,
         "server": subscription.server_id,
         "bot": subscription.bot_id,
-        "order": deepcopy(order),
+        "order": public_order(subscription.order),
         "billing_cycle_anchor": timestamp(subscription.billing_cycle_anchor),
         "current_period_start": timestamp(subscription.current_period_start),
         "current_period_end": timestamp(subscription.current_period_end),

@@ -36,6 +36,7 @@ from billing.representations import (
     price_representation,
     product_representation,
     promotion_code_representation,
+    public_order,
     subscription_representation,
     tax_rate_representation,
 )
@@ -181,6 +182,29 @@ class InvoiceSerializer(RepresentedBy, serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class ExactDecimalField(serializers.CharField):
+    """A decimal as its exact shortest string (``Decimal("12.50")`` is ``"12.5"``)."""
+
+    def to_representation(self, value):
+        return format(value.normalize(), "f")
+
+
+class BlankAsNullField(serializers.CharField):
+    def to_representation(self, value):
+        return value or None
+
+
+@extend_schema_field({"type": "array", "items": {"type": "string"}})
+class ProductIdsField(serializers.Field):
+    def to_representation(self, value):
+        return sorted(product.id for product in value.all())
+
+
+class OrderField(serializers.DictField):
+    def to_representation(self, value):
+        return public_order(value)
+
+
 class TaxRateSerializer(RepresentedBy, serializers.ModelSerializer):
     """A country's (or region's) tax rate."""
 
@@ -189,7 +213,7 @@ class TaxRateSerializer(RepresentedBy, serializers.ModelSerializer):
     region = serializers.CharField(
         read_only=True, help_text="ISO 3166-2 subdivision (`US-NY`); empty: the whole country."
     )
-    percentage = serializers.CharField(
+    percentage = ExactDecimalField(
         read_only=True, help_text='Exact, as a decimal string (`"19"`, `"8.875"`).'
     )
 
@@ -207,14 +231,14 @@ class CouponSerializer(RepresentedBy, serializers.ModelSerializer):
 
     represent = staticmethod(coupon_representation)
 
-    percent_off = serializers.CharField(
+    percent_off = ExactDecimalField(
         read_only=True, allow_null=True, help_text='A decimal string (`"10"`, `"12.5"`).'
     )
-    currency = serializers.CharField(
+    currency = BlankAsNullField(
         read_only=True, allow_null=True, help_text="Of `amount_off`; null for a percentage."
     )
-    applies_to = serializers.ListField(
-        child=serializers.CharField(),
+    applies_to = ProductIdsField(
+        source="products",
         read_only=True,
         help_text="The product ids it discounts; empty: every product.",
     )
@@ -284,7 +308,7 @@ class SubscriptionSerializer(RepresentedBy, serializers.ModelSerializer):
         source="bot_id", read_only=True, allow_null=True,
         help_text="The bot it runs (`bot_...`); null until it is paid for, or for a server.",
     )  # fmt: skip
-    order = serializers.DictField(
+    order = OrderField(
         read_only=True,
         help_text="What was ordered: `name`, `region` and a server's `game` and `variables` or "
         "a bot's `runtime`, `start_command` and `environment` (never its token).",

@@ -24,15 +24,19 @@ from accounts.services import account_suspend, api_key_create, api_key_revoke, i
 from billing.api.serializers import (
     BalanceTransactionSerializer,
     BillingProfileSerializer,
+    CouponSerializer,
     CreditNoteSerializer,
     InvoiceLineSerializer,
     InvoiceSerializer,
     PaymentSerializer,
     PriceSerializer,
     ProductSerializer,
+    PromotionCodeSerializer,
+    SubscriptionSerializer,
+    TaxRateSerializer,
 )
 from billing.models import BalanceTransaction, Payment, Price, Product, Subscription
-from billing.selectors import billing_profile_of, invoices_all, products_for_sale
+from billing.selectors import billing_profile_of, coupons_all, invoices_all, products_for_sale
 from billing.services import (
     balance_change,
     credit_note_create,
@@ -40,6 +44,7 @@ from billing.services import (
     invoice_finalize,
     invoice_mark_paid,
 )
+from billing.services.catalogue import coupon_create, promotion_code_create, tax_rate_create
 from billing.services.profile import billing_profile_update
 from hosting.api.serializers import RepresentedBy
 from servers.api.serializers import (
@@ -187,3 +192,40 @@ def test_billing_objects_are_shown_as_declared(account, owner_actor):
     )
     payment.refresh_from_db()
     assert_same(PaymentSerializer, payment)
+
+
+def test_subscriptions_and_the_catalogue_are_shown_as_declared(account, owner_actor):
+    product = Product.objects.create(
+        name="Minecraft 4 GB", kind="server", memory_mb=4096, cpu_percent=200, disk_mb=20480
+    )
+    price = Price.objects.create(
+        product=product, currency="EUR", unit_amount=1200, interval="month"
+    )
+    now = timezone.now()
+    coupon = coupon_create(
+        name="Ten", percent_off="12.5", duration="repeating", duration_in_months=3,
+        max_redemptions=9, redeem_by=now + timedelta(days=30), products=[product],
+        actor=owner_actor,
+    )  # fmt: skip
+    assert_same(CouponSerializer, coupons_all().get(pk=coupon.pk))
+    assert_same(CouponSerializer, coupon_create(
+        name="Five off", amount_off=500, currency="EUR", duration="once", actor=owner_actor
+    ))  # fmt: skip
+    code = promotion_code_create(
+        coupon=coupon, code="TEN", max_redemptions=5, expires_at=now + timedelta(days=9),
+        actor=owner_actor,
+    )  # fmt: skip
+    assert_same(PromotionCodeSerializer, code)
+    assert_same(
+        TaxRateSerializer,
+        tax_rate_create(country="US", region="NY", percentage="8.875", actor=owner_actor),
+    )
+    subscription = Subscription.objects.create(
+        account=account, price=price, billing_cycle_anchor=now, current_period_start=now,
+        current_period_end=now + timedelta(days=30), trial_end=now, canceled_at=now,
+        ended_at=now, coupon=coupon, discount_end=now, cancel_at_period_end=True,
+        order={"name": "SMP", "region": "eu-central", "token_encrypted": "secret"},
+    )  # fmt: skip
+    shown = SubscriptionSerializer().to_representation(subscription)
+    assert "token_encrypted" not in shown["order"]
+    assert_same(SubscriptionSerializer, subscription)
