@@ -8,6 +8,7 @@ matches nothing (ids are opaque, as on every other list). Currencies are ISO cod
 """
 
 import django_filters
+from django import forms
 from django.db.models import Exists, OuterRef
 from django_filters.fields import ChoiceField
 
@@ -51,8 +52,30 @@ class CurrencyFilter(django_filters.ChoiceFilter):
         super().__init__(*args, **kwargs)
 
 
+class _TrueOrFalseField(forms.NullBooleanField):
+    """``true`` or ``false`` (any case), as the schema's boolean is written in a query; any
+    other value is refused. Django's own widget reads an unknown value as "not given", so
+    ``active=AAA`` would list everything."""
+
+    widget = forms.TextInput
+
+    def to_python(self, value):
+        if value in (None, ""):
+            return None
+        words = {"true": True, "false": False}
+        if not isinstance(value, str) or value.lower() not in words:
+            raise forms.ValidationError("Give true or false.", code="invalid")
+        return words[value.lower()]
+
+
+class BooleanParameterFilter(django_filters.BooleanFilter):
+    """A boolean query parameter: ``true`` or ``false``, anything else 400."""
+
+    field_class = _TrueOrFalseField
+
+
 def id_filter(field_name: str, text: str) -> django_filters.CharFilter:
-    """An exact id (``sub_...``, ``in_...``): another account's or an unknown one matches
+    """An exact id (``sub_...``, ``inv_...``): another account's or an unknown one matches
     nothing, so a filter never tells whether an id exists elsewhere."""
     return django_filters.CharFilter(field_name=field_name, help_text=text)
 
@@ -82,7 +105,7 @@ class ProductFilter(django_filters.FilterSet):
 class AdminProductFilter(ProductFilter):
     """``GET /v1/admin/products``: archived products too, unless ``active`` says."""
 
-    active = django_filters.BooleanFilter(help_text="`true`: on sale; `false`: archived.")
+    active = BooleanParameterFilter(help_text="`true`: on sale; `false`: archived.")
 
     class Meta(ProductFilter.Meta):
         pass
@@ -158,7 +181,7 @@ class AdminInvoiceFilter(InvoiceFilter):
 class CreditNoteFilter(CreatedRangeFilterSet):
     """Query filters of ``GET /v1/credit-notes``."""
 
-    invoice = id_filter("invoice_id", "Only credit notes of this invoice (`in_...`).")
+    invoice = id_filter("invoice_id", "Only credit notes of this invoice (`inv_...`).")
 
     class Meta:
         model = CreditNote
@@ -185,7 +208,7 @@ class PaymentFilter(CreatedRangeFilterSet):
         choices=PaymentStatus.choices,
         help_text="Only payments in this status, or in any of a comma-separated list.",
     )
-    invoice = id_filter("invoice_id", "Only payments of this invoice (`in_...`).")
+    invoice = id_filter("invoice_id", "Only payments of this invoice (`inv_...`).")
 
     class Meta:
         model = Payment

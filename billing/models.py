@@ -156,7 +156,7 @@ class Coupon(models.Model):
     or for ever; optionally only for some products, until ``redeem_by``, ``max_redemptions``
     times."""
 
-    id = PrefixedIdField(prefix="coupon")
+    id = PrefixedIdField(prefix="cpn")
     name = models.CharField(max_length=100)
     percent_off = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True)
     amount_off = models.BigIntegerField(null=True, blank=True)
@@ -311,7 +311,7 @@ class Invoice(models.Model):
     """What an account owes for a period: lines, totals, and once finalized, a number and the
     seller's and buyer's details as they were that day. A finalized invoice never changes."""
 
-    id = PrefixedIdField(prefix="in")
+    id = PrefixedIdField(prefix="inv")
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="invoices")
     subscription = models.ForeignKey(
         Subscription, on_delete=models.SET_NULL, null=True, blank=True, related_name="invoices"
@@ -456,7 +456,7 @@ class BalanceTransaction(models.Model):
         OVERPAYMENT = "overpayment", "Overpayment"
         PRORATION = "proration", "Unused time of a plan change"
 
-    id = PrefixedIdField(prefix="cbtxn")
+    id = PrefixedIdField(prefix="btx")
     account = models.ForeignKey(
         Account, on_delete=models.CASCADE, related_name="balance_transactions"
     )

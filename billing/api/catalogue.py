@@ -31,7 +31,7 @@ from billing.api.serializers import (
     PromotionCodeSerializer,
     TaxRateSerializer,
 )
-from billing.filters import AdminProductFilter
+from billing.filters import AdminProductFilter, BooleanParameterFilter
 from billing.models import (
     INTERVAL_CHOICES,
     Coupon,
@@ -41,8 +41,14 @@ from billing.models import (
     PromotionCode,
     TaxRate,
 )
+from billing.periods import MAX_INTERVAL_COUNT
 from billing.selectors import coupons_all, products_all, promotion_codes_all, tax_rates_all
 from billing.services.catalogue import (
+    MAX_AMOUNT,
+    MAX_DISCOUNT_MONTHS,
+    MAX_DUNNING_DAYS,
+    MAX_REDEMPTIONS,
+    MAX_TRIAL_DAYS,
     coupon_archive,
     coupon_create,
     price_archive,
@@ -55,7 +61,7 @@ from billing.services.catalogue import (
     tax_rate_archive,
     tax_rate_create,
 )
-from hosting.api.schema import CONFLICT, envelope
+from hosting.api.schema import CONFLICT, envelope, error_doc
 from hosting.api.serializers import EmptyBodySerializer, StrictInputSerializer
 from hosting.api.views import (
     ApiViewSet,
@@ -66,6 +72,7 @@ from hosting.api.views import (
 )
 from hosting.errors import NotFound
 from servers.api.serializers import ResourcesInputSerializer
+from servers.models import RESOURCE_LIMITS
 
 STAFF_READ, STAFF_WRITE = ["admin:read"], ["admin:write"]
 
@@ -79,14 +86,52 @@ def _slugs(text: str) -> serializers.ListField:
     )
 
 
-def _days(text: str) -> serializers.IntegerField:
-    return serializers.IntegerField(required=False, allow_null=True, help_text=text)
+def _days(field: str, text: str) -> serializers.IntegerField:
+    low = 0 if field == "suspend_after_days" else 1
+    return serializers.IntegerField(
+        required=False, allow_null=True, min_value=low, max_value=MAX_DUNNING_DAYS, help_text=text
+    )
+
+
+def _resource(name: str) -> serializers.IntegerField:
+    low, high = RESOURCE_LIMITS[name]
+    return serializers.IntegerField(min_value=low, max_value=high)
+
+
+def _amount(low: int, text: str, **kwargs) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=low, max_value=MAX_AMOUNT, help_text=text, **kwargs)
+
+
+def _max_redemptions() -> serializers.IntegerField:
+    return serializers.IntegerField(required=False, min_value=1, max_value=MAX_REDEMPTIONS)
+
+
+class ShapeField(serializers.RegexField):
+    """Text of a fixed shape, checked as sent: the schema's pattern applies to it untrimmed,
+    and a final newline, which Python's ``$`` lets through (JSON Schema's does not), is
+    refused too."""
+
+    def __init__(self, regex: str, **kwargs):
+        super().__init__(regex, trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and data.endswith("\n"):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def _pattern(regex: str, text: str, **kwargs) -> ShapeField:
+    return ShapeField(regex, help_text=text, **kwargs)
+
+
+SUSPEND_DAYS = "Days overdue before suspension; null: the global setting."
+TERMINATE_DAYS = "Days overdue before termination (after suspension); null: the global setting."
 
 
 class ProductResourcesInputSerializer(StrictInputSerializer):
-    memory_mb = serializers.IntegerField()
-    cpu_percent = serializers.IntegerField()
-    disk_mb = serializers.IntegerField()
+    memory_mb = _resource("memory_mb")
+    cpu_percent = _resource("cpu_percent")
+    disk_mb = _resource("disk_mb")
 
 
 class ProductCreateSerializer(StrictInputSerializer):
@@ -99,8 +144,8 @@ class ProductCreateSerializer(StrictInputSerializer):
     games = _slugs("Server plans: the games it runs (slugs of GET /v1/games); empty: any.")
     regions = _slugs("The regions it runs in (GET /v1/regions); empty: any.")
     runtimes = _slugs("Bot plans: the runtimes it allows; empty: any.")
-    suspend_after_days = _days("Days overdue before suspension; null: the global setting.")
-    terminate_after_days = _days("Days overdue before termination; null: the global setting.")
+    suspend_after_days = _days("suspend_after_days", SUSPEND_DAYS)
+    terminate_after_days = _days("terminate_after_days", TERMINATE_DAYS)
 
 
 class ProductUpdateSerializer(StrictInputSerializer):
@@ -111,27 +156,34 @@ class ProductUpdateSerializer(StrictInputSerializer):
     games = _slugs("Games it runs; empty: any.")
     regions = _slugs("Regions it runs in; empty: any.")
     runtimes = _slugs("Bot runtimes; empty: any.")
-    suspend_after_days = _days("Days overdue before suspension; null: the global setting.")
-    terminate_after_days = _days("Days overdue before termination; null: the global setting.")
+    suspend_after_days = _days("suspend_after_days", SUSPEND_DAYS)
+    terminate_after_days = _days("terminate_after_days", TERMINATE_DAYS)
 
 
 class PriceCreateSerializer(StrictInputSerializer):
     currency = CurrencyField(help_text="ISO 4217, any case.")
-    unit_amount = serializers.IntegerField(help_text="Per period, in minor units (0: free).")
+    unit_amount = _amount(0, "Per period, in minor units (0: free).")
     interval = serializers.ChoiceField(choices=INTERVAL_CHOICES)
-    interval_count = serializers.IntegerField(required=False, default=1)
-    setup_fee = serializers.IntegerField(required=False, default=0)
-    trial_days = serializers.IntegerField(required=False, default=0)
+    interval_count = serializers.IntegerField(
+        required=False, default=1, min_value=1, max_value=max(MAX_INTERVAL_COUNT.values()),
+        help_text="Intervals per period: three years at most (36 months, 156 weeks, ...).",
+    )  # fmt: skip
+    setup_fee = _amount(0, "Charged once, on the first invoice.", required=False, default=0)
+    trial_days = serializers.IntegerField(
+        required=False, default=0, min_value=0, max_value=MAX_TRIAL_DAYS
+    )
 
 
 class TaxRateCreateSerializer(StrictInputSerializer):
-    country = serializers.CharField(max_length=2, help_text="ISO 3166-1 alpha-2, any case.")
-    region = serializers.CharField(
+    country = _pattern(r"^[A-Za-z]{2}$", "ISO 3166-1 alpha-2, any case.")
+    region = _pattern(
+        r"^(?:(?:[A-Za-z]{2}-)?[A-Za-z0-9]{1,3})?$",
+        "ISO 3166-2 subdivision of `country` (`US-NY`, or `NY`); empty: the whole country.",
         max_length=6, required=False, allow_blank=True, default="",
-        help_text="ISO 3166-2 subdivision (`US-NY`, or `NY`); empty: the whole country.",
     )  # fmt: skip
-    percentage = serializers.CharField(
-        max_length=10, help_text='A decimal string, up to 4 places (`"19"`, `"8.875"`).'
+    percentage = _pattern(
+        r"^(?:100(?:\.0{1,4})?|[0-9]{1,2}(?:\.[0-9]{1,4})?)$",
+        'From 0 to 100 as a decimal string, up to 4 places (`"19"`, `"8.875"`).',
     )
     display_name = serializers.CharField(max_length=50, required=False, default="VAT")
     inclusive = serializers.BooleanField(
@@ -142,16 +194,19 @@ class TaxRateCreateSerializer(StrictInputSerializer):
 class CouponCreateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=100)
     duration = serializers.ChoiceField(choices=CouponDuration.choices)
-    percent_off = serializers.CharField(
-        max_length=10, required=False, help_text="A decimal string above 0, at most 100."
+    percent_off = _pattern(
+        r"^(?:100(?:\.0{1,2})?|[0-9]{1,2}(?:\.[0-9]{1,2})?)$",
+        'A decimal string above 0, at most 100, up to 2 places (`"10"`, `"12.5"`).',
+        required=False,
     )
-    amount_off = serializers.IntegerField(required=False, help_text="In minor units of currency.")
+    amount_off = _amount(1, "In minor units of currency.", required=False)
     currency = CurrencyField(required=False, help_text="With `amount_off`.")
     duration_in_months = serializers.IntegerField(
-        required=False, help_text="With `duration: repeating`."
-    )
-    max_redemptions = serializers.IntegerField(required=False)
-    redeem_by = serializers.DateTimeField(required=False)
+        required=False, min_value=1, max_value=MAX_DISCOUNT_MONTHS,
+        help_text="With `duration: repeating`.",
+    )  # fmt: skip
+    max_redemptions = _max_redemptions()
+    redeem_by = serializers.DateTimeField(required=False, help_text="A moment in the future.")
     applies_to = serializers.ListField(
         child=serializers.CharField(max_length=64), max_length=100, required=False,
         help_text="Product ids (`prod_...`) it discounts; empty: every product.",
@@ -160,9 +215,9 @@ class CouponCreateSerializer(StrictInputSerializer):
 
 class PromotionCodeCreateSerializer(StrictInputSerializer):
     coupon = serializers.CharField(max_length=64, help_text="An active coupon (`coupon_...`).")
-    code = serializers.CharField(max_length=50, help_text="3 to 50 letters, digits, - or _.")
-    max_redemptions = serializers.IntegerField(required=False)
-    expires_at = serializers.DateTimeField(required=False)
+    code = _pattern(r"^[A-Za-z0-9_-]{3,50}$", "3 to 50 letters, digits, - or _; stored upper-case.")
+    max_redemptions = _max_redemptions()
+    expires_at = serializers.DateTimeField(required=False, help_text="A moment in the future.")
 
 
 # --- Filters ----------------------------------------------------------------------------------
@@ -172,7 +227,7 @@ class TaxRateFilter(django_filters.FilterSet):
     country = django_filters.CharFilter(
         method="filter_country", help_text="Only rates of this country (ISO 3166-1, any case)."
     )
-    active = django_filters.BooleanFilter(help_text="`true`: in use; `false`: archived.")
+    active = BooleanParameterFilter(help_text="`true`: in use; `false`: archived.")
 
     class Meta:
         model = TaxRate
@@ -183,7 +238,7 @@ class TaxRateFilter(django_filters.FilterSet):
 
 
 class CouponFilter(django_filters.FilterSet):
-    active = django_filters.BooleanFilter(help_text="`true`: redeemable; `false`: archived.")
+    active = BooleanParameterFilter(help_text="`true`: redeemable; `false`: archived.")
 
     class Meta:
         model = Coupon
@@ -192,9 +247,9 @@ class CouponFilter(django_filters.FilterSet):
 
 class PromotionCodeFilter(django_filters.FilterSet):
     coupon = django_filters.CharFilter(
-        field_name="coupon_id", help_text="Only codes of this coupon (`coupon_...`)."
+        field_name="coupon_id", help_text="Only codes of this coupon (`cpn_...`)."
     )
-    active = django_filters.BooleanFilter(help_text="`true`: redeemable; `false`: deactivated.")
+    active = BooleanParameterFilter(help_text="`true`: redeemable; `false`: deactivated.")
 
     class Meta:
         model = PromotionCode
@@ -212,6 +267,9 @@ STAFF_PRODUCT_EXAMPLES = [
     OpenApiExample("A game-server plan", value={"product": PRODUCT_EXAMPLE}, response_only=True)
 ]
 PRICE_EXAMPLES = [OpenApiExample("Monthly", value={"price": PRICE_EXAMPLE}, response_only=True)]
+NO_SUCH_COUPON = error_doc(
+    404, "not_found", "`not_found`: no coupon with the id in `coupon`.", "No coupon with this id."
+)
 FIELD_RULES = "A value the catalogue refuses is 400 `validation_failed` naming the field."
 TAGS = ["Staff: catalogue"]
 
@@ -360,11 +418,11 @@ PROMOTION_CODE_DOCS = dict(
         "A code customers type for an active coupon; stored upper-case, unique in any case "
         f"(409 `conflict`). {FIELD_RULES}",
         request=PromotionCodeCreateSerializer,
-        responses={201: PROMOTION_CODE_RESPONSE, 409: CONFLICT},
+        responses={201: PROMOTION_CODE_RESPONSE, 404: NO_SUCH_COUPON, 409: CONFLICT},
         examples=[
             OpenApiExample(
                 "WELCOME10",
-                value={"coupon": "coupon_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc", "code": "welcome10"},
+                value={"coupon": "cpn_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc", "code": "welcome10"},
                 request_only=True,
             ),
             *PROMOTION_CODE_EXAMPLES,

@@ -386,7 +386,7 @@ ADMIN_CREDIT_NOTE_DOCS = dict(
             OpenApiExample(
                 "Credit for downtime",
                 value={
-                    "invoice": "in_6Tq2Lm9Xw4Zr7Nc1Vb8Hs3Kd5",
+                    "invoice": "inv_6Tq2Lm9Xw4Zr7Nc1Vb8Hs3K",
                     "amount": 500,
                     "reason": "product_unsatisfactory",
                     "refund_to": "balance",

@@ -564,7 +564,7 @@ class SubscriptionOrderSerializer(StrictInputSerializer):
         max_length=50, required=False, help_text="A code the customer typed (`WELCOME10`)."
     )
     coupon = serializers.CharField(
-        max_length=64, required=False, help_text="Or a coupon id (`coupon_...`) given to them."
+        max_length=64, required=False, help_text="Or a coupon id (`cpn_...`) given to them."
     )
     quantity = serializers.IntegerField(
         required=False, default=1, min_value=1, max_value=1,
@@ -622,7 +622,7 @@ class InvoiceMarkPaidSerializer(StrictInputSerializer):
 
 
 class CreditNoteCreateSerializer(StrictInputSerializer):
-    invoice = serializers.CharField(max_length=64, help_text="The finalized invoice (`in_...`).")
+    invoice = serializers.CharField(max_length=64, help_text="The finalized invoice (`inv_...`).")
     amount = serializers.IntegerField(
         min_value=1, max_value=AMOUNT_MAX, help_text="In minor units of the invoice's currency."
     )
@@ -740,7 +740,7 @@ PRODUCT_EXAMPLE = {
     "prices": [PRICE_EXAMPLE],
 }
 INVOICE_EXAMPLE = {
-    "id": "in_6Tq2Lm9Xw4Zr7Nc1Vb8Hs3Kd5",
+    "id": "inv_6Tq2Lm9Xw4Zr7Nc1Vb8Hs3K",
     "number": "INV-2026-000042",
     "status": "open",
     "billing_reason": "subscription_cycle",
@@ -795,7 +795,7 @@ PAID_INVOICE_EXAMPLE = {
 CREDIT_NOTE_EXAMPLE = {
     "id": "cn_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8",
     "number": "CN-2026-000007",
-    "invoice": "in_6Tq2Lm9Xw4Zr7Nc1Vb8Hs3Kd5",
+    "invoice": "inv_6Tq2Lm9Xw4Zr7Nc1Vb8Hs3K",
     "currency": "EUR",
     "amount": 500,
     "reason": "product_unsatisfactory",
@@ -805,7 +805,7 @@ CREDIT_NOTE_EXAMPLE = {
 }
 PAYMENT_EXAMPLE = {
     "id": "pay_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8",
-    "invoice": "in_6Tq2Lm9Xw4Zr7Nc1Vb8Hs3Kd5",
+    "invoice": "inv_6Tq2Lm9Xw4Zr7Nc1Vb8Hs3K",
     "gateway": "bank_transfer",
     "status": "succeeded",
     "amount": 1428,
@@ -818,7 +818,7 @@ PAYMENT_EXAMPLE = {
     "refunded_at": None,
 }
 BALANCE_TRANSACTION_EXAMPLE = {
-    "id": "cbtxn_9Wd4Tb6Nq2Hx8Lc1Zr5Mv3K",
+    "id": "btx_9Wd4Tb6Nq2Hx8Lc1Zr5Mv3Kd",
     "kind": "adjustment",
     "amount": 2000,
     "currency": "EUR",
@@ -949,7 +949,7 @@ TAX_RATE_EXAMPLE = {
     "created_at": "2026-11-01T09:00:00Z",
 }
 COUPON_EXAMPLE = {
-    "id": "coupon_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc",
+    "id": "cpn_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc",
     "name": "Welcome 10 %",
     "percent_off": "10",
     "amount_off": None,
@@ -966,7 +966,7 @@ COUPON_EXAMPLE = {
 PROMOTION_CODE_EXAMPLE = {
     "id": "promo_1Hd6Fy5Rk8Tz2Qm7Lx4Wc9Nb",
     "code": "WELCOME10",
-    "coupon": "coupon_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc",
+    "coupon": "cpn_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc",
     "active": True,
     "max_redemptions": None,
     "times_redeemed": 17,

@@ -65,7 +65,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name="Coupon",
             fields=[
-                ("id", hosting.ids.PrefixedIdField(prefix="coupon", serialize=False)),
+                ("id", hosting.ids.PrefixedIdField(prefix="cpn", serialize=False)),
                 ("name", models.CharField(max_length=100)),
                 (
                     "percent_off",
@@ -162,7 +162,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name="Invoice",
             fields=[
-                ("id", hosting.ids.PrefixedIdField(prefix="in", serialize=False)),
+                ("id", hosting.ids.PrefixedIdField(prefix="inv", serialize=False)),
                 ("number", models.CharField(blank=True, max_length=32, null=True, unique=True)),
                 (
                     "status",
@@ -305,7 +305,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name="BalanceTransaction",
             fields=[
-                ("id", hosting.ids.PrefixedIdField(prefix="cbtxn", serialize=False)),
+                ("id", hosting.ids.PrefixedIdField(prefix="btx", serialize=False)),
                 (
                     "kind",
                     models.CharField(

@@ -378,7 +378,7 @@ def test_a_percent_coupon_for_some_products(staff, product):
     )  # fmt: skip
 
     coupon.refresh_from_db()
-    assert coupon.id.startswith("coupon_")
+    assert coupon.id.startswith("cpn_")
     assert (coupon.percent_off, coupon.amount_off, coupon.currency) == (Decimal("12.50"), None, "")
     assert (coupon.duration, coupon.duration_in_months, coupon.max_redemptions) == (
         "repeating", 3, 100,

@@ -50,7 +50,7 @@ def test_order_a_plan_pay_its_invoice_with_credit_and_get_the_server(page, live_
     page.click("#place-order")
 
     # No credit yet: the first invoice waits to be paid.
-    page.wait_for_url(re.compile(r".*/billing/invoices/in_\w+$"))
+    page.wait_for_url(re.compile(r".*/billing/invoices/inv_\w+$"))
     invoice = Invoice.objects.get()
     assert invoice.status == "open" and invoice.total == 899
     assert invoice.number in page.inner_text("h1")

@@ -70,9 +70,9 @@ def record_every_type(account, *, me, other, my_key, others_key) -> dict[str, Ev
         "user": {"id": other.id, "email": other.email, "name": other.name},
         "webhook_endpoint": {"id": "whe_5Rk8Tz2Qm7Lx4Wc9Nb1Hd6Fy", "url": URL},
         "webhook": {"id": "whe_5Rk8Tz2Qm7Lx4Wc9Nb1Hd6Fy", "url": URL},
-        "invoice": {"id": "in_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "number": "INV-2026-000001"},
+        "invoice": {"id": "inv_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5R", "number": "INV-2026-000001"},
         "payment": {"id": "pay_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "amount": 1200, "currency": "EUR"},
-        "customer": {"id": "cbtxn_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5R", "amount": 500, "currency": "EUR"},
+        "customer": {"id": "btx_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk", "amount": 500, "currency": "EUR"},
         "credit_note": {"id": "cn_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "number": "CN-2026-000001"},
         "subscription": {"id": "sub_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "status": "active"},
     }  # fmt: skip

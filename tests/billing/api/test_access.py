@@ -163,12 +163,12 @@ def test_a_viewer_reads_billing_but_cannot_change_it(
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("get", "/v1/invoices/in_000000000000000000000000"),
-        ("get", "/v1/invoices/in_000000000000000000000000/pdf"),
-        ("post", "/v1/invoices/in_000000000000000000000000/pay"),
+        ("get", "/v1/invoices/inv_000000000000000000000000"),
+        ("get", "/v1/invoices/inv_000000000000000000000000/pdf"),
+        ("post", "/v1/invoices/inv_000000000000000000000000/pay"),
         ("get", "/v1/credit-notes/cn_000000000000000000000000"),
         ("get", "/v1/payments/pay_000000000000000000000000"),
-        ("get", "/v1/balance-transactions/cbtxn_000000000000000000000"),
+        ("get", "/v1/balance-transactions/btx_000000000000000000000000"),
         ("get", "/v1/products/prod_000000000000000000000000"),
     ],
 )

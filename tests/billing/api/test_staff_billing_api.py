@@ -111,8 +111,8 @@ def test_a_staff_reader_cannot_change_anything(
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("get", "/v1/admin/invoices/in_000000000000000000000000"),
-        ("post", "/v1/admin/invoices/in_000000000000000000000000/void"),
+        ("get", "/v1/admin/invoices/inv_000000000000000000000000"),
+        ("post", "/v1/admin/invoices/inv_000000000000000000000000/void"),
         ("get", "/v1/admin/credit-notes/cn_000000000000000000000000"),
         ("get", "/v1/admin/customers/acct_000000000000000000000000/billing-profile"),
         ("get", "/v1/admin/customers/acct_000000000000000000000000/balance-transactions"),
@@ -295,7 +295,7 @@ def test_forgiving_what_is_owed_settles_an_open_invoice(staff_api, books):
 @pytest.mark.parametrize(
     ("changes", "status", "code", "field"),
     [
-        ({"invoice": "in_000000000000000000000000"}, 404, "not_found", None),
+        ({"invoice": "inv_000000000000000000000000"}, 404, "not_found", None),
         ({"invoice": "{draft}"}, 409, "invalid_state", None),
         ({"amount": 5000, "refund_to": "balance", "invoice": "{paid}"}, 400, "validation_failed",
          "amount"),

@@ -272,7 +272,7 @@ def test_a_coupon_and_its_code_then_archiving_stops_the_code(staff_api, owner_ap
         post(
             staff_api,
             "/v1/admin/promotion-codes",
-            {"coupon": "coupon_000000000000000000000000", "code": "NOPE1"},
+            {"coupon": "cpn_000000000000000000000000", "code": "NOPE1"},
         ),
         404,
     )
