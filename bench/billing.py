@@ -496,8 +496,8 @@ def shard_plan(workers: int) -> tuple[int, list[tuple[int, int]]]:
     """The one-worker run takes shard 0/m, m the first number from 9 prime to ``workers``, so
     it takes as much from each of the split run's shards (shard 0/10 would all come from shard
     0/2). The two query samples are shards of other residues mod m, chosen to hold about
-    0.3 % and 1 % of the due subscriptions: ``hash_shard`` sums the id's bytes, which spreads
-    unevenly over a large modulus, so the sizes are counted, not assumed."""
+    0.3 % and 1 % of the due subscriptions; the sizes are counted, not assumed (``hash_shard``
+    summed the id's bytes until it took CRC-32, and spread unevenly over a large modulus)."""
     from billing.models import Subscription
     from billing.services.renewals import hash_shard
 

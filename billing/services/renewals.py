@@ -25,6 +25,7 @@ For a subscription, in order:
 """
 
 import logging
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -422,23 +423,40 @@ def _due_subscriptions(
             Q(status__in=RUNNING, current_period_end__lte=at + horizon)
             | Q(status=SubscriptionStatus.INCOMPLETE)
             | Q(status__in=[SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID])
-            # a plan change's charge gone overdue (``_dunning``)
-            | Q(
-                status=SubscriptionStatus.ACTIVE,
-                invoices__status=InvoiceStatus.OPEN,
-                invoices__billing_reason=BillingReason.SUBSCRIPTION_UPDATE,
-                invoices__due_date__lte=at,
-            )
+        )
+
+    def changes_overdue(at: datetime) -> Q:
+        # a plan change's charge gone overdue (``_dunning``): looked up from the invoices'
+        # side, so the subscriptions' query stays a plain index scan
+        return Q(
+            status=InvoiceStatus.OPEN,
+            billing_reason=BillingReason.SUBSCRIPTION_UPDATE,
+            due_date__lte=at,
+            subscription__status=SubscriptionStatus.ACTIVE,
         )
 
     ids = set(
         Subscription.objects.filter(scope, due(now))
         .exclude(account_id__in=list(clocks))
+        .order_by()
         .values_list("id", flat=True)
+    )
+    ids.update(
+        Invoice.objects.filter(scope, changes_overdue(now))
+        .exclude(account_id__in=list(clocks))
+        .order_by()
+        .values_list("subscription_id", flat=True)
     )
     for account_id, at in clocks.items():
         ids.update(
-            Subscription.objects.filter(due(at), account_id=account_id).values_list("id", flat=True)
+            Subscription.objects.filter(due(at), account_id=account_id)
+            .order_by()
+            .values_list("id", flat=True)
+        )
+        ids.update(
+            Invoice.objects.filter(changes_overdue(at), account_id=account_id)
+            .order_by()
+            .values_list("subscription_id", flat=True)
         )
     ordered = sorted(ids)
     if shard is not None:
@@ -448,8 +466,9 @@ def _due_subscriptions(
 
 
 def hash_shard(identifier: str, count: int) -> int:
-    """Which of ``count`` workers takes ``identifier`` (stable across processes)."""
-    return sum(identifier.encode()) % count
+    """Which of ``count`` workers takes ``identifier`` (stable across processes; CRC-32
+    spreads ids evenly over any number of workers)."""
+    return zlib.crc32(identifier.encode()) % count
 
 
 def _retry_due(clocks: dict[str, datetime], now: datetime, scope: Q) -> list[str]:
