@@ -201,6 +201,7 @@ def setup_data() -> None:
     victim_member = member(spare, spare_owner, "victim@example.com", Role.DEVELOPER)
     victim_customer = account_create(name="Suspended by the fuzzer", owner_email="v@example.com")
     _, spare_token = full_key(spare, spare_owner, "Fuzzer (destructive pass)")
+    books = billing_setup(main, actor)
     print(
         json.dumps(
             {
@@ -218,10 +219,119 @@ def setup_data() -> None:
                     "FUZZ_API_KEY_ID": victim_key_id,
                     "FUZZ_VICTIM_MEMBER_ID": victim_member.id,
                     "FUZZ_VICTIM_CUSTOMER_ID": victim_customer.id,
+                    **books,
                 },
             }
         )
     )
+
+
+def billing_setup(main, actor) -> dict[str, str]:
+    """(Run inside Django, from ``setup_data``.) The main account's books, made through the
+    billing services as a customer and staff would: a plan with prices, subscriptions paid from
+    credit, invoices in each state, a credit note, a coupon with codes, a tax rate; and a
+    customer on a test clock. Returns the FUZZ_* ids of scripts/schemathesis-objects.toml.
+
+    An operation that uses its object up (archive, cancel, void, pay, mark paid or
+    uncollectible, deactivate) or changes what others rely on (a plan's games, regions and
+    kind) is given one of its own, so that the operations reading or changing the others keep
+    reaching a live object to the end of the run."""
+    from django.utils import timezone
+
+    from accounts.actors import SYSTEM
+    from accounts.services import account_create
+    from billing.clock import billing_clock_advance
+    from billing.models import BalanceTransaction, Payment
+    from billing.services import (
+        balance_change,
+        credit_note_create,
+        invoice_create,
+        invoice_finalize,
+    )
+    from billing.services.catalogue import (
+        coupon_create,
+        price_create,
+        product_create,
+        promotion_code_create,
+        tax_rate_create,
+    )
+    from billing.services.profile import billing_profile_update
+    from billing.services.subscriptions import subscription_order
+
+    tax_rate = tax_rate_create(country="DE", percentage="19", actor=SYSTEM)
+    billing_profile_update(
+        account=main, actor=actor,
+        changes={"legal_name": "Fuzz Hosting GmbH", "address_line1": "Hauptstraße 5",
+                 "postal_code": "10115", "city": "Berlin", "country": "DE"},
+    )  # fmt: skip
+    plan = {"kind": "server", "memory_mb": 1024, "cpu_percent": 100, "disk_mb": 5120}
+    product = product_create(name="Fuzz 1 GB", games=["minecraft-java"], **plan, actor=SYSTEM)
+    price, upgrade, other, to_archive = (
+        price_create(
+            product=product, currency="EUR", unit_amount=amount, interval="month", actor=SYSTEM
+        )
+        for amount in (500, 900, 1500, 700)
+    )
+    to_edit, to_archive_product = (
+        product_create(name=name, **plan, actor=SYSTEM)
+        for name in ("Fuzz plan to edit", "Fuzz plan to archive")
+    )
+    coupon = coupon_create(
+        name="Fuzz 10 %", percent_off="10", duration="repeating", duration_in_months=3,
+        actor=SYSTEM,
+    )  # fmt: skip
+    spare_coupon = coupon_create(
+        name="Fuzz 1 EUR", amount_off=100, currency="EUR", duration="once", actor=SYSTEM
+    )
+    # Named, not pinned by id, in scripts/schemathesis-objects.toml (the orders' code).
+    promotion_code_create(coupon=coupon, code="FUZZ10", actor=SYSTEM)
+    spare_code = promotion_code_create(coupon=coupon, code="FUZZ-SPARE", actor=SYSTEM)
+    topup = balance_change(
+        account=main, amount=10_000_000, currency="EUR", kind=BalanceTransaction.Kind.ADJUSTMENT,
+        description="Credit to fuzz with", actor=SYSTEM,
+    )  # fmt: skip
+    order = {"name": "Fuzz plan", "region": "eu-central", "game": "minecraft-java",
+             "variables": {"EULA": True}}  # fmt: skip
+    subscription, paid = subscription_order(account=main, price=price, order=order, actor=actor)
+    to_cancel, _ = subscription_order(
+        account=main, price=price, order=order, promotion_code="FUZZ10", actor=actor
+    )
+    line = {"description": "Extra backup storage", "quantity": 1, "unit_amount": 300}
+    uses = ("PAY", "MARK_PAID", "VOID", "UNCOLLECTIBLE")
+    open_invoices = {
+        f"FUZZ_{use}_INVOICE_ID": invoice_finalize(
+            invoice=invoice_create(account=main, currency="EUR", lines=[line])
+        ).id
+        for use in uses
+    }
+    credit_note = credit_note_create(
+        invoice=paid, amount=100, reason="product_unsatisfactory", refund_to="balance",
+        memo="A day of downtime.", actor=SYSTEM,
+    )  # fmt: skip
+    clocked = account_create(name="Fuzz test-clock customer", owner_email="clock@example.com")
+    billing_clock_advance(account=clocked, to=timezone.now())
+    return {
+        "FUZZ_ACCOUNT_ID": main.id,
+        "FUZZ_CLOCK_CUSTOMER_ID": clocked.id,
+        "FUZZ_TAX_RATE_ID": tax_rate.id,
+        "FUZZ_PRODUCT_ID": product.id,
+        "FUZZ_EDITED_PRODUCT_ID": to_edit.id,
+        "FUZZ_SPARE_PRODUCT_ID": to_archive_product.id,
+        "FUZZ_PRICE_ID": price.id,
+        "FUZZ_UPGRADE_PRICE_ID": upgrade.id,
+        "FUZZ_OTHER_PRICE_ID": other.id,
+        "FUZZ_SPARE_PRICE_ID": to_archive.id,
+        "FUZZ_COUPON_ID": coupon.id,
+        "FUZZ_SPARE_COUPON_ID": spare_coupon.id,
+        "FUZZ_SPARE_PROMOTION_CODE_ID": spare_code.id,
+        "FUZZ_BALANCE_TRANSACTION_ID": topup.id,
+        "FUZZ_SUBSCRIPTION_ID": subscription.id,
+        "FUZZ_CANCEL_SUBSCRIPTION_ID": to_cancel.id,
+        "FUZZ_PAID_INVOICE_ID": paid.id,
+        "FUZZ_PAYMENT_ID": Payment.objects.get(invoice=paid).id,
+        "FUZZ_CREDIT_NOTE_ID": credit_note.id,
+        **open_invoices,
+    }
 
 
 def pinned_config() -> Path:

@@ -29,6 +29,7 @@ from billing.api.serializers import (
     PriceSerializer,
     ProductSerializer,
     PromotionCodeSerializer,
+    ShapeField,
     TaxRateSerializer,
 )
 from billing.filters import AdminProductFilter, BooleanParameterFilter
@@ -106,24 +107,6 @@ def _max_redemptions() -> serializers.IntegerField:
     return serializers.IntegerField(required=False, min_value=1, max_value=MAX_REDEMPTIONS)
 
 
-class ShapeField(serializers.RegexField):
-    """Text of a fixed shape, checked as sent: the schema's pattern applies to it untrimmed,
-    and a final newline, which Python's ``$`` lets through (JSON Schema's does not), is
-    refused too."""
-
-    def __init__(self, regex: str, **kwargs):
-        super().__init__(regex, trim_whitespace=False, **kwargs)
-
-    def to_internal_value(self, data):
-        if isinstance(data, str) and data.endswith("\n"):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-def _pattern(regex: str, text: str, **kwargs) -> ShapeField:
-    return ShapeField(regex, help_text=text, **kwargs)
-
-
 SUSPEND_DAYS = "Days overdue before suspension; null: the global setting."
 TERMINATE_DAYS = "Days overdue before termination (after suspension); null: the global setting."
 
@@ -175,15 +158,16 @@ class PriceCreateSerializer(StrictInputSerializer):
 
 
 class TaxRateCreateSerializer(StrictInputSerializer):
-    country = _pattern(r"^[A-Za-z]{2}$", "ISO 3166-1 alpha-2, any case.")
-    region = _pattern(
+    country = ShapeField(r"^[A-Za-z]{2}$", help_text="ISO 3166-1 alpha-2, any case.")
+    region = ShapeField(
         r"^(?:(?:[A-Za-z]{2}-)?[A-Za-z0-9]{1,3})?$",
-        "ISO 3166-2 subdivision of `country` (`US-NY`, or `NY`); empty: the whole country.",
+        help_text="ISO 3166-2 subdivision of `country` (`US-NY`, or `NY`); empty: the whole "
+        "country.",
         max_length=6, required=False, allow_blank=True, default="",
     )  # fmt: skip
-    percentage = _pattern(
+    percentage = ShapeField(
         r"^(?:100(?:\.0{1,4})?|[0-9]{1,2}(?:\.[0-9]{1,4})?)$",
-        'From 0 to 100 as a decimal string, up to 4 places (`"19"`, `"8.875"`).',
+        help_text='From 0 to 100 as a decimal string, up to 4 places (`"19"`, `"8.875"`).',
     )
     display_name = serializers.CharField(max_length=50, required=False, default="VAT")
     inclusive = serializers.BooleanField(
@@ -194,9 +178,9 @@ class TaxRateCreateSerializer(StrictInputSerializer):
 class CouponCreateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=100)
     duration = serializers.ChoiceField(choices=CouponDuration.choices)
-    percent_off = _pattern(
+    percent_off = ShapeField(
         r"^(?:100(?:\.0{1,2})?|[0-9]{1,2}(?:\.[0-9]{1,2})?)$",
-        'A decimal string above 0, at most 100, up to 2 places (`"10"`, `"12.5"`).',
+        help_text='A decimal string above 0, at most 100, up to 2 places (`"10"`, `"12.5"`).',
         required=False,
     )
     amount_off = _amount(1, "In minor units of currency.", required=False)
@@ -215,7 +199,9 @@ class CouponCreateSerializer(StrictInputSerializer):
 
 class PromotionCodeCreateSerializer(StrictInputSerializer):
     coupon = serializers.CharField(max_length=64, help_text="An active coupon (`coupon_...`).")
-    code = _pattern(r"^[A-Za-z0-9_-]{3,50}$", "3 to 50 letters, digits, - or _; stored upper-case.")
+    code = ShapeField(
+        r"^[A-Za-z0-9_-]{3,50}$", help_text="3 to 50 letters, digits, - or _; stored upper-case."
+    )
     max_redemptions = _max_redemptions()
     expires_at = serializers.DateTimeField(required=False, help_text="A moment in the future.")
 

@@ -635,6 +635,22 @@ class CreditNoteCreateSerializer(StrictInputSerializer):
     memo = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
+class ShapeField(serializers.RegexField):
+    """Text of a fixed shape, checked as sent: the schema's pattern applies to it untrimmed,
+    and a final newline, which Python's ``$`` lets through (JSON Schema's does not), is
+    refused too."""
+
+    def __init__(self, regex: str, **kwargs):
+        super().__init__(regex, trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and data.endswith("\n"):
+            raise serializers.ValidationError(
+                "This value does not match the required pattern.", code="invalid"
+            )
+        return super().to_internal_value(data)
+
+
 class CurrencyField(serializers.ChoiceField):
     """An ISO 4217 code we bill in, in any case (``eur`` is EUR), as the services read it."""
 
@@ -676,7 +692,7 @@ class BillingProfileUpdateSerializer(StrictInputSerializer):
     postal_code = _profile_text(20)
     city = _profile_text(100)
     region = _profile_text(100)
-    country = serializers.RegexField(
+    country = ShapeField(
         r"^([A-Za-z]{2})?$",
         required=False,
         allow_blank=True,
