@@ -182,6 +182,7 @@ def test_a_viewer_sees_subscriptions_but_cannot_order_or_cancel(owner, account, 
     client = signed_in(viewer, account)
 
     assert client.get("/billing/subscriptions").status_code == 200
+    assert 'id="place-order"' not in client.get(order_url(plans["small"])).content.decode()
     assert client.post(order_url(plans["small"]), SETTINGS).status_code == 302
     client.post(f"/billing/subscriptions/{subscription.id}/cancel", {"at_period_end": "0"})
     assert Subscription.objects.count() == 1
