@@ -427,13 +427,6 @@ PROMOTION_CODE_DOCS = dict(
 # --- Views ------------------------------------------------------------------------------------
 
 
-def _found(queryset, object_id: str, what: str):
-    found = queryset.filter(pk=object_id).first()
-    if found is None:
-        raise NotFound(f"No {what} with this id.")
-    return found
-
-
 @extend_schema_view(**PRODUCT_DOCS)
 class AdminProductViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     list_key = "products"
@@ -495,9 +488,7 @@ class AdminPriceViewSet(ApiViewSet):
     @action(detail=True, methods=["post"])
     def archive(self, request, pk: str):
         validated(EmptyBodySerializer, request)
-        price = price_archive(
-            price=_found(Price.objects.all(), pk, "price"), actor=Actor.from_request(request)
-        )
+        price = price_archive(price=self.get_object(), actor=Actor.from_request(request))
         return Response({"price": PriceSerializer(price).data})
 
 
@@ -519,9 +510,7 @@ class AdminTaxRateViewSet(EnvelopeListMixin, ApiViewSet):
     @action(detail=True, methods=["post"])
     def archive(self, request, pk: str):
         validated(EmptyBodySerializer, request)
-        rate = tax_rate_archive(
-            tax_rate=_found(tax_rates_all(), pk, "tax rate"), actor=Actor.from_request(request)
-        )
+        rate = tax_rate_archive(tax_rate=self.get_object(), actor=Actor.from_request(request))
         return Response({"tax_rate": TaxRateSerializer(rate).data})
 
 
@@ -581,7 +570,7 @@ class AdminPromotionCodeViewSet(EnvelopeListMixin, ApiViewSet):
     def deactivate(self, request, pk: str):
         validated(EmptyBodySerializer, request)
         code = promotion_code_deactivate(
-            promotion_code=_found(promotion_codes_all(), pk, "promotion code"),
+            promotion_code=self.get_object(),
             actor=Actor.from_request(request),
         )
         return Response({"promotion_code": PromotionCodeSerializer(code).data})

@@ -244,15 +244,21 @@ def _period_end(subscription: Subscription, now: datetime) -> str | None:
         SubscriptionStatus.TRIALING,
         SubscriptionStatus.ACTIVE,
     ):
-        subscription_status_set(subscription, SubscriptionStatus.PAST_DUE, actor=SYSTEM)
-        if renewal is not None:
-            invoice_event_record(renewal, "overdue", SYSTEM)
-            suspend_days, _ = _dunning_days(subscription)
-            notify("payment_overdue", account=subscription.account, invoice=renewal,
-                   suspend_at=renewal.due_date + timedelta(days=suspend_days))  # fmt: skip
+        _fall_past_due(subscription, renewal)
     else:
         subscription_event_record(subscription, "updated", SYSTEM)
     return "period_started"
+
+
+def _fall_past_due(subscription: Subscription, overdue: Invoice | None) -> None:
+    """``past_due`` for an overdue invoice: its ``invoice.overdue`` event and the reminder
+    saying when the suspension comes."""
+    subscription_status_set(subscription, SubscriptionStatus.PAST_DUE, actor=SYSTEM)
+    if overdue is not None:
+        invoice_event_record(overdue, "overdue", SYSTEM)
+        suspend_days, _ = _dunning_days(subscription)
+        notify("payment_overdue", account=subscription.account, invoice=overdue,
+               suspend_at=overdue.due_date + timedelta(days=suspend_days))  # fmt: skip
 
 
 def _oldest_overdue(subscription: Subscription, now: datetime) -> Invoice | None:
@@ -272,11 +278,7 @@ def _dunning(subscription: Subscription, now: datetime, report: RunReport) -> No
         # makes the subscription past_due as an unpaid renewal does at its period's start.
         overdue = _oldest_overdue(subscription, now)
         if overdue is not None:
-            subscription_status_set(subscription, SubscriptionStatus.PAST_DUE, actor=SYSTEM)
-            invoice_event_record(overdue, "overdue", SYSTEM)
-            suspend_days, _ = _dunning_days(subscription)
-            notify("payment_overdue", account=subscription.account, invoice=overdue,
-                   suspend_at=overdue.due_date + timedelta(days=suspend_days))  # fmt: skip
+            _fall_past_due(subscription, overdue)
             report.add("past_due")
         return
     if subscription.status not in (SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID):

@@ -390,3 +390,17 @@ def test_an_account_billed_on_the_real_clock_gets_no_test_clock(
         )["code"]
         == "not_found"
     )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/admin/prices/price_000000000000000000000000/archive",
+        "/v1/admin/tax-rates/txr_000000000000000000000000/archive",
+        "/v1/admin/coupons/cpn_000000000000000000000000/archive",
+        "/v1/admin/promotion-codes/promo_000000000000000000000000/deactivate",
+        "/v1/admin/products/prod_000000000000000000000000/archive",
+    ],
+)
+def test_archiving_an_unknown_object_is_not_found(staff_api, db, path):
+    assert error_of(post(staff_api, path), 404)["code"] == "not_found"
