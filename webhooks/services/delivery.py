@@ -73,26 +73,43 @@ def _creator_may_see(endpoint: WebhookEndpoint, event: Event) -> bool:
 
 def deliveries_for_event(event: Event) -> list[WebhookDelivery]:
     """Queue the event for every enabled endpoint of its account that subscribes to its type
-    and whose creator may see it with their current role (``events.visibility``).
+    and whose creator may see it with their current role (``events.visibility``)."""
+    return deliveries_for_events([event])
 
-    One query reads the endpoints with their creators' roles, however many there are.
+
+def deliveries_for_events(events: list[Event]) -> list[WebhookDelivery]:
+    """``deliveries_for_event`` for many events at once (``events.services.record_events``).
+
+    One query reads the endpoints of all their accounts with their creators' roles, however
+    many events and endpoints there are.
     """
-    if event.account_id is None or event.type == "webhook.test":
+    accounts = {
+        event.account_id
+        for event in events
+        if event.account_id is not None and event.type != "webhook.test"
+    }
+    if not accounts:
         return []
     creator_role = Membership.objects.filter(
         account_id=OuterRef("account_id"), user_id=OuterRef("created_by_id"), user__is_active=True
     ).values("role")[:1]
-    endpoints = WebhookEndpoint.objects.filter(account_id=event.account_id, enabled=True).annotate(
+    endpoints: dict[str, list[WebhookEndpoint]] = {}
+    for endpoint in WebhookEndpoint.objects.filter(account_id__in=accounts, enabled=True).annotate(
         creator_role=Subquery(creator_role)
-    )
+    ):
+        endpoints.setdefault(endpoint.account_id, []).append(endpoint)
     chosen = [
-        endpoint
-        for endpoint in endpoints
+        (endpoint, event)
+        for event in events
+        if event.account_id in accounts
+        for endpoint in endpoints.get(event.account_id, [])
         if any(pattern_matches(pattern, event.type) for pattern in endpoint.enabled_events)
         and _creator_may_see(endpoint, event)
     ]
-    still_there = _hold(chosen)
-    return [delivery_create(endpoint, event) for endpoint in chosen if endpoint.pk in still_there]
+    still_there = _hold(list({endpoint.pk: endpoint for endpoint, _ in chosen}.values()))
+    return [
+        delivery_create(endpoint, event) for endpoint, event in chosen if endpoint.pk in still_there
+    ]
 
 
 def _hold(endpoints: list[WebhookEndpoint]) -> set[str]:
