@@ -5,7 +5,6 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.core import mail
 from django.db import connection
 
 from accounts.actors import SYSTEM, Actor
@@ -18,6 +17,7 @@ from billing.services.subscriptions import subscription_cancel, subscription_cha
 from events.models import Event
 from servers.models import Action, Server
 from servers.services import action_request, instance_suspend
+from tests.billing.mail import send_billing_mail
 from tests.billing.test_subscriptions import START, credit, order, plan
 from tests.servers.helpers import run_worker
 
@@ -97,29 +97,25 @@ def test_a_trial_ends_into_a_paid_period_and_announces_itself(clock, account, ow
     )
 
 
-def test_dunning_suspends_and_a_payment_unsuspends(
-    clock, account, owner, django_capture_on_commit_callbacks
-):
+def test_dunning_suspends_and_a_payment_unsuspends(clock, account, owner):
     subscription = running_subscription(account, owner, plan(amount=1000), prepay=0)
     period_end = subscription.current_period_end
 
-    with django_capture_on_commit_callbacks(execute=True):
-        walk(account, period_end + timedelta(hours=1))
+    walk(account, period_end + timedelta(hours=1))
     subscription.refresh_from_db()
     assert subscription.status == SubscriptionStatus.PAST_DUE
     renewal = Invoice.objects.get(subscription=subscription, billing_reason="subscription_cycle")
     assert renewal.status == "open"
-    assert any("overdue" in message.subject for message in mail.outbox)
+    assert any("overdue" in message.subject for message in send_billing_mail())
 
-    with django_capture_on_commit_callbacks(execute=True):
-        walk(account, period_end + timedelta(days=7, hours=1))
+    walk(account, period_end + timedelta(days=7, hours=1))
     subscription.refresh_from_db()
     server = Server.objects.get(pk=subscription.server_id)
     assert subscription.status == SubscriptionStatus.UNPAID and subscription.billing_suspended
     assert server.status == "suspended" and server.suspended_reason == BILLING_SUSPENSION_REASON
     failed = Event.objects.filter(type="invoice.payment_failed", object_id=renewal.id).count()
     assert failed == 5  # the due date, then days 1, 3, 5 and 7
-    assert any("suspended" in message.subject for message in mail.outbox)
+    assert any("suspended" in message.subject for message in send_billing_mail())
 
     credit(account, 1000)
     invoice_pay_with_credit(invoice=renewal, actor=Actor(user=owner))
@@ -147,16 +143,13 @@ def test_a_payment_does_not_lift_a_suspension_staff_made(clock, account, owner):
     assert server.status == "suspended" and server.suspended_reason == "Abuse report #42"
 
 
-def test_dunning_ends_in_termination_with_a_warning_first(
-    clock, account, owner, django_capture_on_commit_callbacks
-):
+def test_dunning_ends_in_termination_with_a_warning_first(clock, account, owner):
     subscription = running_subscription(account, owner, plan(amount=1000), prepay=0)
-    with django_capture_on_commit_callbacks(execute=True):
-        walk(account, subscription.current_period_end + timedelta(days=31))
+    walk(account, subscription.current_period_end + timedelta(days=31))
     subscription.refresh_from_db()
     assert subscription.status == SubscriptionStatus.CANCELED and subscription.ended_at
     assert Server.objects.get(pk=subscription.server_id).status == "deleting"
-    subjects = [message.subject for message in mail.outbox]
+    subjects = [message.subject for message in send_billing_mail()]
     warning = next(i for i, s in enumerate(subjects) if "will be deleted" in s)
     deleted = next(i for i, s in enumerate(subjects) if "was deleted" in s)
     assert warning < deleted
