@@ -181,8 +181,11 @@ def invoice_line_representation(line: InvoiceLine) -> dict[str, Any]:
     }
 
 
-def invoice_representation(invoice: Invoice) -> dict[str, Any]:
-    """An invoice with its lines (read in position order)."""
+def invoice_representation(
+    invoice: Invoice, *, lines: list[InvoiceLine] | None = None
+) -> dict[str, Any]:
+    """An invoice with its lines (read in position order, unless given: a batch that holds
+    them, ``renewal_batch``)."""
     return {
         "id": invoice.id,
         "number": invoice.number,
@@ -192,7 +195,10 @@ def invoice_representation(invoice: Invoice) -> dict[str, Any]:
         "currency": invoice.currency,
         "period_start": timestamp(invoice.period_start),
         "period_end": timestamp(invoice.period_end),
-        "lines": [invoice_line_representation(line) for line in invoice.lines.all()],
+        "lines": [
+            invoice_line_representation(line)
+            for line in (invoice.lines.all() if lines is None else lines)
+        ],
         "subtotal": invoice.subtotal,
         "discount": invoice.discount,
         "tax": invoice.tax,

@@ -307,6 +307,10 @@ if BILLING_TERMINATE_AFTER_DAYS <= BILLING_SUSPEND_AFTER_DAYS:
     raise ImproperlyConfigured(
         "BILLING_TERMINATE_AFTER_DAYS must be after BILLING_SUSPEND_AFTER_DAYS."
     )
+# The billing job renews the plain cases (an active subscription's next invoice, paid from
+# credit or left open; the period's start) this many at a time, in one transaction each
+# (billing/services/renewal_batch.py); 0 takes every subscription one at a time.
+BILLING_BATCH_SIZE = env_int("BILLING_BATCH_SIZE", 200, minimum=0)
 # How unpaid invoices are collected, in order; the first that can take the payment does.
 BILLING_GATEWAYS = env_list("BILLING_GATEWAYS", ["credit", "bank_transfer"])
 

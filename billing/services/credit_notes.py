@@ -66,7 +66,8 @@ def credit_note_create(
         reason=reason, refund_to=refund_to, memo=memo.strip()[:500], buyer=invoice.buyer,
         seller=dict(settings.BILLING_SELLER), created_by=actor.user, created_at=now,
         number=document_number(
-            document_series(invoice.account, settings.BILLING_CREDIT_NOTE_PREFIX, now)
+            document_series(invoice.account, settings.BILLING_CREDIT_NOTE_PREFIX, now),
+            account=invoice.account,
         ),
     )  # fmt: skip
     invoice.amount_credited += amount

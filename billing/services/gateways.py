@@ -41,6 +41,9 @@ class PaymentNotSupported(ApplicationError):
 
 class PaymentGateway(ABC):
     name: str
+    # Whether ``charge_off_session`` can ever take money (the billing job's batches pass over
+    # a gateway that cannot: ``renewal_batch``).
+    collects_off_session: bool = True
 
     @abstractmethod
     def charge_off_session(self, invoice: Invoice, *, actor: Actor) -> Payment | None: ...
@@ -95,6 +98,7 @@ class BankTransferGateway(PaymentGateway):
     """The customer transfers the money; staff record it (``invoice_mark_paid``)."""
 
     name = "bank_transfer"
+    collects_off_session = False
 
     def charge_off_session(self, invoice: Invoice, *, actor: Actor) -> Payment | None:
         return None  # a transfer is the customer's to make: nothing can be pulled

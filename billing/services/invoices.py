@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from accounts.actors import SYSTEM, Actor
 from accounts.models import Account
@@ -39,22 +39,60 @@ from hosting.errors import Conflict, ValidationFailed
 GATEWAY_LABELS = {"credit": "account credit", "bank_transfer": "bank transfer"}
 
 
-def document_series(account: Account, prefix: str, at: datetime) -> str:
+def document_series(
+    account: Account, prefix: str, at: datetime, *, test_clock: bool | None = None
+) -> str:
     """The series a document of ``account`` issued at ``at`` is numbered in: ``INV-2026``; on
-    a test clock ``TEST-INV-2031``, so demo and test documents never take a legal number."""
+    a test clock ``TEST-INV-2031``, so demo and test documents never take a legal number.
+    ``test_clock``: whether the account is on one, when the caller knows (else it is read)."""
     series = f"{prefix}-{at:%Y}"
-    return f"TEST-{series}" if on_test_clock(account) else series
+    if test_clock is None:
+        test_clock = on_test_clock(account)
+    return f"TEST-{series}" if test_clock else series
 
 
-def document_number(series: str) -> str:
-    """The next number of ``series`` (``INV-2026-000042``); call it inside the transaction that
-    issues the document, so that a rollback returns the number."""
-    DocumentSequence.objects.get_or_create(series=series)
-    sequence = DocumentSequence.objects.select_for_update().get(series=series)
-    number = sequence.next_number
-    sequence.next_number = number + 1
-    sequence.save(update_fields=["next_number"])
-    return f"{series}-{number:06d}"
+def document_number(series: str, *, account: Account) -> str:
+    """The next number of ``series`` (``INV-2026-000042``) for a document of ``account``; call
+    it inside the transaction that issues the document, so that a rollback returns the number.
+
+    The account's row is locked first. Locks are always taken in this order, account before
+    series (the billing job's batches too, ``renewal_batch``), so that two transactions can
+    never each hold one and wait for the other."""
+    account_lock(account.pk)
+    return document_numbers(series, 1)[0]
+
+
+def account_lock(*account_ids: str) -> set[str]:
+    """Lock the accounts' rows (in id order); the ids locked."""
+    return set(
+        Account.objects.select_for_update()
+        .filter(pk__in=account_ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def document_numbers(series: str, count: int) -> list[str]:
+    """The next ``count`` numbers of ``series``, in order, in one statement: the sequence's
+    row is moved on with ``UPDATE … RETURNING``, which holds its lock until the transaction
+    ends (call it as late in the transaction as possible; a rollback returns the numbers)."""
+    table = connection.ops.quote_name(DocumentSequence._meta.db_table)
+    for _ in range(2):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {table} SET next_number = next_number + %s "  # noqa: S608
+                "WHERE series = %s RETURNING next_number",
+                [count, series],
+            )
+            row = cursor.fetchone()
+        if row is not None:
+            after = row[0]
+            return [f"{series}-{number:06d}" for number in range(after - count, after)]
+        # The series' first document: its row, unless another transaction just made it.
+        DocumentSequence.objects.bulk_create(
+            [DocumentSequence(series=series)], ignore_conflicts=True
+        )
+    raise RuntimeError(f"the sequence of {series} could not be created")  # pragma: no cover
 
 
 def invoice_event_record(invoice: Invoice, event: str, actor: Actor) -> None:
@@ -141,10 +179,13 @@ def _total_up(invoice: Invoice) -> None:
     invoice.amount_remaining = max(0, invoice.total - invoice.amount_paid - invoice.amount_credited)
 
 
-def _buyer_snapshot(account: Account) -> dict[str, Any]:
-    profile = BillingProfile.objects.filter(account=account).first() or BillingProfile(
-        account=account
-    )
+def buyer_snapshot(account: Account, profile: BillingProfile | None = None) -> dict[str, Any]:
+    """Who an invoice finalized now is made out to: the billing profile (read, unless given)
+    as it is, the account's name when the profile has no legal name."""
+    if profile is None:
+        profile = BillingProfile.objects.filter(account=account).first() or BillingProfile(
+            account=account
+        )
     town = " ".join(filter(None, [profile.postal_code, profile.city]))
     address = [profile.address_line1, profile.address_line2, town, profile.region]
     return {
@@ -158,19 +199,25 @@ def _buyer_snapshot(account: Account) -> dict[str, Any]:
 
 
 @transaction.atomic
-def invoice_finalize(*, invoice: Invoice, actor: Actor = SYSTEM) -> Invoice:
+def invoice_finalize(
+    *, invoice: Invoice, actor: Actor = SYSTEM, due_date: datetime | None = None
+) -> Invoice:
     """Number and freeze a draft: the buyer's and seller's details as they are today, a due
-    date, ``open`` to be paid. An invoice of nothing to pay is paid at once."""
+    date (``due_date``, else BILLING_DAYS_UNTIL_DUE from now), ``open`` to be paid. An invoice
+    of nothing to pay is paid at once."""
     invoice = _locked(invoice)
     now = billing_now(invoice.account)
     _set_status(invoice, InvoiceStatus.OPEN, verb="finalize this invoice", at=now)
     _total_up(invoice)
     invoice.number = document_number(
-        document_series(invoice.account, settings.BILLING_INVOICE_PREFIX, now)
+        document_series(invoice.account, settings.BILLING_INVOICE_PREFIX, now),
+        account=invoice.account,
     )
-    invoice.buyer = _buyer_snapshot(invoice.account)
+    invoice.buyer = buyer_snapshot(invoice.account)
     invoice.seller = dict(settings.BILLING_SELLER)
-    invoice.due_date = now + timedelta(days=settings.BILLING_DAYS_UNTIL_DUE)
+    invoice.due_date = due_date or now + timedelta(days=settings.BILLING_DAYS_UNTIL_DUE)
+    if due_date is not None:
+        invoice.next_payment_attempt = due_date  # dunning's first retry is the day after
     invoice.save()
     invoice_event_record(invoice, "finalized", actor)
     if invoice.total > 0:

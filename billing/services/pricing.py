@@ -48,6 +48,18 @@ def tax_decision(account: Account) -> TaxDecision:
     )
     seller_country = settings.BILLING_SELLER["country"]
     country = (profile.country or seller_country).upper()
+    rates = TaxRate.objects.filter(active=True, country=country).values_list(
+        "country", "region", "percentage", "inclusive"
+    )
+    return tax_decision_of(profile, list(rates))
+
+
+def tax_decision_of(profile: BillingProfile, rates: list[tuple]) -> TaxDecision:
+    """The tax of a sale to the owner of ``profile`` given the active ``rates`` (``country``,
+    ``region``, ``percentage``, ``inclusive``; other countries' are ignored), without a
+    query: for a batch that reads the profiles and rates once."""
+    seller_country = settings.BILLING_SELLER["country"]
+    country = (profile.country or seller_country).upper()
     vat_valid = False
     if profile.vat_id:
         try:
@@ -55,12 +67,10 @@ def tax_decision(account: Account) -> TaxDecision:
             vat_valid = True
         except InvalidVatId:
             vat_valid = False
-    rates = TaxRate.objects.filter(active=True, country=country).values_list(
-        "country", "region", "percentage", "inclusive"
-    )
     return tax_for(
         seller_country=seller_country, buyer_country=country, buyer_region=profile.region or None,
-        buyer_vat_id_valid=vat_valid, buyer_tax_exempt=profile.tax_exempt, rates=list(rates),
+        buyer_vat_id_valid=vat_valid, buyer_tax_exempt=profile.tax_exempt,
+        rates=rates,
     )  # fmt: skip
 
 

@@ -45,7 +45,14 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
 )
-from billing.periods import nth_period_end
+from billing.services.cycle import (
+    RUNNING,
+    ahead,
+    dunning_days,
+    next_period_end,
+    renewal_due,
+    renewal_lines,
+)
 from billing.services.discounts import coupon_for_period
 from billing.services.fulfilment import (
     billing_suspend,
@@ -64,17 +71,11 @@ from billing.services.invoices import (
 )
 from billing.services.notices import notify
 from billing.services.pricing import price_lines
-from billing.services.subscriptions import day_label, subscription_end
+from billing.services.renewal_batch import renew_batch
+from billing.services.subscriptions import subscription_end
 from hosting.errors import ApplicationError, ValidationFailed
 
 logger = logging.getLogger(__name__)
-
-RUNNING = [
-    SubscriptionStatus.TRIALING,
-    SubscriptionStatus.ACTIVE,
-    SubscriptionStatus.PAST_DUE,
-    SubscriptionStatus.UNPAID,
-]
 
 
 @dataclass
@@ -89,20 +90,6 @@ class RunReport:
 
     def __str__(self) -> str:
         return ", ".join(f"{step}: {n}" for step, n in sorted(self.counts.items())) or "nothing due"
-
-
-def _ahead(start: datetime, end: datetime, days: int) -> timedelta:
-    """``days`` ahead of ``end``, but never more than half the period."""
-    return min(timedelta(days=days), (end - start) / 2)
-
-
-def _dunning_days(subscription: Subscription) -> tuple[int, int]:
-    product = subscription.price.product
-    suspend = product.suspend_after_days
-    terminate = product.terminate_after_days
-    suspend = settings.BILLING_SUSPEND_AFTER_DAYS if suspend is None else suspend
-    terminate = settings.BILLING_TERMINATE_AFTER_DAYS if terminate is None else terminate
-    return suspend, max(terminate, suspend + 1)
 
 
 def _locked(subscription_id: str) -> Subscription | None:
@@ -129,7 +116,7 @@ def _trial_notice(subscription: Subscription, now: datetime) -> bool:
         subscription.current_period_start,
         subscription.trial_end or subscription.current_period_end,
     )
-    if now < end - _ahead(start, end, settings.BILLING_TRIAL_NOTICE_DAYS):
+    if now < end - ahead(start, end, settings.BILLING_TRIAL_NOTICE_DAYS):
         return False
     subscription.trial_notified_at = now
     subscription.save()
@@ -143,7 +130,7 @@ def _renew(subscription: Subscription, now: datetime) -> bool:
     if subscription.cancel_at_period_end or subscription.status not in RUNNING:
         return False
     start, end = subscription.current_period_start, subscription.current_period_end
-    if now < end - _ahead(start, end, settings.BILLING_RENEWAL_DAYS_BEFORE):
+    if not renewal_due(start, end, now):
         return False
     issued = Invoice.objects.filter(
         subscription=subscription, billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
@@ -152,12 +139,7 @@ def _renew(subscription: Subscription, now: datetime) -> bool:
     if issued.exists():
         return False
     price = subscription.price
-    next_end = _next_period_end(subscription)
-    lines = [{
-        "description": f"{price.product.name} ({day_label(end)} to {day_label(next_end)})",
-        "unit_amount": price.unit_amount, "quantity": subscription.quantity, "price": price,
-        "period_start": end, "period_end": next_end,
-    }]  # fmt: skip
+    lines, next_end = renewal_lines(subscription)
     coupon = coupon_for_period(subscription, end)
     priced = price_lines(
         account=subscription.account, currency=price.currency, lines=lines, coupon=coupon
@@ -169,26 +151,11 @@ def _renew(subscription: Subscription, now: datetime) -> bool:
         billing_reason=BillingReason.SUBSCRIPTION_CYCLE, subscription=subscription,
         period_start=end, period_end=next_end,
     )  # fmt: skip
-    invoice = invoice_finalize(invoice=invoice)
+    # Due when the period it pays for starts; dunning's first retry the day after.
+    invoice = invoice_finalize(invoice=invoice, due_date=end)
     if invoice.status == InvoiceStatus.OPEN:
-        # Due when the period it pays for starts; dunning's first retry the day after.
-        invoice.due_date = end
-        invoice.next_payment_attempt = end
-        invoice.save(update_fields=["due_date", "next_payment_attempt"])
         invoice_collect(invoice=invoice)
     return True
-
-
-def _next_period_end(subscription: Subscription) -> datetime:
-    """The end of the period after the current one, counted from the anchor (no drift)."""
-    price = subscription.price
-    anchor = subscription.billing_cycle_anchor
-    n = 1
-    end = nth_period_end(anchor, price.interval, price.interval_count, n)
-    while end <= subscription.current_period_end:
-        n += 1
-        end = nth_period_end(anchor, price.interval, price.interval_count, n)
-    return end
 
 
 def _period_end(subscription: Subscription, now: datetime) -> str | None:
@@ -234,7 +201,7 @@ def _period_end(subscription: Subscription, now: datetime) -> str | None:
         )
     subscription.current_period_start = start
     subscription.current_period_end = (
-        renewal.period_end if renewal else _next_period_end(subscription)
+        renewal.period_end if renewal else next_period_end(subscription)
     )
     subscription.save()
     paid = renewal is not None and renewal.status == InvoiceStatus.PAID
@@ -256,7 +223,7 @@ def _fall_past_due(subscription: Subscription, overdue: Invoice | None) -> None:
     subscription_status_set(subscription, SubscriptionStatus.PAST_DUE, actor=SYSTEM)
     if overdue is not None:
         invoice_event_record(overdue, "overdue", SYSTEM)
-        suspend_days, _ = _dunning_days(subscription)
+        suspend_days, _ = dunning_days(subscription)
         notify("payment_overdue", account=subscription.account, invoice=overdue,
                suspend_at=overdue.due_date + timedelta(days=suspend_days))  # fmt: skip
 
@@ -286,7 +253,7 @@ def _dunning(subscription: Subscription, now: datetime, report: RunReport) -> No
     overdue = _oldest_overdue(subscription, now)
     if overdue is None:
         return
-    suspend_days, terminate_days = _dunning_days(subscription)
+    suspend_days, terminate_days = dunning_days(subscription)
     since = overdue.due_date
     if now >= since + timedelta(days=terminate_days):
         for unpaid in Invoice.objects.filter(subscription=subscription, status=InvoiceStatus.OPEN):
@@ -342,7 +309,7 @@ def _retry(invoice: Invoice, now: datetime) -> bool:
     invoice_event_record(invoice, "payment_failed", SYSTEM)
     if invoice.attempt_count > 1 and invoice.subscription_id:
         subscription = invoice.subscription
-        suspend_days, _ = _dunning_days(subscription)
+        suspend_days, _ = dunning_days(subscription)
         suspend_at = due + timedelta(days=suspend_days)
         last_before = (
             invoice.next_payment_attempt is None or invoice.next_payment_attempt >= suspend_at
@@ -361,12 +328,20 @@ def _retry(invoice: Invoice, now: datetime) -> bool:
 
 
 def _subscription_step(
-    subscription_id: str, clocks: dict[str, datetime], report: RunReport
+    subscription_id: str,
+    clocks: dict[str, datetime],
+    report: RunReport,
+    *,
+    period_started: bool = False,
 ) -> None:
-    """One subscription's due steps; a refusal (say, its server is busy with another action)
-    is logged and the step is tried again on the next run, without stopping this one."""
+    """One subscription's due steps (``period_started``: only those that follow the start of
+    a period, which a batch made); a refusal (say, its server is busy with another action) is
+    logged and the step is tried again on the next run, without stopping this one."""
     try:
-        _subscription_steps(subscription_id, clocks, report)
+        if period_started:
+            _later_steps(subscription_id, clocks, report, period_started=True)
+        else:
+            _subscription_steps(subscription_id, clocks, report)
     except ApplicationError as refusal:
         logger.warning("billing: %s deferred to the next run: %s", subscription_id, refusal)
         report.add("deferred")
@@ -398,7 +373,15 @@ def _subscription_steps(
         outcome = _period_end(subscription, now)
         if outcome:
             report.add(outcome)
-    if outcome == "period_started":
+    _later_steps(subscription_id, clocks, report, period_started=outcome == "period_started")
+
+
+def _later_steps(
+    subscription_id: str, clocks: dict[str, datetime], report: RunReport, *, period_started: bool
+) -> None:
+    """After the first steps: the new period's renewal when a period has just started (a
+    run that came late catches up one period at a time), then dunning."""
+    if period_started:
         with transaction.atomic():
             subscription = _locked(subscription_id)
             if subscription is not None:
@@ -512,7 +495,19 @@ def billing_run(
                 continue
             at = clocks.get(invoice.account_id) or now
             report.add("collection_attempts", _retry(invoice, at))
-    for subscription_id in _due_subscriptions(clocks, now, shard, scope):
+    due = _due_subscriptions(clocks, now, shard, scope)
+    size = settings.BILLING_BATCH_SIZE
+    if size:
+        # the plain renewals many at a time; the rest, and what they leave due, one by one
+        passed, started = [], []
+        for start in range(0, len(due), size):
+            left, more = renew_batch(due[start : start + size], clocks, report)
+            passed += left
+            started += more
+        for subscription_id in started:
+            _subscription_step(subscription_id, clocks, report, period_started=True)
+        due = passed
+    for subscription_id in due:
         _subscription_step(subscription_id, clocks, report)
     for paid in Subscription.objects.filter(
         scope, status=SubscriptionStatus.ACTIVE, billing_suspended=True

@@ -3,8 +3,9 @@
 The job is the real ``manage.py billing_run`` in its own process on the test database, killed
 with SIGKILL halfway through, while it holds an invoice number it has not committed yet; a
 second run finishes the work. A subscription's renewal is one transaction (the invoice and its
-number, the credit it takes, the payment, the events, the new period), so the kill leaves each
-renewal either done or not begun, and the number of the one cut short is given back.
+number, the credit it takes, the payment, the events, the new period), or a batch of them is,
+so the kill leaves each renewal either done or not begun, and the numbers of those cut short
+are given back.
 Only on PostgreSQL: a second process cannot open SQLite's in-memory test database.
 """
 
@@ -84,16 +85,18 @@ def number_taken_uncommitted() -> bool:
     )
 
 
-def kill_mid_run(tmp_path: Path) -> None:
-    """Start the job; once half the renewals are committed and it is inside the next one's
-    transaction, past taking its number, SIGKILL it. Returns when its session is gone, so
+def kill_mid_run(tmp_path: Path, batch_size: int) -> None:
+    """Start the job (renewing ``batch_size`` subscriptions per transaction, or one at a time
+    with 0); once half the renewals are committed and it is inside the next transaction, past
+    taking its numbers, SIGKILL it. Returns when its session is gone, so
     none of its transactions or row locks is left."""
     log_path = tmp_path / "billing_run.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [sys.executable, "manage.py", "billing_run"],
             cwd=django_settings.BASE_DIR,
-            env=os.environ | {"DATABASE_URL": worker_database_url()},
+            env=os.environ
+            | {"DATABASE_URL": worker_database_url(), "BILLING_BATCH_SIZE": str(batch_size)},
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -146,7 +149,9 @@ def assert_consistent(account: Account) -> int:
     return len(renewed)
 
 
-def test_a_job_killed_mid_run_loses_and_doubles_nothing(account, tmp_path):
+@pytest.mark.parametrize("batch_size", [0, 10], ids=["one_at_a_time", "in_batches"])
+def test_a_job_killed_mid_run_loses_and_doubles_nothing(account, tmp_path, settings, batch_size):
+    settings.BILLING_BATCH_SIZE = batch_size
     billing_clock_advance(account=account, to=START)
     # Exactly enough credit for one renewal each: a doubled renewal would leave the last one
     # unpaid, and a lost one would leave credit over.
@@ -170,7 +175,7 @@ def test_a_job_killed_mid_run_loses_and_doubles_nothing(account, tmp_path):
     billing_clock_advance(account=account, to=RENEWED_AT)
     events_before = set(Event.objects.values_list("id", flat=True))
 
-    kill_mid_run(tmp_path)
+    kill_mid_run(tmp_path, batch_size)
 
     done = assert_consistent(account)
     assert SUBSCRIPTIONS // 2 <= done < SUBSCRIPTIONS
