@@ -443,11 +443,7 @@ def _due_subscriptions(
             .order_by()
             .values_list("subscription_id", flat=True)
         )
-    ordered = sorted(ids)
-    if shard is not None:
-        index, count = shard
-        ordered = [sid for sid in ordered if hash_shard(sid, count) == index]
-    return ordered
+    return sorted(sid for sid in ids if _mine(sid, shard))
 
 
 def hash_shard(identifier: str, count: int) -> int:
@@ -456,19 +452,31 @@ def hash_shard(identifier: str, count: int) -> int:
     return zlib.crc32(identifier.encode()) % count
 
 
-def _retry_due(clocks: dict[str, datetime], now: datetime, scope: Q) -> list[str]:
-    ids = set(
+def _mine(identifier: str, shard: tuple[int, int] | None) -> bool:
+    """Whether a run of ``shard`` takes what belongs to ``identifier`` (a subscription's id)."""
+    return shard is None or hash_shard(identifier, shard[1]) == shard[0]
+
+
+def _retry_due(
+    clocks: dict[str, datetime], now: datetime, scope: Q, shard: tuple[int, int] | None
+) -> list[str]:
+    """Open invoices whose next collection attempt is due; with ``shard``, those of its
+    subscriptions (an invoice without one by its own id)."""
+    rows = set(
         Invoice.objects.filter(scope, status=InvoiceStatus.OPEN, next_payment_attempt__lte=now)
         .exclude(account_id__in=list(clocks))
-        .values_list("id", flat=True)
+        .order_by()
+        .values_list("id", "subscription_id")
     )
     for account_id, at in clocks.items():
-        ids.update(
+        rows.update(
             Invoice.objects.filter(
                 account_id=account_id, status=InvoiceStatus.OPEN, next_payment_attempt__lte=at
-            ).values_list("id", flat=True)
+            )
+            .order_by()
+            .values_list("id", "subscription_id")
         )
-    return sorted(ids)
+    return sorted(invoice_id for invoice_id, owner in rows if _mine(owner or invoice_id, shard))
 
 
 def billing_run(
@@ -483,7 +491,7 @@ def billing_run(
         clocks = {account_id: clocks[account_id]} if account_id in clocks else {}
         scope = Q(account_id=account_id)
     now = timezone.now()
-    for invoice_id in _retry_due(clocks, now, scope):
+    for invoice_id in _retry_due(clocks, now, scope, shard):
         with transaction.atomic():
             invoice = (
                 Invoice.objects.select_for_update(skip_locked=True, of=("self",))
@@ -512,12 +520,14 @@ def billing_run(
     for paid in Subscription.objects.filter(
         scope, status=SubscriptionStatus.ACTIVE, billing_suspended=True
     ).select_related("server", "bot"):
-        with transaction.atomic():
-            billing_unsuspend(paid)
-            report.add("unsuspended_late", not paid.billing_suspended)
+        if _mine(paid.id, shard):
+            with transaction.atomic():
+                billing_unsuspend(paid)
+                report.add("unsuspended_late", not paid.billing_suspended)
     for ended in _ended_but_still_running(scope):
-        with transaction.atomic():
-            report.add("terminated_late", instance_terminate(ended))
+        if _mine(ended.id, shard):
+            with transaction.atomic():
+                report.add("terminated_late", instance_terminate(ended))
     return report
 
 

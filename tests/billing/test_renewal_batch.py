@@ -40,7 +40,7 @@ from billing.representations import (
 from billing.services import balance_of
 from billing.services.notices import billing_notices_send
 from billing.services.profile import billing_profile_update
-from billing.services.renewals import billing_clock_walk, billing_run
+from billing.services.renewals import billing_clock_walk, billing_run, hash_shard
 from billing.services.subscriptions import subscription_cancel, subscription_change
 from events.models import Event
 from tests.billing.test_subscriptions import START, credit, order, plan
@@ -348,3 +348,38 @@ def test_a_batch_takes_a_fixed_number_of_statements(prices, settings):
         return len(queries)
 
     assert statements(40) == statements(5)
+
+
+@pytest.mark.parametrize("batch_size", [0, 200], ids=["one_at_a_time", "in_batches"])
+def test_shards_split_renewals_and_retries_without_overlap(prices, settings, batch_size):
+    """``--shard i/3`` runs together renew every subscription once, each its own share
+    (``hash_shard`` of the subscription), and the collection retries of its invoices too."""
+    settings.BILLING_BATCH_SIZE = batch_size
+    subscriptions = []
+    for index in range(12):
+        account, user = customer(f"shard-{index}")
+        credit(account, 1000 * (2 if index % 3 else 1))  # every third one cannot renew
+        subscriptions.append(order(account, user, prices["month"])[0])
+    renewed_at = subscriptions[0].current_period_end + timedelta(hours=1)
+    for subscription in subscriptions:
+        billing_clock_advance(account=subscription.account, to=renewed_at)
+
+    reports = [billing_run(shard=(index, 3)).counts for index in range(3)]
+
+    for index, counts in enumerate(reports):
+        mine = [s for s in subscriptions if hash_shard(s.id, 3) == index]
+        assert counts.get("renewals", 0) == len(mine), (index, counts)
+    assert sum(counts.get("renewals", 0) for counts in reports) == 12
+    assert Invoice.objects.filter(billing_reason="subscription_cycle").count() == 12
+
+    # A day later the four unpaid renewals are retried, each by the run of its shard only.
+    for subscription in subscriptions:
+        billing_clock_advance(account=subscription.account, to=renewed_at + timedelta(days=1))
+    reports = [billing_run(shard=(index, 3)).counts for index in range(3)]
+    open_renewals = Invoice.objects.filter(billing_reason="subscription_cycle", status="open")
+    unpaid = [s for s in subscriptions if s.id in {i.subscription_id for i in open_renewals}]
+    for index, counts in enumerate(reports):
+        mine = [s for s in unpaid if hash_shard(s.id, 3) == index]
+        assert counts.get("collection_attempts", 0) == len(mine), (index, counts)
+    assert sum(counts.get("collection_attempts", 0) for counts in reports) == 4
+    assert all(not counts.get("renewals") for counts in reports)
