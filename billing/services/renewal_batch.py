@@ -322,7 +322,7 @@ def _write(renewals: list[_Renewal], balances: dict[str, int], report) -> list[s
     for series, invoices in sorted(by_series.items()):
         taken = document_numbers(series, len(invoices))
         for invoice, number in zip(invoices, taken, strict=True):
-            numbers[_UNNUMBERED.format(invoice.id)] = number
+            numbers[invoice.id] = number
     _numbered(written, numbers)
     Invoice.objects.bulk_create(written.invoices)
     InvoiceLine.objects.bulk_create(written.lines)
@@ -366,26 +366,26 @@ def _periods_save(subscriptions: list[Subscription]) -> None:
 
 
 def _numbered(written: _Written, numbers: dict[str, str]) -> None:
-    """Put each new invoice's number where its placeholder stands."""
+    """Put each new invoice's number (``numbers``, by invoice id) where its placeholder
+    stands: on the invoice, in its ledger entry's description, its events and e-mails."""
 
-    def number(text: str) -> str:
-        for placeholder, taken in numbers.items():
-            if placeholder in text:
-                return text.replace(placeholder, taken)
-        return text
+    def fill(text: str, invoice_id: str | None) -> str:
+        if invoice_id not in numbers:
+            return text
+        return text.replace(_UNNUMBERED.format(invoice_id), numbers[invoice_id])
 
     for invoice in written.invoices:
-        invoice.number = numbers.get(invoice.number, invoice.number)
+        invoice.number = numbers[invoice.id]
     for entry in written.entries:
-        entry.description = number(entry.description)
+        entry.description = fill(entry.description, entry.invoice_id)
     for draft in written.events:
-        if draft.object_type == "invoice" and draft.obj["number"] in numbers:
-            draft.obj["number"] = numbers[draft.obj["number"]]
+        if draft.object_type == "invoice" and draft.obj["number"] is not None:
+            draft.obj["number"] = fill(draft.obj["number"], draft.obj["id"])
         elif draft.object_type == "balance_transaction":
-            draft.obj["description"] = number(draft.obj["description"])
+            draft.obj["description"] = fill(draft.obj["description"], draft.obj["invoice"])
     for notice in written.notices:
-        if notice.invoice is not None and notice.invoice["number"] in numbers:
-            notice.invoice["number"] = numbers[notice.invoice["number"]]
+        if notice.invoice is not None:
+            notice.invoice["number"] = fill(notice.invoice["number"], notice.invoice["id"])
 
 
 def _issue(renewal: _Renewal, written: _Written) -> None:
