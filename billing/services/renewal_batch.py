@@ -395,16 +395,12 @@ def _issue(renewal: _Renewal, written: _Written) -> None:
     account_id = subscription.account_id
     related = subscription.id
 
+    def tell(kind: str, object_type: str, obj: dict, related_id: str = "") -> None:
+        draft = EventDraft(kind, account_id, object_type, obj, related_id=related_id)
+        written.events.append(draft)
+
     def invoice_event(kind: str) -> None:
-        written.events.append(
-            EventDraft(
-                type=f"invoice.{kind}",
-                account_id=account_id,
-                object_type="invoice",
-                obj=invoice_representation(invoice, lines=[line]),
-                related_id=related,
-            )
-        )
+        tell(f"invoice.{kind}", "invoice", invoice_representation(invoice, lines=[line]), related)
 
     invoice_event("created")
     transitions.check("invoice", invoice.status, InvoiceStatus.OPEN, verb="finalize this invoice")
@@ -435,29 +431,15 @@ def _issue(renewal: _Renewal, written: _Written) -> None:
             created_by=None, created_at=now,
         )  # fmt: skip
         written.entries.append(entry)
-        written.events.append(
-            EventDraft(
-                type="customer.balance_changed",
-                account_id=account_id,
-                object_type="balance_transaction",
-                obj=balance_transaction_representation(entry),
-            )
-        )
+        tell("customer.balance_changed", "balance_transaction",
+             balance_transaction_representation(entry))  # fmt: skip
         payment = Payment(
             account_id=account_id, invoice=invoice, gateway="credit", amount=amount,
             currency=invoice.currency, reference="", status=PaymentStatus.SUCCEEDED,
             created_by=None, created_at=now, succeeded_at=now,
         )  # fmt: skip
         written.payments.append(payment)
-        written.events.append(
-            EventDraft(
-                type="payment.succeeded",
-                account_id=account_id,
-                object_type="payment",
-                obj=payment_representation(payment),
-                related_id=invoice.id,
-            )
-        )
+        tell("payment.succeeded", "payment", payment_representation(payment), invoice.id)
         invoice.amount_paid += amount
         invoice.amount_remaining -= amount
         written.notices.append(
