@@ -52,7 +52,9 @@ INVOICE_EDGES: dict[str, set[str]] = {
 PAYMENT_EDGES: dict[str, set[str]] = {
     P.PROCESSING: {P.SUCCEEDED, P.FAILED},
     P.SUCCEEDED: {P.REFUNDED},
-    P.FAILED: set(),
+    # A card payment reported failed that the gateway later reports succeeded (the customer
+    # confirmed it after all): the money moved, so the payment counts.
+    P.FAILED: {P.SUCCEEDED},
     P.REFUNDED: set(),
 }
 

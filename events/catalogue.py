@@ -31,8 +31,10 @@ EVENT_TYPES: dict[str, list[str]] = {
         "subscription.trial_will_end",
         "invoice.created", "invoice.finalized", "invoice.paid", "invoice.payment_failed",
         "invoice.voided", "invoice.marked_uncollectible", "invoice.overdue",
-        "payment.succeeded", "payment.failed", "payment.refunded", "credit_note.created",
+        "payment.processing", "payment.succeeded", "payment.failed", "payment.refunded",
+        "credit_note.created",
         "customer.balance_changed", "customer.billing_profile_updated",
+        "payment_method.attached", "payment_method.updated", "payment_method.detached",
     ],
     "Webhooks": [
         "webhook_endpoint.created", "webhook_endpoint.updated", "webhook_endpoint.deleted",

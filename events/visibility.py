@@ -68,6 +68,7 @@ EVENT_VISIBILITY: tuple[Rule, ...] = (
     Rule("subscription.*", "billing:read"),
     Rule("invoice.*", "billing:read"),
     Rule("payment.*", "billing:read"),
+    Rule("payment_method.*", "billing:read"),
     Rule("credit_note.*", "billing:read"),
     Rule("customer.*", "billing:read"),
     Rule("webhook_endpoint.*", "webhooks:read"),

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "webhooks",
     "idempotency",
     "billing",
+    "stripe_gateway",
 ]
 
 MIDDLEWARE = [
@@ -311,8 +312,26 @@ if BILLING_TERMINATE_AFTER_DAYS <= BILLING_SUSPEND_AFTER_DAYS:
 # credit or left open; the period's start) this many at a time, in one transaction each
 # (billing/services/renewal_batch.py); 0 takes every subscription one at a time.
 BILLING_BATCH_SIZE = env_int("BILLING_BATCH_SIZE", 200, minimum=0)
-# How unpaid invoices are collected, in order; the first that can take the payment does.
-BILLING_GATEWAYS = env_list("BILLING_GATEWAYS", ["credit", "bank_transfer"])
+# Cards through Stripe (stripe_gateway/): all three keys, or none (then the service runs on the
+# offline means alone and offers no cards). STRIPE_API_BASE points the library at another
+# address (a local Stripe fake such as localstripe); STRIPE_TIMEOUT_SECONDS bounds each call.
+STRIPE_SECRET_KEY = env_str("STRIPE_SECRET_KEY")
+STRIPE_PUBLISHABLE_KEY = env_str("STRIPE_PUBLISHABLE_KEY")
+STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET")
+STRIPE_API_BASE = (env_str("STRIPE_API_BASE") or "").rstrip("/")
+STRIPE_TIMEOUT_SECONDS = env_int("STRIPE_TIMEOUT_SECONDS", 20, minimum=1)
+_stripe_keys = [STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY, STRIPE_WEBHOOK_SECRET]
+if any(_stripe_keys) and not all(_stripe_keys):
+    raise ImproperlyConfigured(
+        "Set all of STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET, or none."
+    )
+STRIPE_ENABLED = all(_stripe_keys)
+# How unpaid invoices are collected, in order; the first that can take the payment does. With
+# Stripe configured, the saved card comes after the account's credit.
+BILLING_GATEWAYS = env_list(
+    "BILLING_GATEWAYS", ["credit", "stripe", "bank_transfer"] if STRIPE_ENABLED else
+    ["credit", "bank_transfer"],
+)  # fmt: skip
 
 # --- Django REST Framework and OpenAPI ------------------------------------------------------
 REST_FRAMEWORK = {

@@ -21,4 +21,5 @@ urlpatterns = [
     path("", include("servers.urls")),
     path("", include("webhooks.urls")),
     path("", include("billing.urls")),
+    path("", include("stripe_gateway.urls")),
 ]

@@ -33,7 +33,10 @@ for name in ["base.html", "404.html", "500.html", "dashboard/home.html",
     get_template(name)
 for path in ["css/dashboard.css", "js/dashboard.js"]:
     assert finders.find(path), f"static file {path} is not in the wheel"
-for label in ["hosting", "accounts", "billing", "events", "servers", "webhooks", "idempotency"]:
+for label in [
+    "hosting", "accounts", "billing", "events", "servers", "webhooks", "idempotency",
+    "stripe_gateway",
+]:
     apps.get_app_config(label)
 print("templates, static files and apps all come from the wheel")
 """

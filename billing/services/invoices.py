@@ -36,7 +36,7 @@ from billing.tax import TaxDecision
 from events.services import record_event
 from hosting.errors import Conflict, ValidationFailed
 
-GATEWAY_LABELS = {"credit": "account credit", "bank_transfer": "bank transfer"}
+GATEWAY_LABELS = {"credit": "account credit", "bank_transfer": "bank transfer", "stripe": "card"}
 
 
 def document_series(
@@ -249,17 +249,26 @@ def _record_payment(
         type="payment.succeeded", account=invoice.account, object_type="payment",
         obj=payment_representation(payment), actor=actor, related_id=invoice.id,
     )  # fmt: skip
+    apply_payment(invoice, payment, amount=amount, actor=actor, at=at)
+    return payment
+
+
+def apply_payment(
+    invoice: Invoice, payment: Payment, *, amount: int, actor: Actor, at: datetime
+) -> None:
+    """``amount`` of a succeeded ``payment`` pays ``invoice`` (never more than remains: the
+    callers take at most that): its amounts, the e-mail, and ``invoice.paid`` once nothing
+    remains. The caller holds the invoice's row lock."""
     invoice.amount_paid += amount
-    invoice.amount_remaining -= amount  # never more than remains: the callers take at most that
+    invoice.amount_remaining -= amount
     invoice.save()
     notify(
         "payment_received", account=invoice.account, invoice=invoice,
         amount=format_amount(amount, invoice.currency),
-        gateway=GATEWAY_LABELS.get(gateway, gateway),
+        gateway=GATEWAY_LABELS.get(payment.gateway, payment.gateway),
     )  # fmt: skip
     if invoice.amount_remaining == 0:
         settle_paid(invoice, actor=actor, at=at)
-    return payment
 
 
 @transaction.atomic

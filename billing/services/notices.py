@@ -40,6 +40,7 @@ SUBJECTS = {
     "termination_warning": "Your service will be deleted: invoice {number} is unpaid",
     "terminated": "Your service was deleted: invoice {number} was not paid",
     "trial_will_end": "Your trial ends soon",
+    "payment_action_required": "Confirm the payment of invoice {number}",
 }
 BILLING_ROLES = (Role.OWNER, Role.ADMIN, Role.BILLING)
 # Extra values that are moments (written as ISO 8601 in the task, read back as datetimes).

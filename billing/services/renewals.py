@@ -42,6 +42,7 @@ from billing.models import (
     BillingReason,
     Invoice,
     InvoiceStatus,
+    PaymentStatus,
     Subscription,
     SubscriptionStatus,
 )
@@ -54,6 +55,7 @@ from billing.services.cycle import (
     renewal_lines,
 )
 from billing.services.discounts import coupon_for_period
+from billing.services.dunning import collection_failed
 from billing.services.fulfilment import (
     billing_suspend,
     billing_unsuspend,
@@ -289,7 +291,8 @@ def _dunning(subscription: Subscription, now: datetime, report: RunReport) -> No
 
 
 def _retry(invoice: Invoice, now: datetime) -> bool:
-    """A dunning retry of an overdue invoice: collect; on failure, say so and plan the next."""
+    """A dunning retry of an overdue invoice: plan the next, collect; on failure, say so
+    (``dunning.collection_failed``). A card payment still in flight reports its own outcome."""
     if (
         invoice.status != InvoiceStatus.OPEN
         or not invoice.next_payment_attempt
@@ -297,30 +300,17 @@ def _retry(invoice: Invoice, now: datetime) -> bool:
     ):
         return False
     invoice.attempt_count += 1
-    invoice.save(update_fields=["attempt_count"])
-    payment = invoice_collect(invoice=invoice)
-    invoice.refresh_from_db()
-    if payment is not None and invoice.status == InvoiceStatus.PAID:
-        return True
     due = invoice.due_date or now
     later = [due + timedelta(days=day) for day in settings.BILLING_DUNNING_RETRY_DAYS]
     invoice.next_payment_attempt = next((at for at in later if at > now), None)
-    invoice.save(update_fields=["next_payment_attempt"])
-    invoice_event_record(invoice, "payment_failed", SYSTEM)
-    if invoice.attempt_count > 1 and invoice.subscription_id:
-        subscription = invoice.subscription
-        suspend_days, _ = dunning_days(subscription)
-        suspend_at = due + timedelta(days=suspend_days)
-        last_before = (
-            invoice.next_payment_attempt is None or invoice.next_payment_attempt >= suspend_at
-        )
-        if now < suspend_at:
-            notify(
-                "suspension_warning" if last_before else "payment_overdue",
-                account=invoice.account, invoice=invoice, suspend_at=suspend_at,
-            )  # fmt: skip
-        else:
-            notify("payment_overdue", account=invoice.account, invoice=invoice)
+    invoice.save(update_fields=["attempt_count", "next_payment_attempt"])
+    payment = invoice_collect(invoice=invoice)
+    invoice.refresh_from_db()
+    if invoice.status == InvoiceStatus.PAID or (
+        payment is not None and payment.status == PaymentStatus.PROCESSING
+    ):
+        return True
+    collection_failed(invoice, now)
     return True
 
 

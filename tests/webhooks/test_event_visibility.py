@@ -75,6 +75,7 @@ def record_every_type(account, *, me, other, my_key, others_key) -> dict[str, Ev
         "customer": {"id": "btx_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk", "amount": 500, "currency": "EUR"},
         "credit_note": {"id": "cn_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "number": "CN-2026-000001"},
         "subscription": {"id": "sub_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "status": "active"},
+        "payment_method": {"id": "pm_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "type": "card"},
     }  # fmt: skip
     recorded = {}
 

@@ -127,6 +127,7 @@ def test_housekeeping_runs_the_upkeep_of_every_app_in_installed_order(db):
 
     assert [label for label, _ in upkeep_steps()] == [
         "hosting", "accounts", "events", "servers", "webhooks", "idempotency", "billing",
+        "stripe_gateway",
     ]  # fmt: skip
     output = housekeeping()
     for name in ("expiring keys notified 0", "events pruned 0", "actions failed 0",

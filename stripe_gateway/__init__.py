@@ -1,0 +1,1 @@
+"""Card payments through Stripe: the ``stripe`` gateway on billing's gateway interface."""

@@ -1,0 +1,9 @@
+from django.conf import settings
+
+from stripe_gateway.services.charges import charges_reconcile
+
+
+def run() -> dict[str, int]:
+    if not settings.STRIPE_ENABLED:
+        return {}
+    return {"card payments reconciled": charges_reconcile()}

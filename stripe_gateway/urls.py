@@ -1,0 +1,5 @@
+from django.urls import path
+
+from stripe_gateway import views
+
+urlpatterns = [path("stripe/webhook", views.stripe_webhook, name="stripe_webhook")]
