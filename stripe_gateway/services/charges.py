@@ -96,7 +96,6 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
                     "currency": payment.currency.lower(),
                     "customer": stripe_customer_id(payment.account),
                     "payment_method": charge.payment_method,
-                    "description": f"Invoice {payment.invoice.number}",
                     "metadata": {
                         "payment": payment.id,
                         "invoice": payment.invoice_id,
@@ -108,7 +107,7 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
             charge.payment_intent = intent.id
             charge.save(update_fields=["payment_intent"])
             Payment.objects.filter(pk=payment.pk).update(gateway_payment_id=intent.id)
-        params = {"payment_method": charge.payment_method, "off_session": charge.off_session}
+        params: dict = {"off_session": charge.off_session}  # the card: set at creation
         if not charge.off_session:
             params["return_url"] = charge.return_url
         intent = client.v1.payment_intents.confirm(
@@ -118,6 +117,11 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
     except stripe.CardError as declined:
         intent = declined.error.payment_intent if declined.error else None
         return _declined(payment, charge, intent, declined)
+    except stripe.InvalidRequestError as refused:
+        # Stripe refused the request itself (the card was removed there, say): nothing moved.
+        logger.warning("stripe: %s refused: %s", payment.id, refused)
+        message = refused.user_message or "The card payment could not be made."
+        return ChargeOutcome(payment_failed(payment, message=message).status)
     except (stripe.APIConnectionError, stripe.RateLimitError, stripe.APIError) as unknown:
         # No answer, or Stripe's own error: whether it charged is unknown. The payment stays
         # processing until Stripe's notification or the reconciliation says.

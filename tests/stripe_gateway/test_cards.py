@@ -1,0 +1,178 @@
+"""Saved cards and card charges end to end: the real ``stripe`` library against localstripe,
+the real task worker confirming off-session charges, the billing engine settling them."""
+
+import http.server
+import threading
+import urllib.request
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from accounts.actors import Actor
+from billing.models import Invoice, Payment, SubscriptionStatus
+from events.models import Event
+from hosting.errors import ValidationFailed
+from stripe_gateway.models import PaymentMethod, StripeCharge
+from stripe_gateway.services.charges import charge_confirm, charges_reconcile
+from stripe_gateway.services.methods import (
+    payment_method_remove,
+    payment_method_set_default,
+)
+from tests.billing.mail import send_billing_mail
+from tests.billing.test_subscriptions import order, plan
+from tests.servers.helpers import run_worker
+from tests.stripe_gateway.helpers import (
+    DECLINED_AFTER_ATTACH,
+    NEEDS_AUTHENTICATION,
+    save_card,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_saved_card_keeps_only_what_identifies_it(stripe_api, account, owner, other_account):
+    first = save_card(stripe_api, account, owner)
+    second = save_card(stripe_api, account, owner, "5555555555554444")
+
+    assert (first.brand, first.last4, first.exp_month, first.exp_year) == ("visa", "4242", 12, 2034)
+    assert first.is_default and not second.is_default
+    assert second.last4 == "4444"
+    payment_method_set_default(method=second, actor=Actor(user=owner))
+    first.refresh_from_db()
+    assert not first.is_default
+    assert PaymentMethod.objects.get(pk=second.pk).is_default
+
+    payment_method_remove(method=PaymentMethod.objects.get(pk=second.pk), actor=Actor(user=owner))
+    assert PaymentMethod.objects.get(pk=first.pk).is_default  # the one left takes over
+    assert stripe_api.v1.payment_methods.retrieve(second.stripe_id).customer is None
+    types = list(Event.objects.filter(account=account, type__startswith="payment_method."))
+    assert {event.type for event in types} == {
+        "payment_method.attached", "payment_method.updated", "payment_method.detached"
+    }  # fmt: skip
+    assert not PaymentMethod.objects.filter(account=other_account).exists()
+
+
+def test_a_setup_intent_of_another_account_is_not_found(stripe_api, account, owner, other_account):
+    from stripe_gateway.services.methods import payment_method_save, setup_intent_create
+
+    theirs = setup_intent_create(account=other_account)
+    with pytest.raises(ValidationFailed) as refused:
+        payment_method_save(account=account, setup_intent=theirs["id"], actor=Actor(user=owner))
+    assert refused.value.details["fields"][0]["code"] == "not_found"
+
+
+def test_an_order_is_charged_to_the_saved_card_by_the_worker(stripe_api, account, owner):
+    save_card(stripe_api, account, owner)
+    subscription, invoice = order(account, owner, plan(amount=1500))
+
+    payment = Payment.objects.get(invoice=invoice)
+    assert payment.status == "processing" and payment.gateway == "stripe"
+    assert invoice.status == "open"
+    run_worker()  # confirms the charge at Stripe, then creates the server
+
+    payment.refresh_from_db()
+    invoice.refresh_from_db()
+    subscription.refresh_from_db()
+    assert payment.status == "succeeded" and payment.gateway_payment_id.startswith("pi_")
+    assert invoice.status == "paid" and invoice.amount_paid == 1500
+    assert subscription.status == SubscriptionStatus.ACTIVE and subscription.server_id
+    intent = stripe_api.v1.payment_intents.retrieve(payment.gateway_payment_id)
+    assert intent.status == "succeeded" and intent.amount == 1500
+    assert intent.metadata["payment"] == payment.id
+
+
+def test_a_declined_card_fails_the_payment_and_dunning_goes_on(stripe_api, account, owner):
+    save_card(stripe_api, account, owner, DECLINED_AFTER_ATTACH)
+    _, invoice = order(account, owner, plan(amount=1500))
+    run_worker()
+
+    payment = Payment.objects.get(invoice=invoice)
+    invoice.refresh_from_db()
+    assert payment.status == "failed" and payment.failure_message
+    assert invoice.status == "open"
+    assert Event.objects.filter(type="invoice.payment_failed", object_id=invoice.id).exists()
+
+
+def test_a_card_that_needs_the_customer_mails_a_link_to_pay(stripe_api, account, owner):
+    save_card(stripe_api, account, owner, NEEDS_AUTHENTICATION)
+    _, invoice = order(account, owner, plan(amount=1500))
+    run_worker()
+
+    payment = Payment.objects.get(invoice=invoice)
+    assert payment.status == "failed"
+    assert "confirm" in payment.failure_message
+    subjects = [message.subject for message in send_billing_mail()]
+    assert f"Confirm the payment of invoice {invoice.number}" in subjects
+
+
+class DropsConfirmAnswers(http.server.ThreadingHTTPServer):
+    """A proxy to localstripe that passes every request on and every answer back, except the
+    answers to confirmations: Stripe charged, the caller never hears it (a timeout)."""
+
+    def __init__(self, upstream: str):
+        self.upstream = upstream
+        super().__init__(("127.0.0.1", 0), _ProxyHandler)
+
+
+class _ProxyHandler(http.server.BaseHTTPRequestHandler):
+    def _forward(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host",)}
+        request = urllib.request.Request(
+            self.server.upstream + self.path, data=body, headers=headers, method=self.command
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                status, payload, kind = answer.status, answer.read(), answer.headers
+        except urllib.error.HTTPError as error:
+            status, payload, kind = error.code, error.read(), error.headers
+        if self.path.endswith("/confirm"):
+            self.close_connection = True
+            return  # the charge happened; the answer is lost
+        self.send_response(status)
+        self.send_header("Content-Type", kind.get("Content-Type", "application/json"))
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_DELETE = _forward
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_charge_whose_answer_is_lost_is_settled_once_by_reconciliation(
+    stripe_api, account, owner, settings
+):
+    save_card(stripe_api, account, owner)
+    _, invoice = order(account, owner, plan(amount=1500))
+    payment = Payment.objects.get(invoice=invoice)
+    proxy = DropsConfirmAnswers(settings.STRIPE_API_BASE)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    direct = settings.STRIPE_API_BASE
+    try:
+        settings.STRIPE_API_BASE = f"http://127.0.0.1:{proxy.server_address[1]}"
+        outcome = charge_confirm(payment.id)  # the worker's call, its answer lost
+    finally:
+        proxy.shutdown()
+        settings.STRIPE_API_BASE = direct
+    assert outcome.status == "processing"
+    payment.refresh_from_db()
+    assert payment.status == "processing"
+    charge = StripeCharge.objects.get(pk=payment.pk)
+    intent = stripe_api.v1.payment_intents.retrieve(charge.payment_intent)
+    assert intent.status == "succeeded"  # Stripe did charge
+
+    assert charges_reconcile() == 0  # too early: the call might still be on its way
+    later = timezone.now() + timedelta(minutes=6)
+    assert charges_reconcile(now=later) == 1
+    assert charges_reconcile(now=later) == 0
+
+    payment.refresh_from_db()
+    invoice.refresh_from_db()
+    assert payment.status == "succeeded"
+    assert invoice.status == "paid" and invoice.amount_paid == 1500
+    assert Payment.objects.filter(invoice=invoice, status="succeeded").count() == 1
+    assert Invoice.objects.get(pk=invoice.pk).amount_remaining == 0
