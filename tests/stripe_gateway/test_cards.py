@@ -1,9 +1,6 @@
 """Saved cards and card charges end to end: the real ``stripe`` library against localstripe,
 the real task worker confirming off-session charges, the billing engine settling them."""
 
-import http.server
-import threading
-import urllib.request
 from datetime import timedelta
 
 import pytest
@@ -14,7 +11,7 @@ from billing.models import Invoice, Payment, SubscriptionStatus
 from events.models import Event
 from hosting.errors import ValidationFailed
 from stripe_gateway.models import PaymentMethod, StripeCharge
-from stripe_gateway.services.charges import charge_confirm, charges_reconcile
+from stripe_gateway.services.charges import charges_reconcile
 from stripe_gateway.services.methods import (
     payment_method_remove,
     payment_method_set_default,
@@ -25,6 +22,7 @@ from tests.servers.helpers import run_worker
 from tests.stripe_gateway.helpers import (
     DECLINED_AFTER_ATTACH,
     NEEDS_AUTHENTICATION,
+    confirm_answer_lost,
     save_card,
 )
 
@@ -106,58 +104,13 @@ def test_a_card_that_needs_the_customer_mails_a_link_to_pay(stripe_api, account,
     assert f"Confirm the payment of invoice {invoice.number}" in subjects
 
 
-class DropsConfirmAnswers(http.server.ThreadingHTTPServer):
-    """A proxy to localstripe that passes every request on and every answer back, except the
-    answers to confirmations: Stripe charged, the caller never hears it (a timeout)."""
-
-    def __init__(self, upstream: str):
-        self.upstream = upstream
-        super().__init__(("127.0.0.1", 0), _ProxyHandler)
-
-
-class _ProxyHandler(http.server.BaseHTTPRequestHandler):
-    def _forward(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else None
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host",)}
-        request = urllib.request.Request(
-            self.server.upstream + self.path, data=body, headers=headers, method=self.command
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=10) as answer:
-                status, payload, kind = answer.status, answer.read(), answer.headers
-        except urllib.error.HTTPError as error:
-            status, payload, kind = error.code, error.read(), error.headers
-        if self.path.endswith("/confirm"):
-            self.close_connection = True
-            return  # the charge happened; the answer is lost
-        self.send_response(status)
-        self.send_header("Content-Type", kind.get("Content-Type", "application/json"))
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    do_GET = do_POST = do_DELETE = _forward
-
-    def log_message(self, *args):
-        pass
-
-
 def test_a_charge_whose_answer_is_lost_is_settled_once_by_reconciliation(
     stripe_api, account, owner, settings
 ):
     save_card(stripe_api, account, owner)
     _, invoice = order(account, owner, plan(amount=1500))
     payment = Payment.objects.get(invoice=invoice)
-    proxy = DropsConfirmAnswers(settings.STRIPE_API_BASE)
-    threading.Thread(target=proxy.serve_forever, daemon=True).start()
-    direct = settings.STRIPE_API_BASE
-    try:
-        settings.STRIPE_API_BASE = f"http://127.0.0.1:{proxy.server_address[1]}"
-        outcome = charge_confirm(payment.id)  # the worker's call, its answer lost
-    finally:
-        proxy.shutdown()
-        settings.STRIPE_API_BASE = direct
+    outcome = confirm_answer_lost(settings, payment)  # the worker's call, its answer lost
     assert outcome.status == "processing"
     payment.refresh_from_db()
     assert payment.status == "processing"
