@@ -30,5 +30,6 @@ urlpatterns = [
     path("", include("events.api.urls")),
     path("", include("webhooks.api.urls")),
     path("", include("billing.api.urls")),
+    path("", include("stripe_gateway.api.urls")),
     re_path(r"^[\s\S]*$", api_not_found),  # any path, newlines included
 ]

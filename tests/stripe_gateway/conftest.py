@@ -12,6 +12,7 @@ from django.conf import settings
 
 from billing.services import gateways
 from stripe_gateway.services.gateway import StripeGateway
+from tests.billing.api.conftest import mate, mate_api, reader_api, unscoped_api  # noqa: F401
 
 SECRET_KEY = "sk_test_localstripe"
 WEBHOOK_SECRET = "whsec_test_secret_for_the_suite"

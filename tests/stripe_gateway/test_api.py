@@ -1,0 +1,103 @@
+"""The payment methods API: the owner and a billing teammate save, list, make default and
+remove cards; an outsider's key finds none of them (404); a key without ``billing:write`` is
+403; a service without Stripe settings answers 422 to every change."""
+
+import pytest
+
+from stripe_gateway.models import PaymentMethod
+from tests.billing.api.conftest import data_of, error_of, listed
+from tests.stripe_gateway.helpers import save_card
+
+pytestmark = pytest.mark.django_db
+
+
+def browser_confirms(stripe_api, setup_intent_id: str, number: str = "4242424242424242") -> None:
+    """What Stripe.js does with the SetupIntent's client secret in the customer's browser."""
+    card = stripe_api.v1.payment_methods.create(
+        params={
+            "type": "card",
+            "card": {"number": number, "exp_month": 11, "exp_year": 2031, "cvc": "314"},
+        }
+    )
+    stripe_api.v1.setup_intents.confirm(setup_intent_id, params={"payment_method": card.id})
+
+
+@pytest.mark.parametrize("who", ["owner_api", "mate_api"])
+def test_a_card_is_saved_listed_made_default_and_removed(request, stripe_api, who):
+    api = request.getfixturevalue(who)
+
+    started = data_of(api.post("/v1/payment-methods/setup-intents", {}, format="json"), 201)
+    assert started["publishable_key"] == "pk_test_localstripe"
+    assert started["setup_intent"]["client_secret"].startswith(started["setup_intent"]["id"])
+    browser_confirms(stripe_api, started["setup_intent"]["id"])
+    answer = api.post(
+        "/v1/payment-methods", {"setup_intent": started["setup_intent"]["id"]}, format="json"
+    )
+    first = data_of(answer, 201)["payment_method"]
+    assert answer["Location"].endswith(f"/v1/payment-methods/{first['id']}")
+    assert first["card"] == {"brand": "visa", "last4": "4242", "exp_month": 11, "exp_year": 2031}
+    assert first["is_default"] is True
+    again = api.post(
+        "/v1/payment-methods", {"setup_intent": started["setup_intent"]["id"]}, format="json"
+    )
+    assert data_of(again, 201)["payment_method"]["id"] == first["id"]  # saved once
+
+    second_intent = data_of(api.post("/v1/payment-methods/setup-intents", {}, format="json"), 201)
+    browser_confirms(stripe_api, second_intent["setup_intent"]["id"], "5555555555554444")
+    second = data_of(
+        api.post(
+            "/v1/payment-methods", {"setup_intent": second_intent["setup_intent"]["id"]},
+            format="json",
+        ), 201,
+    )["payment_method"]  # fmt: skip
+    assert listed(api.get("/v1/payment-methods"), "payment_methods") == [second["id"], first["id"]]
+
+    made = data_of(api.post(f"/v1/payment-methods/{second['id']}/default", {}, format="json"))
+    assert made["payment_method"]["is_default"] is True
+    assert data_of(api.get(f"/v1/payment-methods/{first['id']}"))["payment_method"][
+        "is_default"
+    ] is False  # fmt: skip
+
+    gone = data_of(api.delete(f"/v1/payment-methods/{second['id']}"))
+    assert gone == {"id": second["id"], "deleted": True}
+    assert data_of(api.get(f"/v1/payment-methods/{first['id']}"))["payment_method"]["is_default"]
+
+
+def test_an_outsider_finds_no_card_and_cannot_save_ours(
+    stripe_api, account, owner, outsider_api, owner_api
+):
+    ours = save_card(stripe_api, account, owner)
+    for method, path in (("get", f"/v1/payment-methods/{ours.id}"),
+                         ("delete", f"/v1/payment-methods/{ours.id}"),
+                         ("post", f"/v1/payment-methods/{ours.id}/default")):  # fmt: skip
+        assert error_of(getattr(outsider_api, method)(path), 404)["code"] == "not_found"
+    assert listed(outsider_api.get("/v1/payment-methods"), "payment_methods") == []
+    ours_intent = data_of(
+        owner_api.post("/v1/payment-methods/setup-intents", {}, format="json"), 201
+    )
+    browser_confirms(stripe_api, ours_intent["setup_intent"]["id"])
+    stolen = outsider_api.post(
+        "/v1/payment-methods", {"setup_intent": ours_intent["setup_intent"]["id"]}, format="json"
+    )
+    assert error_of(stolen, 400)["details"]["fields"][0] == {
+        "name": "setup_intent", "code": "not_found",
+        "message": "No such SetupIntent for this account.",
+    }  # fmt: skip
+    assert PaymentMethod.objects.filter(account=account).count() == 1
+
+
+def test_reading_needs_billing_read_and_changing_billing_write(
+    stripe_api, account, owner, reader_api, unscoped_api
+):
+    ours = save_card(stripe_api, account, owner)
+    assert listed(reader_api.get("/v1/payment-methods"), "payment_methods") == [ours.id]
+    refused = reader_api.post(f"/v1/payment-methods/{ours.id}/default", {}, format="json")
+    assert error_of(refused, 403)["code"] == "insufficient_scope"
+    assert error_of(unscoped_api.get("/v1/payment-methods"), 403)["code"] == "insufficient_scope"
+
+
+def test_without_stripe_settings_cards_are_not_offered(owner_api, settings):
+    settings.STRIPE_ENABLED = False
+    assert listed(owner_api.get("/v1/payment-methods"), "payment_methods") == []
+    refused = owner_api.post("/v1/payment-methods/setup-intents", {}, format="json")
+    assert error_of(refused, 422)["code"] == "payment_method_not_supported"
