@@ -72,6 +72,7 @@ from billing.services.catalogue import (
     tax_rate_create,
 )
 from billing.services.credit_notes import credit_note_create
+from billing.services.gateways import GATEWAYS
 from billing.services.invoices import (
     invoice_finalize,
     invoice_mark_paid,
@@ -840,14 +841,29 @@ class PaymentAdmin(ReadOnlyAdmin):
     date_hierarchy = "created_at"
     fields = [
         "id", "invoice", "account", "gateway", "status", "amount", "currency", "reference",
-        "gateway_payment_id", "failure_message", "created_by", "created_at", "succeeded_at",
+        "gateway_reference", "failure_message", "created_by", "created_at", "succeeded_at",
         "failed_at", "refunded_at",
     ]  # fmt: skip
     readonly_fields = fields
+    search_fields = [*search_fields, "gateway_payment_id"]
 
     @admin.display(description="Amount", ordering="amount")
     def paid(self, obj: Payment) -> str:
         return format_amount(obj.amount, obj.currency)
+
+    @admin.display(description="Gateway reference")
+    def gateway_reference(self, obj: Payment) -> str:
+        """The payment at its gateway (a PaymentIntent at Stripe), linked to the gateway's own
+        dashboard when the gateway says where it is."""
+        if not obj.gateway_payment_id:
+            return "-"
+        known = GATEWAYS.get(obj.gateway)
+        url = known.reference_url(obj) if known is not None else None
+        if not url:
+            return obj.gateway_payment_id
+        return format_html(
+            '<a href="{}" target="_blank" rel="noopener">{}</a>', url, obj.gateway_payment_id
+        )
 
 
 @admin.register(Subscription)

@@ -49,6 +49,17 @@ class PaymentMethod(models.Model):
         return f"{self.brand} •••• {self.last4}"
 
     @property
+    def type(self) -> str:
+        return "card"
+
+    @property
+    def card(self) -> dict:
+        return {
+            "brand": self.brand, "last4": self.last4, "exp_month": self.exp_month,
+            "exp_year": self.exp_year,
+        }  # fmt: skip
+
+    @property
     def label(self) -> str:
         return f"{self.brand.title()} •••• {self.last4} ({self.exp_month:02d}/{self.exp_year})"
 

@@ -57,6 +57,10 @@ class PaymentGateway(ABC):
     def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> None:
         raise PaymentNotSupported(f"The {self.name} gateway sends no notifications.")
 
+    def reference_url(self, payment: Payment) -> str | None:
+        """Where staff open ``payment`` in the gateway's own dashboard, if it has one."""
+        return None
+
 
 def _mark_refunded(payment: Payment, *, actor: Actor) -> Payment:
     payment = Payment.objects.select_for_update().get(pk=payment.pk)

@@ -55,6 +55,8 @@ from servers.api.serializers import (
 )
 from servers.models import Action, Bot
 from servers.services import action_request, bot_create
+from stripe_gateway.api.serializers import PaymentMethodSerializer
+from stripe_gateway.models import PaymentMethod
 from tests.factories import ServerFactory
 from webhooks.api.serializers import WebhookEndpointSerializer
 from webhooks.models import WebhookEndpoint
@@ -122,6 +124,14 @@ def test_servers_bots_and_actions_are_shown_as_declared(account, owner_actor):
     )
     done.refresh_from_db()
     assert_same(ActionSerializer, done)
+
+
+def test_payment_method_is_shown_as_declared(account):
+    method = PaymentMethod.objects.create(
+        account=account, stripe_id="pm_1Test", brand="visa", last4="4242", exp_month=3,
+        exp_year=2031, is_default=True,
+    )  # fmt: skip
+    assert_same(PaymentMethodSerializer, method)
 
 
 def test_webhook_endpoint_is_shown_as_declared(account, owner):

@@ -129,3 +129,20 @@ def test_a_charge_whose_answer_is_lost_is_settled_once_by_reconciliation(
     assert invoice.status == "paid" and invoice.amount_paid == 1500
     assert Payment.objects.filter(invoice=invoice, status="succeeded").count() == 1
     assert Invoice.objects.get(pk=invoice.pk).amount_remaining == 0
+
+
+def test_staff_open_a_card_payment_at_stripe_from_admin(stripe_api, account, owner, admin_client):
+    save_card(stripe_api, account, owner)
+    _, invoice = order(account, owner, plan(amount=1500))
+    run_worker()
+    payment = Payment.objects.get(invoice=invoice)
+
+    page = admin_client.get(f"/admin/billing/payment/{payment.pk}/change/")
+    found = admin_client.get("/admin/billing/payment/", {"q": payment.gateway_payment_id})
+
+    assert page.status_code == 200
+    link = f"https://dashboard.stripe.com/test/payments/{payment.gateway_payment_id}"
+    assert link in page.content.decode()
+    assert payment.id in found.content.decode()
+    for model in ("paymentmethod", "stripecustomer", "stripecharge", "stripeevent"):
+        assert admin_client.get(f"/admin/stripe_gateway/{model}/").status_code == 200

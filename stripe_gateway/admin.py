@@ -1,0 +1,37 @@
+"""Staff's read-only view of card payments' own records (cards are saved and removed by
+customers; charges and notifications come from the services)."""
+
+from django.contrib import admin
+
+from billing.admin import ReadOnlyAdmin
+from stripe_gateway.models import PaymentMethod, StripeCharge, StripeCustomer, StripeEvent
+
+
+@admin.register(PaymentMethod)
+class PaymentMethodAdmin(ReadOnlyAdmin):
+    list_display = ["id", "account", "brand", "last4", "exp_month", "exp_year", "is_default"]
+    list_filter = ["brand", "is_default"]
+    list_select_related = ["account"]
+    search_fields = ["id", "stripe_id", "last4", "account__name"]
+
+
+@admin.register(StripeCustomer)
+class StripeCustomerAdmin(ReadOnlyAdmin):
+    list_display = ["customer_id", "account", "created_at"]
+    list_select_related = ["account"]
+    search_fields = ["customer_id", "account__name"]
+
+
+@admin.register(StripeCharge)
+class StripeChargeAdmin(ReadOnlyAdmin):
+    list_display = ["payment", "payment_intent", "payment_method", "off_session", "created_at"]
+    list_filter = ["off_session"]
+    search_fields = ["payment__id", "payment_intent"]
+
+
+@admin.register(StripeEvent)
+class StripeEventAdmin(ReadOnlyAdmin):
+    list_display = ["id", "type", "object_id", "received_at", "processed_at"]
+    list_filter = ["type"]
+    search_fields = ["id", "object_id"]
+    date_hierarchy = "received_at"
