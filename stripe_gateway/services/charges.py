@@ -118,8 +118,17 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
         intent = declined.error.payment_intent if declined.error else None
         return _declined(payment, charge, intent, declined)
     except stripe.InvalidRequestError as refused:
-        # Stripe refused the request itself (the card was removed there, say): nothing moved.
         logger.warning("stripe: %s refused: %s", payment.id, refused)
+        if charge.payment_intent:
+            # Refused as the PaymentIntent stands (a retried confirmation of one already
+            # charged, say): what counts is that state, read again.
+            try:
+                intent = client.v1.payment_intents.retrieve(charge.payment_intent)
+            except stripe.StripeError:
+                return ChargeOutcome(PaymentStatus.PROCESSING)  # the reconciliation asks later
+            return intent_apply(payment, intent)
+        # Refused before any PaymentIntent existed (the card was removed at Stripe, say):
+        # nothing can have moved.
         message = refused.user_message or "The card payment could not be made."
         return ChargeOutcome(payment_failed(payment, message=message).status)
     except (stripe.APIConnectionError, stripe.RateLimitError, stripe.APIError) as unknown:

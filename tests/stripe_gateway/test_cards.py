@@ -11,7 +11,7 @@ from billing.models import Invoice, Payment, SubscriptionStatus
 from events.models import Event
 from hosting.errors import ValidationFailed
 from stripe_gateway.models import PaymentMethod, StripeCharge
-from stripe_gateway.services.charges import charges_reconcile
+from stripe_gateway.services.charges import charge_confirm, charges_reconcile
 from stripe_gateway.services.methods import (
     payment_method_remove,
     payment_method_set_default,
@@ -146,3 +146,19 @@ def test_staff_open_a_card_payment_at_stripe_from_admin(stripe_api, account, own
     assert payment.id in found.content.decode()
     for model in ("paymentmethod", "stripecustomer", "stripecharge", "stripeevent"):
         assert admin_client.get(f"/admin/stripe_gateway/{model}/").status_code == 200
+
+
+def test_a_confirmation_retried_after_its_answer_was_lost_keeps_the_charge(
+    stripe_api, account, owner, settings
+):
+    """Stripe refuses to confirm a PaymentIntent twice (once its idempotency key has expired,
+    or at localstripe always): the retry reads the PaymentIntent and the payment succeeds."""
+    save_card(stripe_api, account, owner)
+    _, invoice = order(account, owner, plan(amount=1500))
+    payment = Payment.objects.get(invoice=invoice)
+    assert confirm_answer_lost(settings, payment).status == "processing"
+
+    assert charge_confirm(payment.id).status == "succeeded"
+
+    invoice.refresh_from_db()
+    assert invoice.status == "paid" and invoice.amount_paid == 1500
