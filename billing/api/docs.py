@@ -26,6 +26,7 @@ from billing.api.serializers import (
     INVOICE_LIST_EXAMPLES,
     ORDER_EXAMPLES,
     PAID_INVOICE_EXAMPLES,
+    PAID_INVOICE_PAY_EXAMPLES,
     PAYMENT_EXAMPLES,
     PAYMENT_LIST_EXAMPLES,
     PLAN_CHANGE_EXAMPLES,
@@ -45,6 +46,7 @@ from billing.api.serializers import (
     CreditNoteCreateSerializer,
     CreditNoteSerializer,
     InvoiceMarkPaidSerializer,
+    InvoicePayAnswerSerializer,
     InvoicePaySerializer,
     InvoiceSerializer,
     PaymentSerializer,
@@ -88,6 +90,11 @@ FORBIDDEN_TRANSITION = (
     "`invalid_state` (details.status, details.allowed_statuses) when the invoice's status does "
     "not allow this"
 )
+CARDS_NOT_OFFERED = error_doc(
+    422, "payment_method_not_supported",
+    "`payment_method_not_supported`: `card` when the service has no Stripe settings.",
+    "Cards are not offered here: this service has no Stripe settings.",
+)  # fmt: skip
 PAY_CONFLICT = error_doc(
     409,
     "invalid_state",
@@ -181,16 +188,33 @@ INVOICE_DOCS = dict(
         tags=["Invoices"],
     ),
     pay=extend_schema(
-        summary="Pay an invoice with credit",
-        description="Applies the account's credit (`GET /v1/balance`) to the invoice, as much as "
-        "there is up to what is owed: the invoice is `paid` once nothing remains, otherwise "
-        "`amount_remaining` shrinks. Each application is a payment (`GET /v1/payments`) and a "
-        "ledger entry. `source` is `credit`, the one source so far.",
+        summary="Pay an invoice",
+        description="`source: credit` applies the account's credit (`GET /v1/balance`), as much "
+        "as there is up to what is owed: the invoice is `paid` once nothing remains, otherwise "
+        "`amount_remaining` shrinks (no credit: 409 `conflict`). `source: card` charges a saved "
+        "card (`payment_method`, else the default) for what remains, with the customer present: "
+        "`payment.status` `succeeded` (the invoice is paid), `failed` (`failure_message`), or "
+        "`processing` with a `next_action` when the bank wants the customer to confirm (3-D "
+        "Secure): send them to `next_action.url`, or give `next_action.client_secret` to "
+        "Stripe.js; the outcome then reaches the invoice by itself (the dashboard's return page, "
+        "Stripe's notification or the reconciliation). One card payment at a time per invoice "
+        "(409 `conflict`, `details.payment`). Without Stripe settings `card` is 422 "
+        "`payment_method_not_supported`; an unknown card is 400 (`payment_method`, `not_found`). "
+        "Each application is a payment (`GET /v1/payments`).",
         request=InvoicePaySerializer,
-        responses={200: INVOICE_RESPONSE, 409: PAY_CONFLICT},
+        responses={
+            200: InvoicePayAnswerSerializer,
+            409: PAY_CONFLICT,
+            422: CARDS_NOT_OFFERED,
+        },
         examples=[
             OpenApiExample("With credit", value={"source": "credit"}, request_only=True),
-            *PAID_INVOICE_EXAMPLES,
+            OpenApiExample(
+                "With a saved card",
+                request_only=True,
+                value={"source": "card", "payment_method": "pm_6Vd2Kq8Lw3Nz7Tc1Rb5Xy9Hm"},
+            ),
+            *PAID_INVOICE_PAY_EXAMPLES,
         ],
         tags=["Invoices"],
     ),

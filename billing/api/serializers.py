@@ -532,9 +532,37 @@ class BalanceSerializer(serializers.Serializer):
 
 class InvoicePaySerializer(StrictInputSerializer):
     source = serializers.ChoiceField(
-        choices=[("credit", "Account credit")],
-        help_text="Where the money comes from: `credit`, the account's balance.",
+        choices=[("credit", "Account credit"), ("card", "A saved card")],
+        help_text="Where the money comes from: `credit`, the account's balance, or `card`, a "
+        "saved card (when the service offers cards).",
     )
+    payment_method = serializers.CharField(
+        required=False, max_length=64,
+        help_text="With `card`: which saved card (`pm_…`); the default card when left out.",
+    )  # fmt: skip
+    return_url = serializers.URLField(
+        required=False, max_length=500,
+        help_text="With `card`: where the bank sends the customer back after 3-D Secure; the "
+        "dashboard's invoice page when left out.",
+    )  # fmt: skip
+
+
+class NextActionSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(
+        choices=["redirect_to_url", "use_stripe_sdk"], read_only=True,
+        help_text="`redirect_to_url`: send the customer to `url`; `use_stripe_sdk`: give "
+        "`client_secret` to Stripe.js (`handleNextAction`).",
+    )  # fmt: skip
+    url = serializers.URLField(read_only=True, required=False)
+    client_secret = serializers.CharField(read_only=True, required=False)
+
+
+class InvoicePayAnswerSerializer(serializers.Serializer):
+    """The answer to ``POST /v1/invoices/{id}/pay`` (documentation: the view builds it)."""
+
+    invoice = InvoiceSerializer(read_only=True)
+    payment = PaymentSerializer(read_only=True, allow_null=True)
+    next_action = NextActionSerializer(read_only=True, allow_null=True)
 
 
 class OrderDetailsSerializer(StrictInputSerializer):
@@ -867,6 +895,26 @@ PRODUCT_EXAMPLES = _examples("A game-server plan", "product", PRODUCT_EXAMPLE)
 INVOICE_LIST_EXAMPLES = _examples("An open renewal invoice", None, INVOICE_EXAMPLE)
 INVOICE_EXAMPLES = _examples("An open renewal invoice", "invoice", INVOICE_EXAMPLE)
 PAID_INVOICE_EXAMPLES = _examples("Paid", "invoice", PAID_INVOICE_EXAMPLE)
+CARD_PAYMENT_EXAMPLE = {
+    **PAYMENT_EXAMPLE, "gateway": "stripe", "reference": "Visa •••• 4242 (12/2030)",
+    "status": "succeeded",
+}  # fmt: skip
+PAID_INVOICE_PAY_EXAMPLES = [
+    OpenApiExample(
+        "Paid by card", response_only=True,
+        value={"invoice": PAID_INVOICE_EXAMPLE, "payment": CARD_PAYMENT_EXAMPLE,
+               "next_action": None},
+    ),
+    OpenApiExample(
+        "The bank wants the customer", response_only=True,
+        value={
+            "invoice": PAID_INVOICE_EXAMPLE | {"status": "open", "amount_paid": 0},
+            "payment": CARD_PAYMENT_EXAMPLE | {"status": "processing", "succeeded_at": None},
+            "next_action": {"type": "redirect_to_url",
+                            "url": "https://hooks.stripe.com/3d_secure_2/hosted?…"},
+        },
+    ),
+]  # fmt: skip
 CREDIT_NOTE_LIST_EXAMPLES = _examples("Credit for downtime", None, CREDIT_NOTE_EXAMPLE)
 CREDIT_NOTE_EXAMPLES = _examples("Credit for downtime", "credit_note", CREDIT_NOTE_EXAMPLE)
 PAYMENT_LIST_EXAMPLES = _examples("A bank transfer", None, PAYMENT_EXAMPLE)

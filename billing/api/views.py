@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema_view
@@ -102,6 +103,7 @@ from billing.services import (
     invoice_void,
 )
 from billing.services.discounts import coupon_check
+from billing.services.gateways import PaymentNotSupported, gateway_for_source
 from billing.services.profile import billing_profile_update
 from billing.services.renewals import billing_clock_walk
 from billing.services.subscriptions import (
@@ -139,6 +141,16 @@ def _pdf_response(document: DocumentSnapshot) -> HttpResponse:
     response = HttpResponse(render_document_pdf(document), content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="{document["number"]}.pdf"'
     return response
+
+
+def _pay_answer(invoice: Invoice, payment, next_action: dict | None) -> Response:
+    """An invoice someone paid (or started paying): the invoice as it is now, the payment, and
+    what the customer must do for the bank, if anything."""
+    return Response({
+        "invoice": InvoiceSerializer(invoices_all().get(pk=invoice.pk)).data,
+        "payment": PaymentSerializer(payment).data if payment is not None else None,
+        "next_action": next_action,
+    })  # fmt: skip
 
 
 def _invoice_answer(invoice: Invoice) -> Response:
@@ -265,11 +277,29 @@ class InvoiceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
 
     @action(detail=True, methods=["post"])
     def pay(self, request, pk: str):
-        validated(InvoicePaySerializer, request)  # "credit" is the one source so far
-        invoice = invoice_pay_with_credit(
-            invoice=self.get_object(), actor=Actor.from_request(request)
+        body = validated(InvoicePaySerializer, request)
+        invoice, actor = self.get_object(), Actor.from_request(request)
+        if body["source"] == "credit":
+            invoice = invoice_pay_with_credit(invoice=invoice, actor=actor)
+            payment = invoice.payments.filter(gateway="credit").order_by("-created_at").first()
+            return _pay_answer(invoice, payment, None)
+        card = gateway_for_source("card")
+        if card is None:
+            raise PaymentNotSupported(
+                "Cards are not offered here: this service has no Stripe settings."
+            )
+        return_url = body.get("return_url") or (
+            f"{settings.SITE_URL}/billing/invoices/{invoice.id}/card-return"
         )
-        return _invoice_answer(invoice)
+        started = card.pay_now(
+            invoice, payment_method=body.get("payment_method"), return_url=return_url, actor=actor
+        )
+        next_action = None
+        if started.redirect_url:
+            next_action = {"type": "redirect_to_url", "url": started.redirect_url}
+        elif started.client_secret:
+            next_action = {"type": "use_stripe_sdk", "client_secret": started.client_secret}
+        return _pay_answer(invoice, started.payment, next_action)
 
 
 @extend_schema_view(**CREDIT_NOTE_DOCS)

@@ -19,6 +19,7 @@ orders them for collection.
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
@@ -39,8 +40,22 @@ class PaymentNotSupported(ApplicationError):
     message = "This means of payment cannot do that."
 
 
+@dataclass(frozen=True)
+class PaymentStarted:
+    """A payment a customer started now: its payment, and when the bank wants them to confirm
+    it (3-D Secure), where to send them (``redirect_url``) or what the gateway's script in the
+    page needs (``client_secret``)."""
+
+    payment: Payment
+    redirect_url: str = ""
+    client_secret: str = ""
+
+
 class PaymentGateway(ABC):
     name: str
+    # What a customer names to pay through this gateway now (``POST /v1/invoices/{id}/pay``'s
+    # ``source``), if they can.
+    source: str | None = None
     # Whether ``charge_off_session`` can ever take money (the billing job's batches pass over
     # a gateway that cannot: ``renewal_batch``).
     collects_off_session: bool = True
@@ -50,6 +65,13 @@ class PaymentGateway(ABC):
 
     def start_hosted_payment(self, invoice: Invoice, *, return_url: str) -> str:
         raise PaymentNotSupported(f"Paying by {self.name} has no payment page.")
+
+    def pay_now(
+        self, invoice: Invoice, *, payment_method: str | None, return_url: str, actor: Actor
+    ) -> PaymentStarted:
+        """Charge what remains on ``invoice`` with the customer present (``payment_method``:
+        one of theirs, else their default); call it outside a transaction."""
+        raise PaymentNotSupported(f"Paying by {self.name} cannot be started by the customer.")
 
     @abstractmethod
     def refund(self, payment: Payment, *, actor: Actor) -> Payment: ...
@@ -125,6 +147,11 @@ def gateway_register(gateway: PaymentGateway) -> None:
 
 def gateway(name: str) -> PaymentGateway:
     return GATEWAYS[name]
+
+
+def gateway_for_source(source: str) -> PaymentGateway | None:
+    """The registered gateway a customer pays through when naming ``source`` (``card``)."""
+    return next((each for each in GATEWAYS.values() if each.source == source), None)
 
 
 def collection_gateways() -> list[PaymentGateway]:

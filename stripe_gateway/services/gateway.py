@@ -1,11 +1,14 @@
 """The ``stripe`` gateway on billing's interface (``billing.services.gateways``)."""
 
 from django.conf import settings
+from django.db import transaction
 
 from accounts.actors import Actor
 from billing.models import Invoice, Payment
-from billing.services.gateways import PaymentGateway, PaymentNotSupported
-from stripe_gateway.services.charges import GATEWAY, charge_open
+from billing.services.gateways import PaymentGateway, PaymentNotSupported, PaymentStarted
+from hosting.errors import ValidationFailed
+from stripe_gateway.models import PaymentMethod
+from stripe_gateway.services.charges import GATEWAY, charge_confirm, charge_open
 from stripe_gateway.services.methods import default_payment_method
 
 
@@ -13,6 +16,7 @@ class StripeGateway(PaymentGateway):
     """Saved cards: renewals and dunning charge the account's default card off-session."""
 
     name = GATEWAY
+    source = "card"
 
     def charge_off_session(self, invoice: Invoice, *, actor: Actor) -> Payment | None:
         """A processing payment, confirmed by the worker after the commit, or ``None`` when
@@ -21,6 +25,31 @@ class StripeGateway(PaymentGateway):
         if method is None or invoice.amount_remaining <= 0:
             return None
         return charge_open(invoice=invoice, method=method, off_session=True, actor=actor)
+
+    def pay_now(
+        self, invoice: Invoice, *, payment_method: str | None, return_url: str, actor: Actor
+    ) -> PaymentStarted:
+        """Charge a saved card of the invoice's account now, on session: the payment is
+        committed first, then confirmed at Stripe (``charges``)."""
+        if payment_method:
+            method = PaymentMethod.objects.filter(
+                account_id=invoice.account_id, pk=payment_method
+            ).first()
+        else:
+            method = default_payment_method(invoice.account_id)
+        if method is None:
+            raise ValidationFailed.field(
+                "payment_method", "not_found",
+                "No such saved card." if payment_method else "The account has no saved card.",
+            )  # fmt: skip
+        with transaction.atomic():
+            payment = charge_open(
+                invoice=invoice, method=method, off_session=False, return_url=return_url,
+                actor=actor,
+            )  # fmt: skip
+        outcome = charge_confirm(payment.id)
+        payment.refresh_from_db()
+        return PaymentStarted(payment, outcome.redirect_url, outcome.client_secret)
 
     def reference_url(self, payment: Payment) -> str | None:
         """The PaymentIntent in Stripe's dashboard (its test mode for a test key)."""

@@ -101,3 +101,79 @@ def test_without_stripe_settings_cards_are_not_offered(owner_api, settings):
     assert listed(owner_api.get("/v1/payment-methods"), "payment_methods") == []
     refused = owner_api.post("/v1/payment-methods/setup-intents", {}, format="json")
     assert error_of(refused, 422)["code"] == "payment_method_not_supported"
+
+
+def open_invoice(account, owner, amount=1500):
+    """An order left unpaid: no credit, and no card yet when it was made."""
+    from tests.billing.test_subscriptions import order, plan
+
+    _, invoice = order(account, owner, plan(amount=amount))
+    assert invoice.status == "open"
+    return invoice
+
+
+def test_an_open_invoice_is_paid_by_card_now(stripe_api, account, owner, owner_api):
+    invoice = open_invoice(account, owner)
+    save_card(stripe_api, account, owner)
+
+    answer = data_of(owner_api.post(f"/v1/invoices/{invoice.id}/pay", {"source": "card"},
+                                    format="json"))  # fmt: skip
+
+    assert answer["next_action"] is None
+    assert answer["payment"]["status"] == "succeeded" and answer["payment"]["gateway"] == "stripe"
+    assert answer["payment"]["reference"].startswith("Visa •••• 4242")
+    assert answer["invoice"]["status"] == "paid" and answer["invoice"]["amount_paid"] == 1500
+    again = owner_api.post(f"/v1/invoices/{invoice.id}/pay", {"source": "card"}, format="json")
+    assert error_of(again, 409)["code"] == "invalid_state"
+
+
+def test_a_card_the_bank_wants_confirmed_comes_back_to_the_invoice(
+    stripe_api, account, owner, owner_api, client
+):
+    from tests.stripe_gateway.helpers import NEEDS_AUTHENTICATION
+
+    invoice = open_invoice(account, owner)
+    card = save_card(stripe_api, account, owner, NEEDS_AUTHENTICATION)
+    body = {"source": "card", "payment_method": card.id}
+
+    answer = data_of(owner_api.post(f"/v1/invoices/{invoice.id}/pay", body, format="json"))
+    assert answer["payment"]["status"] == "processing"
+    assert answer["next_action"]["type"] == "use_stripe_sdk"
+    secret = answer["next_action"]["client_secret"]
+    busy = owner_api.post(f"/v1/invoices/{invoice.id}/pay", body, format="json")
+    assert error_of(busy, 409)["details"]["payment"] == answer["payment"]["id"]
+
+    # The customer passes the bank's challenge (Stripe.js and the bank's page, faked by
+    # localstripe's own test route), and the bank sends them back to the invoice.
+    intent_id = secret.split("_secret_")[0]
+    stripe_api.raw_request(
+        "post", f"/v1/payment_intents/{intent_id}/_authenticate",
+        client_secret=secret, success="true",
+    )  # fmt: skip
+    client.force_login(owner)
+    back = client.get(f"/billing/invoices/{invoice.id}/card-return", {"payment_intent": intent_id})
+    assert back.status_code == 302 and back["Location"] == f"/billing/invoices/{invoice.id}"
+    invoice.refresh_from_db()
+    assert invoice.status == "paid"
+    page = client.get(back["Location"])
+    assert f"Invoice {invoice.number} is paid by card." in page.content.decode()
+
+
+def test_paying_by_card_names_a_card_of_the_account(
+    stripe_api, account, owner, owner_api, other_account, outsider
+):
+    invoice = open_invoice(account, owner)
+    theirs = save_card(stripe_api, other_account, outsider)
+    body = {"source": "card", "payment_method": theirs.id}
+    refused = owner_api.post(f"/v1/invoices/{invoice.id}/pay", body, format="json")
+    assert error_of(refused, 400)["details"]["fields"][0]["code"] == "not_found"
+    no_card = owner_api.post(f"/v1/invoices/{invoice.id}/pay", {"source": "card"}, format="json")
+    assert error_of(no_card, 400)["details"]["fields"][0]["message"] == (
+        "The account has no saved card."
+    )
+
+
+def test_without_stripe_settings_an_invoice_cannot_be_paid_by_card(account, owner, owner_api):
+    invoice = open_invoice(account, owner)
+    refused = owner_api.post(f"/v1/invoices/{invoice.id}/pay", {"source": "card"}, format="json")
+    assert error_of(refused, 422)["code"] == "payment_method_not_supported"

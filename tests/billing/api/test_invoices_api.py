@@ -272,7 +272,8 @@ def test_an_uncollectible_invoice_can_still_be_paid(owner_api, books):
 @pytest.mark.parametrize(
     ("body", "field", "code"),
     [
-        ({"source": "card"}, "source", "invalid_choice"),
+        ({"source": "cheque"}, "source", "invalid_choice"),
+        ({"source": "card", "return_url": "not a url"}, "return_url", "invalid"),
         ({}, "source", "required"),
         ({"source": "credit", "amount": 5}, "amount", "unknown_field"),
         ({"source": 1}, "source", "invalid"),
