@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts.actors import Actor
-from billing.models import Invoice, Payment
+from billing.models import Invoice, Payment, PaymentStatus
 from billing.services.gateways import PaymentGateway, PaymentNotSupported, PaymentStarted
 from hosting.errors import ValidationFailed
 from stripe_gateway.models import PaymentMethod
@@ -24,6 +24,9 @@ class StripeGateway(PaymentGateway):
         method = default_payment_method(invoice.account_id)
         if method is None or invoice.amount_remaining <= 0:
             return None
+        in_flight = invoice.payments.filter(status=PaymentStatus.PROCESSING).first()
+        if in_flight is not None:
+            return in_flight  # one charge at a time: its outcome is on its way
         return charge_open(invoice=invoice, method=method, off_session=True, actor=actor)
 
     def pay_now(

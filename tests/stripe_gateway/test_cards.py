@@ -162,3 +162,21 @@ def test_a_confirmation_retried_after_its_answer_was_lost_keeps_the_charge(
 
     invoice.refresh_from_db()
     assert invoice.status == "paid" and invoice.amount_paid == 1500
+
+
+def test_the_billing_job_does_not_charge_an_invoice_whose_card_payment_is_in_flight(
+    stripe_api, account, owner, settings
+):
+    from billing.services.renewals import billing_run
+
+    save_card(stripe_api, account, owner)
+    _, invoice = order(account, owner, plan(amount=1500))  # its charge queued, not confirmed
+    Invoice.objects.filter(pk=invoice.pk).update(next_payment_attempt=timezone.now())
+
+    report = billing_run()
+
+    assert report.counts.get("collection_attempts") == 1
+    assert Payment.objects.filter(invoice=invoice).count() == 1  # no second charge
+    run_worker()
+    invoice.refresh_from_db()
+    assert invoice.status == "paid"
