@@ -511,6 +511,8 @@ class Payment(models.Model):
         max_length=12, choices=PaymentStatus.choices, default=PaymentStatus.PROCESSING
     )
     amount = models.BigIntegerField()
+    # Given back so far (credit notes refunded to the card); ``refunded`` once all of it is.
+    amount_refunded = models.BigIntegerField(default=0)
     currency = models.CharField(max_length=3)
     reference = models.CharField(max_length=200, blank=True)
     gateway_payment_id = models.CharField(max_length=200, blank=True)

@@ -15,6 +15,8 @@ import calendar
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
+from django.utils.formats import date_format
+
 
 class Interval(StrEnum):
     """The unit of a recurring price's period."""
@@ -104,3 +106,8 @@ def _add_months(moment: datetime, months: int) -> datetime:
     year, month = moment.year + month_index // 12, month_index % 12 + 1
     day = min(moment.day, calendar.monthrange(year, month)[1])
     return moment.replace(year=year, month=month, day=day)
+
+
+def day_label(moment: datetime) -> str:
+    """A moment as invoice lines name it: ``15 Jan 2031 12:00``."""
+    return date_format(moment, "j M Y H:i")

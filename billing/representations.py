@@ -240,6 +240,7 @@ def payment_representation(payment: Payment) -> dict[str, Any]:
         "gateway": payment.gateway,
         "status": payment.status,
         "amount": payment.amount,
+        "amount_refunded": payment.amount_refunded,
         "currency": payment.currency,
         "reference": payment.reference,
         "failure_message": payment.failure_message,

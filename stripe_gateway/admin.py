@@ -4,7 +4,13 @@ customers; charges and notifications come from the services)."""
 from django.contrib import admin
 
 from billing.admin import ReadOnlyAdmin
-from stripe_gateway.models import PaymentMethod, StripeCharge, StripeCustomer, StripeEvent
+from stripe_gateway.models import (
+    PaymentMethod,
+    StripeCharge,
+    StripeCustomer,
+    StripeEvent,
+    StripeRefund,
+)
 
 
 @admin.register(PaymentMethod)
@@ -35,3 +41,12 @@ class StripeEventAdmin(ReadOnlyAdmin):
     list_filter = ["type"]
     search_fields = ["id", "object_id"]
     date_hierarchy = "received_at"
+
+
+@admin.register(StripeRefund)
+class StripeRefundAdmin(ReadOnlyAdmin):
+    """Money given back to cards; a ``failed`` one needs staff (Stripe refused it)."""
+
+    list_display = ["id", "payment", "credit_note", "amount", "status", "refund_id", "created_at"]
+    list_filter = ["status"]
+    search_fields = ["payment__id", "credit_note__number", "refund_id"]

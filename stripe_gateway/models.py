@@ -99,3 +99,32 @@ class StripeCharge(models.Model):
 
     def __str__(self) -> str:
         return self.payment_intent or f"(not created) {self.payment_id}"
+
+
+class StripeRefund(models.Model):
+    """Money a credit note gives back to a card, sent to Stripe after the credit note commits
+    (idempotency key ``refund-<id>``); ``pending`` until Stripe has it."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    payment = models.ForeignKey(
+        "billing.Payment", on_delete=models.PROTECT, related_name="stripe_refunds"
+    )
+    credit_note = models.ForeignKey(
+        "billing.CreditNote", on_delete=models.PROTECT, related_name="stripe_refunds"
+    )
+    amount = models.BigIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    refund_id = models.CharField(max_length=255, blank=True)
+    failure_message = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.amount} of {self.payment_id} ({self.status})"

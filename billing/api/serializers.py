@@ -444,8 +444,9 @@ class PaymentSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Payment
         fields = [
-            "id", "invoice", "gateway", "status", "amount", "currency", "reference",
-            "failure_message", "created_at", "succeeded_at", "failed_at", "refunded_at",
+            "id", "invoice", "gateway", "status", "amount", "amount_refunded", "currency",
+            "reference", "failure_message", "created_at", "succeeded_at", "failed_at",
+            "refunded_at",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -853,6 +854,7 @@ PAYMENT_EXAMPLE = {
     "gateway": "bank_transfer",
     "status": "succeeded",
     "amount": 1428,
+    "amount_refunded": 0,
     "currency": "EUR",
     "reference": "SEPA 2026-11-29 BLOCKWORKS",
     "failure_message": "",

@@ -2,8 +2,10 @@
 
 On an invoice still owed (``open``, ``uncollectible``) a credit note reduces what is owed
 (``refund_to="none"``), and an invoice that then owes nothing is paid. On money already received
-it gives that money back, to the customer's balance (``"balance"``) or recorded as refunded
-outside (``"refunded"``, e.g. a bank transfer back). Never more than the invoice's total in all.
+it gives that money back, to the customer's balance (``"balance"``) or refunded
+(``"refunded"``): to the card it came from when a card paid it (the gateway sends it back),
+else recorded as refunded outside (a bank transfer back). Never more than the invoice's total
+in all.
 Numbered like invoices, from their own gapless series (``CN-2026-000001``).
 """
 
@@ -12,14 +14,34 @@ from django.db import transaction
 
 from accounts.actors import Actor
 from billing.clock import billing_now
-from billing.models import BalanceTransaction, CreditNote, Invoice, InvoiceStatus
+from billing.models import BalanceTransaction, CreditNote, Invoice, InvoiceStatus, PaymentStatus
 from billing.representations import credit_note_representation
+from billing.services.gateways import GATEWAYS
 from billing.services.invoices import document_number, document_series, settle_paid
 from billing.services.ledger import balance_change
+from billing.services.payments import payment_refund_record
 from events.services import record_event
 from hosting.errors import InvalidState, ValidationFailed
 
 OWED = (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE)
+
+
+def _refund_to_origin(invoice: Invoice, credit_note: CreditNote, actor: Actor) -> None:
+    """A credit note refunded to the customer gives the money back through the gateways that
+    can do it by themselves (a card: ``refunds_to_origin``), newest payment first, each up to
+    what is left of it; the rest is recorded as refunded outside (a bank transfer back)."""
+    left = credit_note.amount
+    payments = invoice.payments.filter(status=PaymentStatus.SUCCEEDED).order_by("-created_at")
+    for payment in payments:
+        gateway = GATEWAYS.get(payment.gateway)
+        part = min(left, payment.amount - payment.amount_refunded)
+        if gateway is None or not gateway.refunds_to_origin or part <= 0:
+            continue
+        payment_refund_record(payment, amount=part, actor=actor)
+        gateway.refund_start(payment, amount=part, credit_note=credit_note, actor=actor)
+        left -= part
+        if left == 0:
+            return
 
 
 @transaction.atomic
@@ -85,6 +107,8 @@ def credit_note_create(
             description=f"Credit note {credit_note.number} for invoice {invoice.number}",
             actor=actor, invoice=invoice, credit_note=credit_note,
         )  # fmt: skip
+    if refund_to == CreditNote.RefundTo.REFUNDED:
+        _refund_to_origin(invoice, credit_note, actor)
     if invoice.status in OWED and invoice.amount_remaining == 0:
         settle_paid(invoice, actor=actor, at=now)
     return credit_note

@@ -8,8 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from billing.models import Subscription, SubscriptionStatus
-from billing.periods import nth_period_end
-from billing.services.subscriptions import day_label
+from billing.periods import day_label, nth_period_end
 
 RUNNING = [
     SubscriptionStatus.TRIALING,

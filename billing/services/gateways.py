@@ -27,7 +27,14 @@ from django.db import transaction
 from accounts.actors import SYSTEM, Actor
 from billing import transitions
 from billing.clock import billing_now
-from billing.models import BalanceTransaction, Invoice, InvoiceStatus, Payment, PaymentStatus
+from billing.models import (
+    BalanceTransaction,
+    CreditNote,
+    Invoice,
+    InvoiceStatus,
+    Payment,
+    PaymentStatus,
+)
 from billing.representations import payment_representation
 from billing.services.invoices import invoice_pay_with_credit
 from billing.services.ledger import balance_change, balance_of
@@ -56,6 +63,9 @@ class PaymentGateway(ABC):
     # What a customer names to pay through this gateway now (``POST /v1/invoices/{id}/pay``'s
     # ``source``), if they can.
     source: str | None = None
+    # Whether a credit note refunded to the customer sends the money back through this gateway
+    # by itself (``refund_start``); otherwise it is recorded as refunded outside.
+    refunds_to_origin: bool = False
     # Whether ``charge_off_session`` can ever take money (the billing job's batches pass over
     # a gateway that cannot: ``renewal_batch``).
     collects_off_session: bool = True
@@ -78,6 +88,13 @@ class PaymentGateway(ABC):
 
     def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> None:
         raise PaymentNotSupported(f"The {self.name} gateway sends no notifications.")
+
+    def refund_start(
+        self, payment: Payment, *, amount: int, credit_note: CreditNote, actor: Actor
+    ) -> None:
+        """In the credit note's transaction: have ``amount`` of ``payment`` given back to where
+        it came from (the gateway does it after the commit)."""
+        raise PaymentNotSupported(f"The {self.name} gateway cannot give money back by itself.")
 
     def reference_url(self, payment: Payment) -> str | None:
         """Where staff open ``payment`` in the gateway's own dashboard, if it has one."""

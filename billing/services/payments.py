@@ -121,3 +121,24 @@ def payment_failed(
     if invoice.status == InvoiceStatus.OPEN:
         collection_failed(invoice, at, action_required=action_required)
     return payment
+
+
+def payment_refund_record(payment: Payment, *, amount: int, actor: Actor = SYSTEM) -> Payment:
+    """``amount`` of a succeeded ``payment`` is given back: ``amount_refunded`` grows, and the
+    payment is ``refunded`` once all of it is, with its ``payment.refunded`` event. The
+    caller (a credit note) holds the invoice's lock and has checked what is left."""
+    payment = Payment.objects.select_for_update().select_related("account").get(pk=payment.pk)
+    left = payment.amount - payment.amount_refunded
+    if payment.status != PaymentStatus.SUCCEEDED or not 0 < amount <= left:
+        raise Conflict(
+            f"Only {max(left, 0)} of payment {payment.id} can be given back.",
+            details={"payment": payment.id, "refundable": max(left, 0)},
+        )
+    payment.amount_refunded += amount
+    if payment.amount_refunded == payment.amount:
+        transitions.check("payment", payment.status, PaymentStatus.REFUNDED, verb="refund it")
+        payment.status = PaymentStatus.REFUNDED
+        payment.refunded_at = billing_now(payment.account)
+    payment.save()
+    payment_event_record(payment, "refunded", actor)
+    return payment

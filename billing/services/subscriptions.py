@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.utils.formats import date_format
 
 from accounts.actors import Actor
 from accounts.models import Account
@@ -34,7 +33,7 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
 )
-from billing.periods import period_end
+from billing.periods import day_label, period_end
 from billing.proration import ProrationKind, proration_lines
 from billing.representations import subscription_representation
 from billing.services.credit_notes import credit_note_create
@@ -63,11 +62,6 @@ from servers.services.validation import (
     region_of,
     validate_variables,
 )
-
-
-def day_label(moment: datetime) -> str:
-    """A moment as invoice lines name it: ``15 Jan 2031 12:00``."""
-    return date_format(moment, "j M Y H:i")
 
 
 def price_orderable(price: Any) -> Price:

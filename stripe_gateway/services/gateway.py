@@ -4,12 +4,13 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts.actors import Actor
-from billing.models import Invoice, Payment, PaymentStatus
+from billing.models import CreditNote, Invoice, Payment, PaymentStatus
 from billing.services.gateways import PaymentGateway, PaymentNotSupported, PaymentStarted
 from hosting.errors import ValidationFailed
 from stripe_gateway.models import PaymentMethod
 from stripe_gateway.services.charges import GATEWAY, charge_confirm, charge_open
 from stripe_gateway.services.methods import default_payment_method
+from stripe_gateway.services.refunds import refund_open
 
 
 class StripeGateway(PaymentGateway):
@@ -17,6 +18,7 @@ class StripeGateway(PaymentGateway):
 
     name = GATEWAY
     source = "card"
+    refunds_to_origin = True
 
     def charge_off_session(self, invoice: Invoice, *, actor: Actor) -> Payment | None:
         """A processing payment, confirmed by the worker after the commit, or ``None`` when
@@ -61,5 +63,10 @@ class StripeGateway(PaymentGateway):
         mode = "test/" if settings.STRIPE_SECRET_KEY.startswith(("sk_test_", "rk_test_")) else ""
         return f"https://dashboard.stripe.com/{mode}payments/{payment.gateway_payment_id}"
 
+    def refund_start(
+        self, payment: Payment, *, amount: int, credit_note: CreditNote, actor: Actor
+    ) -> None:
+        refund_open(payment=payment, amount=amount, credit_note=credit_note)
+
     def refund(self, payment: Payment, *, actor: Actor) -> Payment:
-        raise PaymentNotSupported("Card refunds are made from a credit note.")
+        raise PaymentNotSupported("Card refunds are made from a credit note (refund_to refunded).")

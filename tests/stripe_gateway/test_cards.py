@@ -180,3 +180,33 @@ def test_the_billing_job_does_not_charge_an_invoice_whose_card_payment_is_in_fli
     run_worker()
     invoice.refresh_from_db()
     assert invoice.status == "paid"
+
+
+def test_credit_notes_refunded_give_the_money_back_to_the_card(stripe_api, account, owner):
+    from billing.services import credit_note_create
+    from stripe_gateway.models import StripeRefund
+
+    save_card(stripe_api, account, owner)
+    _, invoice = order(account, owner, plan(amount=1500))
+    run_worker()
+    payment = Payment.objects.get(invoice=invoice)
+
+    credit_note_create(invoice=invoice, amount=500, reason="order_change", refund_to="refunded",
+                       actor=Actor(user=owner))  # fmt: skip
+    payment.refresh_from_db()
+    assert (payment.status, payment.amount_refunded) == ("succeeded", 500)  # booked at once
+    run_worker()  # sends it to Stripe
+    first = StripeRefund.objects.get(payment=payment)
+    assert first.status == "succeeded" and first.refund_id.startswith("re_")
+    assert stripe_api.v1.refunds.retrieve(first.refund_id).amount == 500
+
+    credit_note_create(invoice=invoice, amount=1000, reason="order_change", refund_to="refunded",
+                       actor=Actor(user=owner))  # fmt: skip
+    run_worker()
+    payment.refresh_from_db()
+    assert (payment.status, payment.amount_refunded) == ("refunded", 1500)
+    assert sorted(r.amount for r in StripeRefund.objects.filter(status="succeeded")) == [500, 1000]
+    assert Event.objects.filter(type="payment.refunded", object_id=payment.id).count() == 2
+    with pytest.raises(ValidationFailed):
+        credit_note_create(invoice=invoice, amount=1, reason="order_change", refund_to="refunded",
+                           actor=Actor(user=owner))  # fmt: skip
