@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('billing', '0001_initial'),
+        ("billing", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='payment',
-            name='amount_refunded',
+            model_name="payment",
+            name="amount_refunded",
             field=models.BigIntegerField(default=0),
         ),
     ]
