@@ -554,8 +554,14 @@ class NextActionSerializer(serializers.Serializer):
         help_text="`redirect_to_url`: send the customer to `url`; `use_stripe_sdk`: give "
         "`client_secret` to Stripe.js (`handleNextAction`).",
     )  # fmt: skip
-    url = serializers.URLField(read_only=True, required=False)
-    client_secret = serializers.CharField(read_only=True, required=False)
+    url = serializers.URLField(
+        read_only=True, allow_null=True, help_text="With `redirect_to_url`; else null."
+    )
+    client_secret = serializers.CharField(
+        read_only=True, allow_null=True,
+        help_text="The PaymentIntent's client secret, for Stripe.js; null with "
+        "`redirect_to_url`.",
+    )  # fmt: skip
 
 
 class InvoicePayAnswerSerializer(serializers.Serializer):
@@ -912,8 +918,10 @@ PAID_INVOICE_PAY_EXAMPLES = [
         value={
             "invoice": PAID_INVOICE_EXAMPLE | {"status": "open", "amount_paid": 0},
             "payment": CARD_PAYMENT_EXAMPLE | {"status": "processing", "succeeded_at": None},
-            "next_action": {"type": "redirect_to_url",
-                            "url": "https://hooks.stripe.com/3d_secure_2/hosted?…"},
+            "next_action": {
+                "type": "redirect_to_url", "client_secret": None,
+                "url": "https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_1Qh&payment_intent=pi_3Qh",
+            },
         },
     ),
 ]  # fmt: skip

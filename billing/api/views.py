@@ -296,9 +296,13 @@ class InvoiceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
         )
         next_action = None
         if started.redirect_url:
-            next_action = {"type": "redirect_to_url", "url": started.redirect_url}
+            next_action = {
+                "type": "redirect_to_url", "url": started.redirect_url, "client_secret": None,
+            }  # fmt: skip
         elif started.client_secret:
-            next_action = {"type": "use_stripe_sdk", "client_secret": started.client_secret}
+            next_action = {
+                "type": "use_stripe_sdk", "url": None, "client_secret": started.client_secret,
+            }  # fmt: skip
         return _pay_answer(invoice, started.payment, next_action)
 
 
