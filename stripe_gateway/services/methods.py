@@ -111,11 +111,13 @@ def payment_method_remove(*, method: PaymentMethod, actor: Actor) -> None:
         pass  # already detached at Stripe (by staff there, or a retry of this call)
     except stripe.APIConnectionError:
         raise GatewayUnavailable() from None
-    _forget(method, actor)
+    payment_method_forget(method, actor)
 
 
 @transaction.atomic
-def _forget(method: PaymentMethod, actor: Actor) -> None:
+def payment_method_forget(method: PaymentMethod, actor: Actor) -> None:
+    """Forget a card already detached at Stripe (by us, or there: its notification); the
+    newest other card becomes the default if it was."""
     Account.objects.select_for_update().filter(pk=method.account_id).first()
     method = PaymentMethod.objects.filter(pk=method.pk).first()
     if method is None:

@@ -18,7 +18,7 @@ from hosting.errors import ApplicationError
 from stripe_gateway.models import PaymentMethod, StripeEvent
 from stripe_gateway.services.charges import intent_apply
 from stripe_gateway.services.client import stripe_client
-from stripe_gateway.services.methods import _forget, payment_method_save
+from stripe_gateway.services.methods import payment_method_forget, payment_method_save
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def _handle(event: StripeEvent) -> str:
     if event.type == "payment_method.detached":
         method = PaymentMethod.objects.filter(stripe_id=obj.get("id", "")).first()
         if method is not None:
-            _forget(method, SYSTEM)
+            payment_method_forget(method, SYSTEM)
             return "card forgotten"
         return "no card of ours"
     return "ignored"
