@@ -66,3 +66,18 @@ def screenshot(page):
         return path
 
     return take
+
+
+def sign_up(page, live_server, *, name: str, email: str, account_name: str) -> None:
+    """Sign up through /signup as a newcomer does (a user, and their account as owner), and
+    land on the servers page."""
+    page.goto("/signup")
+    page.fill("[name=name]", name)
+    page.fill("[name=email]", email)
+    page.fill("[name=account_name]", account_name)
+    page.fill("[name=password1]", "a-long-and-unusual-passphrase")
+    page.fill("[name=password2]", "a-long-and-unusual-passphrase")
+    page.locator("form").filter(has=page.locator("[name=account_name]")).locator(
+        "[type=submit]"
+    ).click()
+    page.wait_for_url(f"{live_server.url}/")

@@ -7,6 +7,8 @@ import urllib.request
 
 import pytest
 
+from tests.browser.conftest import sign_up
+
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
@@ -23,16 +25,10 @@ def call_api(base_url: str, token: str) -> tuple[int, dict]:
 
 def test_sign_up_create_copy_use_and_revoke_a_key(page, live_server, screenshot):
     # Sign up: a user and their account, as owner.
-    page.goto("/signup")
-    page.fill("[name=name]", "Ada Lovelace")
-    page.fill("[name=email]", "ada@example.com")
-    page.fill("[name=account_name]", "Analytical Hosting")
-    page.fill("[name=password1]", "a-long-and-unusual-passphrase")
-    page.fill("[name=password2]", "a-long-and-unusual-passphrase")
-    page.locator("form").filter(has=page.locator("[name=account_name]")).locator(
-        "[type=submit]"
-    ).click()
-    page.wait_for_url(f"{live_server.url}/")
+    sign_up(
+        page, live_server, name="Ada Lovelace", email="ada@example.com",
+        account_name="Analytical Hosting",
+    )  # fmt: skip
 
     # Create a key with one scope, expiring in 30 days.
     page.goto("/settings/api-keys/new")

@@ -10,6 +10,7 @@ from accounts.models import Account
 from billing.models import Invoice, Price, Product, Subscription
 from billing.services import balance_change
 from servers.models import Server
+from tests.browser.conftest import sign_up
 from tests.servers.helpers import run_worker
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -22,16 +23,13 @@ def test_order_a_plan_pay_its_invoice_with_credit_and_get_the_server(page, live_
     )  # fmt: skip
     Price.objects.create(product=product, currency="EUR", unit_amount=899, interval="month")
 
-    page.goto("/signup")
-    page.fill("[name=name]", "Grace Hopper")
-    page.fill("[name=email]", "grace@example.com")
-    page.fill("[name=account_name]", "Compiler Craft")
-    page.fill("[name=password1]", "a-long-and-unusual-passphrase")
-    page.fill("[name=password2]", "a-long-and-unusual-passphrase")
-    page.locator("form").filter(has=page.locator("[name=account_name]")).locator(
-        "[type=submit]"
-    ).click()
-    page.wait_for_url(f"{live_server.url}/")
+    sign_up(
+        page,
+        live_server,
+        name="Grace Hopper",
+        email="grace@example.com",
+        account_name="Compiler Craft",
+    )
 
     # The servers page offers the plans; the plan step lists them with their prices.
     page.click("#order-server")

@@ -8,6 +8,7 @@ import pytest
 
 from accounts.models import Account
 from stripe_gateway.models import PaymentMethod
+from tests.browser.conftest import sign_up
 from tests.stripe_gateway.conftest import localstripe, stripe_api, stripe_on  # noqa: F401
 from tests.stripe_gateway.helpers import save_card
 
@@ -15,16 +16,13 @@ pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def test_the_payment_methods_page_up_to_stripe_js(page, live_server, stripe_api, screenshot):  # noqa: F811
-    page.goto("/signup")
-    page.fill("[name=name]", "Ada Lovelace")
-    page.fill("[name=email]", "ada@example.com")
-    page.fill("[name=account_name]", "Analytical Engines")
-    page.fill("[name=password1]", "a-long-and-unusual-passphrase")
-    page.fill("[name=password2]", "a-long-and-unusual-passphrase")
-    page.locator("form").filter(has=page.locator("[name=account_name]")).locator(
-        "[type=submit]"
-    ).click()
-    page.wait_for_url(f"{live_server.url}/")
+    sign_up(
+        page,
+        live_server,
+        name="Ada Lovelace",
+        email="ada@example.com",
+        account_name="Analytical Engines",
+    )
     account = Account.objects.get(name="Analytical Engines")
     owner = account.memberships.get().user
     first = save_card(stripe_api, account, owner)
