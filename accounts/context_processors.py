@@ -1,7 +1,5 @@
 """Template context of every dashboard page: the current account, role, rights and switcher."""
 
-from django.conf import settings
-
 from accounts.roles import ROLE_SCOPES, Right, role_can
 from accounts.selectors import accounts_of_user
 
@@ -19,7 +17,6 @@ def dashboard(request) -> dict:
         "can_view_webhooks": "webhooks:read" in ROLE_SCOPES.get(role, frozenset()),
         "can_view_billing": "billing:read" in ROLE_SCOPES.get(role, frozenset()),
         "can_order_plans": "billing:write" in ROLE_SCOPES.get(role, frozenset()),
-        "cards_offered": settings.STRIPE_ENABLED,
         # A lazy queryset: only pages that draw the switcher run it.
         "user_accounts": accounts_of_user(user=request.user),
     }

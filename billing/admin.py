@@ -11,8 +11,10 @@ Every change is a service call, the same the API makes, so a rule exists once:
   uncollectible, pay with the account's credit; "Mark paid…" (a bank transfer's reference) and
   "Issue a credit note…" lead to a small form first.
 - A balance adjustment is added as a ledger entry through ``balance_change``, and an account's
-  test clock is started or moved forward through ``billing_clock_advance``. Subscriptions,
-  payments, credit notes, billing profiles and document sequences are view-only here.
+  test clock is started or moved forward through ``billing_clock_advance``. A billing
+  profile's staff-only fields (the tax exemption, the account's payment gateways) are changed
+  through ``billing_profile_update``. Subscriptions, payments, credit notes and document
+  sequences are view-only here.
 
 Add and change forms run their service when the form is cleaned (``ServiceForm``), inside the
 admin's transaction, so a refusal shows on its field like any other form error; action and button
@@ -81,6 +83,7 @@ from billing.services.invoices import (
     invoice_void,
 )
 from billing.services.ledger import balance_change
+from billing.services.profile import billing_profile_update
 from hosting.errors import ApplicationError
 from servers.models import BotRuntime
 from servers.selectors import game_catalogue, region_catalogue
@@ -892,14 +895,61 @@ class SubscriptionAdmin(ReadOnlyAdmin):
         return links(obj.invoices.all())
 
 
-@admin.register(BillingProfile)
-class BillingProfileAdmin(ReadOnlyAdmin):
-    """Who an account's invoices are made out to; its owners keep it up to date."""
+class BillingProfileForm(ServiceForm):
+    payment_gateways = forms.CharField(
+        label="Payment gateways",
+        required=False,
+        help_text="This account's own gateways, in the order they collect, separated by commas "
+        "(say: bank_transfer). Empty: the service's default.",
+    )
 
-    list_display = ["account", "legal_name", "country", "vat_id", "tax_exempt", "currency"]
+    class Meta:
+        model = BillingProfile
+        fields = ["tax_exempt", "payment_gateways"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.initial["payment_gateways"] = ", ".join(self.instance.payment_gateways or [])
+        offered = ", ".join(GATEWAYS)
+        self.fields["payment_gateways"].help_text += f" This service has: {offered}."
+
+    def clean_payment_gateways(self) -> list[str]:
+        text = self.cleaned_data["payment_gateways"]
+        return [name.strip() for name in text.split(",") if name.strip()]
+
+
+@admin.register(BillingProfile)
+class BillingProfileAdmin(ServiceAdmin):
+    """Who an account's invoices are made out to; its owners keep it up to date. Staff set
+    what only they may (``billing_profile_update(staff=True)``): the tax exemption and the
+    account's own payment gateways."""
+
+    form = BillingProfileForm
+    editable_after_add = True
+    list_display = [
+        "account", "legal_name", "country", "vat_id", "tax_exempt", "payment_gateways", "currency",
+    ]  # fmt: skip
     list_filter = ["tax_exempt", "currency", "country"]
     list_select_related = ["account"]
     search_fields = ["account__name", "account__id", "legal_name", "vat_id", "email"]
+    fields = [
+        "account", "legal_name", "email", "address_line1", "address_line2", "postal_code",
+        "city", "region", "country", "vat_id", "currency", "tax_exempt", "payment_gateways",
+        "updated_at",
+    ]  # fmt: skip
+    readonly_fields = [
+        "account", "legal_name", "email", "address_line1", "address_line2", "postal_code",
+        "city", "region", "country", "vat_id", "currency", "updated_at",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request) -> bool:
+        return False  # a profile comes with its account's first billing change
+
+    def save_through_service(self, form, *, actor, change):
+        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        return billing_profile_update(
+            account=form.instance.account, changes=changes, actor=actor, staff=True
+        )
 
 
 @admin.register(DocumentSequence)

@@ -110,6 +110,9 @@ class BillingProfile(models.Model):
     vat_id = models.CharField(max_length=32, blank=True)
     tax_exempt = models.BooleanField(default=False)
     currency = models.CharField(max_length=3, blank=True)
+    # Staff's own list of the gateways this account pays through, in collection order (names
+    # of ``billing.services.gateways``); empty: the service's ``BILLING_GATEWAYS``.
+    payment_gateways = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -111,6 +111,7 @@ def billing_profile_representation(profile: BillingProfile) -> dict[str, Any]:
         },
         "vat_id": profile.vat_id,
         "tax_exempt": profile.tax_exempt,
+        "payment_gateways": list(profile.payment_gateways),
         "currency": profile.currency or None,
         "updated_at": timestamp(profile.updated_at),
     }

@@ -12,6 +12,7 @@ suspended account is read-only.
 from datetime import UTC, datetime, time
 from functools import cached_property
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -37,6 +38,7 @@ from billing.selectors import (
     payments_of_account,
 )
 from billing.services import balance_of, invoice_pay_with_credit
+from billing.services.gateways import PaymentNotSupported, card_gateway
 from billing.services.invoices import GATEWAY_LABELS
 from billing.services.profile import billing_profile_update
 from hosting.dashboard.lists import ListControlsMixin
@@ -99,8 +101,21 @@ class BillingPageMixin(AccountChangeMixin):
         """``amount`` in ``currency``, or in the account's billing currency."""
         return format_amount(amount, currency or self.profile.currency)
 
+    @cached_property
+    def cards_refused(self) -> str:
+        """Why this account cannot pay by card (no card gateway here, or staff chose other
+        means for it); empty when it can."""
+        try:
+            card_gateway(account=self.account)
+        except PaymentNotSupported as refusal:
+            return refusal.message
+        return ""
+
     def get_context_data(self, **kwargs):
-        return super().get_context_data(can_write=self.can_write, **kwargs)
+        return super().get_context_data(
+            can_write=self.can_write, cards_offered=not self.cards_refused,
+            cards_page=settings.STRIPE_ENABLED, **kwargs,
+        )  # fmt: skip
 
 
 class InvoiceObjectMixin(BillingPageMixin):

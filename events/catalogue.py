@@ -32,6 +32,7 @@ EVENT_TYPES: dict[str, list[str]] = {
         "invoice.created", "invoice.finalized", "invoice.paid", "invoice.payment_failed",
         "invoice.voided", "invoice.marked_uncollectible", "invoice.overdue",
         "payment.processing", "payment.succeeded", "payment.failed", "payment.refunded",
+        "payment.refund_failed",
         "credit_note.created",
         "customer.balance_changed", "customer.billing_profile_updated",
         "payment_method.attached", "payment_method.updated", "payment_method.detached",

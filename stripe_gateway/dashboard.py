@@ -1,6 +1,8 @@
 """Dashboard pages of cards: Billing → Payment methods (saving a card with Stripe.js, which is
-loaded from Stripe as Stripe requires), and "Pay by card" on an invoice."""
+loaded from Stripe as Stripe requires), "Pay by card" on an invoice, and the page the bank sends
+the customer back to after 3-D Secure."""
 
+import stripe
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, JsonResponse
@@ -9,10 +11,14 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
-from billing.services.gateways import gateway_for_source
+from billing.models import PaymentStatus
+from billing.services.gateways import card_gateway
 from billing.views import BillingPageMixin, InvoiceObjectMixin
+from hosting.api.exceptions import error_response
 from hosting.errors import ApplicationError
-from stripe_gateway.models import PaymentMethod
+from stripe_gateway.models import PaymentMethod, StripeCharge
+from stripe_gateway.services.charges import intent_apply
+from stripe_gateway.services.client import stripe_client
 from stripe_gateway.services.methods import (
     payment_method_remove,
     payment_method_save,
@@ -22,12 +28,25 @@ from stripe_gateway.services.methods import (
 
 
 class CardsPageMixin(BillingPageMixin):
-    """A page of cards: only when the service offers them."""
+    """A page of cards: only when the service has Stripe. Adding a card, or choosing the
+    default, also needs the account to pay by card (``card_gateway``); an account the hosting
+    company moved to other means still sees and removes the cards it saved."""
+
+    needs_cards_offered = True
 
     def dispatch(self, request, *args, **kwargs):
         if not settings.STRIPE_ENABLED:
             raise Http404("Cards are not offered here.")
         return super().dispatch(request, *args, **kwargs)
+
+    def refuse(self, request):
+        refused = super().refuse(request)
+        if refused is None and request.method == "POST" and self.needs_cards_offered:
+            try:
+                card_gateway(account=self.account)
+            except ApplicationError as error:
+                return self.refused(error, back_to=self.refused_url)
+        return refused
 
     @property
     def refused_url(self) -> str:
@@ -42,6 +61,7 @@ class PaymentMethodsView(CardsPageMixin, TemplateView):
     def get_context_data(self, **kwargs):
         return super().get_context_data(
             methods=PaymentMethod.objects.filter(account=self.account),
+            cards_refused=self.cards_refused,
             publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
             **kwargs,
         )
@@ -52,12 +72,16 @@ class SetupIntentStartView(CardsPageMixin, View):
 
     http_method_names = ["post"]
 
+    def refused(self, error: ApplicationError, *, back_to: str):
+        return error_response(error, self.request)  # the page's script reads the envelope
+
     def post(self, request, *args, **kwargs):
         try:
             intent = setup_intent_create(account=self.account)
         except ApplicationError as error:
-            return JsonResponse({"error": error.message}, status=error.status)
-        return JsonResponse({"id": intent["id"], "client_secret": intent["client_secret"]})
+            return error_response(error, request)
+        setup_intent = {"id": intent["id"], "client_secret": intent["client_secret"]}
+        return JsonResponse({"success": True, "data": {"setup_intent": setup_intent}})
 
 
 class PaymentMethodSaveView(CardsPageMixin, View):
@@ -83,6 +107,10 @@ class PaymentMethodActionView(CardsPageMixin, View):
     http_method_names = ["post"]
     verb = ""
 
+    @property
+    def needs_cards_offered(self) -> bool:
+        return self.verb != "remove"  # a card the account no longer pays by can still go
+
     def post(self, request, *args, **kwargs):
         method = get_object_or_404(
             PaymentMethod, account=self.account, id=self.kwargs["payment_method_id"]
@@ -106,9 +134,10 @@ class InvoicePayByCardView(InvoiceObjectMixin, View):
     http_method_names = ["post"]
 
     def post(self, request, *args, **kwargs):
-        card = gateway_for_source("card")
-        if card is None:
-            raise Http404("Cards are not offered here.")
+        try:
+            card = card_gateway(account=self.account)
+        except ApplicationError as error:
+            return self.refused(error, back_to=self.refused_url)
         return_url = request.build_absolute_uri(
             reverse("billing_invoice_card_return", args=[self.invoice.id])
         )
@@ -132,6 +161,41 @@ class InvoicePayByCardView(InvoiceObjectMixin, View):
             messages.success(request, f"Invoice {self.invoice.number} is paid by card.")
         elif payment.status == "failed":
             messages.error(request, f"The card payment failed: {payment.failure_message}")
+        else:
+            messages.info(request, "The card payment is being confirmed; this page will show it.")
+        return redirect(self.refused_url)
+
+
+class CardReturnView(InvoiceObjectMixin, View):
+    """Where the bank sends the customer back after 3-D Secure (``return_url``): the payment
+    is brought to where its PaymentIntent stands at Stripe, then the invoice page says how it
+    went. Reading Stripe again is harmless: the notification or the reconciliation would."""
+
+    http_method_names = ["get"]
+
+    def get(self, request, *args, **kwargs):
+        charge = (
+            StripeCharge.objects.select_related("payment")
+            .filter(
+                payment__invoice=self.invoice,
+                payment_intent=request.GET.get("payment_intent", ""),
+            )
+            .first()
+        )
+        if charge is None:
+            messages.error(request, "That card payment is not one of this invoice's.")
+            return redirect(self.refused_url)
+        try:
+            intent = stripe_client().v1.payment_intents.retrieve(charge.payment_intent)
+        except stripe.StripeError:
+            messages.info(request, "The card payment is being confirmed; this page will show it.")
+            return redirect(self.refused_url)
+        outcome = intent_apply(charge.payment, intent)
+        if outcome.status == PaymentStatus.SUCCEEDED:
+            messages.success(request, f"Invoice {self.invoice.number} is paid by card.")
+        elif outcome.status == PaymentStatus.FAILED:
+            charge.payment.refresh_from_db()
+            messages.error(request, f"The card payment failed: {charge.payment.failure_message}")
         else:
             messages.info(request, "The card payment is being confirmed; this page will show it.")
         return redirect(self.refused_url)

@@ -36,7 +36,7 @@ urlpatterns = [
     ),
     path(
         "billing/invoices/<id:invoice_id>/card-return",
-        views.CardReturnView.as_view(),
+        dashboard.CardReturnView.as_view(),
         name="billing_invoice_card_return",
     ),
 ]

@@ -92,7 +92,8 @@ FORBIDDEN_TRANSITION = (
 )
 CARDS_NOT_OFFERED = error_doc(
     422, "payment_method_not_supported",
-    "`payment_method_not_supported`: `card` when the service has no Stripe settings.",
+    "`payment_method_not_supported`: `card` when the service has no Stripe settings, or the "
+    "hosting company gave this account its own payment gateways without cards.",
     "Cards are not offered here: this service has no Stripe settings.",
 )  # fmt: skip
 PAY_CONFLICT = error_doc(
@@ -314,8 +315,9 @@ BILLING_PROFILE_DOCS = dict(
     ),
     partial_update=extend_schema(
         summary="Change the billing profile",
-        description=f"{PROFILE_CHANGE} The tax exemption is set by the hosting company's "
-        "staff: sending `tax_exempt` is 400 `validation_failed` with code `staff_only`.",
+        description=f"{PROFILE_CHANGE} The tax exemption and the payment gateways are set by "
+        "the hosting company's staff: sending `tax_exempt` or `payment_gateways` is 400 "
+        "`validation_failed` with code `staff_only`.",
         request=BillingProfileUpdateSerializer,
         responses=BILLING_PROFILE_RESPONSE,
         examples=[
@@ -482,12 +484,19 @@ ADMIN_BILLING_PROFILE_DOCS = dict(
     ),
     partial_update=extend_schema(
         summary="Change a customer's billing profile",
-        description=f"{PROFILE_CHANGE} Staff may also set `tax_exempt`.",
+        description=f"{PROFILE_CHANGE} Staff may also set `tax_exempt` and "
+        "`payment_gateways` (the account's own gateways in collection order; `[]`: the "
+        "service's default). A gateway this service does not have is 400 `validation_failed`.",
         parameters=[CUSTOMER_ID],
         request=StaffBillingProfileUpdateSerializer,
         responses=BILLING_PROFILE_RESPONSE,
         examples=[
             OpenApiExample("Tax exempt", value={"tax_exempt": True}, request_only=True),
+            OpenApiExample(
+                "Bank transfer only",
+                value={"payment_gateways": ["bank_transfer"]},
+                request_only=True,
+            ),
             *BILLING_PROFILE_EXAMPLES,
         ],
         tags=["Staff"],

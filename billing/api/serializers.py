@@ -497,6 +497,13 @@ class BillingProfileSerializer(RepresentedBy, serializers.ModelSerializer):
         read_only=True, help_text="Where invoices are sent; may be empty."
     )
     address = BillingAddressSerializer(source="*", read_only=True)
+    payment_gateways = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="The gateways this account pays through, in the order they collect, when "
+        'the hosting company gave it its own (say `["bank_transfer"]`: no cards); empty: '
+        "the service's default. Set by staff.",
+    )
     currency = serializers.CharField(
         read_only=True,
         allow_null=True,
@@ -509,8 +516,8 @@ class BillingProfileSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = BillingProfile
         fields = [
-            "id", "legal_name", "email", "address", "vat_id", "tax_exempt", "currency",
-            "updated_at",
+            "id", "legal_name", "email", "address", "vat_id", "tax_exempt", "payment_gateways",
+            "currency", "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -756,6 +763,14 @@ class StaffBillingProfileUpdateSerializer(BillingProfileUpdateSerializer):
     tax_exempt = serializers.BooleanField(
         required=False, help_text="Charge the account no tax (with a note on its invoices)."
     )
+    payment_gateways = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_empty=True,
+        help_text="The account's own gateways in collection order (`credit`, `stripe`, "
+        "`bank_transfer`: those this service has), each once; `[]` goes back to the "
+        "service's default.",
+    )
 
 
 # --- Documentation examples ----------------------------------------------------------------
@@ -894,6 +909,7 @@ BILLING_PROFILE_EXAMPLE = {
     },
     "vat_id": "DE136695976",
     "tax_exempt": False,
+    "payment_gateways": [],
     "currency": "EUR",
     "updated_at": "2026-11-21T15:04:05Z",
 }

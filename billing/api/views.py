@@ -103,7 +103,7 @@ from billing.services import (
     invoice_void,
 )
 from billing.services.discounts import coupon_check
-from billing.services.gateways import PaymentNotSupported, gateway_for_source
+from billing.services.gateways import card_gateway
 from billing.services.profile import billing_profile_update
 from billing.services.renewals import billing_clock_walk
 from billing.services.subscriptions import (
@@ -283,11 +283,7 @@ class InvoiceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
             invoice = invoice_pay_with_credit(invoice=invoice, actor=actor)
             payment = invoice.payments.filter(gateway="credit").order_by("-created_at").first()
             return _pay_answer(invoice, payment, None)
-        card = gateway_for_source("card")
-        if card is None:
-            raise PaymentNotSupported(
-                "Cards are not offered here: this service has no Stripe settings."
-            )
+        card = card_gateway(account=invoice.account)
         return_url = body.get("return_url") or (
             f"{settings.SITE_URL}/billing/invoices/{invoice.id}/card-return"
         )

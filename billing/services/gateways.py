@@ -13,8 +13,13 @@ A gateway only moves money; our database alone says what is owed and what a subs
 
 Two gateways now: ``credit`` (the account's balance, applied automatically when it covers the
 whole invoice) and ``bank_transfer`` (the customer transfers; staff mark the invoice paid with
-the reference). Cards come with the next gateway on the same interface. ``BILLING_GATEWAYS``
-orders them for collection.
+the reference); cards are ``stripe_gateway``'s, registered when Stripe is configured.
+
+Which gateways an account pays through, and in which order they collect, is
+``BILLING_GATEWAYS`` for every account, unless staff gave the account its own list
+(``BillingProfile.payment_gateways``, e.g. a reseller on bank-transfer terms only). The same
+list says whether a customer may start a payment through a gateway (``gateway_for_source``);
+paying an invoice from the account's own credit by hand is always allowed.
 """
 
 from abc import ABC, abstractmethod
@@ -25,10 +30,12 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts.actors import SYSTEM, Actor
+from accounts.models import Account
 from billing import transitions
 from billing.clock import billing_now
 from billing.models import (
     BalanceTransaction,
+    BillingProfile,
     CreditNote,
     Invoice,
     InvoiceStatus,
@@ -166,14 +173,50 @@ def gateway(name: str) -> PaymentGateway:
     return GATEWAYS[name]
 
 
-def gateway_for_source(source: str) -> PaymentGateway | None:
-    """The registered gateway a customer pays through when naming ``source`` (``card``)."""
-    return next((each for each in GATEWAYS.values() if each.source == source), None)
+def gateway_for_source(source: str, *, account: Account) -> PaymentGateway | None:
+    """The gateway ``account`` pays through when naming ``source`` (``card``), if it may."""
+    gateways = collection_gateways(account.pk)
+    return next((each for each in gateways if each.source == source), None)
 
 
-def collection_gateways() -> list[PaymentGateway]:
-    """The gateways ``BILLING_GATEWAYS`` names, in its order (unknown names are skipped)."""
-    return [GATEWAYS[name] for name in settings.BILLING_GATEWAYS if name in GATEWAYS]
+CARDS_NOT_OFFERED = "Cards are not offered here: this service has no Stripe settings."
+CARDS_NOT_FOR_ACCOUNT = (
+    "Cards are not offered to this account: the hosting company chose how it pays."
+)
+
+
+def card_gateway(*, account: Account) -> PaymentGateway:
+    """The gateway ``account`` pays by card through; ``PaymentNotSupported`` (422) saying why
+    when there is none: no card gateway on this service, or none in the account's own list."""
+    card = gateway_for_source("card", account=account)
+    if card is not None:
+        return card
+    if any(each.source == "card" for each in GATEWAYS.values()):
+        raise PaymentNotSupported(CARDS_NOT_FOR_ACCOUNT)
+    raise PaymentNotSupported(CARDS_NOT_OFFERED)
+
+
+def gateways_named(names: list[str]) -> list[PaymentGateway]:
+    """The registered gateways of ``names``, in its order (unknown names are skipped: a list
+    may name Stripe on a service that has no Stripe settings)."""
+    return [GATEWAYS[name] for name in names if name in GATEWAYS]
+
+
+def collection_gateways(
+    account_id: str | None = None, *, profile: BillingProfile | None = None
+) -> list[PaymentGateway]:
+    """The gateways an account pays through, in collection order: its billing profile's own
+    ``payment_gateways`` when staff set them, else ``BILLING_GATEWAYS``. ``profile``: the
+    account's profile when the caller has it (a batch reads them all at once)."""
+    if profile is None and account_id is not None:
+        own = (
+            BillingProfile.objects.filter(account_id=account_id)
+            .values_list("payment_gateways", flat=True)
+            .first()
+        )
+    else:
+        own = profile.payment_gateways if profile is not None else None
+    return gateways_named(own or settings.BILLING_GATEWAYS)
 
 
 @transaction.atomic
@@ -183,7 +226,7 @@ def invoice_collect(*, invoice: Invoice, actor: Actor = SYSTEM) -> Payment | Non
     invoice = Invoice.objects.select_for_update().get(pk=invoice.pk)
     if invoice.status not in (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE):
         return None
-    for each in collection_gateways():
+    for each in collection_gateways(invoice.account_id):
         payment = each.charge_off_session(invoice, actor=actor)
         if payment is not None:
             return payment

@@ -15,6 +15,7 @@ from accounts.actors import Actor
 from accounts.models import Account
 from billing.models import BillingProfile
 from billing.representations import billing_profile_representation
+from billing.services.gateways import GATEWAYS
 from billing.tax import InvalidVatId, subdivision_code, vat_id_check
 from events.services import changed_attributes, record_event
 from hosting.errors import ValidationFailed
@@ -29,8 +30,8 @@ TEXT_FIELDS: dict[str, int] = {
     "city": 100,
     "region": 100,
 }
-EDITABLE_FIELDS = frozenset({*TEXT_FIELDS, "country", "vat_id", "tax_exempt"})
-STAFF_ONLY_FIELDS = frozenset({"tax_exempt"})
+EDITABLE_FIELDS = frozenset({*TEXT_FIELDS, "country", "vat_id", "tax_exempt", "payment_gateways"})
+STAFF_ONLY_FIELDS = frozenset({"tax_exempt", "payment_gateways"})
 COUNTRY_CODE = re.compile(r"[A-Z]{2}")
 # As typed, separators included ("DE 136.695.976"); stored compact, well within the column.
 VAT_ID_INPUT_LIMIT = 64
@@ -43,9 +44,12 @@ def billing_profile_update(
     """Change the account's billing profile: ``legal_name``, ``email``, the address
     (``address_line1``, ``address_line2``, ``postal_code``, ``city``, ``region``, ``country``
     as an ISO 3166-1 alpha-2 code), ``vat_id`` (checked offline against the country and
-    stored in its normalized form) and, for staff only, ``tax_exempt``. A region that reads as
-    a subdivision of the country is stored as its ISO 3166-2 code (``ny`` in the US is
-    ``US-NY``, as tax rates name it: ``billing.tax.subdivision_code``); other text as typed.
+    stored in its normalized form) and, for staff only, ``tax_exempt`` and
+    ``payment_gateways`` (the account's own gateways in collection order, each one this
+    service has, none twice; an empty list: the service's ``BILLING_GATEWAYS``). A region
+    that reads as a subdivision of the country is stored as its ISO 3166-2 code (``ny`` in
+    the US is ``US-NY``, as tax rates name it: ``billing.tax.subdivision_code``); other text
+    as typed.
 
     Every invalid field is named at once (400 ``validation_failed``); nothing is saved then.
     A change records ``customer.billing_profile_updated`` with the previous values.
@@ -98,6 +102,12 @@ def billing_profile_update(
             profile.tax_exempt = changes["tax_exempt"]
         else:
             problems.append(("tax_exempt", "invalid", "Must be true or false."))
+    if "payment_gateways" in changes and staff:
+        names, problem = _gateway_names(changes["payment_gateways"])
+        if problem:
+            problems.append(("payment_gateways", *problem))
+        else:
+            profile.payment_gateways = names
     if problems:
         fields = [{"name": name, "code": code, "message": text} for name, code, text in problems]
         raise ValidationFailed(problems[0][2], details={"fields": fields})
@@ -111,6 +121,19 @@ def billing_profile_update(
             actor=actor, previous_attributes=previous,
         )  # fmt: skip
     return profile
+
+
+def _gateway_names(value: Any) -> tuple[list[str], tuple[str, str] | None]:
+    """``value`` as a list of gateway names, or the problem with it."""
+    if not isinstance(value, list) or not all(isinstance(each, str) for each in value):
+        return [], ("invalid", "Must be a list of gateway names.")
+    unknown = [each for each in value if each not in GATEWAYS]
+    if unknown:
+        offered = ", ".join(sorted(GATEWAYS))
+        return [], ("invalid", f"No gateway {unknown[0]!r} here; this service has {offered}.")
+    if len(set(value)) != len(value):
+        return [], ("invalid", "Name each gateway once.")
+    return value, None
 
 
 def _text(value: Any, limit: int) -> tuple[str, tuple[str, str] | None]:

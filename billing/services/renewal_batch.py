@@ -168,8 +168,6 @@ def _plan(
     )
     initial = dict(balances)
     taxes = {}
-    collectors = [each for each in collection_gateways() if each.collects_off_session]
-    credit_first = bool(collectors) and collectors[0].name == "credit"
     renewals: list[_Renewal] = []
     for subscription in candidates:
         now = now_of[subscription.id]
@@ -202,6 +200,10 @@ def _plan(
             )
             remaining = renewal.invoice.amount_remaining
             balance = balances.get(subscription.account_id) or 0
+            collectors = [
+                each for each in collection_gateways(profile=profile) if each.collects_off_session
+            ]
+            credit_first = bool(collectors) and collectors[0].name == "credit"
             if remaining > 0 and credit_first and balance >= remaining:
                 renewal.pay_from_credit = True
                 balances[subscription.account_id] = balance - remaining

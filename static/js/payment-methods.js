@@ -37,8 +37,10 @@
         headers: {"X-CSRFToken": csrfToken()},
       }).then(function (response) {
         return response.json().then(function (body) {
-          if (!response.ok) { throw new Error(body.error || "The card could not be saved."); }
-          return body;
+          if (!response.ok || !body.success) {
+            throw new Error((body.error && body.error.message) || "The card could not be saved.");
+          }
+          return body.data.setup_intent;
         });
       }).then(function (intent) {
         return stripe.confirmCardSetup(intent.client_secret, {payment_method: {card: card}})

@@ -16,7 +16,8 @@ from stripe_gateway.api.serializers import (
 TAGS = ["Payment methods"]
 NOT_OFFERED = error_doc(
     422, "payment_method_not_supported", "`payment_method_not_supported`: cards are not offered "
-    "(the service has no Stripe settings).",
+    "(the service has no Stripe settings, or the hosting company gave this account its own "
+    "payment gateways without cards; removing a saved card stays possible then).",
     "Cards are not offered here: this service has no Stripe settings.",
 )  # fmt: skip
 GATEWAY_DOWN = error_doc(

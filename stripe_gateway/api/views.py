@@ -6,7 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts.actors import Actor
-from billing.services.gateways import PaymentNotSupported
+from billing.services.gateways import CARDS_NOT_OFFERED, PaymentNotSupported, card_gateway
 from hosting.api.serializers import EmptyBodySerializer
 from hosting.api.views import (
     ApiViewSet,
@@ -48,9 +48,10 @@ class PaymentMethodViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetriev
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
         if self.action in WRITES and not settings.STRIPE_ENABLED:
-            raise PaymentNotSupported(
-                "Cards are not offered here: this service has no Stripe settings."
-            )
+            raise PaymentNotSupported(CARDS_NOT_OFFERED)
+        if self.action in WRITES and self.action != "destroy":
+            # Removing a card stays possible when the account no longer pays by card.
+            card_gateway(account=request.auth.account)
 
     def create(self, request):
         body = validated(PaymentMethodCreateSerializer, request)

@@ -7,10 +7,14 @@ import logging
 from datetime import timedelta
 
 import stripe
+from django.db import transaction
 from django.tasks import task
 from django.utils import timezone
 
+from accounts.actors import SYSTEM
 from billing.models import CreditNote, Payment
+from billing.representations import payment_representation
+from events.services import record_event
 from stripe_gateway.models import StripeRefund
 from stripe_gateway.services.client import stripe_client
 
@@ -50,18 +54,33 @@ def refund_send(refund_id: int) -> str:
         return refund.status  # pending: the reconciliation sends it again, same key
     except stripe.StripeError as refused:
         message = getattr(refused, "user_message", None) or str(refused)
-        StripeRefund.objects.filter(pk=refund.pk).update(
-            status=StripeRefund.Status.FAILED, failure_message=message[:500]
-        )
-        logger.error("stripe: refund %s refused: %s", refund.pk, message)
+        _refund_failed(refund, message)
         return StripeRefund.Status.FAILED
-    status = (
-        StripeRefund.Status.FAILED
-        if sent.status in ("failed", "canceled")
-        else (StripeRefund.Status.SUCCEEDED)
+    if sent.status in ("failed", "canceled"):
+        reason = getattr(sent, "failure_reason", None) or sent.status
+        _refund_failed(refund, f"Stripe could not give the money back ({reason}).", sent.id)
+        return StripeRefund.Status.FAILED
+    StripeRefund.objects.filter(pk=refund.pk).update(
+        status=StripeRefund.Status.SUCCEEDED, refund_id=sent.id
     )
-    StripeRefund.objects.filter(pk=refund.pk).update(status=status, refund_id=sent.id)
-    return status
+    return StripeRefund.Status.SUCCEEDED
+
+
+@transaction.atomic
+def _refund_failed(refund: StripeRefund, message: str, refund_id: str = "") -> None:
+    """Stripe will not give the money back: staff settle it another way (admin, Card payments
+    → Stripe refunds, shows why); ``payment.refund_failed`` tells the account's integrations."""
+    updated = StripeRefund.objects.filter(pk=refund.pk, status=StripeRefund.Status.PENDING).update(
+        status=StripeRefund.Status.FAILED, failure_message=message[:500], refund_id=refund_id
+    )
+    if not updated:
+        return  # another worker settled it meanwhile
+    logger.error("stripe: refund %s refused: %s", refund.pk, message)
+    payment = refund.payment
+    record_event(
+        type="payment.refund_failed", account=payment.account, object_type="payment",
+        obj=payment_representation(payment), actor=SYSTEM, related_id=refund.credit_note_id,
+    )  # fmt: skip
 
 
 def refunds_resend(*, now=None) -> int:

@@ -17,7 +17,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.actors import Actor
+from accounts.actors import SYSTEM, Actor
 from accounts.models import Account
 from billing import models as billing_models
 from billing.clock import billing_clock_advance
@@ -47,6 +47,7 @@ from billing.services.catalogue import (
 from billing.services.credit_notes import credit_note_create
 from billing.services.invoices import invoice_create, invoice_finalize, invoice_mark_paid
 from billing.services.ledger import balance_change, balance_of
+from billing.services.profile import billing_profile_update
 from events.models import Event
 from tests.accounts.test_admin import admin_url, changelist_actions
 from tests.factories import AccountFactory
@@ -54,7 +55,9 @@ from tests.factories import AccountFactory
 pytestmark = pytest.mark.django_db
 STAFF = Actor()
 PLAN = {"description": "Survival SMP, 4 GB (March)", "quantity": 1, "unit_amount": 1200}
-RECORDS = [CreditNote, Payment, Subscription, BillingProfile, DocumentSequence]
+VIEW_ONLY_RECORDS = [CreditNote, Payment, Subscription, DocumentSequence]
+# Records the services alone create (a billing profile's staff-only fields are changed here).
+RECORDS = [*VIEW_ONLY_RECORDS, BillingProfile]
 EVERY_MODEL = [
     Product, Price, TaxRate, Coupon, PromotionCode, Invoice, BalanceTransaction, BillingClock,
     *RECORDS,
@@ -190,7 +193,8 @@ def test_nothing_is_deleted_here(admin_client, everything, model):
 
 
 @pytest.mark.parametrize(
-    "model", [Price, TaxRate, Coupon, PromotionCode, Invoice, BalanceTransaction, *RECORDS]
+    "model",
+    [*(Price, TaxRate, Coupon, PromotionCode, Invoice, BalanceTransaction), *VIEW_ONLY_RECORDS],
 )
 def test_records_are_view_only(admin_client, everything, model):
     obj = everything[model]
@@ -741,3 +745,26 @@ def test_the_billing_clock_only_moves_forward(admin_client, account):
     assert back.status_code == 200
     assert errors_of(back) == {"now": ["A billing clock only moves forward."]}
     assert BillingClock.objects.get(account=account).now == datetime(2026, 4, 1, 12, tzinfo=UTC)
+
+
+def test_staff_set_a_profile_s_tax_exemption_and_gateways_through_the_service(
+    admin_client, account
+):
+    billing_profile_update(account=account, changes={"legal_name": "Blockworks"}, actor=SYSTEM)
+    url = admin_url(BillingProfile, "change", account.pk)
+    page = admin_client.get(url).content.decode()
+    assert 'name="payment_gateways"' in page and 'name="legal_name"' not in page  # theirs
+
+    unknown = admin_client.post(url, {"payment_gateways": "paypal"})
+    saved = admin_client.post(url, {"tax_exempt": "on", "payment_gateways": "bank_transfer"})
+
+    assert unknown.status_code == 200
+    assert "No gateway 'paypal' here" in errors_of(unknown)["payment_gateways"][0]
+    assert saved.status_code == 302
+    profile = BillingProfile.objects.get(account=account)
+    assert (profile.tax_exempt, profile.payment_gateways) == (True, ["bank_transfer"])
+    assert profile.legal_name == "Blockworks"
+    event = Event.objects.filter(type="customer.billing_profile_updated").latest("created_at")
+    assert event.data["previous_attributes"] == {"tax_exempt": False, "payment_gateways": []}
+    assert admin_client.post(url, {"payment_gateways": ""}).status_code == 302
+    assert BillingProfile.objects.get(account=account).payment_gateways == []

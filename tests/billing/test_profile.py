@@ -198,6 +198,39 @@ def test_staff_set_the_tax_exemption_and_it_is_recorded(account):
     assert refused(account, {"tax_exempt": "yes"}, staff=True)[0]["code"] == "invalid"
 
 
+def test_staff_give_the_account_its_own_payment_gateways(account):
+    assert refused(account, {"payment_gateways": ["bank_transfer"]}) == [
+        {"name": "payment_gateways", "code": "staff_only",
+         "message": "Only the hosting company's staff set this."},
+    ]  # fmt: skip
+
+    profile = update(account, {"payment_gateways": ["bank_transfer", "credit"]}, staff=True)
+
+    assert profile.payment_gateways == ["bank_transfer", "credit"]
+    event = Event.objects.get(type="customer.billing_profile_updated")
+    assert event.data["object"]["payment_gateways"] == ["bank_transfer", "credit"]
+    assert event.data["previous_attributes"] == {"payment_gateways": []}
+    assert update(account, {"payment_gateways": []}, staff=True).payment_gateways == []
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("credit", "Must be a list of gateway names."),
+        (["credit", 3], "Must be a list of gateway names."),
+        (["paypal"], "No gateway 'paypal' here; this service has bank_transfer, credit."),
+        (["credit", "credit"], "Name each gateway once."),
+    ],
+)
+def test_a_gateway_list_must_name_this_service_s_gateways_once(account, value, message):
+    problems = refused(account, {"payment_gateways": value}, staff=True)
+
+    assert [(p["name"], p["code"], p["message"]) for p in problems] == [
+        ("payment_gateways", "invalid", message)
+    ]
+    assert billing_profile_of(account).payment_gateways == []
+
+
 def test_the_currency_is_never_set_here(account):
     BillingProfile.objects.create(account=account, currency="EUR")
 

@@ -12,7 +12,15 @@ from django.conf import settings
 
 from billing.services import gateways
 from stripe_gateway.services.gateway import StripeGateway
-from tests.billing.api.conftest import mate, mate_api, reader_api, unscoped_api  # noqa: F401
+from tests.billing.api.conftest import (  # noqa: F401 (fixtures)
+    mate,
+    mate_api,
+    reader_api,
+    staff,
+    staff_account,
+    staff_api,
+    unscoped_api,
+)
 
 SECRET_KEY = "sk_test_localstripe"
 WEBHOOK_SECRET = "whsec_test_secret_for_the_suite"

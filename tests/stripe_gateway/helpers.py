@@ -1,7 +1,9 @@
+import contextlib
 import http.server
 import threading
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import stripe
 
@@ -9,6 +11,8 @@ from accounts.actors import Actor
 from stripe_gateway.services.charges import ChargeOutcome, charge_confirm
 from stripe_gateway.services.methods import payment_method_save, setup_intent_create
 
+# Answers Stripe gives where localstripe behaves otherwise, as Stripe sends them.
+RECORDED = Path(__file__).parent / "recorded"
 VISA = "4242424242424242"
 DECLINED_AFTER_ATTACH = "4000000000000341"  # attaches, then every charge is declined
 NEEDS_AUTHENTICATION = "4000002760003184"  # 3-D Secure on every payment
@@ -29,12 +33,22 @@ def save_card(client: stripe.StripeClient, account, user, number: str = VISA):
     return payment_method_save(account=account, setup_intent=intent["id"], actor=Actor(user=user))
 
 
-class DropsConfirmAnswers(http.server.ThreadingHTTPServer):
-    """A proxy to localstripe that passes every request on and every answer back, except the
-    answers to confirmations: Stripe charged, the caller never hears it (a timeout)."""
+class StripeProxy(http.server.ThreadingHTTPServer):
+    """A proxy to localstripe that passes every request on and every answer back, except:
+    ``drop_confirm_answers``: the answers to confirmations are lost (Stripe charged, the caller
+    never hears it: a timeout); ``recorded``: by ``(method, path)``, an answer Stripe gives
+    where localstripe behaves otherwise (Stripe's own payload), given instead."""
 
-    def __init__(self, upstream: str):
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        drop_confirm_answers: bool = False,
+        recorded: dict[tuple[str, str], tuple[int, bytes]] | None = None,
+    ):
         self.upstream = upstream
+        self.drop_confirm_answers = drop_confirm_answers
+        self.recorded = recorded or {}
         super().__init__(("127.0.0.1", 0), _ProxyHandler)
 
 
@@ -42,6 +56,9 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
     def _forward(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
+        if (self.command, self.path) in self.server.recorded:
+            self._answer(*self.server.recorded[self.command, self.path], "application/json")
+            return
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host",)}
         request = urllib.request.Request(
             self.server.upstream + self.path, data=body, headers=headers, method=self.command
@@ -51,11 +68,14 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
                 status, payload, kind = answer.status, answer.read(), answer.headers
         except urllib.error.HTTPError as error:
             status, payload, kind = error.code, error.read(), error.headers
-        if self.path.endswith("/confirm"):
+        if self.path.endswith("/confirm") and self.server.drop_confirm_answers:
             self.close_connection = True
             return  # the charge happened; the answer is lost
+        self._answer(status, payload, kind.get("Content-Type", "application/json"))
+
+    def _answer(self, status: int, payload: bytes, content_type: str) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", kind.get("Content-Type", "application/json"))
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
@@ -66,15 +86,22 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def confirm_answer_lost(settings, payment) -> ChargeOutcome:
-    """``charge_confirm`` through ``DropsConfirmAnswers``: Stripe charges, we never hear it."""
-    proxy = DropsConfirmAnswers(settings.STRIPE_API_BASE)
+@contextlib.contextmanager
+def stripe_through_proxy(settings, **behaviour):
+    """The service talks to localstripe through a ``StripeProxy`` with ``behaviour``."""
+    proxy = StripeProxy(settings.STRIPE_API_BASE, **behaviour)
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     direct = settings.STRIPE_API_BASE
     try:
         settings.STRIPE_API_BASE = f"http://127.0.0.1:{proxy.server_address[1]}"
-        return charge_confirm(payment.id)
+        yield proxy
     finally:
         proxy.shutdown()
         proxy.server_close()
         settings.STRIPE_API_BASE = direct
+
+
+def confirm_answer_lost(settings, payment) -> ChargeOutcome:
+    """``charge_confirm`` with the confirmation's answer lost: Stripe charges, we never hear it."""
+    with stripe_through_proxy(settings, drop_confirm_answers=True):
+        return charge_confirm(payment.id)

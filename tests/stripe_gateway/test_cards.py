@@ -22,8 +22,10 @@ from tests.servers.helpers import run_worker
 from tests.stripe_gateway.helpers import (
     DECLINED_AFTER_ATTACH,
     NEEDS_AUTHENTICATION,
+    RECORDED,
     confirm_answer_lost,
     save_card,
+    stripe_through_proxy,
 )
 
 pytestmark = pytest.mark.django_db
@@ -210,3 +212,34 @@ def test_credit_notes_refunded_give_the_money_back_to_the_card(stripe_api, accou
     with pytest.raises(ValidationFailed):
         credit_note_create(invoice=invoice, amount=1, reason="order_change", refund_to="refunded",
                            actor=Actor(user=owner))  # fmt: skip
+
+
+def test_a_refund_stripe_refuses_is_failed_and_told_to_integrations(
+    stripe_api, settings, account, owner
+):
+    from billing.services import credit_note_create
+    from stripe_gateway.models import StripeRefund
+
+    save_card(stripe_api, account, owner)
+    _, invoice = order(account, owner, plan(amount=1500))
+    run_worker()
+    payment = Payment.objects.get(invoice=invoice)
+    credit_note_create(invoice=invoice, amount=500, reason="order_change", refund_to="refunded",
+                       actor=Actor(user=owner))  # fmt: skip
+
+    # Staff had already given it all back in Stripe's dashboard: Stripe refuses (its own
+    # answer, recorded: localstripe refunds a charge any number of times).
+    refused = (400, (RECORDED / "refund_charge_already_refunded.json").read_bytes())
+    with stripe_through_proxy(settings, recorded={("POST", "/v1/refunds"): refused}):
+        run_worker()
+
+    refund = StripeRefund.objects.get(payment=payment)
+    assert refund.status == "failed"
+    assert refund.failure_message == "Charge ch_3QxR2mLkz8Wq4Tn71a9Vb3Hd has already been refunded."
+    event = Event.objects.get(type="payment.refund_failed")
+    assert (event.object_id, event.related_id) == (payment.id, refund.credit_note_id)
+    run_worker()
+    assert Event.objects.filter(type="payment.refund_failed").count() == 1  # not sent again
+    assert not stripe_api.v1.refunds.list(
+        params={"payment_intent": payment.gateway_payment_id}
+    ).data

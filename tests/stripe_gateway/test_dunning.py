@@ -10,7 +10,7 @@ from accounts.actors import Actor
 from billing.clock import billing_clock_advance
 from billing.models import BillingClock, Invoice, Payment, SubscriptionStatus
 from billing.services.fulfilment import BILLING_SUSPENSION_REASON
-from billing.services.gateways import gateway_for_source
+from billing.services.gateways import card_gateway
 from billing.services.renewals import billing_run
 from events.models import Event
 from servers.models import Server
@@ -74,7 +74,7 @@ def test_a_declined_card_is_dunned_to_suspension_and_a_good_card_brings_it_back(
 
     good = save_card(stripe_api, account, owner)
     payment_method_set_default(method=good, actor=Actor(user=owner))
-    started = gateway_for_source("card").pay_now(
+    started = card_gateway(account=account).pay_now(
         renewal, payment_method=None, return_url="http://testserver/back", actor=Actor(user=owner)
     )
     assert started.payment.status == "succeeded"

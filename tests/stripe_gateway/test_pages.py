@@ -35,8 +35,8 @@ def test_the_page_lists_the_cards_and_offers_to_add_one(stripe_api, account, own
 
 def test_the_server_side_of_saving_a_card(stripe_api, account, signed_in):
     started = signed_in.post("/billing/payment-methods/setup-intent")
-    assert started.status_code == 200
-    intent = started.json()
+    assert started.status_code == 200 and started.json()["success"] is True
+    intent = started.json()["data"]["setup_intent"]
     browser_confirms(stripe_api, intent["id"])  # Stripe.js's confirmCardSetup
 
     saved = signed_in.post("/billing/payment-methods/save", {"setup_intent": intent["id"]})
