@@ -12,17 +12,24 @@ account has one currency, so the API's ``ordering`` and ``currency`` are left ou
 import django_filters
 from django import forms
 
-from billing.filters import BalanceTransactionFilter, InvoiceFilter, SubscriptionFilter
+from billing.filters import (
+    BalanceTransactionFilter,
+    InvoiceFilter,
+    PaymentFilter,
+    SubscriptionFilter,
+)
 from billing.models import (
     BalanceTransaction,
     BillingProfile,
     InvoiceStatus,
+    PaymentStatus,
     Price,
     Product,
     Subscription,
     SubscriptionStatus,
 )
 from billing.money import format_amount
+from billing.services.invoices import GATEWAY_LABELS
 from billing.services.profile import TEXT_FIELDS, VAT_ID_INPUT_LIMIT
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from servers.forms import BotCreateForm, ServerCreateForm
@@ -37,6 +44,18 @@ class InvoiceListFilter(InvoiceFilter):
     )
     created_after = created_before = due_after = due_before = None
     subscription = currency = ordering = None
+
+
+class PaymentListFilter(PaymentFilter):
+    """The payments page: by status and by how it was paid."""
+
+    status = django_filters.ChoiceFilter(
+        choices=PaymentStatus.choices, label="Status", empty_label="Any status"
+    )
+    gateway = django_filters.ChoiceFilter(
+        choices=sorted(GATEWAY_LABELS.items()), label="Paid by", empty_label="Any means"
+    )
+    created_after = created_before = invoice = None
 
 
 class BalanceListFilter(BalanceTransactionFilter):

@@ -7,6 +7,7 @@ from billing import dashboard, views
 urlpatterns = [
     path("billing", views.BillingOverviewView.as_view(), name="billing"),
     path("billing/invoices", views.InvoiceListView.as_view(), name="billing_invoices"),
+    path("billing/payments", views.PaymentListView.as_view(), name="billing_payments"),
     path(
         "billing/invoices/<id:invoice_id>",
         views.InvoiceDetailView.as_view(),

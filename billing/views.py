@@ -25,7 +25,12 @@ from django.views.generic import FormView, ListView, TemplateView
 from accounts.dashboard import AccountChangeMixin
 from accounts.roles import SCOPES, scopes_allowed_for
 from billing.clock import billing_now
-from billing.forms import BalanceListFilter, BillingProfileForm, InvoiceListFilter
+from billing.forms import (
+    BalanceListFilter,
+    BillingProfileForm,
+    InvoiceListFilter,
+    PaymentListFilter,
+)
 from billing.models import CreditNote, Invoice, InvoiceStatus
 from billing.money import format_amount
 from billing.selectors import (
@@ -106,7 +111,9 @@ class BillingPageMixin(AccountChangeMixin):
         """Why this account cannot pay by card (no card gateway here, or staff chose other
         means for it); empty when it can."""
         try:
-            card_gateway(account=self.account)
+            # The profile if this page read it already; else card_gateway reads only the
+            # account's gateway list, and only when the service has cards at all.
+            card_gateway(account=self.account, profile=self.__dict__.get("profile"))
         except PaymentNotSupported as refusal:
             return refusal.message
         return ""
@@ -187,6 +194,30 @@ class InvoiceListView(ListControlsMixin, BillingPageMixin, ListView):
         for invoice in context["invoices"]:
             invoice.total_shown = self.money(invoice.total, invoice.currency)
             invoice.remaining_shown = self.money(invoice.amount_remaining, invoice.currency)
+        return context
+
+
+class PaymentListView(ListControlsMixin, BillingPageMixin, ListView):
+    """The account's payment history: every attempt (a declined card, one still being
+    confirmed, a refund), found by its invoice's number or its reference."""
+
+    template_name = "billing/payment_list.html"
+    context_object_name = "payments"
+    search_fields = ("invoice__number", "reference", "=id")
+    search_label = "Invoice number or reference"
+    filterset_class = PaymentListFilter
+    sort_fields = {"created_at": "created_at", "amount": "amount"}
+    default_sort = "-created_at"
+
+    def get_base_queryset(self):
+        return payments_of_account(account_id=self.account.id).select_related("invoice")
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        for payment in context["payments"]:
+            payment.amount_shown = self.money(payment.amount, payment.currency)
+            payment.refunded_shown = self.money(payment.amount_refunded, payment.currency)
+            payment.gateway_shown = GATEWAY_LABELS.get(payment.gateway, payment.gateway)
         return context
 
 

@@ -173,9 +173,14 @@ def gateway(name: str) -> PaymentGateway:
     return GATEWAYS[name]
 
 
-def gateway_for_source(source: str, *, account: Account) -> PaymentGateway | None:
-    """The gateway ``account`` pays through when naming ``source`` (``card``), if it may."""
-    gateways = collection_gateways(account.pk)
+def gateway_for_source(
+    source: str, *, account: Account, profile: BillingProfile | None = None
+) -> PaymentGateway | None:
+    """The gateway ``account`` pays through when naming ``source`` (``card``), if it may
+    (``profile``: the account's, when the caller has it)."""
+    if not any(each.source == source for each in GATEWAYS.values()):
+        return None  # none here at all: no need to read the account's list
+    gateways = collection_gateways(account.pk, profile=profile)
     return next((each for each in gateways if each.source == source), None)
 
 
@@ -185,15 +190,15 @@ CARDS_NOT_FOR_ACCOUNT = (
 )
 
 
-def card_gateway(*, account: Account) -> PaymentGateway:
+def card_gateway(*, account: Account, profile: BillingProfile | None = None) -> PaymentGateway:
     """The gateway ``account`` pays by card through; ``PaymentNotSupported`` (422) saying why
     when there is none: no card gateway on this service, or none in the account's own list."""
-    card = gateway_for_source("card", account=account)
-    if card is not None:
-        return card
-    if any(each.source == "card" for each in GATEWAYS.values()):
+    if not any(each.source == "card" for each in GATEWAYS.values()):
+        raise PaymentNotSupported(CARDS_NOT_OFFERED)
+    card = gateway_for_source("card", account=account, profile=profile)
+    if card is None:
         raise PaymentNotSupported(CARDS_NOT_FOR_ACCOUNT)
-    raise PaymentNotSupported(CARDS_NOT_OFFERED)
+    return card
 
 
 def gateways_named(names: list[str]) -> list[PaymentGateway]:

@@ -21,6 +21,7 @@ from billing.services import (
     invoice_pay_with_credit,
     invoice_void,
 )
+from billing.services.payments import payment_failed, payment_open
 from events.models import Event
 from tests.dashboard import html_id_text, messages_of, signed_in
 from tests.factories import MembershipFactory
@@ -228,6 +229,95 @@ def test_the_invoices_list_pages_with_bounded_queries(
     past = client.get("/billing/invoices", {"page": 9})
     assert past.context["page_obj"].number == 2
     assert past.context["listing"].notices == ["There is no page 9: this is the last page."]
+
+
+# --- Payments --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def payments(account, other_account, teammate) -> list[Payment]:
+    """A payment from credit, a bank transfer, a declined card, and another account's."""
+    by_credit = issue(account, PLAN | {"unit_amount": 500})
+    credit(account, 500)
+    invoice_pay_with_credit(invoice=by_credit, actor=SYSTEM)
+    billing_clock_advance(account=account, to=NOW + timedelta(hours=1))
+    by_transfer = invoice_mark_paid(
+        invoice=issue(account, PLAN | {"unit_amount": 2500}), reference="Transfer 0042",
+        actor=SYSTEM,
+    )  # fmt: skip
+    billing_clock_advance(account=account, to=NOW + timedelta(hours=2))
+    declined = payment_open(
+        invoice=issue(account, PLAN | {"unit_amount": 1800}), gateway="stripe",
+        reference="Visa •••• 0341 (12/2034)",
+    )  # fmt: skip
+    payment_failed(declined, message="Your card was declined.")
+    billing_clock_advance(account=other_account, to=NOW)
+    theirs = issue(other_account, PLAN | {"unit_amount": 7777})
+    invoice_mark_paid(invoice=theirs, reference="Theirs", actor=SYSTEM)
+    return [
+        Payment.objects.get(invoice=by_credit),
+        Payment.objects.get(invoice=by_transfer),
+        Payment.objects.get(pk=declined.pk),
+    ]
+
+
+def paid_by(response) -> list[str]:
+    return [payment.id for payment in response.context["payments"]]
+
+
+def test_the_payments_list_is_the_account_s_history_newest_first(owner, payments):
+    by_credit, by_transfer, declined = payments
+    response = signed_in(owner).get("/billing/payments")
+
+    assert response.status_code == 200
+    assert paid_by(response) == [declined.id, by_transfer.id, by_credit.id]
+    body = response.content.decode()
+    row = body[body.index(f'id="payment-{declined.id}"') :].split("</tr>")[0]
+    assert "Card" in row and "Visa •••• 0341 (12/2034)" in row and "Your card was declined." in row
+    assert '<span class="badge badge-failed">Failed</span>' in row and "18.00 EUR" in row
+    assert f'href="/billing/invoices/{declined.invoice_id}"' in row
+    assert "Account credit" in body and "Transfer 0042" in body
+    assert "77.77 EUR" not in body and "Theirs" not in body  # the other account's
+    assert 'href="/billing/payments" aria-current="page"' in body
+
+
+def test_the_payments_list_finds_filters_and_sorts(owner, payments):
+    by_credit, by_transfer, declined = payments
+    client = signed_in(owner)
+
+    assert paid_by(client.get("/billing/payments", {"q": "transfer 0042"})) == [by_transfer.id]
+    number = by_credit.invoice.number
+    assert paid_by(client.get("/billing/payments", {"q": number})) == [by_credit.id]
+    assert paid_by(client.get("/billing/payments", {"status": "failed"})) == [declined.id]
+    assert paid_by(client.get("/billing/payments", {"gateway": "credit"})) == [by_credit.id]
+    assert paid_by(client.get("/billing/payments", {"sort": "-amount"})) == [
+        by_transfer.id, declined.id, by_credit.id,
+    ]  # fmt: skip
+    nothing = client.get("/billing/payments", {"gateway": "stripe", "status": "succeeded"})
+    assert "No payment matches this search or these filters." in nothing.content.decode()
+
+
+def test_the_payments_list_pages_with_bounded_queries(
+    owner, account, django_assert_max_num_queries
+):
+    client = signed_in(owner)
+    for amount in range(1, 4):
+        invoice_mark_paid(invoice=issue(account, PLAN | {"unit_amount": amount * 100}),
+                          reference=f"T{amount}", actor=SYSTEM)  # fmt: skip
+    with django_assert_max_num_queries(7) as few:
+        client.get("/billing/payments")
+    for amount in range(4, 31):
+        invoice_mark_paid(invoice=issue(account, PLAN | {"unit_amount": amount * 100}),
+                          reference=f"T{amount}", actor=SYSTEM)  # fmt: skip
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        first = client.get("/billing/payments")
+    assert len(paid_by(first)) == 25 and 'href="?page=2"' in first.content.decode()
+
+
+def test_only_those_who_see_billing_see_the_payments(teammate, outsider, payments):
+    assert signed_in(teammate).get("/billing/payments").status_code == 404
+    theirs = paid_by(signed_in(outsider).get("/billing/payments"))  # their own account's
+    assert len(theirs) == 1 and theirs[0] not in {payment.id for payment in payments}
 
 
 # --- One invoice -----------------------------------------------------------------------------
