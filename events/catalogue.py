@@ -37,6 +37,10 @@ EVENT_TYPES: dict[str, list[str]] = {
         "customer.balance_changed", "customer.billing_profile_updated",
         "payment_method.attached", "payment_method.updated", "payment_method.detached",
     ],
+    "Support": [
+        "ticket.created", "ticket.updated", "ticket.replied", "ticket.status_changed",
+        "ticket.assigned", "ticket.sla_breached",
+    ],
     "Webhooks": [
         "webhook_endpoint.created", "webhook_endpoint.updated", "webhook_endpoint.deleted",
         "webhook_endpoint.disabled", "webhook.test",

@@ -71,6 +71,7 @@ EVENT_VISIBILITY: tuple[Rule, ...] = (
     Rule("payment_method.*", "billing:read"),
     Rule("credit_note.*", "billing:read"),
     Rule("customer.*", "billing:read"),
+    Rule("ticket.*", "tickets:read"),
     Rule("webhook_endpoint.*", "webhooks:read"),
     Rule("webhook.test", "webhooks:read"),
 )

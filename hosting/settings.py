@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "idempotency",
     "billing",
     "stripe_gateway",
+    "support",
 ]
 
 MIDDLEWARE = [
@@ -333,6 +334,15 @@ BILLING_GATEWAYS = env_list(
     ["credit", "bank_transfer"],
 )  # fmt: skip
 
+# Support tickets (support/): resolved tickets close after this many days without a reply;
+# new tickets go to the department's staff in turn when auto-assignment is on; attachments.
+SUPPORT_AUTOCLOSE_DAYS = env_int("SUPPORT_AUTOCLOSE_DAYS", 7, minimum=1)
+SUPPORT_AUTO_ASSIGN = env_bool("SUPPORT_AUTO_ASSIGN", False)
+SUPPORT_ATTACHMENT_MAX_BYTES = env_int(
+    "SUPPORT_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024
+)
+SUPPORT_ATTACHMENTS_PER_MESSAGE = env_int("SUPPORT_ATTACHMENTS_PER_MESSAGE", 10, minimum=1)
+
 # --- Django REST Framework and OpenAPI ------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.api.authentication.ApiKeyAuthentication"],
@@ -377,6 +387,9 @@ SPECTACULAR_SETTINGS = {
         "PowerActionType": "servers.transitions.POWER_ACTIONS",
         "BalanceTransactionKind": "billing.models.BalanceTransaction.Kind",
         "ProductKind": "billing.models.ProductKind",
+        "TicketPriority": "support.models.Priority",
+        "TicketStatus": "support.models.TicketStatus",
+        "TicketChannel": "support.models.Channel",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

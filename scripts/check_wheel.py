@@ -36,6 +36,7 @@ for path in ["css/dashboard.css", "js/dashboard.js"]:
 for label in [
     "hosting", "accounts", "billing", "events", "servers", "webhooks", "idempotency",
     "stripe_gateway",
+    "support",
 ]:
     apps.get_app_config(label)
 print("templates, static files and apps all come from the wheel")

@@ -31,5 +31,6 @@ urlpatterns = [
     path("", include("webhooks.api.urls")),
     path("", include("billing.api.urls")),
     path("", include("stripe_gateway.api.urls")),
+    path("", include("support.api.urls")),
     re_path(r"^[\s\S]*$", api_not_found),  # any path, newlines included
 ]

@@ -41,18 +41,27 @@ TEAM_AND_ACCOUNT = {*EVENT_TYPES["Team"], *EVENT_TYPES["Account"]} - {"user.logi
 LOGIN_FAILED = {"user.login_failed"}
 WEBHOOKS = set(EVENT_TYPES["Webhooks"])
 BILLING = set(EVENT_TYPES["Billing"])
+SUPPORT = set(EVENT_TYPES["Support"])
 # A type without a rule, and an action that names neither a server nor a bot.
 UNKNOWN_KINDS = {"nothing.happened", "action.failed@none"}
 EVERYTHING = (
-    SERVERS | BOTS | OWN_KEYS | OTHERS_KEYS | TEAM_AND_ACCOUNT | LOGIN_FAILED | WEBHOOKS | BILLING
+    SERVERS
+    | BOTS
+    | OWN_KEYS
+    | OTHERS_KEYS
+    | TEAM_AND_ACCOUNT
+    | LOGIN_FAILED
+    | WEBHOOKS
+    | BILLING
+    | SUPPORT
 ) | UNKNOWN_KINDS
 EXPECTED = {
     Role.OWNER: EVERYTHING,
     Role.ADMIN: EVERYTHING,
-    Role.DEVELOPER: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | WEBHOOKS,
-    Role.BILLING: OWN_KEYS | TEAM_AND_ACCOUNT | BILLING,
-    Role.SUPPORT: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT,
-    Role.VIEWER: SERVERS | BOTS | TEAM_AND_ACCOUNT | WEBHOOKS | BILLING,
+    Role.DEVELOPER: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | WEBHOOKS | SUPPORT,
+    Role.BILLING: OWN_KEYS | TEAM_AND_ACCOUNT | BILLING | SUPPORT,
+    Role.SUPPORT: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | SUPPORT,
+    Role.VIEWER: SERVERS | BOTS | TEAM_AND_ACCOUNT | WEBHOOKS | BILLING | SUPPORT,
 }
 # Roles without webhooks:read cannot open the log at all.
 API_REFUSED = {Role.BILLING, Role.SUPPORT}
@@ -76,6 +85,7 @@ def record_every_type(account, *, me, other, my_key, others_key) -> dict[str, Ev
         "credit_note": {"id": "cn_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "number": "CN-2026-000001"},
         "subscription": {"id": "sub_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "status": "active"},
         "payment_method": {"id": "pm_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "type": "card"},
+        "ticket": {"id": "tkt_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "number": 1042, "status": "open"},
     }  # fmt: skip
     recorded = {}
 

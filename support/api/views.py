@@ -1,0 +1,128 @@
+"""The tickets API for customers (``tickets:read`` / ``tickets:write``): departments, tickets,
+their conversation (never an internal note), close, reopen and rate."""
+
+from drf_spectacular.utils import extend_schema_view
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from accounts.actors import Actor
+from hosting.api.pagination import PageNumberPagination
+from hosting.api.serializers import EmptyBodySerializer
+from hosting.api.views import (
+    ApiViewSet,
+    CallerScopedMixin,
+    EnvelopeListMixin,
+    EnvelopeRetrieveMixin,
+    created,
+    paginated,
+    validated,
+)
+from hosting.errors import ValidationFailed
+from support.api.docs import DEPARTMENT_DOCS, REPLY_DOC, TICKET_DOCS
+from support.api.serializers import (
+    DepartmentSerializer,
+    MessageSerializer,
+    TicketCreateSerializer,
+    TicketRateSerializer,
+    TicketReplySerializer,
+    TicketSerializer,
+)
+from support.filters import TicketFilter
+from support.models import Channel, Department, Ticket
+from support.selectors import departments_for_customers, messages_visible, tickets_of_account
+from support.services.tickets import (
+    Requester,
+    ticket_close,
+    ticket_open,
+    ticket_rate,
+    ticket_reopen,
+    ticket_reply,
+)
+
+READ, WRITE = ["tickets:read"], ["tickets:write"]
+
+
+@extend_schema_view(**DEPARTMENT_DOCS)
+class DepartmentViewSet(EnvelopeListMixin, ApiViewSet):
+    model = Department
+    list_key = "departments"
+    serializer_class = DepartmentSerializer
+    required_scopes = {"list": READ}
+
+    def get_queryset(self):
+        return departments_for_customers()
+
+
+@extend_schema_view(**TICKET_DOCS)
+class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    model = Ticket
+    list_key = "tickets"
+    resource_key = "ticket"
+    serializer_class = TicketSerializer
+    filterset_classes = {"list": TicketFilter}
+    required_scopes = {
+        "list": READ, "retrieve": READ, "messages": READ, "create": WRITE, "reply": WRITE,
+        "close": WRITE, "reopen": WRITE, "rate": WRITE,
+    }  # fmt: skip
+
+    def caller_queryset(self, principal):
+        return tickets_of_account(account_id=principal.account.id)
+
+    def create(self, request):
+        body = validated(TicketCreateSerializer, request)
+        principal = request.auth
+        department = departments_for_customers().filter(pk=body["department"]).first()
+        if department is None:
+            raise ValidationFailed.field("department", "not_found", "No such department.")
+        user = principal.user
+        ticket, _ = ticket_open(
+            requester=Requester(email=user.email, name=user.name, user=user,
+                                account=principal.account),
+            subject=body["subject"], body=body["body"], department=department,
+            channel=Channel.API, actor=Actor.from_request(request),
+            priority=body.get("priority"),
+            links={name: body.get(name) for name in ("server", "bot", "invoice")},
+        )  # fmt: skip
+        return created(
+            request, {"ticket": TicketSerializer(ticket).data}, f"/v1/tickets/{ticket.id}"
+        )
+
+    # pagination_class: only for the schema, which otherwise documents the view's own list key.
+    @action(detail=True, methods=["get"], pagination_class=PageNumberPagination.for_key("messages"))
+    def messages(self, request, pk: str):
+        ticket = self.get_object()
+        return paginated(self, messages_visible(ticket, staff=False), "messages", MessageSerializer)
+
+    @REPLY_DOC
+    @messages.mapping.post
+    def reply(self, request, pk: str):
+        body = validated(TicketReplySerializer, request)
+        message = ticket_reply(
+            ticket=self.get_object(), body=body["body"], actor=Actor.from_request(request),
+            by_staff=False, channel=Channel.API, author_email=request.auth.user.email,
+        )  # fmt: skip
+        return created(
+            request, {"message": MessageSerializer(message).data},
+            f"/v1/tickets/{message.ticket_id}/messages",
+        )  # fmt: skip
+
+    @action(detail=True, methods=["post"])
+    def close(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        ticket = ticket_close(ticket=self.get_object(), actor=Actor.from_request(request))
+        return Response({"ticket": TicketSerializer(ticket).data})
+
+    @action(detail=True, methods=["post"])
+    def reopen(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        ticket = ticket_reopen(ticket=self.get_object(), actor=Actor.from_request(request))
+        return Response({"ticket": TicketSerializer(ticket).data})
+
+    @action(detail=True, methods=["post"])
+    def rate(self, request, pk: str):
+        body = validated(TicketRateSerializer, request)
+        ticket = ticket_rate(
+            ticket=self.get_object(), rating=body["rating"], comment=body.get("comment", ""),
+            actor=Actor.from_request(request),
+        )  # fmt: skip
+        return Response({"ticket": TicketSerializer(ticket).data})

@@ -1,0 +1,62 @@
+"""Reads of the help desk: what a customer sees (their account's tickets, never an internal
+note) and what a staff member sees (the tickets of their departments; all of them for
+superusers)."""
+
+from django.db.models import Q, QuerySet
+
+from accounts.models import User
+from support.models import Attachment, Department, Message, MessageKind, Ticket
+from support.representations import PUBLIC_KINDS
+
+
+def tickets_of_account(*, account_id: str) -> QuerySet[Ticket]:
+    return Ticket.objects.filter(account_id=account_id).order_by("-created_at", "-id")
+
+
+def departments_for_customers() -> QuerySet[Department]:
+    return Department.objects.filter(active=True, customer_visible=True)
+
+
+def departments_of_staff(user: User) -> QuerySet[Department]:
+    """The departments whose tickets ``user`` works: theirs, or all for a superuser."""
+    if user.is_superuser:
+        return Department.objects.all()
+    return Department.objects.filter(members=user)
+
+
+def tickets_for_staff(user: User) -> QuerySet[Ticket]:
+    """Every ticket of the staff member's departments, and those assigned to them."""
+    if user.is_superuser:
+        return Ticket.objects.all()
+    return Ticket.objects.filter(Q(department__members=user) | Q(assignee=user)).distinct()
+
+
+def messages_visible(ticket: Ticket, *, staff: bool) -> QuerySet[Message]:
+    """The conversation as its reader may see it: customers never get internal notes."""
+    messages = Message.objects.filter(ticket=ticket).prefetch_related("attachments")
+    if not staff:
+        messages = messages.filter(kind__in=PUBLIC_KINDS)
+    return messages.order_by("created_at", "id")
+
+
+def attachment_for_customer(*, attachment_id: str, account_id: str) -> Attachment | None:
+    """A file of a public message of one of the account's tickets; None otherwise (the same
+    answer for a file of another account and for one of an internal note)."""
+    return (
+        Attachment.objects.select_related("message__ticket")
+        .filter(
+            pk=attachment_id,
+            message__ticket__account_id=account_id,
+            message__kind=MessageKind.PUBLIC,
+        )
+        .first()
+    )
+
+
+def attachment_for_staff(*, attachment_id: str, user: User) -> Attachment | None:
+    """A file of a ticket the staff member may see."""
+    return (
+        Attachment.objects.select_related("message__ticket")
+        .filter(pk=attachment_id, message__ticket__in=tickets_for_staff(user))
+        .first()
+    )

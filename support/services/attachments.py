@@ -1,0 +1,110 @@
+"""Attachments of ticket messages: checked, then kept through Django's storage API (local
+files by default, any ``django-storages`` backend when configured), never at a public URL.
+
+A file is refused (400 ``validation_failed``, naming it) when it is too large
+(``SUPPORT_ATTACHMENT_MAX_BYTES``), when a message carries too many
+(``SUPPORT_ATTACHMENTS_PER_MESSAGE``), when its name's type is not one a help desk needs
+(``ALLOWED_TYPES``), or when its content is recognisably of another type than its name says (a
+program named ``logs.txt``). The name is only shown: the stored file is named by its id.
+"""
+
+import mimetypes
+import re
+import unicodedata
+from dataclasses import dataclass
+
+import filetype
+from django.conf import settings
+from django.core.files.base import ContentFile
+
+from hosting.errors import ValidationFailed
+from support.models import Attachment, Message
+
+# What customers and staff send each other: screenshots, documents, logs and archives of them.
+ALLOWED_TYPES = frozenset(
+    {
+        "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf",
+        "text/plain", "text/csv", "application/json", "application/zip",
+        "application/gzip", "application/x-tar", "application/x-gzip",
+    }
+)  # fmt: skip
+# Extensions the platform's mimetypes table may not know.
+EXTRA_TYPES = {".log": "text/plain", ".yml": "text/plain", ".yaml": "text/plain"}
+NAME_LIMIT = 150
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file as it arrived (a form, the API, an e-mail): its name as given, and its bytes."""
+
+    filename: str
+    content: bytes
+
+
+def safe_filename(name: str) -> str:
+    """``name`` as it may be shown and downloaded: no directories (``../../etc/passwd`` is
+    ``passwd``), no control or separator characters, at most ``NAME_LIMIT`` characters with
+    the extension kept; ``attachment`` when nothing is left."""
+    name = unicodedata.normalize("NFC", name or "")
+    name = re.split(r"[\\/]", name)[-1]
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
+    name = name.strip().strip(".").strip()
+    if len(name) > NAME_LIMIT:
+        stem, dot, extension = name.rpartition(".")
+        keep = extension if dot and len(extension) <= 10 else ""
+        name = (stem if keep else name)[: NAME_LIMIT - len(keep) - 1].rstrip() + (
+            f".{keep}" if keep else ""
+        )
+    return name or "attachment"
+
+
+def content_type_of(filename: str) -> str | None:
+    extension = ("." + filename.rsplit(".", 1)[-1].lower()) if "." in filename else ""
+    return EXTRA_TYPES.get(extension) or mimetypes.guess_type(f"x{extension}")[0]
+
+
+def check_upload(upload: Upload) -> tuple[str, str]:
+    """The safe name and the content type of ``upload``, or the reason it is refused."""
+    name = safe_filename(upload.filename)
+    if len(upload.content) > settings.SUPPORT_ATTACHMENT_MAX_BYTES:
+        limit = settings.SUPPORT_ATTACHMENT_MAX_BYTES // (1024 * 1024) or 1
+        raise ValidationFailed.field(
+            "attachments", "too_large", f"{name} is larger than {limit} MB."
+        )
+    declared = content_type_of(name)
+    if declared not in ALLOWED_TYPES:
+        raise ValidationFailed.field(
+            "attachments", "type_not_allowed",
+            f"{name}: only images, PDF, text, logs and archives can be attached.",
+        )  # fmt: skip
+    sniffed = filetype.guess_mime(upload.content)
+    if sniffed is not None and sniffed != declared and not _same_family(sniffed, declared):
+        raise ValidationFailed.field(
+            "attachments", "type_mismatch", f"{name} is not the kind of file its name says."
+        )
+    return name, declared
+
+
+def _same_family(sniffed: str, declared: str) -> bool:
+    # gzip is sniffed as application/gzip whatever the name's table calls it.
+    return {sniffed, declared} <= {"application/gzip", "application/x-gzip"}
+
+
+def attachments_add(*, message: Message, uploads: list[Upload]) -> list[Attachment]:
+    """Keep ``uploads`` on ``message``, in the caller's transaction; every file is checked
+    before any is stored, so a refused one leaves none behind."""
+    if len(uploads) > settings.SUPPORT_ATTACHMENTS_PER_MESSAGE:
+        raise ValidationFailed.field(
+            "attachments", "too_many",
+            f"At most {settings.SUPPORT_ATTACHMENTS_PER_MESSAGE} files per message.",
+        )  # fmt: skip
+    checked = [(upload, *check_upload(upload)) for upload in uploads]
+    kept = []
+    for upload, name, content_type in checked:
+        attachment = Attachment(
+            message=message, filename=name, content_type=content_type, size=len(upload.content)
+        )
+        attachment.file.save(attachment.id, ContentFile(upload.content), save=False)
+        attachment.save(force_insert=True)
+        kept.append(attachment)
+    return kept

@@ -1,0 +1,446 @@
+"""Tickets: opening, the conversation (public replies, internal notes, system entries), status
+changes along ``support/transitions.py``, assignment, rating, merging and the automation that
+closes resolved tickets.
+
+Who may do what is decided here once, by ``by_staff``: a customer (the requester or a teammate
+of the account, through the dashboard, the API or mail) or the hosting company's staff. Every
+change records its event in the same transaction; public replies and status changes are
+``ticket.replied`` / ``ticket.status_changed``, internal notes record none (they are never
+shown to customers, and webhooks belong to the customer's account).
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.actors import SYSTEM, Actor
+from accounts.models import Account, User
+from billing.models import Invoice
+from events.services import changed_attributes, record_event
+from hosting.errors import (
+    Conflict,
+    InvalidState,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+)
+from servers.models import Bot, Server
+from support import transitions
+from support.models import (
+    Channel,
+    Department,
+    Message,
+    MessageKind,
+    Priority,
+    Ticket,
+    TicketCounter,
+    TicketStatus,
+)
+from support.representations import ticket_representation
+from support.services.sla import sla_follow, sla_retarget, sla_start
+
+SUBJECT_LIMIT = 200
+BODY_LIMIT = 50_000
+TAG_LIMIT, TAGS_PER_TICKET = 40, 20
+
+
+@dataclass(frozen=True)
+class Requester:
+    """Who opens a ticket: a user of ``account``, or a guest known by address only."""
+
+    email: str
+    name: str = ""
+    user: User | None = None
+    account: Account | None = None
+
+
+def _ticket_number() -> int:
+    """The next number of the installation (one ``UPDATE … RETURNING``-like step under the
+    counter row's lock), in the caller's transaction."""
+    TicketCounter.objects.get_or_create(pk=1)
+    counter = TicketCounter.objects.select_for_update().get(pk=1)
+    number = counter.next_number
+    TicketCounter.objects.filter(pk=1).update(next_number=F("next_number") + 1)
+    return number
+
+
+def _text(name: str, value: Any, limit: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationFailed.field(name, "required", "This field is required.")
+    value = value.strip()
+    if len(value) > limit:
+        raise ValidationFailed.field(
+            name, "max_length", f"Ensure this field has no more than {limit} characters."
+        )
+    return value
+
+
+def _linked(account: Account | None, links: dict[str, str | None]) -> dict[str, Any]:
+    """The server, bot and invoice a ticket is about: each of ``account`` (else 404, as any
+    other account's object is)."""
+    found: dict[str, Any] = {}
+    for name, model in (("server", Server), ("bot", Bot), ("invoice", Invoice)):
+        wanted = links.get(name)
+        if not wanted:
+            found[name] = None
+            continue
+        obj = (
+            model.objects.filter(pk=wanted, account=account).first()
+            if account is not None
+            else None
+        )
+        if obj is None:
+            raise ValidationFailed.field(name, "not_found", f"No {name} {wanted} in this account.")
+        found[name] = obj
+    return found
+
+
+def _record(ticket: Ticket, type: str, actor: Actor, previous: dict | None = None) -> None:
+    record_event(
+        type=type, account=ticket.account, object_type="ticket",
+        obj=ticket_representation(ticket), actor=actor, previous_attributes=previous,
+    )  # fmt: skip
+
+
+def _system_entry(ticket: Ticket, text: str, actor: Actor, now: datetime) -> None:
+    Message.objects.create(
+        ticket=ticket, kind=MessageKind.SYSTEM, author=actor.user, body=text,
+        channel=Channel.WEB, from_staff=bool(actor.user and actor.user.is_staff), created_at=now,
+    )  # fmt: skip
+
+
+def _next_assignee(department: Department) -> User | None:
+    """Round robin over the department's staff: the one whose last assignment here is
+    oldest (never assigned first)."""
+    members = list(department.members.filter(is_active=True, is_staff=True).order_by("id"))
+    if not members:
+        return None
+    latest: dict[int, datetime] = {}
+    for assignee_id, created_at in (
+        Ticket.objects.filter(department=department, assignee__in=members)
+        .order_by("assignee_id", "-created_at")
+        .values_list("assignee_id", "created_at")
+    ):
+        latest.setdefault(assignee_id, created_at)
+    epoch = datetime.min.replace(tzinfo=UTC)
+    return min(members, key=lambda member: (latest.get(member.id, epoch), member.id))
+
+
+@transaction.atomic
+def ticket_open(
+    *,
+    requester: Requester,
+    subject: str,
+    body: str,
+    department: Department,
+    channel: str,
+    actor: Actor,
+    priority: str | None = None,
+    by_staff: bool = False,
+    links: dict[str, str | None] | None = None,
+    cc: list[str] | None = None,
+    email_message_id: str | None = None,
+) -> tuple[Ticket, Message]:
+    """Open a ticket with its first message. A customer picks among the departments shown to
+    customers and may not set ``urgent`` unless the department's default is; staff may open
+    in any. Links (``server``, ``bot``, ``invoice``) must be of the requester's account."""
+    subject = _text("subject", subject, SUBJECT_LIMIT)
+    body = _text("body", body, BODY_LIMIT)
+    if not department.active or (not by_staff and not department.customer_visible):
+        raise ValidationFailed.field("department", "not_found", "No such department.")
+    priority = priority or department.default_priority
+    if priority not in Priority.values:
+        raise ValidationFailed.field("priority", "invalid", "Not a priority.")
+    found = _linked(requester.account, links or {})
+    now = timezone.now()
+    ticket = Ticket(
+        number=_ticket_number(), subject=subject, account=requester.account,
+        requester=requester.user, requester_email=requester.email.lower(),
+        requester_name=requester.name[:200], cc=sorted(set(cc or [])), department=department,
+        priority=priority, channel=channel, created_at=now, updated_at=now,
+        last_customer_message_at=None if by_staff else now, **found,
+    )  # fmt: skip
+    sla_start(ticket, now)
+    if settings.SUPPORT_AUTO_ASSIGN:
+        ticket.assignee = _next_assignee(department)
+    ticket.save(force_insert=True)
+    author = actor.user if by_staff else requester.user
+    message = Message.objects.create(
+        ticket=ticket, kind=MessageKind.PUBLIC, author=author,
+        author_email="" if by_staff else requester.email.lower(), from_staff=by_staff,
+        body=body, channel=channel, email_message_id=email_message_id, created_at=now,
+    )  # fmt: skip
+    _record(ticket, "ticket.created", actor)
+    return ticket, message
+
+
+def _locked(ticket: Ticket) -> Ticket:
+    return (
+        Ticket.objects.select_for_update()
+        .select_related("department__sla_policy", "account")
+        .get(pk=ticket.pk)
+    )
+
+
+def _move(ticket: Ticket, status: str, now: datetime, *, verb: str) -> dict[str, Any] | None:
+    """``ticket`` to ``status`` along the table, its clocks and dates following; the
+    previous values for the event, or None when it already was there."""
+    if ticket.status == status:
+        return None
+    transitions.check(ticket.status, status, verb=verb)
+    before = ticket.status
+    ticket.status = status
+    if status == TicketStatus.RESOLVED:
+        ticket.resolved_at = now
+    elif status == TicketStatus.CLOSED:
+        ticket.closed_at = now
+    elif before == TicketStatus.RESOLVED:
+        ticket.resolved_at = None
+    sla_follow(ticket, before, now)
+    return {"status": before}
+
+
+@transaction.atomic
+def ticket_reply(
+    *,
+    ticket: Ticket,
+    body: str,
+    actor: Actor,
+    by_staff: bool,
+    channel: str,
+    internal: bool = False,
+    author_email: str = "",
+    email_message_id: str | None = None,
+    set_status: str | None = None,
+) -> Message:
+    """Add to the conversation. A public staff reply answers the ticket (``pending_customer``,
+    the first response stamped); a customer's reply hands it back to staff (``pending_staff``;
+    a resolved ticket reopens). An internal note (staff only) changes nothing else. A closed
+    ticket takes no reply (409). ``set_status``: staff's status after the reply (a macro's)."""
+    ticket = _locked(ticket)
+    body = _text("body", body, BODY_LIMIT)
+    if internal and not by_staff:
+        raise PermissionDenied("Only staff write internal notes.")
+    if ticket.status == TicketStatus.CLOSED:
+        raise transitions.refusal(ticket.status, "reply")
+    if email_message_id and Message.objects.filter(email_message_id=email_message_id).exists():
+        raise Conflict("This e-mail is already on a ticket.")
+    now = timezone.now()
+    message = Message.objects.create(
+        ticket=ticket, kind=MessageKind.INTERNAL if internal else MessageKind.PUBLIC,
+        author=actor.user, author_email=author_email.lower(), from_staff=by_staff, body=body,
+        channel=channel, email_message_id=email_message_id, created_at=now,
+    )  # fmt: skip
+    if internal:
+        Ticket.objects.filter(pk=ticket.pk).update(updated_at=now)
+        return message
+    previous = None
+    if by_staff:
+        ticket.last_staff_message_at = now
+        if ticket.first_response_at is None:
+            ticket.first_response_at = now
+        target = set_status or (
+            TicketStatus.PENDING_CUSTOMER if ticket.status not in transitions.FINISHED else None
+        )
+        if target:
+            previous = _move(ticket, target, now, verb="answer it")
+    else:
+        ticket.last_customer_message_at = now
+        if ticket.status != TicketStatus.OPEN:
+            previous = _move(ticket, TicketStatus.PENDING_STAFF, now, verb="reply")
+    ticket.updated_at = now
+    ticket.save()
+    _record(ticket, "ticket.replied", actor)
+    if previous:
+        _record(ticket, "ticket.status_changed", actor, previous)
+    return message
+
+
+@transaction.atomic
+def ticket_status_change(*, ticket: Ticket, status: str, actor: Actor, by_staff: bool) -> Ticket:
+    """Move the ticket along the table. Customers only close, resolve or reopen their own
+    (``ticket_close`` and ``ticket_reopen`` say it in words); staff move it anywhere allowed.
+    A system entry notes the change in the conversation."""
+    if status not in TicketStatus.values:
+        raise ValidationFailed.field("status", "invalid", "Not a ticket status.")
+    ticket = _locked(ticket)
+    if not by_staff and status not in (TicketStatus.CLOSED, TicketStatus.OPEN):
+        raise PermissionDenied("Customers may only close or reopen a ticket.")
+    if not by_staff and status == TicketStatus.OPEN and ticket.status != TicketStatus.RESOLVED:
+        raise transitions.refusal(ticket.status, "reopen it")
+    now = timezone.now()
+    previous = _move(ticket, status, now, verb=f"move it to {status}")
+    if previous is None:
+        return ticket
+    ticket.updated_at = now
+    ticket.save()
+    _system_entry(ticket, f"Status: {TicketStatus(status).label}.", actor, now)
+    _record(ticket, "ticket.status_changed", actor, previous)
+    return ticket
+
+
+def ticket_close(*, ticket: Ticket, actor: Actor, by_staff: bool = False) -> Ticket:
+    return ticket_status_change(
+        ticket=ticket, status=TicketStatus.CLOSED, actor=actor, by_staff=by_staff
+    )
+
+
+def ticket_reopen(*, ticket: Ticket, actor: Actor, by_staff: bool = False) -> Ticket:
+    return ticket_status_change(
+        ticket=ticket, status=TicketStatus.OPEN, actor=actor, by_staff=by_staff
+    )
+
+
+@transaction.atomic
+def ticket_assign(*, ticket: Ticket, assignee: User | None, actor: Actor) -> Ticket:
+    """Give the ticket to a staff member of its department (or to nobody)."""
+    ticket = _locked(ticket)
+    if assignee is not None and not (
+        assignee.is_staff and ticket.department.members.filter(pk=assignee.pk).exists()
+    ):
+        raise ValidationFailed.field(
+            "assignee", "not_in_department", "Assign to a staff member of the ticket's department."
+        )
+    if ticket.assignee_id == (assignee.pk if assignee else None):
+        return ticket
+    previous = {"assignee": ticket.assignee_id}
+    now = timezone.now()
+    ticket.assignee = assignee
+    ticket.updated_at = now
+    ticket.save()
+    who = (assignee.name or assignee.email) if assignee else "nobody"
+    _system_entry(ticket, f"Assigned to {who}.", actor, now)
+    record_event(
+        type="ticket.assigned", account=ticket.account, object_type="ticket",
+        obj=ticket_representation(ticket), actor=actor, previous_attributes=previous,
+    )  # fmt: skip
+    return ticket
+
+
+@transaction.atomic
+def ticket_update(*, ticket: Ticket, changes: dict[str, Any], actor: Actor) -> Ticket:
+    """Staff change the department, priority, tags or links; the SLA due times follow."""
+    ticket = _locked(ticket)
+    before = ticket_representation(ticket, staff=True)
+    unknown = sorted(set(changes) - {"department", "priority", "tags", "server", "bot", "invoice"})
+    if unknown:
+        raise ValidationFailed.field(unknown[0], "unknown_field", "This field is not accepted.")
+    if "department" in changes:
+        department = Department.objects.filter(pk=changes["department"], active=True).first()
+        if department is None:
+            raise ValidationFailed.field("department", "not_found", "No such department.")
+        ticket.department = department
+        if ticket.assignee_id and not department.members.filter(pk=ticket.assignee_id).exists():
+            ticket.assignee = None
+    if "priority" in changes:
+        if changes["priority"] not in Priority.values:
+            raise ValidationFailed.field("priority", "invalid", "Not a priority.")
+        ticket.priority = changes["priority"]
+    if "tags" in changes:
+        ticket.tags = _tags(changes["tags"])
+    links = {name: changes[name] for name in ("server", "bot", "invoice") if name in changes}
+    for name, obj in _linked(ticket.account, links).items():
+        if name in links:
+            setattr(ticket, name, obj)
+    now = timezone.now()
+    if {"department", "priority"} & set(changes):
+        sla_retarget(ticket, now)
+    previous = changed_attributes(before, ticket_representation(ticket, staff=True))
+    if not previous:
+        return ticket
+    ticket.updated_at = now
+    ticket.save()
+    _record(ticket, "ticket.updated", actor, previous)
+    return ticket
+
+
+def _tags(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
+        raise ValidationFailed.field("tags", "invalid", "Must be a list of words.")
+    tags = sorted({tag.strip().lower() for tag in value if tag.strip()})
+    if len(tags) > TAGS_PER_TICKET or any(len(tag) > TAG_LIMIT for tag in tags):
+        raise ValidationFailed.field(
+            "tags", "invalid", f"At most {TAGS_PER_TICKET} tags of {TAG_LIMIT} characters."
+        )
+    return tags
+
+
+@transaction.atomic
+def ticket_rate(*, ticket: Ticket, rating: Any, comment: str = "", actor: Actor) -> Ticket:
+    """The customer's satisfaction (1 to 5) once the ticket is resolved or closed."""
+    ticket = _locked(ticket)
+    if ticket.status not in transitions.FINISHED:
+        raise transitions.refusal(ticket.status, "rate it before it is resolved")
+    if isinstance(rating, bool) or not isinstance(rating, int) or not 1 <= rating <= 5:
+        raise ValidationFailed.field("rating", "invalid", "A rating is a whole number, 1 to 5.")
+    if not isinstance(comment, str) or len(comment) > 1000:
+        raise ValidationFailed.field("comment", "invalid", "At most 1000 characters of text.")
+    previous = {"rating": ticket.rating, "rating_comment": ticket.rating_comment}
+    ticket.rating, ticket.rating_comment = rating, comment.strip()
+    ticket.updated_at = timezone.now()
+    ticket.save()
+    _record(ticket, "ticket.updated", actor, previous)
+    return ticket
+
+
+@transaction.atomic
+def ticket_merge(*, source: Ticket, target: Ticket, actor: Actor) -> Ticket:
+    """Staff fold a duplicate into ``target``: its messages move there, it is closed with
+    ``merged_into`` set. Both must be of the same account (or the same guest address)."""
+    if source.pk == target.pk:
+        raise ValidationFailed.field("into", "invalid", "A ticket cannot be merged into itself.")
+    first, second = sorted([source.pk, target.pk])
+    locked = {each.pk: each for each in (_locked(Ticket(pk=first)), _locked(Ticket(pk=second)))}
+    source, target = locked[source.pk], locked[target.pk]
+    same_owner = (
+        source.account_id == target.account_id
+        if source.account_id or target.account_id
+        else source.requester_email == target.requester_email
+    )
+    if not same_owner:
+        raise ValidationFailed.field(
+            "into", "other_requester", "Only tickets of the same customer are merged."
+        )
+    if target.status == TicketStatus.CLOSED:
+        raise transitions.refusal(target.status, "merge into it")
+    now = timezone.now()
+    Message.objects.filter(ticket=source).update(ticket=target)
+    previous = {"status": source.status, "merged_into": None}
+    source.merged_into = target
+    if source.status != TicketStatus.CLOSED:
+        source.status = TicketStatus.CLOSED
+        source.closed_at = now
+        sla_follow(source, previous["status"], now)
+    source.updated_at = now
+    source.save()
+    _system_entry(target, f"Ticket #{source.number} was merged into this one.", actor, now)
+    _record(source, "ticket.status_changed", actor, previous)
+    return target
+
+
+def tickets_autoclose(*, now: datetime | None = None) -> int:
+    """Close tickets resolved ``SUPPORT_AUTOCLOSE_DAYS`` ago without a reply since."""
+    now = now or timezone.now()
+    before = now - timedelta(days=settings.SUPPORT_AUTOCLOSE_DAYS)
+    closed = 0
+    for ticket in Ticket.objects.filter(status=TicketStatus.RESOLVED, resolved_at__lte=before):
+        try:
+            ticket_status_change(ticket=ticket, status=TicketStatus.CLOSED, actor=SYSTEM,
+                                 by_staff=True)  # fmt: skip
+        except InvalidState:
+            continue  # a reply reopened it meanwhile
+        closed += 1
+    return closed
+
+
+def ticket_of(*, ticket_id: str, account: Account) -> Ticket:
+    """A ticket of ``account`` (404 for any other)."""
+    ticket = Ticket.objects.filter(pk=ticket_id, account=account).first()
+    if ticket is None:
+        raise NotFound("No such ticket.")
+    return ticket
