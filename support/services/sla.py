@@ -108,7 +108,9 @@ def tickets_sla_check(*, now: datetime) -> int:
 
 @transaction.atomic
 def _breach(ticket_id: str, which: str, now: datetime) -> int:
-    ticket = Ticket.objects.select_for_update().select_related("account").get(pk=ticket_id)
+    ticket = (
+        Ticket.objects.select_for_update(of=("self",)).select_related("account").get(pk=ticket_id)
+    )
     flag = f"{which}_breached"
     due = getattr(ticket, f"{which}_due_at")
     if getattr(ticket, flag) or due is None or due > now:

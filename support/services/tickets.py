@@ -181,7 +181,7 @@ def ticket_open(
 
 def _locked(ticket: Ticket) -> Ticket:
     return (
-        Ticket.objects.select_for_update()
+        Ticket.objects.select_for_update(of=("self",))
         .select_related("department__sla_policy", "account")
         .get(pk=ticket.pk)
     )
