@@ -158,6 +158,10 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = env_str("STATIC_ROOT") or str(BASE_DIR / "staticfiles")
 # WhiteNoise serves static files (the API docs' assets included) from the web processes, so the
 # docs work without a CDN or a separate file server; run `collectstatic` when deploying.
+# Uploaded files (ticket attachments): never served at a public URL, only through views that
+# check who asks. Local files under MEDIA_ROOT by default; any django-storages backend (S3,
+# ...) by setting STORAGES["default"] in a settings module of your own.
+MEDIA_ROOT = env_str("MEDIA_ROOT") or str(BASE_DIR / "var" / "media")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
@@ -342,6 +346,14 @@ SUPPORT_ATTACHMENT_MAX_BYTES = env_int(
     "SUPPORT_ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1024
 )
 SUPPORT_ATTACHMENTS_PER_MESSAGE = env_int("SUPPORT_ATTACHMENTS_PER_MESSAGE", 10, minimum=1)
+# The address replies come back to: the desk's mail carries Reply-To <local>+<token>@<domain>.
+SUPPORT_REPLY_ADDRESS = env_str("SUPPORT_REPLY_ADDRESS") or "support@localhost"
+if "@" not in SUPPORT_REPLY_ADDRESS or "+" in SUPPORT_REPLY_ADDRESS.partition("@")[0]:
+    raise ImproperlyConfigured("SUPPORT_REPLY_ADDRESS must be an address without a '+' tag.")
+# More mail than this from one sender within an hour is dropped (a loop, or a flood).
+SUPPORT_MAIL_PER_SENDER_PER_HOUR = env_int("SUPPORT_MAIL_PER_SENDER_PER_HOUR", 20, minimum=1)
+# A larger message is dropped before it is parsed (mail servers cap around 25-50 MB).
+SUPPORT_MAIL_MAX_BYTES = env_int("SUPPORT_MAIL_MAX_BYTES", 30 * 1024 * 1024, minimum=1024)
 
 # --- Django REST Framework and OpenAPI ------------------------------------------------------
 REST_FRAMEWORK = {

@@ -146,12 +146,13 @@ def ticket_open(
     cc: list[str] | None = None,
     email_message_id: str | None = None,
 ) -> tuple[Ticket, Message]:
-    """Open a ticket with its first message. A customer picks among the departments shown to
-    customers and may not set ``urgent`` unless the department's default is; staff may open
-    in any. Links (``server``, ``bot``, ``invoice``) must be of the requester's account."""
+    """Open a ticket with its first message, in an active department (the pages and the API
+    offer customers those shown to them: ``departments_for_customers``; mail reaches any
+    department by its address). Links (``server``, ``bot``, ``invoice``) must be of the
+    requester's account."""
     subject = _text("subject", subject, SUBJECT_LIMIT)
     body = _text("body", body, BODY_LIMIT)
-    if not department.active or (not by_staff and not department.customer_visible):
+    if not department.active:
         raise ValidationFailed.field("department", "not_found", "No such department.")
     priority = priority or department.default_priority
     if priority not in Priority.values:

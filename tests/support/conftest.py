@@ -45,3 +45,14 @@ def billing_agent(billing_department):
     user = UserFactory(email="accounts@hosting.example", is_staff=True)
     billing_department.members.add(user)
     return user
+
+
+@pytest.fixture
+def sales(sla_policy):
+    return Department.objects.create(name="Sales", email="sales@desk.example")
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    """Attachments land in the test's own folder."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")

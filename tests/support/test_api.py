@@ -164,3 +164,6 @@ def test_departments_lists_those_shown_to_customers(owner_api, technical, billin
     billing_department.customer_visible = False
     billing_department.save()
     assert listed(owner_api.get("/v1/departments"), "departments") == [technical.id]
+    body = {"subject": "x", "body": "y", "department": billing_department.id}
+    hidden = owner_api.post("/v1/tickets", body, format="json")
+    assert error_of(hidden, 400)["details"]["fields"][0]["name"] == "department"

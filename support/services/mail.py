@@ -1,0 +1,197 @@
+"""Mail into the desk: one RFC 822 message becomes a reply on its ticket, a new ticket, or
+nothing (with the reason).
+
+- **Threading.** A reply finds its ticket by the signed token in the address it was sent to
+  (``support+<token>@…``, the Reply-To of every mail the desk sends: ``reply_address``), else
+  by ``In-Reply-To`` / ``References`` naming a message of the ticket. Only what the sender
+  wrote is kept (quoted history stripped by ``support.mail_in``).
+- **New tickets.** A message to a department's address opens a ticket there: for the user
+  with the sender's address and their account when there is one, else a guest ticket.
+- **Refused** (nothing written): a message over ``SUPPORT_MAIL_MAX_BYTES``, auto-replies and
+  bounces, a sender past
+  ``SUPPORT_MAIL_PER_SENDER_PER_HOUR``, a message already taken (same Message-ID), a reply to a
+  ticket from someone who is not part of it, mail for no department.
+- A reply to a closed ticket opens a follow-up ticket in the same department.
+
+Everything of one message (the ticket, the message, its attachments) is written in one
+transaction: a message that fails halfway leaves nothing.
+"""
+
+import hmac
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
+
+from accounts.actors import SYSTEM, Actor
+from accounts.models import User
+from hosting.errors import ValidationFailed
+from support.mail_in import InboundMail, parse_message, reply_token_from
+from support.models import Channel, Department, Message, Ticket, TicketStatus
+from support.services.attachments import ALLOWED_TYPES, Upload, attachments_add, check_upload
+from support.services.tickets import Requester, ticket_open, ticket_reply
+
+SALT = "support.reply-token"
+
+
+@dataclass(frozen=True)
+class MailOutcome:
+    """What became of a message: ``replied``, ``opened``, or ``refused`` with ``reason``."""
+
+    result: str
+    ticket: Ticket | None = None
+    message: Message | None = None
+    reason: str = ""
+
+
+def reply_token(ticket: Ticket) -> str:
+    """``<number>-<20 hex>``: the ticket, and proof the desk minted it for that ticket."""
+    digest = salted_hmac(SALT, ticket.id, algorithm="sha256").hexdigest()[:20]
+    return f"{ticket.number}-{digest}"
+
+
+def reply_address(ticket: Ticket) -> str:
+    """The Reply-To of the desk's mail about ``ticket``: ``support+<token>@desk.example``."""
+    local, _, domain = settings.SUPPORT_REPLY_ADDRESS.partition("@")
+    return f"{local}+{reply_token(ticket)}@{domain}"
+
+
+def _ticket_of_token(token: str) -> Ticket | None:
+    number = token.partition("-")[0]
+    if not number.isdigit():
+        return None
+    ticket = Ticket.objects.filter(number=int(number)).first()
+    if ticket is None or not hmac.compare_digest(reply_token(ticket), token):
+        return None
+    return ticket
+
+
+def _thread(mail: InboundMail) -> Ticket | None:
+    local_part = settings.SUPPORT_REPLY_ADDRESS.partition("@")[0]
+    token = reply_token_from((*mail.to, *mail.cc), local_part=local_part)
+    if token:
+        ticket = _ticket_of_token(token)
+        if ticket is not None:
+            return ticket
+    named = [each for each in (mail.in_reply_to, *mail.references) if each]
+    if named:
+        known = Message.objects.filter(email_message_id__in=named).select_related("ticket")
+        found = known.order_by("-created_at").first()
+        if found is not None:
+            return found.ticket
+    return None
+
+
+def _participant(ticket: Ticket, sender: str) -> tuple[bool, User | None, bool]:
+    """Whether ``sender`` may reply on ``ticket``: (may, the user, as staff)."""
+    user = User.objects.filter(email__iexact=sender, is_active=True).first()
+    if (
+        user is not None
+        and user.is_staff
+        and (user.is_superuser or ticket.department.members.filter(pk=user.pk).exists())
+    ):
+        return True, user, True
+    if sender == ticket.requester_email or sender in ticket.cc:
+        return True, user, False
+    if (
+        user is not None
+        and ticket.account_id
+        and (user.memberships.filter(account_id=ticket.account_id).exists())
+    ):
+        return True, user, False
+    return False, user, False
+
+
+def _uploads(mail: InboundMail) -> tuple[list[Upload], list[tuple[str, str]]]:
+    """The files to keep, and those refused with the reason: a message is never lost for a
+    bad attachment; the refusal is noted on it instead."""
+    kept: list[Upload] = []
+    refused = list(mail.refused_attachments)
+    for each in mail.attachments:
+        upload = Upload(filename=each.filename, content=each.content)
+        if len(kept) == settings.SUPPORT_ATTACHMENTS_PER_MESSAGE:
+            refused.append((each.filename, "too many files in one message"))
+            continue
+        try:
+            check_upload(upload)
+        except ValidationFailed as refusal:
+            refused.append((each.filename, refusal.details["fields"][0]["message"]))
+        else:
+            kept.append(upload)
+    return kept, refused
+
+
+def _refusal_note(refused: list[tuple[str, str]]) -> str:
+    if not refused:
+        return ""
+    lines = [f"- {name}: {reason}" for name, reason in refused]
+    return "\n\n[Attachments not kept]\n" + "\n".join(lines)
+
+
+def mail_receive(raw: bytes) -> MailOutcome:
+    """Take one message (bytes as received); see the module's docstring."""
+    if len(raw) > settings.SUPPORT_MAIL_MAX_BYTES:
+        return MailOutcome("refused", reason="the message is too large")
+    mail = parse_message(
+        raw, max_attachment_bytes=settings.SUPPORT_ATTACHMENT_MAX_BYTES,
+        allowed_types=ALLOWED_TYPES,
+    )  # fmt: skip
+    if mail.is_auto_generated:
+        return MailOutcome("refused", reason=f"automatic mail ({mail.auto_reason})")
+    if Message.objects.filter(email_message_id=mail.message_id).exists():
+        return MailOutcome("refused", reason="already received")
+    hour_ago = timezone.now() - timedelta(hours=1)
+    recent = Message.objects.filter(
+        author_email=mail.sender, channel=Channel.EMAIL, created_at__gte=hour_ago
+    ).count()
+    if recent >= settings.SUPPORT_MAIL_PER_SENDER_PER_HOUR:
+        return MailOutcome("refused", reason="too many messages from this sender this hour")
+    try:
+        with transaction.atomic():
+            return _take(mail)
+    except IntegrityError:
+        # The same message, taken by a delivery running at the same time.
+        return MailOutcome("refused", reason="already received")
+
+
+def _take(mail: InboundMail) -> MailOutcome:
+    uploads, refused = _uploads(mail)
+    body = (mail.reply_text or mail.text).strip() + _refusal_note(refused)
+    ticket = _thread(mail)
+    if ticket is not None:
+        may, user, staff = _participant(ticket, mail.sender)
+        if not may:
+            return MailOutcome("refused", ticket, reason="the sender is not part of this ticket")
+        if ticket.status != TicketStatus.CLOSED:
+            message = ticket_reply(
+                ticket=ticket, body=body or "(no text)", actor=Actor(user=user),
+                by_staff=staff, channel=Channel.EMAIL, author_email=mail.sender,
+                email_message_id=mail.message_id,
+            )  # fmt: skip
+            attachments_add(message=message, uploads=uploads)
+            return MailOutcome("replied", ticket, message)
+        department = ticket.department
+    else:
+        recipients = {address.lower() for address in (*mail.to, *mail.cc)}
+        department = Department.objects.filter(
+            active=True, email__in=[each for each in recipients if each]
+        ).first()
+        if department is None:
+            return MailOutcome("refused", reason="no department takes mail at this address")
+    user = User.objects.filter(email__iexact=mail.sender, is_active=True).first()
+    membership = user.memberships.select_related("account").first() if user else None
+    requester = Requester(
+        email=mail.sender, name=mail.sender_name, user=user,
+        account=membership.account if membership else None,
+    )  # fmt: skip
+    opened, message = ticket_open(
+        requester=requester, subject=(mail.subject or "(no subject)")[:200],
+        body=(mail.text.strip() or "(no text)") + _refusal_note(refused), department=department,
+        channel=Channel.EMAIL, actor=Actor(user=user) if user else SYSTEM, by_staff=False,
+        email_message_id=mail.message_id,
+    )  # fmt: skip
+    attachments_add(message=message, uploads=uploads)
+    return MailOutcome("opened", opened, message)
