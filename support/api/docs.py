@@ -1,6 +1,7 @@
 """OpenAPI documentation of the tickets API."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 
 from hosting.api.schema import envelope, error_doc
 from support.api.serializers import (
@@ -10,6 +11,7 @@ from support.api.serializers import (
     TICKET_EXAMPLES,
     TICKET_LIST_EXAMPLES,
     MessageSerializer,
+    TicketAttachmentsSerializer,
     TicketCreateSerializer,
     TicketRateSerializer,
     TicketReplySerializer,
@@ -87,6 +89,19 @@ TICKET_DOCS = dict(
         examples=TICKET_EXAMPLES,
         tags=TAGS,
     ),
+    attachments=extend_schema(
+        summary="Reply with attachments",
+        description="The one `multipart/form-data` endpoint: a reply carrying one or more "
+        "`file` parts (and an optional `body`). Every file is checked before any is kept: a "
+        "file too large (`too_large`), of a type a help desk does not take "
+        "(`type_not_allowed`), whose content is another type than its name says "
+        "(`type_mismatch`), or too many (`too_many`) is 400 `validation_failed` on "
+        "`attachments`, and nothing is written.",
+        request={"multipart/form-data": TicketAttachmentsSerializer},
+        responses={201: MESSAGE, 409: STATE},
+        examples=MESSAGE_EXAMPLES,
+        tags=TAGS,
+    ),
     rate=extend_schema(
         summary="Rate a resolved ticket",
         description="Satisfaction from 1 to 5, with an optional comment, once the ticket is "
@@ -107,4 +122,18 @@ REPLY_DOC = extend_schema(
     responses={201: MESSAGE, 409: STATE},
     examples=MESSAGE_EXAMPLES,
     tags=TAGS,
+)
+
+ATTACHMENT_DOCS = dict(
+    retrieve=extend_schema(
+        summary="Download an attachment",
+        description="The file of a reply on one of the account's tickets, as a download under "
+        "its name. Files of staff's internal notes are never served here (404).",
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The file, with its own `Content-Type`."
+            )
+        },
+        tags=TAGS,
+    ),
 )

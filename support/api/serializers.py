@@ -122,6 +122,19 @@ class TicketReplySerializer(StrictInputSerializer):
     body = serializers.CharField(max_length=BODY_LIMIT)
 
 
+class TicketAttachmentsSerializer(StrictInputSerializer):
+    """``multipart/form-data``: one or more ``file`` parts and an optional ``body``."""
+
+    file = serializers.ListField(
+        child=serializers.FileField(),
+        help_text="The files (repeat the part for several): images, PDF, text, logs, JSON, "
+        "CSV or archives, each at most `SUPPORT_ATTACHMENT_MAX_BYTES`.",
+    )
+    body = serializers.CharField(
+        max_length=BODY_LIMIT, required=False, help_text="Text of the reply that carries them."
+    )
+
+
 class TicketRateSerializer(StrictInputSerializer):
     rating = serializers.IntegerField(min_value=1, max_value=5)
     comment = serializers.CharField(max_length=1000, required=False, allow_blank=True)

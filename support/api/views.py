@@ -1,8 +1,11 @@
 """The tickets API for customers (``tickets:read`` / ``tickets:write``): departments, tickets,
 their conversation (never an internal note), close, reopen and rate."""
 
+from django.conf import settings
+from django.http import FileResponse
 from drf_spectacular.utils import extend_schema_view
 from rest_framework.decorators import action
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.actors import Actor
@@ -17,8 +20,9 @@ from hosting.api.views import (
     paginated,
     validated,
 )
-from hosting.errors import ValidationFailed
-from support.api.docs import DEPARTMENT_DOCS, REPLY_DOC, TICKET_DOCS
+from hosting.errors import NotFound, ValidationFailed
+from hosting.text import text_problem
+from support.api.docs import ATTACHMENT_DOCS, DEPARTMENT_DOCS, REPLY_DOC, TICKET_DOCS
 from support.api.serializers import (
     DepartmentSerializer,
     MessageSerializer,
@@ -29,7 +33,13 @@ from support.api.serializers import (
 )
 from support.filters import TicketFilter
 from support.models import Channel, Department, Ticket
-from support.selectors import departments_for_customers, messages_visible, tickets_of_account
+from support.selectors import (
+    attachment_for_customer,
+    departments_for_customers,
+    messages_visible,
+    tickets_of_account,
+)
+from support.services.attachments import Upload, too_large
 from support.services.tickets import (
     Requester,
     ticket_close,
@@ -62,7 +72,7 @@ class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
     filterset_classes = {"list": TicketFilter}
     required_scopes = {
         "list": READ, "retrieve": READ, "messages": READ, "create": WRITE, "reply": WRITE,
-        "close": WRITE, "reopen": WRITE, "rate": WRITE,
+        "close": WRITE, "reopen": WRITE, "rate": WRITE, "attachments": WRITE,
     }  # fmt: skip
 
     def caller_queryset(self, principal):
@@ -118,6 +128,29 @@ class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
         ticket = ticket_reopen(ticket=self.get_object(), actor=Actor.from_request(request))
         return Response({"ticket": TicketSerializer(ticket).data})
 
+    @action(detail=True, methods=["post"], parser_classes=[MultiPartParser])
+    def attachments(self, request, pk: str):
+        unknown = sorted(set(request.data) - {"file", "body"})
+        if unknown:
+            raise ValidationFailed.field(unknown[0], "unknown_field", "This field is not accepted.")
+        files = request.FILES.getlist("file")
+        if not files:
+            raise ValidationFailed.field("file", "required", "Send at least one file part.")
+        body = request.data.get("body", "")
+        problem = text_problem(body) if isinstance(body, str) else ("invalid", "must be text.")
+        if problem is not None:
+            raise ValidationFailed.field("body", problem[0], f"body {problem[1]}")
+        uploads = [_upload(each) for each in files]
+        message = ticket_reply(
+            ticket=self.get_object(), body=body, actor=Actor.from_request(request),
+            by_staff=False, channel=Channel.API, author_email=request.auth.user.email,
+            uploads=uploads,
+        )  # fmt: skip
+        return created(
+            request, {"message": MessageSerializer(message).data},
+            f"/v1/tickets/{message.ticket_id}/messages",
+        )  # fmt: skip
+
     @action(detail=True, methods=["post"])
     def rate(self, request, pk: str):
         body = validated(TicketRateSerializer, request)
@@ -126,3 +159,26 @@ class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
             actor=Actor.from_request(request),
         )  # fmt: skip
         return Response({"ticket": TicketSerializer(ticket).data})
+
+
+def _upload(file) -> Upload:
+    """A part as the service checks it; one over the limit is refused unread."""
+    if file.size > settings.SUPPORT_ATTACHMENT_MAX_BYTES:
+        raise too_large(file.name or "")
+    return Upload(filename=file.name or "", content=file.read())
+
+
+@extend_schema_view(**ATTACHMENT_DOCS)
+class AttachmentViewSet(ApiViewSet):
+    required_scopes = {"retrieve": READ}
+
+    def retrieve(self, request, pk: str):
+        attachment = attachment_for_customer(attachment_id=pk, account_id=request.auth.account.id)
+        if attachment is None:
+            raise NotFound("No such attachment.")
+        response = FileResponse(
+            attachment.file.open("rb"), as_attachment=True, filename=attachment.filename,
+            content_type=attachment.content_type,
+        )  # fmt: skip
+        response["X-Content-Type-Options"] = "nosniff"
+        return response

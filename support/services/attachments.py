@@ -63,14 +63,19 @@ def content_type_of(filename: str) -> str | None:
     return EXTRA_TYPES.get(extension) or mimetypes.guess_type(f"x{extension}")[0]
 
 
+def too_large(filename: str) -> ValidationFailed:
+    """The refusal of a file over ``SUPPORT_ATTACHMENT_MAX_BYTES`` (also for one not read)."""
+    limit = settings.SUPPORT_ATTACHMENT_MAX_BYTES / (1024 * 1024)
+    return ValidationFailed.field(
+        "attachments", "too_large", f"{safe_filename(filename)} is larger than {limit:g} MB."
+    )
+
+
 def check_upload(upload: Upload) -> tuple[str, str]:
     """The safe name and the content type of ``upload``, or the reason it is refused."""
     name = safe_filename(upload.filename)
     if len(upload.content) > settings.SUPPORT_ATTACHMENT_MAX_BYTES:
-        limit = settings.SUPPORT_ATTACHMENT_MAX_BYTES // (1024 * 1024) or 1
-        raise ValidationFailed.field(
-            "attachments", "too_large", f"{name} is larger than {limit} MB."
-        )
+        raise too_large(upload.filename)
     declared = content_type_of(name)
     if declared not in ALLOWED_TYPES:
         raise ValidationFailed.field(

@@ -169,9 +169,8 @@ def _take(mail: InboundMail) -> MailOutcome:
             message = ticket_reply(
                 ticket=ticket, body=body or "(no text)", actor=Actor(user=user),
                 by_staff=staff, channel=Channel.EMAIL, author_email=mail.sender,
-                email_message_id=mail.message_id,
+                email_message_id=mail.message_id, uploads=uploads,
             )  # fmt: skip
-            attachments_add(message=message, uploads=uploads)
             return MailOutcome("replied", ticket, message)
         department = ticket.department
     else:

@@ -42,6 +42,7 @@ from support.models import (
     TicketStatus,
 )
 from support.representations import ticket_representation
+from support.services.attachments import Upload, attachments_add, safe_filename
 from support.services.sla import sla_follow, sla_retarget, sla_start
 
 SUBJECT_LIMIT = 200
@@ -218,12 +219,16 @@ def ticket_reply(
     author_email: str = "",
     email_message_id: str | None = None,
     set_status: str | None = None,
+    uploads: list[Upload] | None = None,
 ) -> Message:
     """Add to the conversation. A public staff reply answers the ticket (``pending_customer``,
     the first response stamped); a customer's reply hands it back to staff (``pending_staff``;
     a resolved ticket reopens). An internal note (staff only) changes nothing else. A closed
-    ticket takes no reply (409). ``set_status``: staff's status after the reply (a macro's)."""
+    ticket takes no reply (409). ``set_status``: staff's status after the reply (a macro's).
+    ``uploads``: files it carries (``attachments_add``); with files, the text may be empty."""
     ticket = _locked(ticket)
+    if uploads and not (isinstance(body, str) and body.strip()):
+        body = "Attached: " + ", ".join(safe_filename(each.filename) for each in uploads)
     body = _text("body", body, BODY_LIMIT)
     if internal and not by_staff:
         raise PermissionDenied("Only staff write internal notes.")
@@ -239,6 +244,7 @@ def ticket_reply(
     )  # fmt: skip
     if internal:
         Ticket.objects.filter(pk=ticket.pk).update(updated_at=now)
+        attachments_add(message=message, uploads=uploads or [])
         return message
     previous = None
     if by_staff:
@@ -256,6 +262,8 @@ def ticket_reply(
             previous = _move(ticket, TicketStatus.PENDING_STAFF, now, verb="reply")
     ticket.updated_at = now
     ticket.save()
+    # Last: the files are written only once nothing else can refuse the reply.
+    attachments_add(message=message, uploads=uploads or [])
     _record(ticket, "ticket.replied", actor)
     if previous:
         _record(ticket, "ticket.status_changed", actor, previous)

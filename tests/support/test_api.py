@@ -167,3 +167,75 @@ def test_departments_lists_those_shown_to_customers(owner_api, technical, billin
     body = {"subject": "x", "body": "y", "department": billing_department.id}
     hidden = owner_api.post("/v1/tickets", body, format="json")
     assert error_of(hidden, 400)["details"]["fields"][0]["name"] == "department"
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+
+
+def upload(name: str, content: bytes, content_type: str = "application/octet-stream"):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile(name, content, content_type=content_type)
+
+
+def test_a_reply_carries_files_and_only_the_account_downloads_them(
+    owner_api, outsider_api, technical
+):
+    ticket = open_one(owner_api, technical)
+
+    answer = owner_api.post(
+        f"/v1/tickets/{ticket['id']}/attachments",
+        {"file": [upload("latest.log", b"[ERROR] bind failed\n"), upload("shot.png", PNG)],
+         "body": "Logs and a screenshot."},
+        format="multipart",
+    )  # fmt: skip
+
+    message = data_of(answer, 201)["message"]
+    assert message["body"] == "Logs and a screenshot."
+    files = {each["filename"]: each for each in message["attachments"]}
+    assert set(files) == {"latest.log", "shot.png"}
+    assert files["shot.png"]["content_type"] == "image/png" and files["shot.png"]["size"] == 72
+    download = owner_api.get(f"/v1/attachments/{files['latest.log']['id']}")
+    assert download.status_code == 200
+    assert b"".join(download.streaming_content) == b"[ERROR] bind failed\n"
+    assert download["Content-Disposition"] == 'attachment; filename="latest.log"'
+    assert download["X-Content-Type-Options"] == "nosniff"
+    stranger = outsider_api.get(f"/v1/attachments/{files['latest.log']['id']}")
+    assert error_of(stranger, 404)["code"] == "not_found"
+
+
+def test_files_are_checked_before_any_is_kept(owner_api, technical, settings):
+    from support.models import Attachment, Message
+
+    settings.SUPPORT_ATTACHMENT_MAX_BYTES = 1024
+    ticket = open_one(owner_api, technical)
+    path = f"/v1/tickets/{ticket['id']}/attachments"
+    cases = [
+        ([upload("ok.txt", b"fine"), upload("tool.exe", b"MZ" + b"\0" * 10)], "type_not_allowed"),
+        ([upload("logs.txt", PNG)], "type_mismatch"),
+        ([upload("big.log", b"x" * 2048)], "too_large"),
+        ([upload("../../etc/passwd.txt", b"x" * 2048)], "too_large"),
+    ]
+    for files, code in cases:
+        error = error_of(owner_api.post(path, {"file": files}, format="multipart"), 400)
+        assert error["details"]["fields"][0]["code"] == code
+    assert "passwd.txt is larger than" in error["message"] and "../" not in error["message"]
+    none = owner_api.post(path, {"body": "no file"}, format="multipart")
+    assert error_of(none, 400)["details"]["fields"][0]["name"] == "file"
+    assert not Attachment.objects.exists()
+    assert Message.objects.filter(ticket_id=ticket["id"]).count() == 1
+
+
+def test_an_internal_note_s_file_is_never_served_to_the_customer(
+    owner_api, account, technical, agent
+):
+    from support.models import Ticket
+    from support.services.attachments import Upload
+
+    ticket = open_one(owner_api, technical)
+    note = ticket_reply(ticket=Ticket.objects.get(pk=ticket["id"]), body="Abuse report",
+                        actor=Actor(user=agent), by_staff=True, channel="web", internal=True,
+                        uploads=[Upload("report.txt", b"private")])  # fmt: skip
+    [attachment] = note.attachments.all()
+
+    assert error_of(owner_api.get(f"/v1/attachments/{attachment.id}"), 404)["code"] == "not_found"
