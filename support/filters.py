@@ -3,7 +3,7 @@
 import django_filters
 from django.db.models import Q
 
-from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet
+from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet, StableOrderingFilter
 from support.models import Priority, Ticket, TicketStatus
 
 
@@ -43,3 +43,33 @@ class TicketFilter(CreatedRangeFilterSet):
     class Meta:
         model = Ticket
         fields: list[str] = []
+
+
+class StaffTicketFilter(TicketFilter):
+    """Query filters of ``GET /v1/admin/tickets``: a customer's list's, and the desk's own."""
+
+    account = django_filters.CharFilter(
+        field_name="account_id", help_text="Only tickets of this account (`acct_…`)."
+    )
+    assignee = django_filters.CharFilter(
+        method="_assignee", help_text="A staff member (`usr_…`), or `none` for unassigned ones."
+    )
+    breached = django_filters.BooleanFilter(
+        method="_breached", help_text="`true`: only tickets past a first-response or resolution "
+        "target.",
+    )  # fmt: skip
+    ordering = StableOrderingFilter(
+        fields=(("created_at", "created_at"), ("resolution_due_at", "resolution_due_at"),
+                ("updated_at", "updated_at")),
+        help_text="created_at, resolution_due_at (the desk's queue order) or updated_at, '-' "
+        "for descending. Default: -created_at.",
+    )  # fmt: skip
+
+    def _assignee(self, queryset, name, value):
+        if value == "none":
+            return queryset.filter(assignee__isnull=True)
+        return queryset.filter(assignee_id=value)
+
+    def _breached(self, queryset, name, value):
+        breached = Q(first_response_breached=True) | Q(resolution_breached=True)
+        return queryset.filter(breached) if value else queryset.exclude(breached)

@@ -8,14 +8,25 @@ from support.api.serializers import (
     DEPARTMENT_LIST_EXAMPLES,
     MESSAGE_EXAMPLES,
     MESSAGE_LIST_EXAMPLES,
+    NOTE_EXAMPLES,
+    STAFF_MESSAGE_LIST_EXAMPLES,
+    STAFF_TICKET_EXAMPLES,
+    STAFF_TICKET_LIST_EXAMPLES,
     TICKET_EXAMPLES,
     TICKET_LIST_EXAMPLES,
     MessageSerializer,
+    StaffMessageSerializer,
+    StaffReplySerializer,
+    StaffTicketSerializer,
+    StaffTicketUpdateSerializer,
+    TicketAssignSerializer,
     TicketAttachmentsSerializer,
     TicketCreateSerializer,
+    TicketMergeSerializer,
     TicketRateSerializer,
     TicketReplySerializer,
     TicketSerializer,
+    TicketStatusSerializer,
 )
 
 TAGS = ["Support tickets"]
@@ -136,4 +147,78 @@ ATTACHMENT_DOCS = dict(
         },
         tags=TAGS,
     ),
+)
+
+
+STAFF_TAGS = ["Staff"]
+STAFF_TICKET = envelope("ticket", StaffTicketSerializer(), name="StaffTicketEnvelope")
+STAFF_MESSAGE = envelope("message", StaffMessageSerializer(), name="StaffMessageEnvelope")
+
+STAFF_TICKET_DOCS = dict(
+    list=extend_schema(
+        summary="List tickets (staff)",
+        description="Every ticket of the departments the key's staff member works (all of "
+        "them for a superuser), and those assigned to them. Filters as the customers' list, "
+        "plus `account`, `assignee` (`none`: unassigned) and `breached`; "
+        "`ordering=resolution_due_at` is the desk's queue order.",
+        examples=STAFF_TICKET_LIST_EXAMPLES,
+        tags=STAFF_TAGS,
+    ),
+    retrieve=extend_schema(
+        summary="Get a ticket (staff)",
+        responses=STAFF_TICKET,
+        examples=STAFF_TICKET_EXAMPLES,
+        tags=STAFF_TAGS,
+    ),
+    partial_update=extend_schema(
+        summary="Change a ticket's department, priority, tags or links",
+        description="The SLA due times follow a new department or priority; an assignee who is "
+        "not in the new department is unassigned.",
+        request=StaffTicketUpdateSerializer,
+        responses=STAFF_TICKET,
+        examples=STAFF_TICKET_EXAMPLES,
+        tags=STAFF_TAGS,
+    ),
+    messages=extend_schema(
+        summary="List a ticket's messages (staff)",
+        description="The whole conversation, internal notes and system entries included.",
+        responses=StaffMessageSerializer(many=True),
+        examples=STAFF_MESSAGE_LIST_EXAMPLES,
+        tags=STAFF_TAGS,
+    ),
+    assign=extend_schema(
+        summary="Assign a ticket",
+        description="To a staff member of the ticket's department (400 `validation_failed`, "
+        "code `not_in_department`, otherwise), or to nobody (`null`).",
+        request=TicketAssignSerializer,
+        responses=STAFF_TICKET,
+        examples=STAFF_TICKET_EXAMPLES,
+        tags=STAFF_TAGS,
+    ),
+    status=extend_schema(
+        summary="Change a ticket's status",
+        request=TicketStatusSerializer,
+        responses={200: STAFF_TICKET, 409: STATE},
+        examples=STAFF_TICKET_EXAMPLES,
+        tags=STAFF_TAGS,
+    ),
+    merge=extend_schema(
+        summary="Merge a duplicate into another ticket",
+        description="Its messages move to `into`, and it is closed with `merged_into` set. Both "
+        "must be of the same customer (400 `validation_failed` on `into` otherwise).",
+        request=TicketMergeSerializer,
+        responses={200: STAFF_TICKET, 409: STATE},
+        examples=STAFF_TICKET_EXAMPLES,
+        tags=STAFF_TAGS,
+    ),
+)
+
+STAFF_REPLY_DOC = extend_schema(
+    summary="Reply or add an internal note (staff)",
+    description="A public reply answers the ticket (`pending_customer`, or `set_status`) and "
+    "stamps the first response; `internal: true` adds a note only staff ever see.",
+    request=StaffReplySerializer,
+    responses={201: STAFF_MESSAGE, 409: STATE},
+    examples=NOTE_EXAMPLES,
+    tags=STAFF_TAGS,
 )

@@ -1,6 +1,8 @@
 """Bodies and answers of the tickets API (the customer's view: no internal note, no staff
 field)."""
 
+from functools import partial
+
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
@@ -64,6 +66,32 @@ class TicketSerializer(RepresentedBy, serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class SlaSerializer(serializers.Serializer):
+    first_response_due_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    resolution_due_at = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="Moves while the clock is paused."
+    )
+    first_response_breached = serializers.BooleanField(read_only=True)
+    resolution_breached = serializers.BooleanField(read_only=True)
+    paused = serializers.BooleanField(
+        read_only=True, help_text="Waiting on the customer, on hold, resolved or closed."
+    )
+
+
+class StaffTicketSerializer(TicketSerializer):
+    """A ticket as the hosting company's staff see it: with its assignee, tags and SLA."""
+
+    represent = staticmethod(partial(ticket_representation, staff=True))
+
+    assignee = serializers.CharField(read_only=True, allow_null=True, help_text="`usr_…`")
+    tags = serializers.ListField(child=serializers.CharField(), read_only=True)
+    sla = SlaSerializer(read_only=True)
+
+    class Meta(TicketSerializer.Meta):
+        fields = [*TicketSerializer.Meta.fields, "assignee", "tags", "sla"]
+        read_only_fields = fields
+
+
 class AttachmentSerializer(serializers.Serializer):
     id = serializers.CharField(read_only=True, help_text="`att_…`")
     filename = serializers.CharField(read_only=True)
@@ -95,6 +123,12 @@ class MessageSerializer(RepresentedBy, serializers.ModelSerializer):
         model = Message
         fields = ["id", "ticket", "kind", "author", "body", "channel", "attachments", "created_at"]
         read_only_fields = fields
+
+
+class StaffMessageSerializer(MessageSerializer):
+    """One entry of the conversation, internal notes included."""
+
+    kind = serializers.ChoiceField(choices=MessageKind.choices, read_only=True)
 
 
 class DepartmentSerializer(RepresentedBy, serializers.Serializer):
@@ -133,6 +167,42 @@ class TicketAttachmentsSerializer(StrictInputSerializer):
     body = serializers.CharField(
         max_length=BODY_LIMIT, required=False, help_text="Text of the reply that carries them."
     )
+
+
+class StaffReplySerializer(StrictInputSerializer):
+    body = serializers.CharField(max_length=BODY_LIMIT)
+    internal = serializers.BooleanField(
+        required=False, help_text="An internal note: never shown to the customer."
+    )
+    set_status = serializers.ChoiceField(
+        choices=TicketStatus.choices, required=False,
+        help_text="The status after a public reply (default: `pending_customer`).",
+    )  # fmt: skip
+
+
+class StaffTicketUpdateSerializer(StrictInputSerializer):
+    department = serializers.CharField(required=False, help_text="`dept_…`")
+    priority = serializers.ChoiceField(choices=Priority.choices, required=False)
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=40), required=False, max_length=20
+    )
+    server = serializers.CharField(required=False, allow_null=True)
+    bot = serializers.CharField(required=False, allow_null=True)
+    invoice = serializers.CharField(required=False, allow_null=True)
+
+
+class TicketAssignSerializer(StrictInputSerializer):
+    assignee = serializers.CharField(
+        allow_null=True, help_text="A staff member of the ticket's department, or null."
+    )
+
+
+class TicketStatusSerializer(StrictInputSerializer):
+    status = serializers.ChoiceField(choices=TicketStatus.choices)
+
+
+class TicketMergeSerializer(StrictInputSerializer):
+    into = serializers.CharField(help_text="The ticket (`tkt_…`) that keeps the conversation.")
 
 
 class TicketRateSerializer(StrictInputSerializer):
@@ -185,6 +255,24 @@ MESSAGE_EXAMPLE = {
     ],
     "created_at": "2026-11-24T09:12:40Z",
 }
+STAFF_TICKET_EXAMPLE = {
+    **TICKET_EXAMPLE,
+    "assignee": "usr_8Mv3HdPz1Lk2Tq4Wn7Xc5Rb9",
+    "tags": ["minecraft", "world-corruption"],
+    "sla": {
+        "first_response_due_at": "2026-11-24T11:01:05Z",
+        "resolution_due_at": "2026-11-25T09:01:05Z",
+        "first_response_breached": False,
+        "resolution_breached": False,
+        "paused": True,
+    },
+}
+NOTE_EXAMPLE = {
+    **MESSAGE_EXAMPLE,
+    "kind": "internal",
+    "body": "Second world corruption this month: check the node's disk.",
+    "attachments": [],
+}
 DEPARTMENT_EXAMPLE = {
     "id": TICKET_EXAMPLE["department"],
     "name": "Technical",
@@ -202,3 +290,12 @@ TICKET_LIST_EXAMPLES = _examples("Answered by staff", None, TICKET_EXAMPLE)
 MESSAGE_EXAMPLES = _examples("A staff reply with a log", "message", MESSAGE_EXAMPLE)
 MESSAGE_LIST_EXAMPLES = _examples("A staff reply with a log", None, MESSAGE_EXAMPLE)
 DEPARTMENT_LIST_EXAMPLES = _examples("Technical", None, DEPARTMENT_EXAMPLE)
+STAFF_TICKET_EXAMPLES = _examples("Answered, waiting on the customer", "ticket",
+                                  STAFF_TICKET_EXAMPLE)  # fmt: skip
+STAFF_TICKET_LIST_EXAMPLES = _examples("Answered, waiting on the customer", None,
+                                       STAFF_TICKET_EXAMPLE)  # fmt: skip
+NOTE_EXAMPLES = _examples("An internal note", "message", NOTE_EXAMPLE)
+STAFF_MESSAGE_LIST_EXAMPLES = [
+    *_examples("A staff reply with a log", None, MESSAGE_EXAMPLE),
+    *_examples("An internal note", None, NOTE_EXAMPLE),
+]

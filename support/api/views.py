@@ -9,6 +9,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.actors import Actor
+from accounts.models import User
 from hosting.api.pagination import PageNumberPagination
 from hosting.api.serializers import EmptyBodySerializer
 from hosting.api.views import (
@@ -22,34 +23,54 @@ from hosting.api.views import (
 )
 from hosting.errors import NotFound, ValidationFailed
 from hosting.text import text_problem
-from support.api.docs import ATTACHMENT_DOCS, DEPARTMENT_DOCS, REPLY_DOC, TICKET_DOCS
+from support.api.docs import (
+    ATTACHMENT_DOCS,
+    DEPARTMENT_DOCS,
+    REPLY_DOC,
+    STAFF_REPLY_DOC,
+    STAFF_TICKET_DOCS,
+    TICKET_DOCS,
+)
 from support.api.serializers import (
     DepartmentSerializer,
     MessageSerializer,
+    StaffMessageSerializer,
+    StaffReplySerializer,
+    StaffTicketSerializer,
+    StaffTicketUpdateSerializer,
+    TicketAssignSerializer,
     TicketCreateSerializer,
+    TicketMergeSerializer,
     TicketRateSerializer,
     TicketReplySerializer,
     TicketSerializer,
+    TicketStatusSerializer,
 )
-from support.filters import TicketFilter
+from support.filters import StaffTicketFilter, TicketFilter
 from support.models import Channel, Department, Ticket
 from support.selectors import (
     attachment_for_customer,
     departments_for_customers,
     messages_visible,
+    tickets_for_staff,
     tickets_of_account,
 )
 from support.services.attachments import Upload, too_large
 from support.services.tickets import (
     Requester,
+    ticket_assign,
     ticket_close,
+    ticket_merge,
     ticket_open,
     ticket_rate,
     ticket_reopen,
     ticket_reply,
+    ticket_status_change,
+    ticket_update,
 )
 
 READ, WRITE = ["tickets:read"], ["tickets:write"]
+STAFF_READ, STAFF_WRITE = ["admin:read"], ["admin:write"]
 
 
 @extend_schema_view(**DEPARTMENT_DOCS)
@@ -182,3 +203,89 @@ class AttachmentViewSet(ApiViewSet):
         )  # fmt: skip
         response["X-Content-Type-Options"] = "nosniff"
         return response
+
+
+@extend_schema_view(**STAFF_TICKET_DOCS)
+class StaffTicketViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    """The desk for the hosting company's own tools: the tickets of the staff member's
+    departments, with internal notes, assignment, status, merging and the SLA fields."""
+
+    model = Ticket
+    list_key = "tickets"
+    resource_key = "ticket"
+    serializer_class = StaffTicketSerializer
+    filterset_classes = {"list": StaffTicketFilter}
+    required_scopes = {
+        "list": STAFF_READ, "retrieve": STAFF_READ, "messages": STAFF_READ,
+        "partial_update": STAFF_WRITE, "reply": STAFF_WRITE, "assign": STAFF_WRITE,
+        "status": STAFF_WRITE, "merge": STAFF_WRITE,
+    }  # fmt: skip
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Ticket.objects.none()
+        return tickets_for_staff(self.request.auth.user).order_by("-created_at", "-id")
+
+    def _answer(self, ticket: Ticket) -> Response:
+        return Response({"ticket": StaffTicketSerializer(Ticket.objects.get(pk=ticket.pk)).data})
+
+    def partial_update(self, request, pk: str):
+        changes = validated(StaffTicketUpdateSerializer, request)
+        ticket = ticket_update(
+            ticket=self.get_object(), changes=changes, actor=Actor.from_request(request)
+        )
+        return self._answer(ticket)
+
+    # pagination_class: only for the schema, which otherwise documents the view's own list key.
+    @action(detail=True, methods=["get"], pagination_class=PageNumberPagination.for_key("messages"))
+    def messages(self, request, pk: str):
+        ticket = self.get_object()
+        return paginated(
+            self, messages_visible(ticket, staff=True), "messages", StaffMessageSerializer
+        )
+
+    @STAFF_REPLY_DOC
+    @messages.mapping.post
+    def reply(self, request, pk: str):
+        body = validated(StaffReplySerializer, request)
+        message = ticket_reply(
+            ticket=self.get_object(), body=body["body"], actor=Actor.from_request(request),
+            by_staff=True, channel=Channel.API, internal=body.get("internal", False),
+            set_status=body.get("set_status"),
+        )  # fmt: skip
+        return created(
+            request, {"message": StaffMessageSerializer(message).data},
+            f"/v1/admin/tickets/{message.ticket_id}/messages",
+        )  # fmt: skip
+
+    @action(detail=True, methods=["post"])
+    def assign(self, request, pk: str):
+        body = validated(TicketAssignSerializer, request)
+        assignee = None
+        if body["assignee"] is not None:
+            assignee = User.objects.filter(pk=body["assignee"], is_active=True).first()
+            if assignee is None:
+                raise ValidationFailed.field("assignee", "not_found", "No such staff member.")
+        ticket = ticket_assign(
+            ticket=self.get_object(), assignee=assignee, actor=Actor.from_request(request)
+        )
+        return self._answer(ticket)
+
+    @action(detail=True, methods=["post"])
+    def status(self, request, pk: str):
+        body = validated(TicketStatusSerializer, request)
+        ticket = ticket_status_change(
+            ticket=self.get_object(), status=body["status"], actor=Actor.from_request(request),
+            by_staff=True,
+        )  # fmt: skip
+        return self._answer(ticket)
+
+    @action(detail=True, methods=["post"])
+    def merge(self, request, pk: str):
+        body = validated(TicketMergeSerializer, request)
+        into = self.get_queryset().filter(pk=body["into"]).first()
+        if into is None:
+            raise ValidationFailed.field("into", "not_found", "No such ticket.")
+        source = self.get_object()
+        ticket_merge(source=source, target=into, actor=Actor.from_request(request))
+        return self._answer(source)
