@@ -8,7 +8,6 @@ matches nothing (ids are opaque, as on every other list). Currencies are ISO cod
 """
 
 import django_filters
-from django import forms
 from django.db.models import Exists, OuterRef
 from django_filters.fields import ChoiceField
 
@@ -27,6 +26,7 @@ from billing.models import (
 )
 from billing.money import SUPPORTED_CURRENCIES
 from hosting.api.filters import (
+    BooleanParameterFilter,
     ChoiceInFilter,
     CreatedRangeFilterSet,
     StableOrderingFilter,
@@ -50,28 +50,6 @@ class CurrencyFilter(django_filters.ChoiceFilter):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("choices", CURRENCY_CHOICES)
         super().__init__(*args, **kwargs)
-
-
-class _TrueOrFalseField(forms.NullBooleanField):
-    """``true`` or ``false`` (any case), as the schema's boolean is written in a query; any
-    other value is refused. Django's own widget reads an unknown value as "not given", so
-    ``active=AAA`` would list everything."""
-
-    widget = forms.TextInput
-
-    def to_python(self, value):
-        if value in (None, ""):
-            return None
-        words = {"true": True, "false": False}
-        if not isinstance(value, str) or value.lower() not in words:
-            raise forms.ValidationError("Give true or false.", code="invalid")
-        return words[value.lower()]
-
-
-class BooleanParameterFilter(django_filters.BooleanFilter):
-    """A boolean query parameter: ``true`` or ``false``, anything else 400."""
-
-    field_class = _TrueOrFalseField
 
 
 def id_filter(field_name: str, text: str) -> django_filters.CharFilter:

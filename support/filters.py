@@ -3,7 +3,12 @@
 import django_filters
 from django.db.models import Q
 
-from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet, StableOrderingFilter
+from hosting.api.filters import (
+    BooleanParameterFilter,
+    ChoiceInFilter,
+    CreatedRangeFilterSet,
+    StableOrderingFilter,
+)
 from support.models import Priority, Ticket, TicketStatus
 
 
@@ -54,7 +59,7 @@ class StaffTicketFilter(TicketFilter):
     assignee = django_filters.CharFilter(
         method="_assignee", help_text="A staff member (`usr_…`), or `none` for unassigned ones."
     )
-    breached = django_filters.BooleanFilter(
+    breached = BooleanParameterFilter(
         method="_breached", help_text="`true`: only tickets past a first-response or resolution "
         "target.",
     )  # fmt: skip

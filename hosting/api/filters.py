@@ -3,6 +3,7 @@
 import datetime
 
 import django_filters
+from django import forms
 from django.http import QueryDict
 from django_filters.fields import IsoDateTimeField
 from django_filters.rest_framework import DjangoFilterBackend
@@ -136,3 +137,25 @@ class CreatedRangeFilterSet(django_filters.FilterSet):
     created_before = UtcDateTimeFilter(
         field_name="created_at", lookup_expr="lt", help_text="Created before (ISO 8601)."
     )
+
+
+class _TrueOrFalseField(forms.NullBooleanField):
+    """``true`` or ``false`` (any case), as the schema's boolean is written in a query; any
+    other value is refused. Django's own widget reads an unknown value as "not given", so
+    ``active=AAA`` would list everything."""
+
+    widget = forms.TextInput
+
+    def to_python(self, value):
+        if value in (None, ""):
+            return None
+        words = {"true": True, "false": False}
+        if not isinstance(value, str) or value.lower() not in words:
+            raise forms.ValidationError("Give true or false.", code="invalid")
+        return words[value.lower()]
+
+
+class BooleanParameterFilter(django_filters.BooleanFilter):
+    """A boolean query parameter: ``true`` or ``false``, anything else 400."""
+
+    field_class = _TrueOrFalseField

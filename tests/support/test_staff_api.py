@@ -135,3 +135,5 @@ def test_the_list_filters_for_the_desk(agent_api, agent, owner, account, technic
     assert ids(assignee=agent.id) == [mine.id]
     assert ids(assignee="none") == [breached.id]
     assert ids(account=account.id, ordering="resolution_due_at") == [breached.id, mine.id]
+    wrong = agent_api.get("/v1/admin/tickets", {"breached": "AAA"})
+    assert error_of(wrong, 400)["code"] == "invalid_parameter"
