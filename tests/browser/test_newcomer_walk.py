@@ -266,7 +266,17 @@ def test_a_webhook_endpoint_leads_with_its_summary_and_edits_events_by_resource(
     expect(page.get_by_role("heading", level=1)).to_have_text("Edit webhook endpoint")
     groups = page.locator("fieldset.event-group > legend")
     expect(groups).to_have_text(
-        ["Servers", "Bots", "Actions", "API keys", "Team", "Account", "Billing", "Webhooks"]
+        [
+            "Servers",
+            "Bots",
+            "Actions",
+            "API keys",
+            "Team",
+            "Account",
+            "Billing",
+            "Support",
+            "Webhooks",
+        ]
     )
     # A resource's single types stay folded away unless one of them is ticked.
     expect(page.get_by_label("server.created", exact=True)).to_be_hidden()

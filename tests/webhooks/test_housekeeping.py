@@ -127,12 +127,13 @@ def test_housekeeping_runs_the_upkeep_of_every_app_in_installed_order(db):
 
     assert [label for label, _ in upkeep_steps()] == [
         "hosting", "accounts", "events", "servers", "webhooks", "idempotency", "billing",
-        "stripe_gateway",
+        "stripe_gateway", "support",
     ]  # fmt: skip
     output = housekeeping()
     for name in ("expiring keys notified 0", "events pruned 0", "actions failed 0",
                  "server count rows folded", "deliveries requeued 0",
-                 "idempotency records pruned 0", "rate-limit counters pruned"):  # fmt: skip
+                 "idempotency records pruned 0", "rate-limit counters pruned",
+                 "ticket SLA breaches flagged 0", "resolved tickets closed 0"):  # fmt: skip
         assert name in output
 
 
