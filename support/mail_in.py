@@ -849,7 +849,7 @@ def _content_of(part: Message) -> bytes:
     return content if isinstance(content, bytes) else b""
 
 
-def _safe_filename(name: str, content_type: str) -> str:
+def safe_filename(name: str, content_type: str = "application/octet-stream") -> str:
     """A filename that is safe as one path component on any system.
 
     Keeps only the last path segment (so ``../../etc/passwd`` is ``passwd``, and
@@ -911,7 +911,7 @@ def _attachments(
         if content_type in _REPORT_PARTS or _is_body_part(part):
             continue
         original = _filename_of(part)
-        filename = _safe_filename(original, content_type)
+        filename = safe_filename(original, content_type)
         if content_type == "application/octet-stream":
             content_type = _MIME_TYPES.guess_type(filename)[0] or content_type
         shown = _one_line(original) or filename

@@ -41,6 +41,7 @@ from billing.representations import (
     tax_rate_representation,
 )
 from billing.services.profile import STAFF_ONLY_FIELDS, VAT_ID_INPUT_LIMIT
+from hosting.api.schema import response_examples
 from hosting.api.serializers import RepresentedBy, StrictInputSerializer
 from hosting.representations import timestamp
 from servers.api.serializers import (
@@ -776,11 +777,6 @@ class StaffBillingProfileUpdateSerializer(BillingProfileUpdateSerializer):
 # --- Documentation examples ----------------------------------------------------------------
 
 
-def _examples(name: str, key: str | None, value: dict) -> list[OpenApiExample]:
-    """A response example: one list item (``key`` None) or one resource under ``data.<key>``."""
-    return [OpenApiExample(name, value=value if key is None else {key: value}, response_only=True)]
-
-
 PRICE_EXAMPLE = {
     "id": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
     "product": "prod_3Hx7Lm2Qw9Zr5Tk1Nc8Vb4Gs",
@@ -914,11 +910,11 @@ BILLING_PROFILE_EXAMPLE = {
     "updated_at": "2026-11-21T15:04:05Z",
 }
 
-PRODUCT_LIST_EXAMPLES = _examples("A game-server plan", None, PRODUCT_EXAMPLE)
-PRODUCT_EXAMPLES = _examples("A game-server plan", "product", PRODUCT_EXAMPLE)
-INVOICE_LIST_EXAMPLES = _examples("An open renewal invoice", None, INVOICE_EXAMPLE)
-INVOICE_EXAMPLES = _examples("An open renewal invoice", "invoice", INVOICE_EXAMPLE)
-PAID_INVOICE_EXAMPLES = _examples("Paid", "invoice", PAID_INVOICE_EXAMPLE)
+PRODUCT_LIST_EXAMPLES = response_examples("A game-server plan", None, PRODUCT_EXAMPLE)
+PRODUCT_EXAMPLES = response_examples("A game-server plan", "product", PRODUCT_EXAMPLE)
+INVOICE_LIST_EXAMPLES = response_examples("An open renewal invoice", None, INVOICE_EXAMPLE)
+INVOICE_EXAMPLES = response_examples("An open renewal invoice", "invoice", INVOICE_EXAMPLE)
+PAID_INVOICE_EXAMPLES = response_examples("Paid", "invoice", PAID_INVOICE_EXAMPLE)
 CARD_PAYMENT_EXAMPLE = {
     **PAYMENT_EXAMPLE, "gateway": "stripe", "reference": "Visa •••• 4242 (12/2030)",
     "status": "succeeded",
@@ -941,18 +937,20 @@ PAID_INVOICE_PAY_EXAMPLES = [
         },
     ),
 ]  # fmt: skip
-CREDIT_NOTE_LIST_EXAMPLES = _examples("Credit for downtime", None, CREDIT_NOTE_EXAMPLE)
-CREDIT_NOTE_EXAMPLES = _examples("Credit for downtime", "credit_note", CREDIT_NOTE_EXAMPLE)
-PAYMENT_LIST_EXAMPLES = _examples("A bank transfer", None, PAYMENT_EXAMPLE)
-PAYMENT_EXAMPLES = _examples("A bank transfer", "payment", PAYMENT_EXAMPLE)
-BALANCE_TRANSACTION_LIST_EXAMPLES = _examples(
+CREDIT_NOTE_LIST_EXAMPLES = response_examples("Credit for downtime", None, CREDIT_NOTE_EXAMPLE)
+CREDIT_NOTE_EXAMPLES = response_examples("Credit for downtime", "credit_note", CREDIT_NOTE_EXAMPLE)
+PAYMENT_LIST_EXAMPLES = response_examples("A bank transfer", None, PAYMENT_EXAMPLE)
+PAYMENT_EXAMPLES = response_examples("A bank transfer", "payment", PAYMENT_EXAMPLE)
+BALANCE_TRANSACTION_LIST_EXAMPLES = response_examples(
     "Credit added by staff", None, BALANCE_TRANSACTION_EXAMPLE
 )
-BALANCE_TRANSACTION_EXAMPLES = _examples(
+BALANCE_TRANSACTION_EXAMPLES = response_examples(
     "Credit added by staff", "balance_transaction", BALANCE_TRANSACTION_EXAMPLE
 )
-BALANCE_EXAMPLES = _examples("Credit left", "balance", {"available": 2000, "currency": "EUR"})
-BILLING_PROFILE_EXAMPLES = _examples(
+BALANCE_EXAMPLES = response_examples(
+    "Credit left", "balance", {"available": 2000, "currency": "EUR"}
+)
+BILLING_PROFILE_EXAMPLES = response_examples(
     "A German business", "billing_profile", BILLING_PROFILE_EXAMPLE
 )
 
@@ -1070,8 +1068,10 @@ BILLING_CLOCK_EXAMPLE = {
     "counts": {"renewals": 1, "period_started": 1, "collection_attempts": 0},
 }
 
-SUBSCRIPTION_LIST_EXAMPLES = _examples("A monthly server plan", None, SUBSCRIPTION_EXAMPLE)
-SUBSCRIPTION_EXAMPLES = _examples("A monthly server plan", "subscription", SUBSCRIPTION_EXAMPLE)
+SUBSCRIPTION_LIST_EXAMPLES = response_examples("A monthly server plan", None, SUBSCRIPTION_EXAMPLE)
+SUBSCRIPTION_EXAMPLES = response_examples(
+    "A monthly server plan", "subscription", SUBSCRIPTION_EXAMPLE
+)
 ORDER_EXAMPLES = [
     OpenApiExample(
         "Ordered, waiting for payment",
@@ -1089,21 +1089,23 @@ CHANGE_EXAMPLES = [
         response_only=True,
     )
 ]
-PLAN_CHANGE_EXAMPLES = _examples("An upgrade half-way", "plan_change", PLAN_CHANGE_EXAMPLE)
-CANCELED_EXAMPLES = _examples(
+PLAN_CHANGE_EXAMPLES = response_examples("An upgrade half-way", "plan_change", PLAN_CHANGE_EXAMPLE)
+CANCELED_EXAMPLES = response_examples(
     "Set to cancel at the period's end",
     "subscription",
     {**SUBSCRIPTION_EXAMPLE, "cancel_at_period_end": True, "canceled_at": "2026-12-20T10:00:00Z"},
 )
-TAX_RATE_LIST_EXAMPLES = _examples("New York sales tax", None, TAX_RATE_EXAMPLE)
-TAX_RATE_EXAMPLES = _examples("New York sales tax", "tax_rate", TAX_RATE_EXAMPLE)
-COUPON_LIST_EXAMPLES = _examples("10 % for three months", None, COUPON_EXAMPLE)
-COUPON_EXAMPLES = _examples("10 % for three months", "coupon", COUPON_EXAMPLE)
-PROMOTION_CODE_LIST_EXAMPLES = _examples("A welcome code", None, PROMOTION_CODE_EXAMPLE)
-PROMOTION_CODE_EXAMPLES = _examples("A welcome code", "promotion_code", PROMOTION_CODE_EXAMPLE)
-COUPON_VALIDATION_EXAMPLES = _examples(
+TAX_RATE_LIST_EXAMPLES = response_examples("New York sales tax", None, TAX_RATE_EXAMPLE)
+TAX_RATE_EXAMPLES = response_examples("New York sales tax", "tax_rate", TAX_RATE_EXAMPLE)
+COUPON_LIST_EXAMPLES = response_examples("10 % for three months", None, COUPON_EXAMPLE)
+COUPON_EXAMPLES = response_examples("10 % for three months", "coupon", COUPON_EXAMPLE)
+PROMOTION_CODE_LIST_EXAMPLES = response_examples("A welcome code", None, PROMOTION_CODE_EXAMPLE)
+PROMOTION_CODE_EXAMPLES = response_examples(
+    "A welcome code", "promotion_code", PROMOTION_CODE_EXAMPLE
+)
+COUPON_VALIDATION_EXAMPLES = response_examples(
     "It applies",
     "coupon_validation",
     {"coupon": COUPON_EXAMPLE, "promotion_code": PROMOTION_CODE_EXAMPLE},
 )
-BILLING_CLOCK_EXAMPLES = _examples("A month later", "billing_clock", BILLING_CLOCK_EXAMPLE)
+BILLING_CLOCK_EXAMPLES = response_examples("A month later", "billing_clock", BILLING_CLOCK_EXAMPLE)

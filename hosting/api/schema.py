@@ -67,6 +67,11 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         }
 
 
+def response_examples(name: str, key: str | None, value: dict) -> list[OpenApiExample]:
+    """A response example: one list item (``key`` None) or one resource under ``data.<key>``."""
+    return [OpenApiExample(name, value=value if key is None else {key: value}, response_only=True)]
+
+
 def envelope(key: str, serializer, name: str | None = None):
     """A response body ``{key: <serializer>}`` for ``extend_schema(responses=...)``."""
     component = name or f"{type(serializer).__name__.removesuffix('Serializer')}Envelope"

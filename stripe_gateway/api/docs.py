@@ -2,7 +2,7 @@
 
 from drf_spectacular.utils import extend_schema
 
-from hosting.api.schema import envelope, error_doc
+from hosting.api.schema import envelope, error_doc, response_examples
 from hosting.api.serializers import DeletedSerializer
 from stripe_gateway.api.serializers import (
     PAYMENT_METHOD_EXAMPLE,
@@ -10,7 +10,6 @@ from stripe_gateway.api.serializers import (
     PaymentMethodCreateSerializer,
     PaymentMethodSerializer,
     SetupIntentAnswerSerializer,
-    examples,
 )
 
 TAGS = ["Payment methods"]
@@ -37,13 +36,13 @@ PAYMENT_METHOD_DOCS = dict(
         description="The account's saved cards, newest first; `is_default` marks the one "
         "renewals charge. Only brand, last four digits and expiry are kept here, never card "
         "data. Empty when the service offers no cards.",
-        examples=examples("A saved card", None, PAYMENT_METHOD_EXAMPLE),
+        examples=response_examples("A saved card", None, PAYMENT_METHOD_EXAMPLE),
         tags=TAGS,
     ),
     retrieve=extend_schema(
         summary="Get a saved card",
         responses=METHOD,
-        examples=examples("A saved card", "payment_method", PAYMENT_METHOD_EXAMPLE),
+        examples=response_examples("A saved card", "payment_method", PAYMENT_METHOD_EXAMPLE),
         tags=TAGS,
     ),
     create=extend_schema(
@@ -54,7 +53,7 @@ PAYMENT_METHOD_DOCS = dict(
         "of another account is 400 `validation_failed` (`setup_intent`, `not_found`).",
         request=PaymentMethodCreateSerializer,
         responses={201: METHOD, 409: NOT_CONFIRMED, 422: NOT_OFFERED, 503: GATEWAY_DOWN},
-        examples=examples("The card saved", "payment_method", PAYMENT_METHOD_EXAMPLE),
+        examples=response_examples("The card saved", "payment_method", PAYMENT_METHOD_EXAMPLE),
         tags=TAGS,
     ),
     destroy=extend_schema(
@@ -69,7 +68,7 @@ PAYMENT_METHOD_DOCS = dict(
         description="Renewals and dunning charge the default card off-session.",
         request=None,
         responses={200: METHOD, 422: NOT_OFFERED},
-        examples=examples("The new default", "payment_method", PAYMENT_METHOD_EXAMPLE),
+        examples=response_examples("The new default", "payment_method", PAYMENT_METHOD_EXAMPLE),
         tags=TAGS,
     ),
     setup_intent=extend_schema(
@@ -80,7 +79,7 @@ PAYMENT_METHOD_DOCS = dict(
         "`POST /v1/payment-methods`.",
         request=None,
         responses={201: SetupIntentAnswerSerializer, 422: NOT_OFFERED, 503: GATEWAY_DOWN},
-        examples=examples("A SetupIntent", None, SETUP_INTENT_EXAMPLE),
+        examples=response_examples("A SetupIntent", None, SETUP_INTENT_EXAMPLE),
         tags=TAGS,
     ),
 )

@@ -1,6 +1,5 @@
 """Bodies and answers of the payment methods API."""
 
-from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
 from hosting.api.serializers import RepresentedBy, StrictInputSerializer
@@ -58,7 +57,3 @@ SETUP_INTENT_EXAMPLE = {
     },
     "publishable_key": "pk_live_51H…",
 }
-
-
-def examples(name: str, key: str | None, value: dict) -> list[OpenApiExample]:
-    return [OpenApiExample(name, value=value if key is None else {key: value}, response_only=True)]

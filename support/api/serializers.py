@@ -3,9 +3,9 @@ field)."""
 
 from functools import partial
 
-from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
+from hosting.api.schema import response_examples
 from hosting.api.serializers import RepresentedBy, StrictInputSerializer
 from support.models import Channel, Message, MessageKind, Priority, Ticket, TicketStatus
 from support.representations import (
@@ -281,21 +281,17 @@ DEPARTMENT_EXAMPLE = {
 }
 
 
-def _examples(name: str, key: str | None, value: dict) -> list[OpenApiExample]:
-    return [OpenApiExample(name, value=value if key is None else {key: value}, response_only=True)]
-
-
-TICKET_EXAMPLES = _examples("Answered by staff", "ticket", TICKET_EXAMPLE)
-TICKET_LIST_EXAMPLES = _examples("Answered by staff", None, TICKET_EXAMPLE)
-MESSAGE_EXAMPLES = _examples("A staff reply with a log", "message", MESSAGE_EXAMPLE)
-MESSAGE_LIST_EXAMPLES = _examples("A staff reply with a log", None, MESSAGE_EXAMPLE)
-DEPARTMENT_LIST_EXAMPLES = _examples("Technical", None, DEPARTMENT_EXAMPLE)
-STAFF_TICKET_EXAMPLES = _examples("Answered, waiting on the customer", "ticket",
+TICKET_EXAMPLES = response_examples("Answered by staff", "ticket", TICKET_EXAMPLE)
+TICKET_LIST_EXAMPLES = response_examples("Answered by staff", None, TICKET_EXAMPLE)
+MESSAGE_EXAMPLES = response_examples("A staff reply with a log", "message", MESSAGE_EXAMPLE)
+MESSAGE_LIST_EXAMPLES = response_examples("A staff reply with a log", None, MESSAGE_EXAMPLE)
+DEPARTMENT_LIST_EXAMPLES = response_examples("Technical", None, DEPARTMENT_EXAMPLE)
+STAFF_TICKET_EXAMPLES = response_examples("Answered, waiting on the customer", "ticket",
                                   STAFF_TICKET_EXAMPLE)  # fmt: skip
-STAFF_TICKET_LIST_EXAMPLES = _examples("Answered, waiting on the customer", None,
+STAFF_TICKET_LIST_EXAMPLES = response_examples("Answered, waiting on the customer", None,
                                        STAFF_TICKET_EXAMPLE)  # fmt: skip
-NOTE_EXAMPLES = _examples("An internal note", "message", NOTE_EXAMPLE)
+NOTE_EXAMPLES = response_examples("An internal note", "message", NOTE_EXAMPLE)
 STAFF_MESSAGE_LIST_EXAMPLES = [
-    *_examples("A staff reply with a log", None, MESSAGE_EXAMPLE),
-    *_examples("An internal note", None, NOTE_EXAMPLE),
+    *response_examples("A staff reply with a log", None, MESSAGE_EXAMPLE),
+    *response_examples("An internal note", None, NOTE_EXAMPLE),
 ]

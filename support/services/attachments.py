@@ -9,8 +9,6 @@ program named ``logs.txt``). The name is only shown: the stored file is named by
 """
 
 import mimetypes
-import re
-import unicodedata
 from dataclasses import dataclass
 
 import filetype
@@ -18,6 +16,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 
 from hosting.errors import ValidationFailed
+from support.mail_in import safe_filename
 from support.models import Attachment, Message
 
 # What customers and staff send each other: screenshots, documents, logs and archives of them.
@@ -30,7 +29,6 @@ ALLOWED_TYPES = frozenset(
 )  # fmt: skip
 # Extensions the platform's mimetypes table may not know.
 EXTRA_TYPES = {".log": "text/plain", ".yml": "text/plain", ".yaml": "text/plain"}
-NAME_LIMIT = 150
 
 
 @dataclass(frozen=True)
@@ -39,23 +37,6 @@ class Upload:
 
     filename: str
     content: bytes
-
-
-def safe_filename(name: str) -> str:
-    """``name`` as it may be shown and downloaded: no directories (``../../etc/passwd`` is
-    ``passwd``), no control or separator characters, at most ``NAME_LIMIT`` characters with
-    the extension kept; ``attachment`` when nothing is left."""
-    name = unicodedata.normalize("NFC", name or "")
-    name = re.split(r"[\\/]", name)[-1]
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
-    name = name.strip().strip(".").strip()
-    if len(name) > NAME_LIMIT:
-        stem, dot, extension = name.rpartition(".")
-        keep = extension if dot and len(extension) <= 10 else ""
-        name = (stem if keep else name)[: NAME_LIMIT - len(keep) - 1].rstrip() + (
-            f".{keep}" if keep else ""
-        )
-    return name or "attachment"
 
 
 def content_type_of(filename: str) -> str | None:

@@ -25,7 +25,6 @@ from events.services import changed_attributes, record_event
 from hosting.errors import (
     Conflict,
     InvalidState,
-    NotFound,
     PermissionDenied,
     ValidationFailed,
 )
@@ -445,11 +444,3 @@ def tickets_autoclose(*, now: datetime | None = None) -> int:
             continue  # a reply reopened it meanwhile
         closed += 1
     return closed
-
-
-def ticket_of(*, ticket_id: str, account: Account) -> Ticket:
-    """A ticket of ``account`` (404 for any other)."""
-    ticket = Ticket.objects.filter(pk=ticket_id, account=account).first()
-    if ticket is None:
-        raise NotFound("No such ticket.")
-    return ticket
