@@ -51,6 +51,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def env_prefixed(prefix: str) -> dict[str, str]:
+    """Every non-empty variable named ``<prefix>…``, keyed by the rest of its name: settings a
+    library reads as one dictionary (``ANYMAIL``) without a reader per key."""
+    return {
+        name.removeprefix(prefix): value.strip()
+        for name, value in os.environ.items()
+        if name.startswith(prefix) and name != prefix and value.strip()
+    }
+
+
 def parse_peppers(name: str, value: str) -> dict[str, str]:
     """Parse ``id=secret,id=secret``; the first entry is the one new keys are made with.
 

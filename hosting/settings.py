@@ -11,7 +11,7 @@ import dj_database_url
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
-from hosting.env import env_bool, env_int, env_list, env_str, parse_peppers
+from hosting.env import env_bool, env_int, env_list, env_prefixed, env_str, parse_peppers
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR") or BASE_DIR / "var")
@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks_db",
+    "anymail",
     "hosting",  # the project's own commands (housekeeping)
     "accounts",
     "events",
@@ -354,6 +355,13 @@ if "@" not in SUPPORT_REPLY_ADDRESS or "+" in SUPPORT_REPLY_ADDRESS.partition("@
 SUPPORT_MAIL_PER_SENDER_PER_HOUR = env_int("SUPPORT_MAIL_PER_SENDER_PER_HOUR", 20, minimum=1)
 # A larger message is dropped before it is parsed (mail servers cap around 25-50 MB).
 SUPPORT_MAIL_MAX_BYTES = env_int("SUPPORT_MAIL_MAX_BYTES", 30 * 1024 * 1024, minimum=1024)
+# The second door for mail into the desk: django-anymail's inbound webhooks
+# (/anymail/<provider>/inbound/, for every provider it supports), mounted only once
+# ANYMAIL_WEBHOOK_SECRET ("user:password", the basic auth given to the provider) is set, so the
+# door is never open without a lock. Every ANYMAIL_* variable reaches anymail's settings without
+# its prefix: ANYMAIL_MAILGUN_WEBHOOK_SIGNING_KEY, ANYMAIL_POSTMARK_SERVER_TOKEN, ...
+ANYMAIL = env_prefixed("ANYMAIL_")
+SUPPORT_INBOUND_WEBHOOK = bool(ANYMAIL.get("WEBHOOK_SECRET"))
 
 # --- Django REST Framework and OpenAPI ------------------------------------------------------
 REST_FRAMEWORK = {

@@ -13,7 +13,7 @@ from support.representations import (
     message_representation,
     ticket_representation,
 )
-from support.services.tickets import BODY_LIMIT, SUBJECT_LIMIT
+from support.services.tickets import BODY_LIMIT, CC_LIMIT, SUBJECT_LIMIT
 
 
 class RequesterSerializer(serializers.Serializer):
@@ -150,6 +150,12 @@ class TicketCreateSerializer(StrictInputSerializer):
     server = serializers.CharField(required=False, help_text="A server of the account it is about.")
     bot = serializers.CharField(required=False, help_text="A bot of the account it is about.")
     invoice = serializers.CharField(required=False, help_text="An invoice it is about.")
+    cc = serializers.ListField(
+        child=serializers.EmailField(), required=False, max_length=CC_LIMIT,
+        help_text="Teammates to copy: e-mail addresses of members of the account (400 "
+        "`validation_failed`, code `not_a_member`, for anyone else). They receive every public "
+        "reply by mail.",
+    )  # fmt: skip
 
 
 class TicketReplySerializer(StrictInputSerializer):

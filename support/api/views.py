@@ -113,6 +113,7 @@ class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
             channel=Channel.API, actor=Actor.from_request(request),
             priority=body.get("priority"),
             links={name: body.get(name) for name in ("server", "bot", "invoice")},
+            cc=body.get("cc"),
         )  # fmt: skip
         return created(
             request, {"ticket": TicketSerializer(ticket).data}, f"/v1/tickets/{ticket.id}"

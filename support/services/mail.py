@@ -18,13 +18,15 @@ transaction: a message that fails halfway leaves nothing.
 """
 
 import hmac
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
+from anymail.signals import AnymailInboundEvent
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 
 from accounts.actors import SYSTEM, Actor
 from accounts.models import User
@@ -32,9 +34,10 @@ from hosting.errors import ValidationFailed
 from support.mail_in import InboundMail, parse_message, reply_token_from
 from support.models import Channel, Department, Message, Ticket, TicketStatus
 from support.services.attachments import ALLOWED_TYPES, Upload, attachments_add, check_upload
-from support.services.tickets import Requester, ticket_open, ticket_reply
+from support.services.notifications import message_of_header, reply_token
+from support.services.tickets import Requester, teammates, ticket_open, ticket_reply
 
-SALT = "support.reply-token"
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -45,18 +48,6 @@ class MailOutcome:
     ticket: Ticket | None = None
     message: Message | None = None
     reason: str = ""
-
-
-def reply_token(ticket: Ticket) -> str:
-    """``<number>-<20 hex>``: the ticket, and proof the desk minted it for that ticket."""
-    digest = salted_hmac(SALT, ticket.id, algorithm="sha256").hexdigest()[:20]
-    return f"{ticket.number}-{digest}"
-
-
-def reply_address(ticket: Ticket) -> str:
-    """The Reply-To of the desk's mail about ``ticket``: ``support+<token>@desk.example``."""
-    local, _, domain = settings.SUPPORT_REPLY_ADDRESS.partition("@")
-    return f"{local}+{reply_token(ticket)}@{domain}"
 
 
 def _ticket_of_token(token: str) -> Ticket | None:
@@ -78,7 +69,11 @@ def _thread(mail: InboundMail) -> Ticket | None:
             return ticket
     named = [each for each in (mail.in_reply_to, *mail.references) if each]
     if named:
-        known = Message.objects.filter(email_message_id__in=named).select_related("ticket")
+        # A message that came in by mail, or one the desk sent (its own Message-IDs).
+        ours = [found for found in map(message_of_header, named) if found]
+        known = Message.objects.filter(
+            Q(email_message_id__in=named) | Q(pk__in=ours)
+        ).select_related("ticket")
         found = known.order_by("-created_at").first()
         if found is not None:
             return found.ticket
@@ -129,6 +124,18 @@ def _refusal_note(refused: list[tuple[str, str]]) -> str:
         return ""
     lines = [f"- {name}: {reason}" for name, reason in refused]
     return "\n\n[Attachments not kept]\n" + "\n".join(lines)
+
+
+def anymail_inbound_received(
+    sender: object, event: AnymailInboundEvent, esp_name: str, **kwargs: object
+) -> None:
+    """The second door: django-anymail's inbound webhook hands over one message (from any
+    provider it supports), which is taken exactly as the pipe command takes one."""
+    outcome = mail_receive(event.message.as_bytes())
+    logger.info(
+        "Inbound mail through %s: %s %s", esp_name, outcome.result,
+        outcome.ticket.number if outcome.ticket else outcome.reason,
+    )  # fmt: skip
 
 
 def mail_receive(raw: bytes) -> MailOutcome:
@@ -191,6 +198,9 @@ def _take(mail: InboundMail) -> MailOutcome:
         body=(mail.text.strip() or "(no text)") + _refusal_note(refused), department=department,
         channel=Channel.EMAIL, actor=Actor(user=user) if user else SYSTEM, by_staff=False,
         email_message_id=mail.message_id,
+        # Teammates the sender copied, as the desk copies them on its replies; anyone else
+        # copied on the mail is left out (the desk mails only people of the account).
+        cc=teammates(requester.account, [*mail.to, *mail.cc]),
     )  # fmt: skip
     attachments_add(message=message, uploads=uploads)
     return MailOutcome("opened", opened, message)

@@ -42,11 +42,13 @@ from support.models import (
 )
 from support.representations import ticket_representation
 from support.services.attachments import Upload, attachments_add, safe_filename
+from support.services.notifications import assignment_mail_queue, message_mail_queue
 from support.services.sla import sla_follow, sla_retarget, sla_start
 
 SUBJECT_LIMIT = 200
 BODY_LIMIT = 50_000
 TAG_LIMIT, TAGS_PER_TICKET = 40, 20
+CC_LIMIT = 20
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,38 @@ class Requester:
     name: str = ""
     user: User | None = None
     account: Account | None = None
+
+
+def teammates(account: Account | None, addresses: list[str] | None) -> list[str]:
+    """Of ``addresses``, those of the account's members (lower-cased, once each, sorted)."""
+    wanted = {each.strip().lower() for each in addresses or [] if isinstance(each, str)}
+    if account is None or not wanted:
+        return []
+    members = User.objects.filter(
+        memberships__account=account, is_active=True, email__in=wanted
+    ).values_list("email", flat=True)
+    return sorted({each.lower() for each in members})
+
+
+def _cc(account: Account | None, addresses: list[str] | None) -> list[str]:
+    """Who is copied on a ticket: members of its account only, since every public reply is
+    mailed to them (a stranger's address would make the desk mail anyone it is given)."""
+    if not addresses:
+        return []
+    if not isinstance(addresses, list) or len(addresses) > CC_LIMIT:
+        raise ValidationFailed.field(
+            "cc", "invalid", f"A list of at most {CC_LIMIT} e-mail addresses."
+        )
+    kept = teammates(account, addresses)
+    strangers = sorted(
+        {each.strip().lower() for each in addresses if isinstance(each, str)} - set(kept)
+    )
+    if strangers:
+        raise ValidationFailed.field(
+            "cc", "not_a_member",
+            f"Only members of the account can be copied; not: {', '.join(strangers)}.",
+        )  # fmt: skip
+    return kept
 
 
 def _ticket_number() -> int:
@@ -158,11 +192,13 @@ def ticket_open(
     if priority not in Priority.values:
         raise ValidationFailed.field("priority", "invalid", "Not a priority.")
     found = _linked(requester.account, links or {})
+    cc = _cc(requester.account, cc)
     now = timezone.now()
     ticket = Ticket(
         number=_ticket_number(), subject=subject, account=requester.account,
         requester=requester.user, requester_email=requester.email.lower(),
-        requester_name=requester.name[:200], cc=sorted(set(cc or [])), department=department,
+        requester_name=requester.name[:200], department=department,
+        cc=[each for each in cc if each != requester.email.lower()],
         priority=priority, channel=channel, created_at=now, updated_at=now,
         last_customer_message_at=None if by_staff else now, **found,
     )  # fmt: skip
@@ -177,6 +213,7 @@ def ticket_open(
         body=body, channel=channel, email_message_id=email_message_id, created_at=now,
     )  # fmt: skip
     _record(ticket, "ticket.created", actor)
+    message_mail_queue(message)
     return ticket, message
 
 
@@ -264,6 +301,7 @@ def ticket_reply(
     # Last: the files are written only once nothing else can refuse the reply.
     attachments_add(message=message, uploads=uploads or [])
     _record(ticket, "ticket.replied", actor)
+    message_mail_queue(message)
     if previous:
         _record(ticket, "ticket.status_changed", actor, previous)
     return message
@@ -323,6 +361,8 @@ def ticket_assign(*, ticket: Ticket, assignee: User | None, actor: Actor) -> Tic
     ticket.save()
     who = (assignee.name or assignee.email) if assignee else "nobody"
     _system_entry(ticket, f"Assigned to {who}.", actor, now)
+    if assignee is not None and assignee != actor.user:
+        assignment_mail_queue(ticket)
     record_event(
         type="ticket.assigned", account=ticket.account, object_type="ticket",
         obj=ticket_representation(ticket), actor=actor, previous_attributes=previous,

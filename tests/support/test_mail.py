@@ -11,7 +11,8 @@ from django.core.management import call_command
 
 from accounts.actors import Actor
 from support.models import Attachment, Message, Ticket
-from support.services.mail import mail_receive, reply_address, reply_token
+from support.services.mail import mail_receive
+from support.services.notifications import reply_address, reply_token
 from support.services.tickets import ticket_close, ticket_reply
 from tests.factories import MembershipFactory, UserFactory
 from tests.support.test_tickets import open_ticket
