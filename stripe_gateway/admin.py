@@ -3,7 +3,7 @@ customers; charges and notifications come from the services)."""
 
 from django.contrib import admin
 
-from billing.admin import ReadOnlyAdmin
+from accounts.service_admin import ReadOnlyAdmin
 from stripe_gateway.models import (
     PaymentMethod,
     StripeCharge,
