@@ -10,6 +10,7 @@ program named ``logs.txt``). The name is only shown: the stored file is named by
 
 import mimetypes
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import filetype
 from django.conf import settings
@@ -94,3 +95,30 @@ def attachments_add(*, message: Message, uploads: list[Upload]) -> list[Attachme
         attachment.save(force_insert=True)
         kept.append(attachment)
     return kept
+
+
+# A file younger than this may belong to a transaction still open: never swept.
+ORPHAN_GRACE = timedelta(hours=1)
+
+
+def attachments_orphans_remove(*, now: datetime) -> int:
+    """Remove stored files no attachment names: those of a message whose transaction failed
+    after its files were written (the storage is not transactional). Only this month's and last
+    month's folders are looked at, since orphans are made only when files are written, and this
+    runs daily; a file is left alone for ``ORPHAN_GRACE`` after it was written. Returns how
+    many were removed."""
+    storage = Attachment._meta.get_field("file").storage
+    last_month = now.replace(day=1) - timedelta(days=1)
+    removed = 0
+    for folder in sorted({f"support/{moment:%Y/%m}" for moment in (last_month, now)}):
+        if not storage.exists(folder):
+            continue
+        _, names = storage.listdir(folder)
+        paths = [f"{folder}/{name}" for name in names]
+        known = set(Attachment.objects.filter(file__in=paths).values_list("file", flat=True))
+        for path in paths:
+            if path in known or now - storage.get_modified_time(path) < ORPHAN_GRACE:
+                continue
+            storage.delete(path)
+            removed += 1
+    return removed

@@ -133,7 +133,8 @@ def test_housekeeping_runs_the_upkeep_of_every_app_in_installed_order(db):
     for name in ("expiring keys notified 0", "events pruned 0", "actions failed 0",
                  "server count rows folded", "deliveries requeued 0",
                  "idempotency records pruned 0", "rate-limit counters pruned",
-                 "ticket SLA breaches flagged 0", "resolved tickets closed 0"):  # fmt: skip
+                 "ticket SLA breaches flagged 0", "resolved tickets closed 0",
+                 "orphaned attachment files removed 0"):  # fmt: skip
         assert name in output
 
 
