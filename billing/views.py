@@ -14,7 +14,7 @@ from functools import cached_property
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
@@ -22,8 +22,7 @@ from django.utils.http import content_disposition_header
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
-from accounts.dashboard import AccountChangeMixin
-from accounts.roles import SCOPES, scopes_allowed_for
+from accounts.dashboard import AreaPageMixin
 from billing.clock import billing_now
 from billing.forms import (
     BalanceListFilter,
@@ -74,29 +73,14 @@ def payable(invoice: Invoice) -> bool:
     return invoice.status in PAYABLE and invoice.amount_remaining > 0
 
 
-class BillingPageMixin(AccountChangeMixin):
+class BillingPageMixin(AreaPageMixin):
     """A Billing page: readable with ``billing:read``, changed only with ``billing:write``."""
 
-    def role_may(self, verb: str) -> bool:
-        return f"billing:{verb}" in scopes_allowed_for(self.role, is_staff=False)
-
-    def refuse(self, request):
-        if not self.role_may("read"):
-            raise Http404("No such page.")
-        if request.method == "POST" and not self.role_may("write"):
-            scope = SCOPES["billing:write"]
-            role = request.membership.get_role_display()
-            messages.error(request, f"As {role}, you may not {scope[0].lower()}{scope[1:]}.")
-            return redirect(self.refused_url)
-        return super().refuse(request)
+    area = "billing"
 
     @property
     def refused_url(self) -> str:
         return reverse("billing")
-
-    @cached_property
-    def can_write(self) -> bool:
-        return not self.account.is_suspended and self.role_may("write")
 
     @cached_property
     def profile(self):
@@ -120,7 +104,7 @@ class BillingPageMixin(AccountChangeMixin):
 
     def get_context_data(self, **kwargs):
         return super().get_context_data(
-            can_write=self.can_write, cards_offered=not self.cards_refused,
+            cards_offered=not self.cards_refused,
             cards_page=settings.STRIPE_ENABLED, **kwargs,
         )  # fmt: skip
 

@@ -1,5 +1,8 @@
-"""Facts about an HTTP request that every layer may need, without any app."""
+"""Facts about an HTTP request, and answers, that every layer may need, without any app."""
 
+from django.core.files import File
+from django.http import FileResponse
+from django.utils.cache import patch_cache_control
 from rest_framework.throttling import BaseThrottle
 
 # Sent with every 401 (CONTRACT §5).
@@ -9,3 +12,15 @@ WWW_AUTHENTICATE = 'Bearer realm="api"'
 def client_ip(request) -> str:
     """The client address, honouring ``NUM_PROXIES`` trusted proxies (DRF's own rule)."""
     return BaseThrottle().get_ident(request)
+
+
+def download_response(file: File, *, filename: str, content_type: str) -> FileResponse:
+    """A stored file someone uploaded, as a download: never shown inline (so no file can run as
+    a page of the site), its type never guessed by the browser, kept by no cache. The caller
+    has checked that the reader may have it."""
+    response = FileResponse(
+        file.open("rb"), as_attachment=True, filename=filename, content_type=content_type
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    patch_cache_control(response, private=True, no_store=True)
+    return response

@@ -11,7 +11,6 @@ from functools import cached_property
 
 from django.contrib import messages
 from django.db.models import Count
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils import timezone
@@ -20,8 +19,7 @@ from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.generic import FormView, ListView, TemplateView
 
-from accounts.dashboard import AccountChangeMixin
-from accounts.roles import SCOPES, scopes_allowed_for
+from accounts.dashboard import AreaPageMixin
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.dashboard.secrets_once import (
     SHOWN_FOR_SECONDS,
@@ -47,27 +45,10 @@ NEW_SECRET_SESSION_KEY = "new_webhook_secret"  # noqa: S105 - a session key's na
 DELIVERY_FILTERS = [DeliveryStatus.FAILED, DeliveryStatus.PENDING, DeliveryStatus.SUCCEEDED]
 
 
-class WebhookPageMixin(AccountChangeMixin):
+class WebhookPageMixin(AreaPageMixin):
     """A webhooks page: readable with ``webhooks:read``, changed only with ``webhooks:write``."""
 
-    # Refused on GET too: the form could never be saved. (A suspended account's every page says
-    # so in its banner, so that refusal is a plain redirect.)
-    form_page = False
-
-    def role_may(self, verb: str) -> bool:
-        return f"webhooks:{verb}" in scopes_allowed_for(self.role, is_staff=False)
-
-    def refuse(self, request):
-        if not self.role_may("read"):
-            raise Http404("No such page.")
-        if (request.method == "POST" or self.form_page) and not self.role_may("write"):
-            scope = SCOPES["webhooks:write"]
-            role = request.membership.get_role_display()
-            messages.error(request, f"As {role}, you may not {scope[0].lower()}{scope[1:]}.")
-            return redirect(self.refused_url)
-        if self.form_page and request.method == "GET" and self.account.is_suspended:
-            return redirect(self.refused_url)
-        return super().refuse(request)
+    area = "webhooks"
 
     @property
     def refused_url(self) -> str:
@@ -77,10 +58,6 @@ class WebhookPageMixin(AccountChangeMixin):
 
     def endpoints(self):
         return WebhookEndpoint.objects.filter(account=self.account)
-
-    def get_context_data(self, **kwargs):
-        can_write = not self.account.is_suspended and self.role_may("write")
-        return super().get_context_data(can_write=can_write, **kwargs)
 
 
 def remember_secret(request, endpoint: WebhookEndpoint, secret: str, *, rotated: bool) -> None:
