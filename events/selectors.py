@@ -16,6 +16,16 @@ def events_of_object(*, account_id: str, object_id: str) -> QuerySet[Event]:
     )
 
 
+def events_of_account(*, account_id: str) -> QuerySet[Event]:
+    """Every event of the account with its actor, newest first: what staff read of a
+    customer's history (no role of the account narrows it)."""
+    return (
+        Event.objects.filter(account_id=account_id)
+        .select_related("actor_user", "actor_api_key")
+        .order_by("-created_at", "-id")
+    )
+
+
 def events_visible_to(
     *, account_id: str, role: str | None, user_id: str | None, scopes: Iterable[str]
 ) -> QuerySet[Event]:

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path, re_path, register_converter
@@ -22,4 +23,9 @@ urlpatterns = [
     path("", include("webhooks.urls")),
     path("", include("billing.urls")),
     path("", include("stripe_gateway.urls")),
+    path("", include("support.urls")),
 ]
+
+if settings.SUPPORT_INBOUND_WEBHOOK:
+    # Mail into the desk through the mail provider's inbound webhook (support.apps connects it).
+    urlpatterns.append(path("anymail/", include("anymail.urls")))

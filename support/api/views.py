@@ -2,7 +2,6 @@
 their conversation (never an internal note), close, reopen and rate."""
 
 from django.conf import settings
-from django.http import FileResponse
 from drf_spectacular.utils import extend_schema_view
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
@@ -22,6 +21,7 @@ from hosting.api.views import (
     validated,
 )
 from hosting.errors import NotFound, ValidationFailed
+from hosting.http import download_response
 from hosting.text import text_problem
 from support.api.docs import (
     ATTACHMENT_DOCS,
@@ -198,12 +198,9 @@ class AttachmentViewSet(ApiViewSet):
         attachment = attachment_for_customer(attachment_id=pk, account_id=request.auth.account.id)
         if attachment is None:
             raise NotFound("No such attachment.")
-        response = FileResponse(
-            attachment.file.open("rb"), as_attachment=True, filename=attachment.filename,
-            content_type=attachment.content_type,
-        )  # fmt: skip
-        response["X-Content-Type-Options"] = "nosniff"
-        return response
+        return download_response(
+            attachment.file, filename=attachment.filename, content_type=attachment.content_type
+        )
 
 
 @extend_schema_view(**STAFF_TICKET_DOCS)

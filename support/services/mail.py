@@ -33,7 +33,7 @@ from accounts.models import User
 from hosting.errors import ValidationFailed
 from support.mail_in import InboundMail, parse_message, reply_token_from
 from support.models import Channel, Department, Message, Ticket, TicketStatus
-from support.services.attachments import ALLOWED_TYPES, Upload, attachments_add, check_upload
+from support.services.attachments import ALLOWED_TYPES, Upload, check_upload
 from support.services.notifications import message_of_header, reply_token
 from support.services.tickets import Requester, teammates, ticket_open, ticket_reply
 
@@ -200,7 +200,6 @@ def _take(mail: InboundMail) -> MailOutcome:
         email_message_id=mail.message_id,
         # Teammates the sender copied, as the desk copies them on its replies; anyone else
         # copied on the mail is left out (the desk mails only people of the account).
-        cc=teammates(requester.account, [*mail.to, *mail.cc]),
+        cc=teammates(requester.account, [*mail.to, *mail.cc]), uploads=uploads,
     )  # fmt: skip
-    attachments_add(message=message, uploads=uploads)
     return MailOutcome("opened", opened, message)

@@ -179,11 +179,13 @@ def ticket_open(
     links: dict[str, str | None] | None = None,
     cc: list[str] | None = None,
     email_message_id: str | None = None,
+    uploads: list[Upload] | None = None,
 ) -> tuple[Ticket, Message]:
     """Open a ticket with its first message, in an active department (the pages and the API
     offer customers those shown to them: ``departments_for_customers``; mail reaches any
     department by its address). Links (``server``, ``bot``, ``invoice``) must be of the
-    requester's account."""
+    requester's account. ``uploads``: files of the first message (``attachments_add``: a
+    refused one refuses the ticket, and none is stored)."""
     subject = _text("subject", subject, SUBJECT_LIMIT)
     body = _text("body", body, BODY_LIMIT)
     if not department.active:
@@ -212,6 +214,7 @@ def ticket_open(
         author_email="" if by_staff else requester.email.lower(), from_staff=by_staff,
         body=body, channel=channel, email_message_id=email_message_id, created_at=now,
     )  # fmt: skip
+    attachments_add(message=message, uploads=uploads or [])
     _record(ticket, "ticket.created", actor)
     message_mail_queue(message)
     return ticket, message

@@ -1,0 +1,541 @@
+"""The staff desk in the dashboard (``desk/…``): the queues of the staff member's departments
+and each ticket's page with its whole conversation, the reply form and the customer's context.
+
+Only staff who work at least one department (``departments_of_staff``: theirs, every one for a
+superuser) reach the desk; anyone else, signed in or not as staff, gets the 404 page. Staff need
+no account of their own: the desk reads no ``request.account``. A staff member sees the tickets
+``tickets_for_staff`` gives them; another department's ticket or file is the 404 page.
+
+Views parse input, call one service of ``support.services.tickets`` with the signed-in person
+as the actor (``by_staff=True``) and render. A refusal reads as everywhere on the dashboard
+(``hosting/dashboard/refusals.py``): on the reply form next to its fields, with what was typed
+kept; from the side panel's small forms as an error message on the ticket's page.
+
+The desk's forms live here rather than in a ``forms`` module: the layering contract keeps the
+top layer's siblings (views, dashboard, desk, forms, admin) from importing each other, and the
+customers' pages own ``support/forms.py``.
+"""
+
+from functools import cached_property
+
+import django_filters
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.db.models import Case, Count, F, Q, QuerySet, When
+from django.db.models.functions import Coalesce, Least
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views import View
+from django.views.generic import ListView
+
+from accounts.actors import Actor
+from accounts.models import User
+from billing.models import InvoiceStatus
+from billing.money import format_amount
+from billing.selectors import invoices_of_account
+from events.selectors import events_of_account
+from hosting.dashboard.lists import SEARCH_PARAM, ListControlsMixin
+from hosting.dashboard.refusals import ServiceErrorFormMixin, ServiceRefusalMixin
+from hosting.errors import ApplicationError
+from hosting.http import download_response
+from servers.selectors import bots_of_account, servers_of_account
+from support import transitions
+from support.filters import StaffTicketFilter
+from support.models import Channel, Department, Priority, Ticket, TicketStatus
+from support.selectors import (
+    attachment_for_staff,
+    departments_of_staff,
+    macros_for_ticket,
+    messages_visible,
+    tickets_for_staff,
+)
+from support.services.attachments import Upload, too_large
+from support.services.tickets import (
+    ticket_assign,
+    ticket_reply,
+    ticket_status_change,
+    ticket_update,
+)
+
+# When a ticket next needs staff: its first response while none was given (or the resolution,
+# should that come first), then its resolution. Tickets without a target sort last.
+NEXT_DUE = Case(
+    When(
+        first_response_at__isnull=True,
+        then=Least(
+            Coalesce("first_response_due_at", "resolution_due_at"),
+            Coalesce("resolution_due_at", "first_response_due_at"),
+        ),
+    ),
+    default=F("resolution_due_at"),
+)
+UNFINISHED = ~Q(status__in=transitions.FINISHED)
+ANY_STATUS = "all"
+# The customer's context beside a ticket: this many of each, newest first.
+CONTEXT_ROWS = 10
+UNPAID = (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE)
+
+
+def staff_of(departments: QuerySet[Department]) -> QuerySet[User]:
+    """The active staff members of ``departments``: who tickets there may be given to."""
+    return (
+        User.objects.filter(support_departments__in=departments, is_staff=True, is_active=True)
+        .distinct()
+        .order_by("email")
+    )
+
+
+def person(user: User) -> str:
+    return user.name or user.email
+
+
+# --- Forms -----------------------------------------------------------------------------------
+
+
+class DeskTicketFilter(StaffTicketFilter):
+    """The queue's menus: the staff API's filters, one value each. Without a status the queue
+    holds the unfinished tickets (neither resolved nor closed); "Any status" shows them all."""
+
+    status = django_filters.ChoiceFilter(
+        choices=[(ANY_STATUS, "Any status"), *TicketStatus.choices],
+        label="Status", empty_label="Unfinished", method="_status",
+    )  # fmt: skip
+    priority = django_filters.ChoiceFilter(
+        choices=Priority.choices, label="Priority", empty_label="Any priority"
+    )
+    department = django_filters.ModelChoiceFilter(
+        queryset=lambda request: departments_of_staff(request.user).order_by("name"),
+        label="Department", empty_label="All my departments",
+    )  # fmt: skip
+    assignee = django_filters.ChoiceFilter(
+        label="Assignee", empty_label="Anyone", method="_assignee_choice"
+    )
+    breached = django_filters.ChoiceFilter(
+        choices=[("true", "Target missed"), ("false", "Within targets")],
+        label="SLA", empty_label="Any SLA", method="_breached_choice",
+    )  # fmt: skip
+    created_after = created_before = server = search = account = ordering = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        user = self.request.user
+        teammates = staff_of(departments_of_staff(user)).exclude(pk=user.pk)
+        self.filters["assignee"].extra["choices"] = [
+            ("me", "Me"), ("none", "Nobody"),
+            *((member.pk, person(member)) for member in teammates),
+        ]  # fmt: skip
+
+    def _status(self, queryset, name, value):
+        return queryset if value == ANY_STATUS else queryset.filter(status=value)
+
+    def _assignee_choice(self, queryset, name, value):
+        if value == "me":
+            return queryset.filter(assignee=self.request.user)
+        return self._assignee(queryset, name, value)
+
+    def _breached_choice(self, queryset, name, value):
+        return self._breached(queryset, name, value == "true")
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        if not self.form.cleaned_data.get("status"):
+            queryset = queryset.filter(UNFINISHED)
+        return queryset
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class UploadsField(forms.FileField):
+    """Any number of files, as the service checks them (``Upload``); one over the size limit
+    is refused before it is read, as the API refuses it."""
+
+    widget = MultipleFileInput
+
+    def clean(self, data, initial=None):
+        files = [each for each in (data or []) if each]
+        uploads = []
+        for file in files:
+            if file.size > settings.SUPPORT_ATTACHMENT_MAX_BYTES:
+                raise forms.ValidationError(too_large(file.name or "").message)
+            uploads.append(Upload(filename=file.name or "", content=file.read()))
+        return uploads
+
+
+class DeskReplyForm(ServiceErrorFormMixin, forms.Form):
+    """A reply to the customer or an internal note, its files, and the status after a reply.
+
+    A macro fills the text and pre-selects its status: in the browser as soon as it is picked
+    (``static/js/desk.js``), without JavaScript by the "Insert macro" button."""
+
+    REPLY, NOTE = "reply", "note"
+
+    kind = forms.ChoiceField(
+        label="Send as",
+        choices=[(REPLY, "Reply to customer"), (NOTE, "Internal note")],
+        widget=forms.RadioSelect,
+        initial=REPLY,
+    )
+    macro = forms.ChoiceField(label="Macro", required=False)
+    body = forms.CharField(
+        label="Message", required=False, widget=forms.Textarea(attrs={"rows": 8})
+    )
+    set_status = forms.ChoiceField(
+        label="Then set the status to",
+        required=False,
+        help_text="Only for a reply; a reply marks the ticket answered unless you choose.",
+    )
+    attachments = UploadsField(label="Files", required=False)
+
+    def __init__(self, *args, ticket: Ticket, macros: list, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ticket = ticket
+        self.macros = {macro.pk: macro for macro in macros}
+        self.fields["macro"].choices = [("", "Choose a macro…")] + [
+            (macro.pk, macro.name) for macro in macros
+        ]
+        self.fields["set_status"].choices = [("", "As the reply sets it")] + [
+            (status, TicketStatus(status).label) for status in transitions.allowed(ticket.status)
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("kind") == self.NOTE and cleaned.get("set_status"):
+            self.add_error(
+                "set_status", "A note leaves the status as it is: change it beside the ticket."
+            )
+        return cleaned
+
+    def with_macro(self) -> "DeskReplyForm":
+        """The form again with the chosen macro's text (after what was typed) and status."""
+        data = self.data.copy()
+        macro = self.macros.get(self.data.get("macro", ""))
+        if macro is not None:
+            typed = self.data.get("body", "").rstrip()
+            data["body"] = f"{typed}\n\n{macro.body}" if typed else macro.body
+            if macro.set_status:
+                data["set_status"] = macro.set_status
+        return type(self)(data, ticket=self.ticket, macros=list(self.macros.values()))
+
+
+class AssignForm(forms.Form):
+    """Whom the ticket is given to: a staff member of its department, or nobody."""
+
+    assignee = forms.ChoiceField(label="Assignee", required=False)
+
+    def __init__(self, *args, members: list[User], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.members = {member.pk: member for member in members}
+        self.fields["assignee"].choices = [("", "Nobody")] + [
+            (member.pk, person(member)) for member in members
+        ]
+
+
+class StatusForm(forms.Form):
+    status = forms.ChoiceField(label="Status", choices=TicketStatus.choices)
+
+
+class TicketFieldsForm(forms.Form):
+    """The department, priority and tags (comma-separated) of a ticket."""
+
+    department = forms.ModelChoiceField(
+        label="Department", queryset=Department.objects.filter(active=True), empty_label=None
+    )
+    priority = forms.ChoiceField(label="Priority", choices=Priority.choices)
+    tags = forms.CharField(label="Tags", required=False, help_text="Separated by commas.")
+
+    def changes(self, ticket: Ticket) -> dict:
+        """What differs from ``ticket``, as ``ticket_update`` takes it."""
+        wanted = {
+            "department": self.cleaned_data["department"].pk,
+            "priority": self.cleaned_data["priority"],
+            "tags": sorted({tag.strip().lower() for tag in self.cleaned_data["tags"].split(",")}
+                           - {""}),
+        }  # fmt: skip
+        now = {"department": ticket.department_id, "priority": ticket.priority,
+               "tags": sorted(ticket.tags)}  # fmt: skip
+        return {name: value for name, value in wanted.items() if value != now[name]}
+
+
+# --- Views -----------------------------------------------------------------------------------
+
+
+class DeskMixin(ServiceRefusalMixin, LoginRequiredMixin):
+    """A page of the desk: for staff who work at least one department, else the 404 page."""
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        if not request.user.is_staff or not self.departments:
+            raise Http404("No such page.")
+        return super().dispatch(request, *args, **kwargs)
+
+    @cached_property
+    def departments(self) -> list[Department]:
+        return list(departments_of_staff(self.request.user).order_by("name"))
+
+    def tickets(self) -> QuerySet[Ticket]:
+        return tickets_for_staff(self.request.user)
+
+    def actor(self) -> Actor:
+        return Actor.from_request(self.request)
+
+
+class DeskQueueView(ListControlsMixin, DeskMixin, ListView):
+    """The queues: every unfinished ticket of my departments (the default), those given to me,
+    or one department's; the one due soonest first, late ones marked."""
+
+    template_name = "support/desk/queue.html"
+    context_object_name = "tickets"
+    search_fields = ("subject", "requester_email")
+    search_label = "Number, subject or e-mail"
+    filterset_class = DeskTicketFilter
+    sort_fields = {
+        "due": "next_due_at", "number": "number", "created_at": "created_at",
+        "updated_at": "updated_at",
+    }  # fmt: skip
+    default_sort = "due"
+
+    def get_base_queryset(self):
+        return (
+            self.tickets()
+            .select_related("department", "assignee", "account")
+            .annotate(next_due_at=NEXT_DUE)
+        )
+
+    def search_queryset(self, queryset):
+        text = " ".join(self.request.GET.get(SEARCH_PARAM, "").split())
+        number = text.removeprefix("#")
+        # A bigint holds 18 digits whatever they are; longer ones are no ticket's number.
+        if not (number.isdigit() and len(number) <= 18):
+            return super().search_queryset(queryset)
+        self.search_text = self.list_params[SEARCH_PARAM] = text
+        return queryset.filter(
+            Q(number=int(number)) | Q(subject__icontains=text) | Q(requester_email__icontains=text)
+        )
+
+    def queues(self) -> list[dict]:
+        """The tabs: all of mine, mine, and each of my departments, with their unfinished
+        tickets counted in one query."""
+        user = self.request.user
+        counts = (
+            self.tickets()
+            .filter(UNFINISHED)
+            .aggregate(
+                all=Count("pk"),
+                mine=Count("pk", filter=Q(assignee=user)),
+                **{
+                    f"department_{index}": Count("pk", filter=Q(department_id=department.pk))
+                    for index, department in enumerate(self.departments)
+                },
+            )
+        )
+        applied = (self.list_params.get("department"), self.list_params.get("assignee"))
+        desk = reverse("desk")
+        queues = [
+            {"name": "All of mine", "url": desk, "count": counts["all"],
+             "current": applied == (None, None)},
+            {"name": "Mine", "url": f"{desk}?assignee=me", "count": counts["mine"],
+             "current": applied == (None, "me")},
+        ]  # fmt: skip
+        for index, department in enumerate(self.departments):
+            queues.append({
+                "name": department.name, "url": f"{desk}?department={department.pk}",
+                "count": counts[f"department_{index}"],
+                "current": applied == (department.pk, None),
+            })  # fmt: skip
+        return queues
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["queues"] = self.queues()
+        context["now"] = timezone.now()
+        return context
+
+
+class DeskTicketView(DeskMixin, View):
+    """A ticket: its whole conversation (internal notes and system entries too), the reply
+    form, its fields with the forms that change them, and the customer's context."""
+
+    template_name = "support/desk/ticket.html"
+
+    @cached_property
+    def ticket(self) -> Ticket:
+        tickets = self.tickets().select_related(
+            "department", "assignee", "account", "requester", "server", "bot", "invoice"
+        )
+        return get_object_or_404(tickets, pk=self.kwargs["ticket_id"])
+
+    @cached_property
+    def macros(self) -> list:
+        return list(macros_for_ticket(self.ticket))
+
+    def reply_form(self, *args, **kwargs) -> DeskReplyForm:
+        return DeskReplyForm(*args, ticket=self.ticket, macros=self.macros, **kwargs)
+
+    def get(self, request, *args, **kwargs):
+        return self.page(self.reply_form())
+
+    def post(self, request, *args, **kwargs):
+        form = self.reply_form(request.POST, request.FILES)
+        if "insert_macro" in request.POST:
+            return self.page(form.with_macro())
+        if not form.is_valid():
+            return self.form_invalid(form)
+        data = form.cleaned_data
+        internal = data["kind"] == DeskReplyForm.NOTE
+        try:
+            ticket_reply(
+                ticket=self.ticket, body=data["body"], actor=self.actor(), by_staff=True,
+                channel=Channel.WEB, internal=internal, set_status=data["set_status"] or None,
+                uploads=data["attachments"],
+            )  # fmt: skip
+        except ApplicationError as error:
+            return self.refused(error, form=form)
+        messages.success(request, "Internal note added." if internal else "Reply sent.")
+        return redirect("desk_ticket", ticket_id=self.ticket.pk)
+
+    def form_invalid(self, form: DeskReplyForm) -> HttpResponse:
+        return self.page(form)
+
+    def page(self, form: DeskReplyForm) -> HttpResponse:
+        ticket = self.ticket
+        members = list(staff_of(Department.objects.filter(pk=ticket.department_id)))
+        context = {
+            "ticket": ticket,
+            "conversation": messages_visible(ticket, staff=True).select_related("author"),
+            "form": form,
+            "macro_texts": {
+                macro.pk: {"body": macro.body, "set_status": macro.set_status}
+                for macro in self.macros
+            },
+            "assign_form": AssignForm(initial={"assignee": ticket.assignee_id}, members=members),
+            "next_statuses": [TicketStatus(each) for each in transitions.allowed(ticket.status)],
+            "fields_form": TicketFieldsForm(initial=self.fields_initial()),
+            "customer": self.customer_context(),
+            "now": timezone.now(),
+        }
+        return render(self.request, self.template_name, context)
+
+    def fields_initial(self) -> dict:
+        ticket = self.ticket
+        return {
+            "department": ticket.department_id,
+            "priority": ticket.priority,
+            "tags": ", ".join(ticket.tags),
+        }
+
+    def customer_context(self) -> dict | None:
+        """The account's servers and bots, unpaid invoices and latest events (a guest ticket
+        has none: only the requester's address is known)."""
+        account_id = self.ticket.account_id
+        if account_id is None:
+            return None
+        servers = list(
+            servers_of_account(account_id=account_id).order_by("name", "id")[: CONTEXT_ROWS + 1]
+        )
+        bots = list(
+            bots_of_account(account_id=account_id).order_by("name", "id")[: CONTEXT_ROWS + 1]
+        )
+        invoices = list(
+            invoices_of_account(account_id=account_id)
+            .prefetch_related(None)  # the lines are not shown here
+            .filter(status__in=UNPAID, amount_remaining__gt=0)
+            .order_by("due_date", "id")[: CONTEXT_ROWS + 1]
+        )
+        for invoice in invoices:
+            invoice.remaining_shown = format_amount(invoice.amount_remaining, invoice.currency)
+        return {
+            "servers": servers[:CONTEXT_ROWS], "more_servers": len(servers) > CONTEXT_ROWS,
+            "bots": bots[:CONTEXT_ROWS], "more_bots": len(bots) > CONTEXT_ROWS,
+            "invoices": invoices[:CONTEXT_ROWS], "more_invoices": len(invoices) > CONTEXT_ROWS,
+            "events": [
+                (event, _event_object(event))
+                for event in events_of_account(account_id=account_id)[:CONTEXT_ROWS]
+            ],
+        }  # fmt: skip
+
+
+def _event_object(event) -> str:
+    """What an event is about, as its own representation calls it (a ticket by its number)."""
+    shown = event.data.get("object") or {}
+    return str(shown.get("name") or shown.get("number") or event.object_id)
+
+
+class DeskTicketChangeView(DeskMixin, View):
+    """A form of a ticket's side panel: read it, call one service, and go back to the ticket
+    with what happened (or the refusal) as a message. Each view says which form it reads
+    (``form(ticket, data)``) and which service it calls (``change(ticket, form)``, returning
+    what to tell the person)."""
+
+    def post(self, request, ticket_id: str):
+        ticket = get_object_or_404(self.tickets().select_related("department"), pk=ticket_id)
+        form = self.form(ticket, request.POST)
+        if not form.is_valid():
+            for errors in form.errors.values():
+                messages.error(request, errors[0])
+            return redirect("desk_ticket", ticket_id=ticket.pk)
+        try:
+            done = self.change(ticket, form)
+        except ApplicationError as error:
+            return self.refused(error, back_to="desk_ticket", ticket_id=ticket.pk)
+        messages.success(request, done)
+        if not self.tickets().filter(pk=ticket.pk).exists():
+            return redirect("desk")  # moved to a department this person does not work
+        return redirect("desk_ticket", ticket_id=ticket.pk)
+
+
+class DeskAssignView(DeskTicketChangeView):
+    """Give the ticket to a staff member of its department, or to nobody."""
+
+    def form(self, ticket, data):
+        members = list(staff_of(Department.objects.filter(pk=ticket.department_id)))
+        return AssignForm(data, members=members)
+
+    def change(self, ticket, form):
+        assignee = form.members.get(form.cleaned_data["assignee"])
+        ticket_assign(ticket=ticket, assignee=assignee, actor=self.actor())
+        return f"Assigned to {person(assignee)}." if assignee else "Unassigned."
+
+
+class DeskStatusView(DeskTicketChangeView):
+    """Move the ticket along the status table."""
+
+    def form(self, ticket, data):
+        return StatusForm(data)
+
+    def change(self, ticket, form):
+        status = form.cleaned_data["status"]
+        ticket_status_change(ticket=ticket, status=status, actor=self.actor(), by_staff=True)
+        return f"Status: {TicketStatus(status).label}."
+
+
+class DeskUpdateView(DeskTicketChangeView):
+    """Change the department, priority and tags; the SLA due times follow."""
+
+    def form(self, ticket, data):
+        return TicketFieldsForm(data)
+
+    def change(self, ticket, form):
+        changes = form.changes(ticket)
+        if not changes:
+            return "Nothing was changed."
+        updated = ticket_update(ticket=ticket, changes=changes, actor=self.actor())
+        return f"Ticket #{updated.number} updated."
+
+
+class DeskAttachmentView(DeskMixin, View):
+    """A file of a ticket the staff member sees, always as a download, never cached."""
+
+    def get(self, request, attachment_id: str):
+        attachment = attachment_for_staff(attachment_id=attachment_id, user=request.user)
+        if attachment is None:
+            raise Http404("No such file.")
+        return download_response(
+            attachment.file, filename=attachment.filename, content_type=attachment.content_type
+        )

@@ -1,0 +1,54 @@
+"""Dashboard pages of Support: the customers' tickets (``support/…``) and the staff desk
+(``desk/…``)."""
+
+from django.urls import path
+
+from support import desk, views
+
+urlpatterns = [
+    path("support", views.TicketListView.as_view(), name="support_tickets"),
+    path("support/new", views.TicketCreateView.as_view(), name="support_ticket_new"),
+    path("support/<id:ticket_id>", views.TicketDetailView.as_view(), name="support_ticket"),
+    path(
+        "support/<id:ticket_id>/close",
+        views.TicketCloseView.as_view(),
+        name="support_ticket_close",
+    ),
+    path(
+        "support/<id:ticket_id>/reopen",
+        views.TicketReopenView.as_view(),
+        name="support_ticket_reopen",
+    ),
+    path(
+        "support/<id:ticket_id>/rate",
+        views.TicketRateView.as_view(),
+        name="support_ticket_rate",
+    ),
+    path(
+        "support/attachments/<id:attachment_id>",
+        views.AttachmentView.as_view(),
+        name="support_attachment",
+    ),
+    path("desk", desk.DeskQueueView.as_view(), name="desk"),
+    path("desk/tickets/<id:ticket_id>", desk.DeskTicketView.as_view(), name="desk_ticket"),
+    path(
+        "desk/tickets/<id:ticket_id>/assign",
+        desk.DeskAssignView.as_view(),
+        name="desk_ticket_assign",
+    ),
+    path(
+        "desk/tickets/<id:ticket_id>/status",
+        desk.DeskStatusView.as_view(),
+        name="desk_ticket_status",
+    ),
+    path(
+        "desk/tickets/<id:ticket_id>/update",
+        desk.DeskUpdateView.as_view(),
+        name="desk_ticket_update",
+    ),
+    path(
+        "desk/attachments/<id:attachment_id>",
+        desk.DeskAttachmentView.as_view(),
+        name="desk_attachment",
+    ),
+]
