@@ -170,9 +170,10 @@ class Ticket(models.Model):
             # The staff list's newest-first pages: the department and assignee included, so
             # a deep page's rows are chosen from the index alone (bench/support.py).
             models.Index(
-                fields=["-created_at", "-id"], name="ticket_recent",
+                fields=["-created_at", "-id"],
+                name="ticket_recent",
                 include=["department", "assignee"],
-            ),  # fmt: skip
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -5,18 +5,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0004_api_key_expiry_notified_at'),
-        ('billing', '0003_billingprofile_payment_gateways'),
-        ('servers', '0009_tasks_live_in_services'),
-        ('support', '0001_initial'),
+        ("accounts", "0004_api_key_expiry_notified_at"),
+        ("billing", "0003_billingprofile_payment_gateways"),
+        ("servers", "0009_tasks_live_in_services"),
+        ("support", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='ticket',
-            index=models.Index(fields=['-created_at', '-id'], include=('department', 'assignee'), name='ticket_recent'),
+            model_name="ticket",
+            index=models.Index(
+                fields=["-created_at", "-id"],
+                include=("department", "assignee"),
+                name="ticket_recent",
+            ),
         ),
     ]
