@@ -15,7 +15,7 @@ from django.db import transaction
 from accounts.actors import Actor
 from hosting.errors import PermissionDenied, ValidationFailed
 from support.models import Department, Macro, TicketStatus
-from support.services.tickets import BODY_LIMIT, _text
+from support.services.tickets import BODY_LIMIT, required_text
 
 # A macro's text becomes a reply's text: the conversation's rule and limit (``_text``).
 NAME_LIMIT = Macro._meta.get_field("name").max_length
@@ -65,8 +65,8 @@ def macro_create(
     unique within its department, ignoring case; ``set_status``: a ticket status or empty."""
     _check_actor(actor)
     macro = Macro(
-        name=_text("name", name, NAME_LIMIT),
-        body=_text("body", body, BODY_LIMIT),
+        name=required_text("name", name, NAME_LIMIT),
+        body=required_text("body", body, BODY_LIMIT),
         department=_department(department),
         set_status=_set_status(set_status),
     )
@@ -85,9 +85,9 @@ def macro_update(*, macro: Macro, changes: dict[str, Any], actor: Actor) -> Macr
         raise ValidationFailed.field(unknown[0], "unknown_field", "This field is not accepted.")
     macro = Macro.objects.select_for_update().get(pk=macro.pk)
     if "name" in changes:
-        macro.name = _text("name", changes["name"], NAME_LIMIT)
+        macro.name = required_text("name", changes["name"], NAME_LIMIT)
     if "body" in changes:
-        macro.body = _text("body", changes["body"], BODY_LIMIT)
+        macro.body = required_text("body", changes["body"], BODY_LIMIT)
     if "department" in changes:
         macro.department = _department(changes["department"])
     if "set_status" in changes:

@@ -103,7 +103,8 @@ def _ticket_number() -> int:
     return number
 
 
-def _text(name: str, value: Any, limit: int) -> str:
+def required_text(name: str, value: Any, limit: int) -> str:
+    """``value`` stripped, refused (naming ``name``) when empty, not text or over ``limit``."""
     if not isinstance(value, str) or not value.strip():
         raise ValidationFailed.field(name, "required", "This field is required.")
     value = value.strip()
@@ -186,8 +187,8 @@ def ticket_open(
     department by its address). Links (``server``, ``bot``, ``invoice``) must be of the
     requester's account. ``uploads``: files of the first message (``attachments_add``: a
     refused one refuses the ticket, and none is stored)."""
-    subject = _text("subject", subject, SUBJECT_LIMIT)
-    body = _text("body", body, BODY_LIMIT)
+    subject = required_text("subject", subject, SUBJECT_LIMIT)
+    body = required_text("body", body, BODY_LIMIT)
     if not department.active:
         raise ValidationFailed.field("department", "not_found", "No such department.")
     priority = priority or department.default_priority
@@ -268,7 +269,7 @@ def ticket_reply(
     ticket = _locked(ticket)
     if uploads and not (isinstance(body, str) and body.strip()):
         body = "Attached: " + ", ".join(safe_filename(each.filename) for each in uploads)
-    body = _text("body", body, BODY_LIMIT)
+    body = required_text("body", body, BODY_LIMIT)
     if internal and not by_staff:
         raise PermissionDenied("Only staff write internal notes.")
     if ticket.status == TicketStatus.CLOSED:
