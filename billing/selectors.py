@@ -77,6 +77,10 @@ def promotion_codes_all() -> QuerySet[PromotionCode]:
     return PromotionCode.objects.order_by(*NEWEST_FIRST)
 
 
+# Invoices that can still be paid: what the overview and the desk ask the customer to settle.
+PAYABLE = (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE)
+
+
 def invoices_all() -> QuerySet[Invoice]:
     """Every account's invoices with their lines, newest first (the staff API)."""
     return Invoice.objects.prefetch_related("lines").order_by(*NEWEST_FIRST)
@@ -85,6 +89,17 @@ def invoices_all() -> QuerySet[Invoice]:
 def invoices_of_account(*, account_id: str) -> QuerySet[Invoice]:
     """An account's invoices with their lines, newest first; never another account's."""
     return invoices_all().filter(account_id=account_id)
+
+
+def invoices_payable_of_account(*, account_id: str) -> QuerySet[Invoice]:
+    """An account's invoices that can still be paid (open or uncollectible, money still owed),
+    the earliest due first, without their lines."""
+    return (
+        invoices_of_account(account_id=account_id)
+        .prefetch_related(None)
+        .filter(status__in=PAYABLE, amount_remaining__gt=0)
+        .order_by("due_date", "id")
+    )
 
 
 def credit_notes_all() -> QuerySet[CreditNote]:

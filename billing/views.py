@@ -33,12 +33,14 @@ from billing.forms import (
 from billing.models import CreditNote, Invoice, InvoiceStatus
 from billing.money import format_amount
 from billing.selectors import (
+    PAYABLE,
     balance_transactions_of_account,
     billing_profile_of,
     credit_note_document,
     credit_notes_of_account,
     invoice_document,
     invoices_of_account,
+    invoices_payable_of_account,
     payments_of_account,
 )
 from billing.services import balance_of, invoice_pay_with_credit
@@ -48,8 +50,6 @@ from billing.services.profile import billing_profile_update
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.errors import ApplicationError
 
-# Invoices that can still be paid: what the overview asks the customer to settle.
-PAYABLE = (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE)
 # The overview lists this many; the invoices page has the rest (``?status=open``).
 OVERVIEW_INVOICES = 10
 
@@ -133,12 +133,7 @@ class BillingOverviewView(BillingPageMixin, TemplateView):
     def get_context_data(self, **kwargs):
         balance = balance_of(self.account)
         now = billing_now(self.account)
-        waiting = (
-            invoices_of_account(account_id=self.account.id)
-            .prefetch_related(None)  # the lines are not shown here
-            .filter(status__in=PAYABLE, amount_remaining__gt=0)
-            .order_by("due_date", "id")
-        )
+        waiting = invoices_payable_of_account(account_id=self.account.id)
         invoices = list(waiting[: OVERVIEW_INVOICES + 1])
         for invoice in invoices:
             invoice.due_shown = self.money(invoice.amount_remaining, invoice.currency)

@@ -34,9 +34,8 @@ from django.views.generic import ListView
 
 from accounts.actors import Actor
 from accounts.models import User
-from billing.models import InvoiceStatus
 from billing.money import format_amount
-from billing.selectors import invoices_of_account
+from billing.selectors import invoices_payable_of_account
 from events.selectors import events_of_account
 from hosting.dashboard.lists import SEARCH_PARAM, ListControlsMixin
 from hosting.dashboard.refusals import ServiceErrorFormMixin, ServiceRefusalMixin
@@ -77,7 +76,6 @@ UNFINISHED = ~Q(status__in=transitions.FINISHED)
 ANY_STATUS = "all"
 # The customer's context beside a ticket: this many of each, newest first.
 CONTEXT_ROWS = 10
-UNPAID = (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE)
 
 
 def staff_of(departments: QuerySet[Department]) -> QuerySet[User]:
@@ -442,12 +440,7 @@ class DeskTicketView(DeskMixin, View):
         bots = list(
             bots_of_account(account_id=account_id).order_by("name", "id")[: CONTEXT_ROWS + 1]
         )
-        invoices = list(
-            invoices_of_account(account_id=account_id)
-            .prefetch_related(None)  # the lines are not shown here
-            .filter(status__in=UNPAID, amount_remaining__gt=0)
-            .order_by("due_date", "id")[: CONTEXT_ROWS + 1]
-        )
+        invoices = list(invoices_payable_of_account(account_id=account_id)[: CONTEXT_ROWS + 1])
         for invoice in invoices:
             invoice.remaining_shown = format_amount(invoice.amount_remaining, invoice.currency)
         return {
