@@ -390,15 +390,21 @@ def build_template(args, env: dict[str, str]) -> None:
     )
 
 
-def template_usable(admin_url: str, count: int) -> bool:
-    if not database_exists(admin_url, TEMPLATE):
-        return False
+def database_comment(admin_url: str, name: str) -> str:
+    """The comment of database ``name`` ("" when there is none or no such database): what a
+    finished load writes last, so a half-loaded dataset is never reused."""
+    if not database_exists(admin_url, name):
+        return ""
     with psycopg.connect(database_url(admin_url, "postgres"), autocommit=True) as conn:
         row = conn.execute(
             "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
-            (TEMPLATE,),
+            (name,),
         ).fetchone()
-    found = re.fullmatch(r"subscriptions=(\d+) built=(\S+)", (row and row[0]) or "")
+    return (row and row[0]) or ""
+
+
+def template_usable(admin_url: str, count: int) -> bool:
+    found = re.fullmatch(r"subscriptions=(\d+) built=(\S+)", database_comment(admin_url, TEMPLATE))
     if not found or int(found.group(1)) != count:
         return False
     return datetime.now(UTC) - datetime.fromisoformat(found.group(2)) < TEMPLATE_MAX_AGE

@@ -55,14 +55,18 @@ sys.path.insert(0, str(ROOT))
 
 from bench.api import (  # noqa: E402 - the path above makes the project importable
     bench_environment,
-    database_exists,
     database_url,
     machine_summary,
     migrate,
     recreate_database,
     settle_database,
 )
-from bench.billing import copy_rows, load_average, random_id  # noqa: E402
+from bench.billing import (  # noqa: E402
+    copy_rows,
+    database_comment,
+    load_average,
+    random_id,
+)
 
 DB_NAME = "hosting_bench_support"
 ACCOUNTS = 20_000
@@ -264,14 +268,7 @@ def build_dataset(args, env: dict[str, str]) -> None:
 
 def dataset_usable(admin_url: str, tickets: int) -> bool:
     """A dataset of this size whose load finished (the comment is written last)."""
-    if not database_exists(admin_url, DB_NAME):
-        return False
-    with psycopg.connect(database_url(admin_url, "postgres"), autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s",
-            (DB_NAME,),
-        ).fetchone()
-    return (row and row[0]) == f"tickets={tickets}"
+    return database_comment(admin_url, DB_NAME) == f"tickets={tickets}"
 
 
 def prepare(args, env: dict[str, str]) -> None:
