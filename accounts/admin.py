@@ -11,6 +11,7 @@ from accounts.actors import Actor
 from accounts.forms import ProfileForm
 from accounts.keys import KEY_ID_LENGTH, TOKEN_PREFIX
 from accounts.models import Account, ApiKey, Invitation, Membership, User
+from accounts.service_admin import ReadOnlyAdmin
 from accounts.services import (
     ACCOUNT_LIMITS,
     account_changes_clean,
@@ -170,7 +171,7 @@ class AccountAdmin(admin.ModelAdmin):
 
 
 @admin.register(Invitation)
-class InvitationAdmin(admin.ModelAdmin):
+class InvitationAdmin(ReadOnlyAdmin):
     """Read-only: invitations are sent, accepted and revoked through the team services (with
     their member.* events), by the account's owners and admins in the dashboard or the API."""
 
@@ -184,37 +185,19 @@ class InvitationAdmin(admin.ModelAdmin):
     ]  # fmt: skip
     exclude = ["token_digest"]
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
     @admin.display(description="Status")
     def invitation_status(self, obj: Invitation) -> str:
         return obj.status
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ReadOnlyAdmin):
     """Read-only: see ``MembershipInline``."""
 
     list_display = ["user", "account", "role", "created_at"]
     list_filter = ["role"]
     search_fields = ["user__email", "account__name", "account__id"]
     readonly_fields = ["user", "account", "role", "created_at"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(ApiKey)

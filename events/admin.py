@@ -1,10 +1,11 @@
 from django.contrib import admin
 
+from accounts.service_admin import ReadOnlyAdmin
 from events.models import Event
 
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(ReadOnlyAdmin):
     """The audit trail, read-only: staff can search and filter it but never change history."""
 
     list_display = ["created_at", "type", "account", "object_id", "actor", "actor_ip"]
@@ -16,15 +17,6 @@ class EventAdmin(admin.ModelAdmin):
         "id", "account", "type", "object_type", "object_id", "data", "actor_user",
         "actor_api_key", "actor_ip", "created_at",
     ]  # fmt: skip
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description="Actor")
     def actor(self, obj: Event) -> str:

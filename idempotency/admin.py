@@ -1,10 +1,11 @@
 from django.contrib import admin
 
+from accounts.service_admin import ReadOnlyAdmin
 from idempotency.models import IdempotencyRecord
 
 
 @admin.register(IdempotencyRecord)
-class IdempotencyRecordAdmin(admin.ModelAdmin):
+class IdempotencyRecordAdmin(ReadOnlyAdmin):
     """Read-only, for support: which keys a client used and what status they got.
 
     Stored bodies and headers are never shown (bodies are encrypted under the caller's token
@@ -20,15 +21,6 @@ class IdempotencyRecordAdmin(admin.ModelAdmin):
         "required_scopes", "created_at", "completed_at",
     ]  # fmt: skip
     readonly_fields = fields
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description="API key", ordering="api_key_id")
     def api_key(self, obj: IdempotencyRecord) -> str:

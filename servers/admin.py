@@ -20,6 +20,7 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from accounts.actors import Actor
+from accounts.service_admin import ReadOnlyAdmin
 from hosting.errors import ApplicationError
 from servers.models import Action, Bot, Game, Instance, Region, Server
 from servers.services import action_request, instance_suspend
@@ -226,7 +227,7 @@ class BotAdmin(InstanceAdmin):
 
 
 @admin.register(Action)
-class ActionAdmin(admin.ModelAdmin):
+class ActionAdmin(ReadOnlyAdmin):
     """The worker's operations, read-only: they change only through the lifecycle services."""
 
     list_display = [
@@ -242,15 +243,6 @@ class ActionAdmin(admin.ModelAdmin):
         "requested_by_key", "created_at", "started_at", "heartbeat_at", "completed_at",
     ]  # fmt: skip
     readonly_fields = fields
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description="Target")
     def target_label(self, obj: Action) -> str:

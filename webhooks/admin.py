@@ -9,6 +9,7 @@ are created by customers only; deliveries and attempts are a read-only log.
 from django.contrib import admin
 
 from accounts.actors import Actor
+from accounts.service_admin import ReadOnlyAdmin
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.services import endpoint_delete, endpoint_update
 
@@ -61,7 +62,7 @@ class WebhookAttemptInline(admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
     list_display = [
         "id", "endpoint", "event_type", "status", "attempt_count", "last_status_code",
         "next_attempt_at", "created_at",
@@ -75,12 +76,3 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     @admin.display(description="Event type", ordering="event__type")
     def event_type(self, obj: WebhookDelivery) -> str:
         return obj.event.type
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
