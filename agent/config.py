@@ -1,0 +1,294 @@
+"""The agent's configuration: environment variables, each overridable by a command-line flag.
+
+Every value goes through a parser that fails loudly (``ConfigError``) on a bad value, so a typo
+stops the agent at start rather than surfacing as odd behaviour hours later.
+"""
+
+import argparse
+import json
+import os
+import pwd
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+LIMIT_MODES = ("auto", "cgroup", "rlimit")
+# A bot's runtime → the commands that may provide it, and how to read the version they are
+# (argument, pattern whose group must equal the runtime's version): a `node` on PATH that is
+# Node 20 provides node-20, never node-22.
+DEFAULT_RUNTIMES: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "python-3.13": (("python3.13",), "--version", r"Python (\d+\.\d+)"),
+    "python-3.12": (("python3.12",), "--version", r"Python (\d+\.\d+)"),
+    "node-22": (("node22", "node"), "--version", r"v(\d+)\."),
+    "node-20": (("node20", "node"), "--version", r"v(\d+)\."),
+    "bun-1": (("bun",), "--version", r"(\d+)\."),
+    "deno-2": (("deno",), "--version", r"deno (\d+)\."),
+    "java-21": (("java",), "-version", r'version "(\d+)'),
+    "go-1.23": (("go",), "version", r"go(\d+\.\d+)"),
+}
+
+
+def _version_of(path: str, argument: str, pattern: str) -> str | None:
+    try:
+        # An interpreter found on PATH, asked for its version.
+        shown = subprocess.run(  # noqa: S603
+            [path, argument], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(pattern, shown.stdout + shown.stderr)
+    return found.group(1) if found else None
+
+
+def detect_runtimes(which: Callable[[str], str | None]) -> dict[str, str]:
+    """The runtimes this machine has, each checked by the version its interpreter reports."""
+    runtimes = {}
+    for name, (commands, argument, pattern) in DEFAULT_RUNTIMES.items():
+        wanted = name.split("-", 1)[1]
+        for command in commands:
+            path = which(command)
+            if path and _version_of(path, argument, pattern) == wanted:
+                runtimes[name] = path
+                break
+    return runtimes
+
+
+class ConfigError(Exception):
+    """A configuration value the agent cannot run with; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """The unprivileged account the servers' processes run as (only when the agent is root)."""
+
+    name: str
+    uid: int
+    gid: int
+
+
+@dataclass(frozen=True)
+class Config:
+    token: str
+    node_id: str
+    control_plane_url: str
+    listen_host: str
+    listen_port: int
+    data_root: Path
+    run_as: RunAs | None
+    tls_cert: Path | None
+    tls_key: Path | None
+    sample_seconds: float
+    batch_seconds: float
+    disk_scan_seconds: float
+    console_lines: int
+    console_max_lines_per_second: int
+    cgroup_root: Path
+    limits: str
+    runtimes: dict[str, str]
+    log_level: str
+
+
+@dataclass(frozen=True)
+class _Option:
+    variable: str
+    flag: str
+    default: str
+    help: str
+
+
+OPTIONS = (
+    _Option("AGENT_TOKEN", "", "", "the node token (hmn_…); environment only, never a flag"),
+    _Option("AGENT_TOKEN_FILE", "--token-file", "", "read the node token from this file instead"),
+    _Option("AGENT_NODE_ID", "--node-id", "", "this node's id (the console tokens' audience)"),
+    _Option("AGENT_CONTROL_PLANE_URL", "--control-plane-url", "", "empty: send no reports"),
+    _Option("AGENT_LISTEN", "--listen", "127.0.0.1:8443", "host:port of the agent's API"),
+    _Option("AGENT_DATA_ROOT", "--data-root", "/var/lib/hms-agent", "servers' files and state"),
+    _Option("AGENT_RUN_AS", "--run-as", "", "user name or uid:gid (root only; default nobody)"),
+    _Option("AGENT_TLS_CERT", "--tls-cert", "", "PEM certificate: serve HTTPS"),
+    _Option("AGENT_TLS_KEY", "--tls-key", "", "PEM private key of the certificate"),
+    _Option("AGENT_SAMPLE_SECONDS", "--sample-seconds", "5", "usage sampling period"),
+    _Option("AGENT_BATCH_SECONDS", "--batch-seconds", "15", "period of usage reports"),
+    _Option("AGENT_DISK_SCAN_SECONDS", "--disk-scan-seconds", "30", "period of disk walks"),
+    _Option("AGENT_CONSOLE_LINES", "--console-lines", "1000", "console lines kept per server"),
+    _Option(
+        "AGENT_CONSOLE_MAX_LINES_PER_SECOND",
+        "--console-max-lines-per-second",
+        "20000",
+        "console lines sent per second to one WebSocket",
+    ),
+    _Option("AGENT_CGROUP_ROOT", "--cgroup-root", "/sys/fs/cgroup", "where cgroups are mounted"),
+    _Option("AGENT_LIMITS", "--limits", "auto", "auto | cgroup | rlimit"),
+    _Option("AGENT_RUNTIMES", "--runtimes", "", "JSON map of runtime to interpreter"),
+    _Option("AGENT_LOG_LEVEL", "--log-level", "info", "debug | info | warning | error"),
+)
+
+
+def _positive_number(variable: str, value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f"{variable} must be a number of seconds, not {value!r}.") from None
+    if not number > 0:
+        raise ConfigError(f"{variable} must be greater than zero, not {value!r}.")
+    return number
+
+
+def _positive_integer(variable: str, value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(f"{variable} must be a whole number, not {value!r}.") from None
+    if number < 1:
+        raise ConfigError(f"{variable} must be at least 1, not {value!r}.")
+    return number
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, separator, port = value.rpartition(":")
+    if not separator or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"AGENT_LISTEN must be host:port, not {value!r}.")
+    return host.strip("[]"), int(port)
+
+
+def _control_plane_url(value: str) -> str:
+    value = value.strip().rstrip("/")
+    if value and not value.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"AGENT_CONTROL_PLANE_URL must start with http:// or https://: {value!r}."
+        )
+    return value
+
+
+def _run_as(value: str, *, is_root: bool) -> RunAs | None:
+    if not is_root:
+        return None
+    value = value or "nobody"
+    if ":" in value:
+        uid, _, gid = value.partition(":")
+        if not (uid.isdigit() and gid.isdigit()):
+            raise ConfigError(f"AGENT_RUN_AS must be a user name or uid:gid, not {value!r}.")
+        if int(uid) == 0:
+            raise ConfigError("AGENT_RUN_AS must not be root.")
+        return RunAs(name=uid, uid=int(uid), gid=int(gid))
+    try:
+        entry = pwd.getpwnam(value)
+    except KeyError:
+        raise ConfigError(f"AGENT_RUN_AS names no user of this machine: {value!r}.") from None
+    if entry.pw_uid == 0:
+        raise ConfigError("AGENT_RUN_AS must not be root.")
+    return RunAs(name=value, uid=entry.pw_uid, gid=entry.pw_gid)
+
+
+def _runtimes(value: str, which: Callable[[str], str | None]) -> dict[str, str]:
+    """Runtime name → absolute interpreter path. Configured ones must exist; defaults may not."""
+    if not value:
+        return detect_runtimes(which)
+    try:
+        configured = json.loads(value)
+    except json.JSONDecodeError:
+        raise ConfigError("AGENT_RUNTIMES must be a JSON object of runtime to path.") from None
+    if not isinstance(configured, dict) or not all(
+        isinstance(key, str) and isinstance(path, str) for key, path in configured.items()
+    ):
+        raise ConfigError("AGENT_RUNTIMES must be a JSON object of runtime to path.")
+    runtimes = {}
+    for name, command in configured.items():
+        path = which(command)
+        if path is None:
+            raise ConfigError(f"AGENT_RUNTIMES: {name} → {command!r} is not an executable.")
+        runtimes[name] = path
+    return runtimes
+
+
+def _token(values: Mapping[str, str]) -> str:
+    token = values["AGENT_TOKEN"]
+    if values["AGENT_TOKEN_FILE"]:
+        try:
+            token = Path(values["AGENT_TOKEN_FILE"]).read_text().strip()
+        except OSError as error:
+            raise ConfigError(f"AGENT_TOKEN_FILE cannot be read: {error.strerror}.") from None
+    if not token.startswith("hmn_"):
+        raise ConfigError("AGENT_TOKEN (or AGENT_TOKEN_FILE) must hold the node token, hmn_….")
+    return token
+
+
+def _optional_path(variable: str, value: str) -> Path | None:
+    if not value:
+        return None
+    path = Path(value)
+    if not path.is_file():
+        raise ConfigError(f"{variable} is not a readable file: {value!r}.")
+    return path
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m agent",
+        description="The hosting node agent. Every flag overrides its environment variable.",
+    )
+    for option in OPTIONS:
+        if option.flag:
+            parser.add_argument(
+                option.flag, dest=option.variable, help=f"{option.help} [{option.variable}]"
+            )
+    return parser
+
+
+def load_config(
+    argv: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    is_root: bool | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+) -> Config:
+    """Read the configuration from ``environ`` (default ``os.environ``) and ``argv`` flags."""
+    environ = os.environ if environ is None else environ
+    flags = vars(_parser().parse_args(argv))
+    values = {
+        option.variable: (
+            flags.get(option.variable) or environ.get(option.variable) or option.default
+        )
+        for option in OPTIONS
+    }
+    is_root = os.geteuid() == 0 if is_root is None else is_root
+    node_id = values["AGENT_NODE_ID"].strip()
+    if not node_id:
+        raise ConfigError("AGENT_NODE_ID is required (the node's id, node_…).")
+    host, port = _listen(values["AGENT_LISTEN"])
+    tls_cert = _optional_path("AGENT_TLS_CERT", values["AGENT_TLS_CERT"])
+    tls_key = _optional_path("AGENT_TLS_KEY", values["AGENT_TLS_KEY"])
+    if (tls_cert is None) != (tls_key is None):
+        raise ConfigError("AGENT_TLS_CERT and AGENT_TLS_KEY go together: give both or neither.")
+    limits = values["AGENT_LIMITS"].lower()
+    if limits not in LIMIT_MODES:
+        raise ConfigError(f"AGENT_LIMITS must be one of {', '.join(LIMIT_MODES)}, not {limits!r}.")
+    log_level = values["AGENT_LOG_LEVEL"].upper()
+    if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        raise ConfigError(f"AGENT_LOG_LEVEL must be debug, info, warning or error: {log_level!r}.")
+    return Config(
+        token=_token(values),
+        node_id=node_id,
+        control_plane_url=_control_plane_url(values["AGENT_CONTROL_PLANE_URL"]),
+        listen_host=host,
+        listen_port=port,
+        data_root=Path(values["AGENT_DATA_ROOT"]).absolute(),
+        run_as=_run_as(values["AGENT_RUN_AS"], is_root=is_root),
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        sample_seconds=_positive_number("AGENT_SAMPLE_SECONDS", values["AGENT_SAMPLE_SECONDS"]),
+        batch_seconds=_positive_number("AGENT_BATCH_SECONDS", values["AGENT_BATCH_SECONDS"]),
+        disk_scan_seconds=_positive_number(
+            "AGENT_DISK_SCAN_SECONDS", values["AGENT_DISK_SCAN_SECONDS"]
+        ),
+        console_lines=_positive_integer("AGENT_CONSOLE_LINES", values["AGENT_CONSOLE_LINES"]),
+        console_max_lines_per_second=_positive_integer(
+            "AGENT_CONSOLE_MAX_LINES_PER_SECOND", values["AGENT_CONSOLE_MAX_LINES_PER_SECOND"]
+        ),
+        cgroup_root=Path(values["AGENT_CGROUP_ROOT"]),
+        limits=limits,
+        runtimes=_runtimes(values["AGENT_RUNTIMES"], which),
+        log_level=log_level,
+    )

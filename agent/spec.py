@@ -1,0 +1,274 @@
+"""A server's spec as the control plane sends it (PROTOCOL.md "A server's spec"), validated.
+
+The spec's ``environment`` holds secrets (a bot's DISCORD_TOKEN): ``public()`` is the form that
+is stored on disk and shown, with the variable names only; the values live in memory and in the
+process's environment, nowhere else.
+"""
+
+import ipaddress
+import re
+import shlex
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agent.errors import ValidationFailed
+
+SERVER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+GIT_REF = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$")
+SOURCE_SCHEMES = {"git": ("https://", "http://", "git://", "ssh://", "file://")}
+STOP_SIGNALS = ("SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGKILL")
+KINDS = ("server", "bot")
+MAX_SCRIPT_CHARS = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Template:
+    install_script: str
+    start_command: str
+    ready_pattern: str
+    stop_command: str
+    stop_signal: str
+    stop_timeout_seconds: float
+    ready_timeout_seconds: float
+
+    @property
+    def ready(self) -> re.Pattern[str] | None:
+        return re.compile(self.ready_pattern) if self.ready_pattern else None
+
+    @property
+    def stop_signal_number(self) -> signal.Signals:
+        return signal.Signals[self.stop_signal]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """``None`` (or 0 in the spec) means no limit of that kind."""
+
+    memory_mb: int | None
+    cpu_percent: int | None
+    disk_mb: int | None
+    pids: int | None
+
+
+@dataclass(frozen=True)
+class Allocation:
+    ip: str
+    port: int
+
+
+@dataclass(frozen=True)
+class Source:
+    type: str
+    url: str
+    ref: str | None
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    id: str
+    kind: str
+    template: Template
+    variables: dict[str, str]
+    environment: dict[str, str]
+    limits: Limits
+    allocation: Allocation | None
+    runtime: str | None
+    source: Source | None
+
+    def public(self) -> dict[str, Any]:
+        """The spec without secrets: environment variable names, never their values."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "template": vars(self.template).copy(),
+            "variables": dict(self.variables),
+            "environment_keys": sorted(self.environment),
+            "limits": vars(self.limits).copy(),
+            "allocation": vars(self.allocation).copy() if self.allocation else None,
+            "runtime": self.runtime,
+            "source": vars(self.source).copy() if self.source else None,
+        }
+
+    def substitutions(self, workloads: str) -> dict[str, str]:
+        """Every ``{{KEY}}`` the commands may use: the variables, then the built-ins."""
+        values = dict(self.variables)
+        values.update(
+            SERVER_ID=self.id,
+            SERVER_IP=self.allocation.ip if self.allocation else "",
+            SERVER_PORT=str(self.allocation.port) if self.allocation else "",
+            SERVER_MEMORY=str(self.limits.memory_mb or 0),
+            AGENT_WORKLOADS=workloads,
+        )
+        return values
+
+    def render(self, command: str, workloads: str) -> str:
+        """``command`` with each known ``{{KEY}}`` replaced by its shell-quoted value."""
+        values = self.substitutions(workloads)
+
+        def replace(match: re.Match[str]) -> str:
+            key = match.group(1)
+            return shlex.quote(values[key]) if key in values else match.group(0)
+
+        return PLACEHOLDER.sub(replace, command)
+
+
+def _fail(field: str, message: str) -> ValidationFailed:
+    return ValidationFailed(f"{field}: {message}")
+
+
+def _text(data: Mapping[str, Any], key: str, field: str, *, default: str | None = None) -> str:
+    value = data.get(key, default)
+    if value is None:
+        value = default
+    if not isinstance(value, str):
+        raise _fail(f"{field}.{key}" if field else key, "must be a string.")
+    if len(value) > MAX_SCRIPT_CHARS:
+        raise _fail(f"{field}.{key}" if field else key, "is too long.")
+    return value
+
+
+def _seconds(data: Mapping[str, Any], key: str, default: float) -> float:
+    value = data.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
+        raise _fail(f"template.{key}", "must be a number of seconds between 0 and 86400.")
+    return float(value)
+
+
+def _template(data: Any) -> Template:
+    if not isinstance(data, dict):
+        raise _fail("template", "must be an object.")
+    start_command = _text(data, "start_command", "template", default="")
+    if not start_command.strip():
+        raise _fail("template.start_command", "is required.")
+    ready_pattern = _text(data, "ready_pattern", "template", default="")
+    try:
+        re.compile(ready_pattern)
+    except re.error as error:
+        raise _fail(
+            "template.ready_pattern",
+            f"is not a valid regular expression ({error}).",
+        ) from None
+    stop_signal = _text(data, "stop_signal", "template", default="SIGTERM").upper() or "SIGTERM"
+    if not stop_signal.startswith("SIG"):
+        stop_signal = f"SIG{stop_signal}"
+    if stop_signal not in STOP_SIGNALS:
+        raise _fail("template.stop_signal", f"must be one of {', '.join(STOP_SIGNALS)}.")
+    return Template(
+        install_script=_text(data, "install_script", "template", default=""),
+        start_command=start_command,
+        ready_pattern=ready_pattern,
+        stop_command=_text(data, "stop_command", "template", default=""),
+        stop_signal=stop_signal,
+        stop_timeout_seconds=_seconds(data, "stop_timeout_seconds", 30),
+        ready_timeout_seconds=_seconds(data, "ready_timeout_seconds", 120),
+    )
+
+
+def _string_map(data: Any, field: str) -> dict[str, str]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise _fail(field, "must be an object of names to values.")
+    values = {}
+    for key, value in data.items():
+        if not isinstance(key, str) or not VARIABLE_NAME.match(key):
+            raise _fail(field, f"{key!r} is not a valid variable name.")
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise _fail(f"{field}.{key}", "must be a string or a number.")
+        if "\0" in str(value):
+            raise _fail(f"{field}.{key}", "must not contain a NUL character.")
+        values[key] = str(value)
+    return values
+
+
+def _limits(data: Any) -> Limits:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise _fail("limits", "must be an object.")
+    values: dict[str, int | None] = {}
+    for key in ("memory_mb", "cpu_percent", "disk_mb", "pids"):
+        value = data.get(key)
+        if value is None or value == 0:
+            values[key] = None
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise _fail(f"limits.{key}", "must be a positive whole number, 0 or null.")
+        else:
+            values[key] = value
+    return Limits(**values)
+
+
+def _allocation(data: Any) -> Allocation | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise _fail("allocation", "must be an object or null.")
+    ip, port = data.get("ip"), data.get("port")
+    try:
+        ipaddress.ip_address(ip)
+    except ValueError:
+        raise _fail("allocation.ip", "must be an IP address.") from None
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise _fail("allocation.port", "must be a port number.")
+    return Allocation(ip=ip, port=port)
+
+
+def _source(data: Any) -> Source | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise _fail("source", "must be an object or null.")
+    kind = data.get("type")
+    url = data.get("url")
+    if kind not in ("git", "archive"):
+        raise _fail("source.type", "must be git or archive.")
+    if not isinstance(url, str) or not url:
+        raise _fail("source.url", "is required.")
+    schemes = SOURCE_SCHEMES.get(kind, ("https://", "http://"))
+    if kind == "archive" and url.startswith("/v1/agent/"):
+        schemes = ("/v1/agent/",)  # an archive uploaded to the control plane, fetched from it
+    if not url.startswith(schemes):
+        raise _fail("source.url", f"must start with {' or '.join(schemes)}.")
+    ref = data.get("ref") or None
+    if ref is not None and (not isinstance(ref, str) or not GIT_REF.match(ref)):
+        raise _fail("source.ref", "must be a branch or tag name.")
+    return Source(type=kind, url=url, ref=ref)
+
+
+def parse_spec(data: Any, *, server_id: str) -> ServerSpec:
+    """Validate a spec from the control plane; ``ValidationFailed`` names the bad field."""
+    if not isinstance(data, dict):
+        raise ValidationFailed("The spec must be a JSON object.")
+    if data.get("id", server_id) != server_id:
+        raise _fail("id", "does not match the address.")
+    if not SERVER_ID.match(server_id):
+        raise _fail("id", "must be letters, digits, _ and -, at most 64.")
+    kind = data.get("kind", "server")
+    if kind not in KINDS:
+        raise _fail("kind", "must be server or bot.")
+    runtime = data.get("runtime")
+    if runtime is not None and (not isinstance(runtime, str) or not runtime):
+        raise _fail("runtime", "must be a runtime name or null.")
+    return ServerSpec(
+        id=server_id,
+        kind=kind,
+        template=_template(data.get("template")),
+        variables=_string_map(data.get("variables"), "variables"),
+        environment=_string_map(data.get("environment"), "environment"),
+        limits=_limits(data.get("limits")),
+        allocation=_allocation(data.get("allocation")),
+        runtime=runtime,
+        source=_source(data.get("source")),
+    )
+
+
+def spec_from_state(data: Mapping[str, Any]) -> tuple[ServerSpec, list[str]]:
+    """A stored (public) spec back, with the names of the secrets that were not stored."""
+    spec = parse_spec({**data, "environment": None}, server_id=data["id"])
+    return spec, list(data.get("environment_keys", []))

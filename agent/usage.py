@@ -1,0 +1,164 @@
+"""Usage samples of running servers, every AGENT_SAMPLE_SECONDS, and the disk quota.
+
+CPU and memory come from the server's cgroup when it has one (cpuacct.usage / cpu.stat,
+memory.usage_in_bytes / memory.current), else from /proc for every process of the server's
+session. Disk usage is a walk of the server's directory, slower, so it is done every
+AGENT_DISK_SCAN_SECONDS and reused in between. Network traffic cannot be told apart per process
+without network namespaces: it is reported as null.
+"""
+
+import asyncio
+import logging
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent import procfs
+from agent.clock import iso
+from agent.limits import MIB
+from agent.runtime import ServerRuntime
+
+log = logging.getLogger(__name__)
+
+
+def directory_bytes(top: Path) -> int:
+    """Blocks used under ``top``, links not followed, hard-linked files counted once."""
+    total, seen, folders = 0, set(), [str(top)]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if info.st_nlink > 1 and not entry.is_dir(follow_symlinks=False):
+                        if (info.st_dev, info.st_ino) in seen:
+                            continue
+                        seen.add((info.st_dev, info.st_ino))
+                    total += info.st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
+    return total
+
+
+@dataclass
+class _Previous:
+    pid: int | None
+    cpu_nanoseconds: int
+    at: float
+
+
+@dataclass
+class _Disk:
+    bytes: int = 0
+    scanned_at: float = 0.0
+    scanning: bool = False
+    tasks: set = field(default_factory=set)
+
+
+class UsageSampler:
+    def __init__(
+        self,
+        servers: Callable[[], Iterable[ServerRuntime]],
+        deliver: Callable[[dict[str, Any]], None],
+        *,
+        sample_seconds: float,
+        disk_scan_seconds: float,
+    ):
+        self._servers = servers
+        self._deliver = deliver
+        self._sample_seconds = sample_seconds
+        self._disk_scan_seconds = disk_scan_seconds
+        self._previous: dict[str, _Previous] = {}
+        self._disk: dict[str, _Disk] = defaultdict(_Disk)
+
+    async def run(self) -> None:
+        while True:
+            try:
+                self.sample_all()
+            except Exception:
+                log.exception("usage sampling failed")
+            await asyncio.sleep(self._sample_seconds)
+
+    def sample_all(self) -> None:
+        running = [
+            server
+            for server in self._servers()
+            if server.status in ("starting", "running") and server.pid is not None
+        ]
+        known = {server.id for server in running}
+        for server_id in set(self._previous) - known:
+            del self._previous[server_id]
+        if not running:
+            return
+        sessions: dict[int, list[procfs.ProcessStat]] | None = None
+        if any(server.backend.cpu_nanoseconds(server.id) is None for server in running):
+            sessions = defaultdict(list)
+            for stat in procfs.all_processes():
+                sessions[stat.session].append(stat)
+        for server in running:
+            sample = self._sample(server, sessions)
+            server.publish_usage(sample)
+            self._deliver(sample)
+            self._check_disk(server)
+
+    def _sample(
+        self, server: ServerRuntime, sessions: dict[int, list[procfs.ProcessStat]] | None
+    ) -> dict[str, Any]:
+        now = time.time()
+        cpu = server.backend.cpu_nanoseconds(server.id)
+        memory = server.backend.memory_bytes(server.id)
+        if (cpu is None or memory is None) and sessions is not None and server.pid is not None:
+            members = sessions.get(server.pid, [])
+            if cpu is None:
+                cpu = sum(stat.cpu_ticks for stat in members) * 1_000_000_000 // procfs.CLOCK_TICKS
+            if memory is None:
+                memory = sum(stat.rss_bytes for stat in members)
+        started = server.started_epoch or now
+        cpu_percent = 0.0  # the first sample of a run has no interval to measure over
+        previous = self._previous.get(server.id)
+        if cpu is not None and previous is not None and previous.pid == server.pid:
+            elapsed = max(now - previous.at, 1e-3)
+            cpu_percent = max(0, cpu - previous.cpu_nanoseconds) / (elapsed * 1e9) * 100
+        if cpu is not None:
+            self._previous[server.id] = _Previous(server.pid, cpu, now)
+        return {
+            "instance_id": server.id,
+            "at": iso(now),
+            "cpu_percent": round(cpu_percent, 2),
+            "memory_bytes": memory or 0,
+            "disk_bytes": self._disk[server.id].bytes,
+            "network_rx_bytes": None,
+            "network_tx_bytes": None,
+            "uptime_seconds": int(now - started),
+        }
+
+    def _check_disk(self, server: ServerRuntime) -> None:
+        disk = self._disk[server.id]
+        if disk.scanning or time.monotonic() - disk.scanned_at < self._disk_scan_seconds:
+            return
+        disk.scanning = True
+        task = asyncio.get_running_loop().create_task(self._scan(server, disk))
+        disk.tasks.add(task)
+        task.add_done_callback(disk.tasks.discard)
+
+    async def _scan(self, server: ServerRuntime, disk: _Disk) -> None:
+        try:
+            disk.bytes = await asyncio.to_thread(directory_bytes, server.directory)
+        finally:
+            disk.scanning = False
+            disk.scanned_at = time.monotonic()
+        limit = server.spec.limits.disk_mb
+        if limit is not None and disk.bytes > limit * MIB:
+            await server.enforce_disk_quota(disk.bytes)
+
+    def forget(self, server_id: str) -> None:
+        self._previous.pop(server_id, None)
+        self._disk.pop(server_id, None)

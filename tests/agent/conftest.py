@@ -1,0 +1,439 @@
+"""Real agents (``python -m agent`` subprocesses) on loopback, a fake control plane, console keys.
+
+Most tests share one agent (started once per session, sampling fast) and make servers of their
+own on it; tests that kill or reconfigure the agent start their own. Every process is cleaned up:
+servers are deleted through the API, then whatever is left in their sessions and cgroups is
+killed and the cgroups removed.
+"""
+
+import contextlib
+import json
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import ssl
+import stat
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from tests.agent.fake_control_plane import FakeControlPlane, free_port
+
+REPO = Path(__file__).resolve().parents[2]
+NODE_ID = "node_TestNode0000000000000001"
+IS_ROOT = os.geteuid() == 0
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+BASE62 = string.digits + string.ascii_letters
+
+
+def new_node_token() -> str:
+    return "hmn_" + "".join(secrets.choice(BASE62) for _ in range(44))
+
+
+def _usable_by_others(path: str) -> bool:
+    """Whether an unprivileged user (nobody) may execute ``path``: every folder above it must
+    let others through (pyenv's interpreters under /root do not)."""
+    real = Path(os.path.realpath(path))
+    if not real.is_file() or not real.stat().st_mode & stat.S_IXOTH:
+        return False
+    return all(folder.stat().st_mode & stat.S_IXOTH for folder in real.parents)
+
+
+def _workload_python() -> str | None:
+    if not IS_ROOT:
+        return sys.executable
+    candidates = [shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin"), sys.executable]
+    return next((path for path in candidates if path and _usable_by_others(path)), None)
+
+
+PYTHON = _workload_python()
+
+
+def needs_python_for_nobody() -> None:
+    if PYTHON is None:
+        pytest.skip("no Python interpreter that the unprivileged user may run")
+
+
+@pytest.fixture(scope="session")
+def work_root() -> Iterator[Path]:
+    """Where the agents' data roots (and the bots' repositories) live.
+
+    Not pytest's tmp_path: the servers' user (nobody) must walk down to its server's folder,
+    and pytest keeps its base folder at mode 0700 — resetting it at the start of every pytest
+    session on the machine, so a chmod of ours would not even hold while we run.
+    """
+    root = Path(tempfile.mkdtemp(prefix="hms-agent-tests-"))
+    root.chmod(0o711)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+    for parent in [*CGROUP_ROOT.glob("*/hms-agent"), CGROUP_ROOT / "hms-agent"]:
+        with contextlib.suppress(OSError):  # still in use by another agent: leave it
+            parent.rmdir()
+
+
+@pytest.fixture
+def test_root(work_root, request) -> Path:
+    """A folder of the test's own under ``work_root``, reachable by the servers' user."""
+    folder = work_root / f"{request.node.name[:60]}-{secrets.token_hex(3)}"
+    folder.mkdir(mode=0o711)
+    return folder
+
+
+# -- agents -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Agent:
+    process: subprocess.Popen
+    url: str
+    token: str
+    data_root: Path
+    log_path: Path
+    tls: ssl.SSLContext | None = None
+
+    def api(self, token: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token or self.token}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60, verify=self.tls or True)
+
+    @property
+    def ws_url(self) -> str:
+        return self.url.replace("http://", "ws://")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def state(self) -> dict[str, Any]:
+        return json.loads((self.data_root / "state.json").read_text())
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+
+def start_agent(
+    data_root: Path, *, token: str, control_plane_url: str = "", **settings: str
+) -> Agent:
+    data_root.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    environment = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "AGENT_TOKEN": token,
+        "AGENT_NODE_ID": NODE_ID,
+        "AGENT_CONTROL_PLANE_URL": control_plane_url,
+        "AGENT_LISTEN": f"127.0.0.1:{port}",
+        "AGENT_DATA_ROOT": str(data_root),
+        "AGENT_SAMPLE_SECONDS": "0.5",
+        "AGENT_BATCH_SECONDS": "1",
+        "AGENT_DISK_SCAN_SECONDS": "0.5",
+        "AGENT_LOG_LEVEL": "debug",
+        **settings,
+    }
+    if PYTHON and "AGENT_RUNTIMES" not in settings:
+        environment["AGENT_RUNTIMES"] = json.dumps({"python-test": PYTHON})
+    log_path = data_root.parent / f"{data_root.name}-agent-{port}.log"
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agent"],
+            cwd=REPO,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    tls = None
+    if settings.get("AGENT_TLS_CERT"):
+        tls = ssl.create_default_context(cafile=settings["AGENT_TLS_CERT"])
+    scheme = "https" if tls else "http"
+    agent = Agent(process, f"{scheme}://127.0.0.1:{port}", token, data_root, log_path, tls)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the agent exited with {process.returncode}:\n{agent.log()}")
+        try:
+            if agent.api().get("/api/system").status_code == 200:
+                return agent
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise AssertionError(f"the agent did not answer within 15 s:\n{agent.log()}")
+
+
+def _kill_group(pid: int) -> None:
+    for send in (os.killpg, os.kill):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            send(pid, signal.SIGKILL)
+
+
+def _sessions_of(leaders: set[int]) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                text = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(text[text.rfind(")") + 2 :].split()[3]) in leaders:
+                members.append(int(entry.name))
+    return members
+
+
+def reap(data_root: Path) -> None:
+    """Kill whatever the agent's servers left (an agent killed with SIGKILL leaves them running)
+    and remove their cgroups."""
+    try:
+        servers = json.loads((data_root / "state.json").read_text())["servers"]
+    except (OSError, ValueError, KeyError):
+        return
+    leaders = {record["pid"] for record in servers.values() if record.get("pid")}
+    for pid in _sessions_of(leaders) + list(leaders):
+        _kill_group(pid)
+    for server_id in servers:
+        for controller in ("memory", "cpu", "cpuacct", "pids", ""):
+            group = CGROUP_ROOT / controller / "hms-agent" / server_id
+            if not group.is_dir():
+                continue
+            for _ in range(100):
+                procs = (group / "cgroup.procs").read_text().split()
+                if not procs:
+                    break
+                for pid in procs:
+                    _kill_group(int(pid))
+                time.sleep(0.02)
+            with contextlib.suppress(OSError):
+                group.rmdir()
+
+
+def stop_agent(agent: Agent) -> None:
+    if agent.alive():
+        try:
+            servers = agent.state()["servers"]
+        except (OSError, ValueError):
+            servers = {}
+        with agent.api() as api:
+            for server_id in servers:
+                with contextlib.suppress(httpx.HTTPError):
+                    api.delete(f"/api/servers/{server_id}")
+        agent.process.terminate()
+        try:
+            agent.process.wait(10)
+        except subprocess.TimeoutExpired:
+            agent.process.kill()
+            agent.process.wait()
+    reap(agent.data_root)
+
+
+@dataclass
+class AgentPool:
+    """Agents a test (or the session) started; all stopped and reaped at the end."""
+
+    control_plane: FakeControlPlane
+    root: Path
+    agents: list[Agent] = field(default_factory=list)
+
+    def start(self, *, data_root: Path | None = None, with_control_plane=True, **settings) -> Agent:
+        data_root = data_root or self.root / f"node-{len(self.agents)}"
+        agent = start_agent(
+            data_root,
+            token=self.control_plane.token,
+            control_plane_url=self.control_plane.url if with_control_plane else "",
+            **settings,
+        )
+        self.agents.append(agent)
+        return agent
+
+    def close(self) -> None:
+        for agent in self.agents:
+            stop_agent(agent)
+
+
+# -- console tokens -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def console_key() -> Ed25519PrivateKey:
+    return Ed25519PrivateKey.generate()
+
+
+def public_pem(key: Ed25519PrivateKey) -> str:
+    return key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+@pytest.fixture(scope="session")
+def console_token(console_key) -> Callable[..., str]:
+    def make(
+        server_id: str,
+        *,
+        permissions: tuple[str, ...] = ("console.read", "console.write"),
+        lifetime: float = 300,
+        issued_at: float | None = None,
+        key: Ed25519PrivateKey | None = None,
+        audience: str = NODE_ID,
+    ) -> str:
+        now = time.time() if issued_at is None else issued_at
+        claims = {
+            "iss": "hosting-control-plane",
+            "aud": audience,
+            "server_id": server_id,
+            "sub": "usr_TestUser",
+            "permissions": list(permissions),
+            "iat": int(now),
+            "exp": int(now + lifetime),
+            "jti": secrets.token_hex(8),
+        }
+        return jwt.encode(claims, key or console_key, algorithm="EdDSA")
+
+    return make
+
+
+# -- the shared agent and its fake control plane ------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def control_plane(console_key) -> Iterator[FakeControlPlane]:
+    plane = FakeControlPlane(token=new_node_token()).start()
+    plane.hello_answer = {
+        "node_id": NODE_ID,
+        "console_public_key": public_pem(console_key),
+        "servers": [],
+    }
+    yield plane
+    plane.stop()
+
+
+@pytest.fixture(scope="session")
+def agent(control_plane, console_key, work_root) -> Iterator[Agent]:
+    pool = AgentPool(control_plane, work_root / "shared")
+    shared = pool.start()
+    with shared.api() as api:
+        response = api.post(
+            "/api/sync", json={"console_public_key": public_pem(console_key), "servers": []}
+        )
+        assert response.status_code == 200, response.text
+    yield shared
+    pool.close()
+
+
+@pytest.fixture
+def agents(control_plane, test_root) -> Iterator[AgentPool]:
+    """Agents of the test's own, for tests that restart, kill or reconfigure one."""
+    pool = AgentPool(control_plane, test_root)
+    yield pool
+    pool.close()
+
+
+# -- servers ------------------------------------------------------------------------------------
+
+
+def gameserver_spec(server_id: str, port: int, **template: Any) -> dict[str, Any]:
+    python = shlex.quote(PYTHON or sys.executable)
+    return {
+        "id": server_id,
+        "kind": "server",
+        "template": {
+            "install_script": "",
+            "start_command": (
+                f"{python} {{{{AGENT_WORKLOADS}}}}/gameserver.py"
+                " --host {{SERVER_IP}} --port {{SERVER_PORT}}"
+            ),
+            "ready_pattern": r"Server ready on",
+            "stop_command": "stop",
+            "stop_signal": "SIGTERM",
+            "stop_timeout_seconds": 5,
+            "ready_timeout_seconds": 20,
+            **template,
+        },
+        "variables": {},
+        "environment": {},
+        "limits": {"memory_mb": 256, "cpu_percent": 100, "disk_mb": 200, "pids": 64},
+        "allocation": {"ip": "127.0.0.1", "port": port},
+        "runtime": None,
+        "source": None,
+    }
+
+
+@dataclass
+class Server:
+    id: str
+    port: int
+    agent: Agent
+
+    def api(self) -> httpx.Client:
+        return self.agent.api()
+
+    def path(self, action: str = "") -> str:
+        return f"/api/servers/{self.id}{'/' + action if action else ''}"
+
+    def get(self) -> dict[str, Any]:
+        with self.api() as api:
+            return api.get(self.path()).json()
+
+    def put(self, spec: dict[str, Any]) -> dict[str, Any]:
+        with self.api() as api:
+            response = api.put(self.path(), json=spec)
+        assert response.status_code in (200, 201), response.text
+        return response.json()
+
+    def post(self, action: str, body: dict | None = None) -> httpx.Response:
+        with self.api() as api:
+            return api.post(self.path(action), json=body or {})
+
+    def command(self, command: str) -> None:
+        response = self.post("commands", {"command": command})
+        assert response.status_code == 200, response.text
+
+    def logs(self, lines: int = 200) -> list[str]:
+        with self.api() as api:
+            return api.get(self.path("logs"), params={"lines": lines}).json()["lines"]
+
+    def wait_for_line(self, text: str, timeout: float = 10) -> list[str]:
+        return wait_until(lambda: any(text in line for line in self.logs()), timeout, self.logs)
+
+    def wait_for_status(self, status: str, timeout: float = 10) -> dict[str, Any]:
+        wait_until(lambda: self.get()["status"] == status, timeout, self.get)
+        return self.get()
+
+
+def wait_until(check: Callable[[], Any], timeout: float, show: Callable[[], Any] = lambda: None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.05)
+    raise AssertionError(f"not within {timeout} s; last seen: {show()!r}")
+
+
+@pytest.fixture
+def make_server(agent) -> Iterator[Callable[..., Server]]:
+    """PUT a game server spec (with overrides) on an agent (the shared one by default)."""
+    made: list[Server] = []
+
+    def make(on: Agent | None = None, *, spec: dict | None = None, **template: Any) -> Server:
+        needs_python_for_nobody()
+        on = on or agent
+        server = Server(f"srv_{secrets.token_hex(6)}", free_port(), on)
+        body = spec or gameserver_spec(server.id, server.port, **template)
+        body["id"] = server.id
+        with on.api() as api:
+            response = api.put(server.path(), json=body)
+        assert response.status_code == 201, response.text
+        made.append(server)
+        return server
+
+    yield make
+    for server in made:
+        if server.agent.alive():
+            with server.api() as api:
+                api.delete(server.path())

@@ -1,0 +1,136 @@
+"""A stand-in for the control plane's /v1/agent/* endpoints: an aiohttp app on loopback, in a
+thread of its own, that records what the agent posts and answers hello as told."""
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class FakeControlPlane:
+    def __init__(self, token: str):
+        self.token = token
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.hellos: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self.samples: list[dict[str, Any]] = []
+        self.downloads: list[dict[str, str]] = []
+        # What hello answers; a test sets servers (specs with "desired") and the key.
+        self.hello_answer: dict[str, Any] = {"servers": []}
+        self.files: dict[str, bytes] = {}
+        self.failing_event_posts = 0
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> "FakeControlPlane":
+        self._thread.start()
+        if not self._started.wait(10):
+            raise RuntimeError("the fake control plane did not start")
+        return self
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        app = web.Application()
+        app.router.add_post("/v1/agent/hello", self._hello)
+        app.router.add_post("/v1/agent/usage", self._usage)
+        app.router.add_post("/v1/agent/events", self._events)
+        app.router.add_get("/files/{name}", self._file)
+        runner = web.AppRunner(app, access_log=None)
+        self._loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", self.port)
+        self._loop.run_until_complete(site.start())
+        self._started.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(runner.cleanup())
+        self._loop.close()
+
+    # -- endpoints ------------------------------------------------------------------------------
+
+    def _authorized(self, request: web.Request) -> bool:
+        return request.headers.get("Authorization") == f"Bearer {self.token}"
+
+    @staticmethod
+    def _refuse() -> web.Response:
+        body = {"error": {"code": "invalid_token", "message": "Bad node token."}}
+        return web.json_response(body, status=401)
+
+    async def _hello(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._refuse()
+        body = await request.json()
+        with self._lock:
+            self.hellos.append(body)
+            answer = dict(self.hello_answer)
+        return web.json_response(answer)
+
+    async def _usage(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._refuse()
+        samples = (await request.json())["samples"]
+        with self._lock:
+            self.samples.extend(samples)
+        return web.json_response({"accepted": len(samples)}, status=202)
+
+    async def _events(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._refuse()
+        events = (await request.json())["events"]
+        with self._lock:
+            if self.failing_event_posts > 0:
+                self.failing_event_posts -= 1
+                body = {"error": {"code": "unavailable", "message": "Try again."}}
+                return web.json_response(body, status=503)
+            self.events.extend(events)
+        return web.json_response({"accepted": len(events)})
+
+    async def _file(self, request: web.Request) -> web.Response:
+        with self._lock:
+            self.downloads.append({"authorization": request.headers.get("Authorization", "")})
+        if not self._authorized(request):
+            return self._refuse()
+        content = self.files.get(request.match_info["name"])
+        if content is None:
+            raise web.HTTPNotFound()
+        return web.Response(body=content, content_type="application/octet-stream")
+
+    # -- what tests look at ---------------------------------------------------------------------
+
+    def all_events(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.events)
+
+    def events_of(self, instance_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [event for event in self.events if event["instance_id"] == instance_id]
+
+    def samples_of(self, instance_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [sample for sample in self.samples if sample["instance_id"] == instance_id]
+
+    def wait_for(self, what: Callable[[], Any], timeout: float = 10.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            result = what()
+            if result:
+                return result
+            time.sleep(0.05)
+        raise AssertionError(f"the fake control plane never saw it within {timeout} s")

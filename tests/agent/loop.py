@@ -1,0 +1,83 @@
+"""The control plane and a real agent together: a node of the demo region whose agent reports to
+a control plane on loopback, with the test workload in the catalogue. For the loop tests
+(tests/agent/test_control_plane.py) and the console's browser test."""
+
+import contextlib
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from accounts.actors import SYSTEM
+from servers.game_templates import TEMPLATES
+from servers.models import Game, Node
+from servers.services.nodes import node_allocations_add, node_create, node_update
+from tests.agent.conftest import CGROUP_ROOT, PYTHON, start_agent, stop_agent
+from tests.agent.fake_control_plane import free_port
+
+
+def wait_for(check, timeout: float = 20, what: str = "it", log=None, every: float = 0.1):
+    """``check()``'s first truthy answer, asked every ``every`` s; an error after ``timeout``
+    naming ``what`` (with ``log()``, the agent's log, when given)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if result := check():
+            return result
+        time.sleep(every)
+    raise AssertionError(
+        f"{what} did not happen within {timeout} s" + (f":\n{log()}" if log else "")
+    )
+
+
+@contextlib.contextmanager
+def reachable_folder(prefix: str) -> Iterator[Path]:
+    """A temporary folder the servers' unprivileged user can walk through (pytest's tmp_path is
+    0700), removed afterwards with the agents' empty cgroup parents."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    root.chmod(0o711)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        for parent in [*CGROUP_ROOT.glob("*/hms-agent"), CGROUP_ROOT / "hms-agent"]:
+            with contextlib.suppress(OSError):  # still in use by another agent: leave it
+                parent.rmdir()
+
+
+def install_test_workload() -> None:
+    """The test workload in the catalogue, run by an interpreter the servers' user may run."""
+    entry = TEMPLATES["test-workload"]
+    template = dict(entry["template"])
+    template["start_command"] = template["start_command"].replace("python3", PYTHON, 1)
+    Game.objects.update_or_create(
+        slug="test-workload",
+        defaults={
+            "name": entry["name"], "default_port": entry["default_port"],
+            "variables": entry["variables"], "template": template,
+        },
+    )  # fmt: skip
+
+
+@contextlib.contextmanager
+def node_with_agent(
+    control_plane_url: str, data_root: Path, *, name: str = "loop-1", **agent_settings: str
+) -> Iterator[tuple[Node, object]]:
+    """A node of eu-central with one free port and its real agent, which has said hello to the
+    control plane (so the driver's signed calls work); the agent is stopped afterwards."""
+    install_test_workload()
+    node, token = node_create(
+        name=name, region="eu-central", agent_url="http://127.0.0.1:1", memory_mb=4096,
+        disk_mb=20480, cpu_percent=200, actor=SYSTEM,
+    )  # fmt: skip
+    node_allocations_add(node=node, ip="127.0.0.1", ports=str(free_port()), actor=SYSTEM)
+    agent = start_agent(
+        data_root / "node", token=token, control_plane_url=control_plane_url,
+        AGENT_NODE_ID=node.id, **agent_settings,
+    )  # fmt: skip
+    try:
+        node = node_update(node=node, agent_url=agent.url, actor=SYSTEM)
+        wait_for(lambda: Node.objects.get(pk=node.pk).last_seen_at, what="hello", log=agent.log)
+        yield node, agent
+    finally:
+        stop_agent(agent)
