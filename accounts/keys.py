@@ -42,18 +42,18 @@ def _checksum(body: str) -> str:
     return _base62(zlib.crc32(body.encode("ascii")), CHECKSUM_LENGTH)
 
 
-def make_token() -> tuple[str, str]:
-    """Return a fresh ``(token, key_id)``."""
+def make_token(prefix: str = TOKEN_PREFIX) -> tuple[str, str]:
+    """Return a fresh ``(token, key_id)``; node tokens take the same shape under ``hmn_``."""
     key_id = random_base62(KEY_ID_LENGTH)
-    body = f"{TOKEN_PREFIX}{key_id}{random_base62(SECRET_LENGTH)}"
+    body = f"{prefix}{key_id}{random_base62(SECRET_LENGTH)}"
     return body + _checksum(body), key_id
 
 
-def parse_token(token: str) -> ParsedToken | None:
+def parse_token(token: str, prefix: str = TOKEN_PREFIX) -> ParsedToken | None:
     """Check the shape and checksum; ``None`` for anything that cannot be one of our tokens."""
-    if len(token) != TOKEN_LENGTH or not token.startswith(TOKEN_PREFIX):
+    if len(token) != TOKEN_LENGTH or not token.startswith(prefix):
         return None
-    rest = token[len(TOKEN_PREFIX) :]
+    rest = token[len(prefix) :]
     if not _BASE62_SET.issuperset(rest):
         return None
     body, checksum = token[:-CHECKSUM_LENGTH], token[-CHECKSUM_LENGTH:]

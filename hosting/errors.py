@@ -104,6 +104,16 @@ class Conflict(ApplicationError):
     status, code, message = 409, "conflict", "The request conflicts with the current state."
 
 
+class InvalidNodeToken(ApplicationError):
+    status, code = 401, "invalid_token"
+    message = "The node token is missing, malformed or wrong."
+
+
+class NoCapacity(ApplicationError):
+    status, code = 409, "no_capacity"
+    message = "No node of the region has room for it now."
+
+
 class IdempotencyRequestInProgress(ApplicationError):
     status, code = 409, "idempotency_request_in_progress"
     message = "A request with this Idempotency-Key is still being processed; retry it shortly."

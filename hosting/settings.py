@@ -249,6 +249,24 @@ SIMULATED_DRIVER_DELAY_SECONDS = float(env_int("SIMULATED_DRIVER_DELAY_SECONDS",
 # An action whose worker has not reported for this long is taken as abandoned (worker killed).
 STALE_ACTION_SECONDS = env_int("STALE_ACTION_SECONDS", 300, minimum=10)
 TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
+# Node agents (agent/, servers.drivers.agent). The control plane signs its calls to agents and
+# the console tokens it hands browsers with this Ed25519 key: 32 bytes, url-safe base64. Unset,
+# it is derived from SECRET_KEY (so rotating SECRET_KEY then means agents learn the new public
+# key on their next hello).
+AGENT_SIGNING_KEY = env_str("AGENT_SIGNING_KEY") or ""
+# Seconds the control plane waits for an agent: plain calls; an install (below
+# STALE_ACTION_SECONDS, which must outlast any single driver call).
+AGENT_REQUEST_TIMEOUT_SECONDS = env_int("AGENT_REQUEST_TIMEOUT_SECONDS", 10, minimum=1)
+AGENT_INSTALL_TIMEOUT_SECONDS = env_int("AGENT_INSTALL_TIMEOUT_SECONDS", 240, minimum=5)
+# How long a console token for the dashboard stays valid (the page renews it).
+CONSOLE_TOKEN_SECONDS = env_int("CONSOLE_TOKEN_SECONDS", 600, minimum=30)
+# Where bots' code may come from: allowed URL schemes and hosts of a git repository or archive
+# ("*" for any host). file:// is for tests and local development only.
+BOT_SOURCE_SCHEMES = env_list("BOT_SOURCE_SCHEMES", ["https"])
+BOT_ARCHIVE_MAX_BYTES = env_int("BOT_ARCHIVE_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+BOT_SOURCE_HOSTS = env_list(
+    "BOT_SOURCE_HOSTS", ["github.com", "gitlab.com", "codeberg.org", "bitbucket.org"]
+)
 # Secrets the service must use again (Discord bot tokens, webhook signing secrets) are
 # encrypted at rest with these Fernet keys: the first encrypts, all decrypt.
 _encryption_keys = env_list("SECRET_ENCRYPTION_KEYS", [])

@@ -11,19 +11,29 @@ written for them, and the instances that use an entry protect it from deletion.
 
 from collections.abc import Iterable
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from accounts.actors import Actor
-from accounts.service_admin import ReadOnlyAdmin
+from accounts.service_admin import ReadOnlyAdmin, ServiceAdmin, ServiceForm
 from hosting.errors import ApplicationError
-from servers.models import Action, Bot, Game, Instance, Region, Server
+from servers.models import Action, Allocation, Bot, Game, Instance, Node, Region, Server
 from servers.services import action_request, instance_suspend
+from servers.services.nodes import (
+    node_allocations_add,
+    node_allocations_remove,
+    node_create,
+    node_delete,
+    node_token_rotate,
+    node_update,
+)
 from servers.transitions import allowed_actions
 
 # The lifecycle actions staff take here, in the order the change page shows them, with the verb
@@ -198,9 +208,9 @@ class ServerAdmin(InstanceAdmin):
     list_filter = ["status", DeletedFilter, "game", "region"]
     list_select_related = ["account", "region", "game"]
     fields = [
-        "id", "name", "account", "game", "region", "status", "status_reason", "suspended_reason",
-        "address", "variables", "memory_mb", "cpu_percent", "disk_mb", "auto_restart",
-        "start_on_install", "simulation", "created_at", "updated_at", "deleted_at",
+        "id", "name", "account", "game", "region", "node", "status", "status_reason",
+        "suspended_reason", "address", "variables", "memory_mb", "cpu_percent", "disk_mb",
+        "auto_restart", "start_on_install", "simulation", "created_at", "updated_at", "deleted_at",
     ]  # fmt: skip
 
 
@@ -214,7 +224,7 @@ class BotAdmin(InstanceAdmin):
     ]  # fmt: skip
     list_filter = ["status", DeletedFilter, "runtime", "region"]
     fields = [
-        "id", "name", "account", "runtime", "region", "status", "status_reason",
+        "id", "name", "account", "runtime", "region", "node", "status", "status_reason",
         "suspended_reason", "start_command", "environment", "token_hint", "memory_mb",
         "cpu_percent", "disk_mb", "auto_restart", "simulation", "created_at", "updated_at",
         "deleted_at",
@@ -247,3 +257,119 @@ class ActionAdmin(ReadOnlyAdmin):
     @admin.display(description="Target")
     def target_label(self, obj: Action) -> str:
         return obj.target_id
+
+
+class AllocationInline(admin.TabularInline):
+    """The node's pool, read-only: ports are added and removed through the form's fields."""
+
+    model = Allocation
+    fields = ["ip", "port", "server"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class NodeForm(ServiceForm):
+    add_ip = forms.GenericIPAddressField(required=False, label="Add allocations: IP")
+    add_ports = forms.CharField(
+        required=False, label="Ports", help_text="Ports and ranges: 25565-25600, 27015."
+    )
+    remove_ports = forms.CharField(
+        required=False, label="Remove free ports (same IP)", help_text="Ports and ranges."
+    )
+    field_aliases = {"ip": "add_ip", "ports": "add_ports"}
+
+
+@admin.register(Node)
+class NodeAdmin(ServiceAdmin):
+    """Nodes change through their services; the token is shown once, when made or rotated."""
+
+    form = NodeForm
+    editable_after_add = True
+    list_display = [
+        "name", "region", "agent_url", "maintenance", "memory_mb", "disk_mb", "agent_limits",
+        "last_seen_at", "id",
+    ]  # fmt: skip
+    list_filter = ["region", "maintenance"]
+    search_fields = ["name", "id", "agent_url"]
+    fields = [
+        "id", "name", "region", "agent_url", "memory_mb", "disk_mb", "cpu_percent",
+        "maintenance", "token_hint", "agent_version", "agent_limits", "last_seen_at",
+        "created_at", "add_ip", "add_ports", "remove_ports",
+    ]  # fmt: skip
+    readonly_fields = [
+        "id", "token_hint", "agent_version", "agent_limits", "last_seen_at", "created_at",
+    ]  # fmt: skip
+    inlines = [AllocationInline]
+    actions = ["rotate_token", "delete_empty"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # The region of a node with servers is where they are: it is set once.
+        return [*self.readonly_fields, *(["region"] if obj is not None else [])]
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        return [name for name in fields if obj is not None or name != "remove_ports"]
+
+    @transaction.atomic  # the node and its pool together, or neither
+    def save_through_service(self, form, *, actor: Actor, change: bool) -> Node:
+        data = form.cleaned_data
+        capacity = {name: data[name] for name in ("memory_mb", "disk_mb", "cpu_percent")}
+        if change:
+            node = node_update(
+                node=form.instance, actor=actor, name=data["name"], agent_url=data["agent_url"],
+                maintenance=data["maintenance"], **capacity,
+            )  # fmt: skip
+            token = None
+        else:
+            node, token = node_create(
+                name=data["name"], region=data["region"].pk, agent_url=data["agent_url"],
+                maintenance=data["maintenance"], actor=actor, **capacity,
+            )  # fmt: skip
+        if data.get("add_ip") and data.get("add_ports"):
+            node_allocations_add(node=node, ip=data["add_ip"], ports=data["add_ports"], actor=actor)
+        if change and data.get("add_ip") and data.get("remove_ports"):
+            node_allocations_remove(
+                node=node, ip=data["add_ip"], ports=data["remove_ports"], actor=actor
+            )
+        node.new_token = token
+        return node
+
+    def get_inlines(self, request, obj=None):
+        return self.inlines if obj is not None else []
+
+    def save_related(self, request, form, formsets, change) -> None:
+        for formset in formsets:  # the read-only pool: nothing of it was saved
+            formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        if form.saved.new_token:
+            self._show_token(request, form.saved, form.saved.new_token)
+
+    def _show_token(self, request, node: Node, token: str) -> None:
+        self.message_user(
+            request,
+            f"The token of {node.name}, shown this once — give it to its agent as AGENT_TOKEN: "
+            f"{token}",
+            messages.WARNING,
+        )
+
+    @admin.action(description="Rotate the token of selected nodes", permissions=["change"])
+    def rotate_token(self, request, queryset):
+        actor = Actor.from_request(request)
+        for node in queryset:
+            node, token = node_token_rotate(node=node, actor=actor)
+            self.log_change(request, node, "Rotated the token")
+            self._show_token(request, node, token)
+
+    @admin.action(description="Delete selected nodes that run nothing", permissions=["change"])
+    def delete_empty(self, request, queryset):
+        self.run(request, queryset, node_delete, "node", "Deleted")

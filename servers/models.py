@@ -57,6 +57,11 @@ class Game(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(65535)]
     )
     variables = models.JSONField(default=list, blank=True)
+    template = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="How a node agent installs, starts and stops it (servers.game_templates).",
+    )
 
     class Meta:
         ordering = ["name", "slug"]
@@ -73,6 +78,77 @@ DISCORD_TOKEN = re.compile(r"^[\x21-\x7e]{20,200}$")
 RESOURCE_LIMITS = {"memory_mb": (256, 65536), "cpu_percent": (10, 800), "disk_mb": (1024, 1048576)}
 
 
+class Node(models.Model):
+    """A machine that runs servers and bots, supervised by its node agent (``agent/``).
+
+    The agent authenticates to the control plane with the node token (``hmn_…``), of which only
+    ``HMAC-SHA256(pepper, token)`` is kept, as for API keys; the control plane authenticates to
+    the agent with short-lived tokens it signs (``servers.services.node_tokens``).
+    """
+
+    id = PrefixedIdField(prefix="node")
+    name = models.CharField(max_length=100, unique=True)
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="nodes")
+    agent_url = models.URLField(
+        max_length=200, help_text="Where the control plane reaches the agent, e.g. https://n1:8443"
+    )
+    memory_mb = models.PositiveIntegerField(help_text="Memory servers and bots may be given.")
+    disk_mb = models.PositiveIntegerField(help_text="Disk servers and bots may be given.")
+    cpu_percent = models.PositiveIntegerField(
+        help_text="CPU in percent of one core (400 = four cores); shown, not enforced."
+    )
+    maintenance = models.BooleanField(
+        default=False, help_text="Nothing new is placed on a node in maintenance."
+    )
+    token_key_id = models.CharField(max_length=12, unique=True, editable=False)
+    token_digest = models.CharField(max_length=64, editable=False)
+    token_pepper_id = models.CharField(max_length=32, editable=False)
+    agent_version = models.CharField(max_length=32, blank=True, editable=False)
+    agent_limits = models.CharField(
+        max_length=16, blank=True, editable=False, help_text="How the agent enforces limits."
+    )
+    boot_id = models.CharField(max_length=64, blank=True, editable=False)
+    last_seen_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["region", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def token_hint(self) -> str:
+        return f"hmn_{self.token_key_id}…"
+
+
+class Allocation(models.Model):
+    """One ``ip:port`` of a node's pool; a game server holds one while it exists."""
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="allocations")
+    ip = models.GenericIPAddressField()
+    port = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(65535)])
+    server = models.OneToOneField(
+        "Server", on_delete=models.SET_NULL, null=True, blank=True, related_name="allocation"
+    )
+
+    class Meta:
+        ordering = ["node", "ip", "port"]
+        constraints = [
+            models.UniqueConstraint(fields=["node", "ip", "port"], name="allocation_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["node", "port"], name="allocation_free", condition=Q(server=None)),
+        ]
+
+    def __str__(self) -> str:
+        return self.address
+
+    @property
+    def address(self) -> str:
+        return f"[{self.ip}]:{self.port}" if ":" in self.ip else f"{self.ip}:{self.port}"
+
+
 class Instance(models.Model):
     """What game servers and Discord bots share: owner, place, resources and the lifecycle."""
 
@@ -87,6 +163,14 @@ class Instance(models.Model):
     )
     suspended_reason = models.CharField(max_length=500, blank=True)
     address = models.CharField(max_length=64, blank=True)
+    node = models.ForeignKey(
+        "Node",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="%(class)ss",
+        help_text="The node it runs on; none under the simulated driver.",
+    )
     auto_restart = models.BooleanField(default=True)
     memory_mb = models.PositiveIntegerField(default=2048)
     cpu_percent = models.PositiveIntegerField(default=100)
@@ -175,6 +259,20 @@ class Bot(Instance):
     environment = StorableJSONField(default=dict, blank=True)
     token_encrypted = models.TextField(editable=False)
     token_last4 = models.CharField(max_length=4, editable=False)
+    source_type = models.CharField(
+        max_length=8,
+        blank=True,
+        choices=[("git", "Git repository"), ("archive", "Archive"), ("upload", "Uploaded archive")],
+    )
+    source_archive = models.FileField(
+        upload_to="bot-sources/%Y/%m/",
+        blank=True,
+        help_text="An uploaded .tar.gz or .zip of the bot's code (source_type upload).",
+    )
+    source_url = models.CharField(
+        max_length=500, blank=True, help_text="Where a node fetches the bot's code at install."
+    )
+    source_ref = models.CharField(max_length=100, blank=True, help_text="Git branch or tag.")
 
     class Meta(Instance.Meta):
         indexes = [
@@ -294,3 +392,28 @@ class InstanceCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.account_id} {self.kind} {self.status} {self.month:%Y-%m} {self.delta:+d}"
+
+
+class UsageSample(models.Model):
+    """What a node agent measured of one server or bot at one moment (``POST /v1/agent/usage``).
+
+    A plain time series keyed by the instance's id (servers and bots alike); the analytics app
+    rolls it up. ``network_*`` are counters since the process started, null where the node
+    cannot attribute traffic to one process.
+    """
+
+    instance_id = models.CharField(max_length=64)
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="+", db_index=False)
+    at = models.DateTimeField()
+    cpu_percent = models.FloatField()
+    memory_bytes = models.BigIntegerField()
+    disk_bytes = models.BigIntegerField()
+    network_rx_bytes = models.BigIntegerField(null=True)
+    network_tx_bytes = models.BigIntegerField(null=True)
+    uptime_seconds = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["instance_id", "-at"], name="usage_instance_at")]
+
+    def __str__(self) -> str:
+        return f"{self.instance_id} at {self.at:%Y-%m-%d %H:%M:%S}"

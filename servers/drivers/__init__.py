@@ -6,9 +6,10 @@ carrying out an action, outside any database transaction, so a call may take as 
 operation does. A method raises ``DriverError`` with a sentence for the customer when the
 operation failed; the lifecycle table (``servers.transitions``) decides what status follows.
 
-To add a real node driver (for example one talking to Wings-style node agents), implement these
-methods against the node's API and point ``PROVISIONING_DRIVER`` at the class; nothing in the API,
-the services or the dashboard changes.
+An instance placed on a node (``servers.services.nodes``) goes through the agent driver
+(``servers.drivers.agent``), which calls that node's agent; the others go through
+``PROVISIONING_DRIVER``, the simulated driver unless set (``servers.drivers.routing``).
+Nothing in the API, the services or the dashboard depends on which.
 """
 
 from abc import ABC, abstractmethod
@@ -72,4 +73,5 @@ class ProvisioningDriver(ABC):
 
 @cache
 def get_driver() -> ProvisioningDriver:
+    """The default driver, for instances that no node runs (``PROVISIONING_DRIVER``)."""
     return import_string(settings.PROVISIONING_DRIVER)()

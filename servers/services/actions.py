@@ -17,9 +17,11 @@ from django_tasks_db.models import DBTaskResult
 from accounts.actors import SYSTEM, Actor
 from hosting.errors import ActionInProgress, InvalidState
 from servers import transitions
-from servers.drivers import DriverError, get_driver
+from servers.drivers import DriverError
+from servers.drivers.routing import driver_for
 from servers.models import ACTIVE_ACTION, Action, ActionStatus, Instance
 from servers.models import ServerStatus as S
+from servers.services.nodes import instance_release
 from servers.services.records import (
     action_event_record,
     instance_event_record,
@@ -145,8 +147,8 @@ def action_run(*, action_id: str) -> None:
     action = _claim(action_id)
     if action is None:
         return
-    driver = get_driver()
     target = action.target
+    driver = driver_for(target)
     steps = transitions.steps_for(
         action.type, start_on_install=getattr(target, "start_on_install", False)
     )
@@ -175,6 +177,7 @@ def action_run(*, action_id: str) -> None:
             if step.on_success == transitions.GONE:
                 instance.deleted_at = timezone.now()
                 instance.save(update_fields=["deleted_at", "updated_at"])
+                instance_release(instance)
                 instance_event_record(instance, "deleted", SYSTEM)
             elif step.on_success is not None:
                 instance_status_set(instance, step.on_success, actor=SYSTEM, reason="")

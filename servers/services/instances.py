@@ -2,7 +2,11 @@
 
 from typing import Any
 
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Account
@@ -13,12 +17,14 @@ from servers.models import Bot, BotRuntime, Game, Instance, Server
 from servers.models import ServerStatus as S
 from servers.representations import instance_representation
 from servers.services.actions import create_action_start
+from servers.services.nodes import instance_place, instance_resize_check
 from servers.services.records import instance_event_record, instance_locked
 from servers.services.validation import (
     DEFAULT_BOT_RESOURCES,
     DEFAULT_SERVER_RESOURCES,
     clean_environment,
     clean_name,
+    clean_source,
     clean_token,
     quota_check,
     region_of,
@@ -59,6 +65,7 @@ def server_create(
         account=account, name=name, game=game_obj, region=region_obj, variables=cleaned_variables,
         auto_restart=auto_restart, start_on_install=start_on_install, **cleaned_resources,
     )  # fmt: skip
+    instance_place(server, preferred_port=game_obj.default_port)
     instance_event_record(server, "created", actor)
     create_action_start(server, actor)
     return server
@@ -76,6 +83,8 @@ def bot_create(
     environment: dict[str, Any] | None = None,
     resources: dict[str, Any] | None = None,
     auto_restart: bool = True,
+    source: dict[str, Any] | None = None,
+    archive: tuple[str, bytes] | None = None,
     actor: Actor,
 ) -> Bot:
     """Create a bot in ``provisioning``; its Discord token is encrypted and never shown again."""
@@ -92,14 +101,19 @@ def bot_create(
     token = clean_token(token)
     cleaned_resources = validate_resources(DEFAULT_BOT_RESOURCES | (resources or {}))
     environment = clean_environment(environment or {})
+    source = clean_source(source)
     quota_check(account, Bot, memory_delta=cleaned_resources["memory_mb"], adding=True)
     bot = Bot.objects.create(
         account=account, name=name, region=region_obj, runtime=runtime,
         start_command=start_command.strip(), environment=environment,
         token_encrypted=encrypt_secret(token), token_last4=token[-4:], auto_restart=auto_restart,
-        **cleaned_resources,
+        source_type=source.get("type", ""), source_url=source.get("url", ""),
+        source_ref=source.get("ref", ""), **cleaned_resources,
     )  # fmt: skip
+    instance_place(bot)
     instance_event_record(bot, "created", actor)
+    if archive is not None:  # ``(filename, content)``: its code, uploaded with it
+        bot = bot_source_upload(bot=bot, filename=archive[0], content=archive[1], actor=actor)
     create_action_start(bot, actor)
     return bot
 
@@ -111,7 +125,8 @@ def instance_update(
     """Change a server's or bot's settings; returns it with the changed fields that need a restart.
 
     Servers take ``name``, ``variables``, ``resources``, ``auto_restart``; bots also
-    ``start_command``, ``environment``, ``token`` and ``runtime``.
+    ``start_command``, ``environment``, ``token``, ``runtime``, ``source`` and ``archive``
+    (``(filename, content)`` of uploaded code; both taken at the next reinstall).
     """
     instance = instance_locked(instance)
     if instance.status == S.DELETING:
@@ -129,6 +144,11 @@ def instance_update(
         resources = validate_resources(changes["resources"] or {})
         delta = resources.get("memory_mb", instance.memory_mb) - instance.memory_mb
         quota_check(instance.account, type(instance), memory_delta=delta, adding=False)
+        instance_resize_check(
+            instance,
+            memory_mb=resources.get("memory_mb", instance.memory_mb),
+            disk_mb=resources.get("disk_mb", instance.disk_mb),
+        )
         for field, value in resources.items():
             if getattr(instance, field) != value:
                 setattr(instance, field, value)
@@ -161,6 +181,16 @@ def instance_update(
             if changes["runtime"] != instance.runtime:
                 instance.runtime = changes["runtime"]
                 changed.append("runtime")
+        if "source" in changes:
+            source = clean_source(changes["source"])
+            current = (instance.source_type, instance.source_url, instance.source_ref)
+            wanted = (source.get("type", ""), source.get("url", ""), source.get("ref", ""))
+            if wanted != current:
+                if instance.source_type == "upload":
+                    _remove_file_after_commit(instance.source_archive)
+                    instance.source_archive = ""
+                instance.source_type, instance.source_url, instance.source_ref = wanted
+                changed.append("source")
         if "token" in changes:
             token = clean_token(changes["token"])
             instance.token_encrypted = encrypt_secret(token)
@@ -172,5 +202,63 @@ def instance_update(
     previous.pop("updated_at", None)
     if previous or "token" in changed:
         instance_event_record(instance, "updated", actor, previous)
+    if isinstance(instance, Bot) and changes.get("archive") is not None:
+        filename, content = changes["archive"]
+        instance = bot_source_upload(bot=instance, filename=filename, content=content, actor=actor)
     live = instance.status in {S.RUNNING, S.STARTING}
     return instance, [field for field in changed if live and field in NEEDS_RESTART]
+
+
+ARCHIVE_MAGIC = (b"PK\x03\x04", b"\x1f\x8b")  # zip, gzip (a .tar.gz)
+
+
+def _remove_file_after_commit(file) -> None:
+    """Files are not transactional: an old archive goes once the change that replaced it holds."""
+    if file:
+        name, storage = file.name, file.storage
+        transaction.on_commit(lambda: storage.delete(name))
+
+
+def bot_source_upload(*, bot: Bot, filename: str, content: bytes, actor: Actor) -> Bot:
+    """Keep an uploaded .tar.gz or .zip as the bot's code; its node fetches it at the next
+    (re)install. Refused: another kind of file, or more than ``BOT_ARCHIVE_MAX_BYTES``."""
+    if len(content) > settings.BOT_ARCHIVE_MAX_BYTES:
+        raise ValidationFailed.field(
+            "file", "too_large",
+            f"The archive is larger than {settings.BOT_ARCHIVE_MAX_BYTES // 2**20} MB.",
+        )  # fmt: skip
+    if not filename.lower().endswith((".tar.gz", ".tgz", ".zip")) or not content.startswith(
+        ARCHIVE_MAGIC
+    ):
+        raise ValidationFailed.field(
+            "file", "invalid", "Upload the code as a .tar.gz, .tgz or .zip archive."
+        )
+    saved_name = default_storage.save(
+        f"bot-sources/{bot.pk}/{timezone.now():%Y%m%d%H%M%S}{_suffix(filename)}",
+        ContentFile(content),
+    )
+    try:
+        with transaction.atomic():
+            bot = instance_locked(bot)
+            if bot.status == S.DELETING:
+                raise InvalidState(
+                    "A bot being deleted cannot be changed.",
+                    details={"status": bot.status, "allowed_actions": []},
+                )
+            before = instance_representation(bot)
+            _remove_file_after_commit(bot.source_archive)
+            bot.source_type, bot.source_url, bot.source_ref = "upload", "", ""
+            bot.source_archive.name = saved_name
+            bot.save()
+            instance_event_record(
+                bot, "updated", actor, changed_attributes(before, instance_representation(bot))
+            )
+    except BaseException:
+        default_storage.delete(saved_name)
+        raise
+    return bot
+
+
+def _suffix(filename: str) -> str:
+    lower = filename.lower()
+    return ".tar.gz" if lower.endswith(".tar.gz") else lower[lower.rfind(".") :]

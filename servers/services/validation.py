@@ -1,8 +1,11 @@
 """The checks every server and bot setting goes through, and the account's quotas."""
 
 import json
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db.models import Sum
 
 from accounts.models import Account
@@ -166,3 +169,58 @@ def clean_token(token: Any) -> str:
             "spaces).",
         )  # fmt: skip
     return token
+
+
+GIT_REF = re.compile(r"^[A-Za-z0-9._][A-Za-z0-9._/-]{0,99}$")  # never an option ("-…")
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
+
+
+def clean_source(source: Any) -> dict[str, str]:
+    """Where a bot's code comes from: ``{"type": "git", "url", "ref"?}`` or ``{"type":
+    "archive", "url"}`` (a .tar.gz or .zip), from the schemes and hosts that
+    ``BOT_SOURCE_SCHEMES`` and ``BOT_SOURCE_HOSTS`` allow; ``{}`` for none."""
+    if source is None:
+        return {}
+    if not isinstance(source, dict) or source.get("type") not in {"git", "archive"}:
+        raise ValidationFailed.field(
+            "source.type", "invalid_choice", "source.type must be git or archive."
+        )
+    unknown = set(source) - {"type", "url", "ref"}
+    if unknown:
+        raise ValidationFailed.field(
+            f"source.{sorted(unknown)[0]}", "unknown_field", "This field is not accepted here."
+        )
+    url = source.get("url")
+    parts = urlsplit(url) if isinstance(url, str) and len(url) <= 500 else None
+    hosts = settings.BOT_SOURCE_HOSTS
+    if parts is None or parts.scheme not in settings.BOT_SOURCE_SCHEMES:
+        raise ValidationFailed.field(
+            "source.url", "not_allowed",
+            f"source.url must be a URL of {' or '.join(settings.BOT_SOURCE_SCHEMES)}.",
+        )  # fmt: skip
+    if parts.scheme != "file" and (
+        not parts.hostname or ("*" not in hosts and parts.hostname not in hosts)
+    ):
+        raise ValidationFailed.field(
+            "source.url", "not_allowed",
+            f"Code may come from these hosts only: {', '.join(hosts)}.",
+        )  # fmt: skip
+    if parts.username or parts.password:
+        raise ValidationFailed.field(
+            "source.url", "invalid", "Credentials in the URL are not accepted."
+        )
+    cleaned = {"type": source["type"], "url": url}
+    if source["type"] == "archive":
+        if not parts.path.lower().endswith(ARCHIVE_SUFFIXES):
+            raise ValidationFailed.field(
+                "source.url", "invalid", "An archive is a .tar.gz, .tgz or .zip file."
+            )
+        if "ref" in source:
+            raise ValidationFailed.field("source.ref", "invalid", "Only git sources take a ref.")
+    elif source.get("ref") is not None:
+        if not isinstance(source["ref"], str) or not GIT_REF.fullmatch(source["ref"]):
+            raise ValidationFailed.field(
+                "source.ref", "invalid", "A branch or tag name (letters, digits, . _ / -)."
+            )
+        cleaned["ref"] = source["ref"]
+    return cleaned

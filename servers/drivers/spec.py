@@ -1,0 +1,75 @@
+"""What a node agent is told about a server or bot: its spec (agent/PROTOCOL.md).
+
+The spec carries the bot's Discord token in clear, for the agent to pass in the process's
+environment: it is built only on the way to an agent, never stored or logged.
+"""
+
+from typing import Any
+
+from hosting.secrets_box import decrypt_secret
+from servers.models import Bot, Instance, Server
+from servers.models import ServerStatus as S
+
+# What a process may fork at most (cgroup pids.max or RLIMIT_NPROC).
+PROCESS_LIMIT = 1024
+BOT_TEMPLATE = {
+    "install_script": "",
+    "ready_pattern": "",  # a bot is up once its process is
+    "stop_command": "",
+    "stop_signal": "SIGTERM",
+    "stop_timeout_seconds": 15,
+    "ready_timeout_seconds": 30,
+}
+GAME_TEMPLATE_DEFAULTS = {
+    "install_script": "", "ready_pattern": "", "stop_command": "", "stop_signal": "SIGTERM",
+    "stop_timeout_seconds": 30, "ready_timeout_seconds": 120,
+}  # fmt: skip
+
+
+def _allocation(address: str) -> dict[str, Any] | None:
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    return {"ip": host.strip("[]"), "port": int(port)}
+
+
+def instance_spec(instance: Instance) -> dict[str, Any]:
+    limits = {
+        "memory_mb": instance.memory_mb, "cpu_percent": instance.cpu_percent,
+        "disk_mb": instance.disk_mb, "pids": PROCESS_LIMIT,
+    }  # fmt: skip
+    if isinstance(instance, Server):
+        template = GAME_TEMPLATE_DEFAULTS | dict(instance.game.template)
+        return {
+            "id": instance.id, "kind": "server", "template": template,
+            "variables": {key: _text(value) for key, value in instance.variables.items()},
+            "environment": {}, "limits": limits, "allocation": _allocation(instance.address),
+            "runtime": None, "source": None,
+        }  # fmt: skip
+    assert isinstance(instance, Bot)
+    environment = {key: _text(value) for key, value in instance.environment.items()}
+    environment["DISCORD_TOKEN"] = decrypt_secret(instance.token_encrypted)
+    source = None
+    if instance.source_type == "upload" and instance.source_archive:
+        source = {"type": "archive", "url": f"/v1/agent/bots/{instance.pk}/source"}
+    elif instance.source_url:
+        source = {"type": instance.source_type or "git", "url": instance.source_url}
+        if instance.source_ref:
+            source["ref"] = instance.source_ref
+    return {
+        "id": instance.id, "kind": "bot",
+        "template": BOT_TEMPLATE | {"start_command": instance.start_command},
+        "variables": {}, "environment": environment, "limits": limits, "allocation": None,
+        "runtime": instance.runtime, "source": source,
+    }  # fmt: skip
+
+
+def desired_state(instance: Instance) -> str:
+    """What the agent should make of the process when it syncs: only a running one runs."""
+    return "running" if instance.status == S.RUNNING else "stopped"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,172 @@
+"""What node agents report: hello (with the state to sync to), usage samples and process events.
+
+A report about an instance that is not on the reporting node is ignored (counted as rejected),
+so a node can never touch another node's servers.
+"""
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.actors import SYSTEM
+from hosting.errors import ValidationFailed
+from servers.drivers.spec import desired_state, instance_spec
+from servers.models import Bot, Node, Server, UsageSample
+from servers.models import ServerStatus as S
+from servers.services.actions import instance_crash
+from servers.services.nodes import node_seen
+from servers.services.records import instance_locked, instance_status_set
+from servers.signing import public_key_pem
+
+MAX_SAMPLES_PER_BATCH = 5000
+MAX_EVENTS_PER_BATCH = 500
+# Instances an agent is told about: everything it has been asked to create and not yet deleted.
+SYNCED_STATUSES = [S.INSTALLING, S.INSTALL_FAILED, S.STOPPED, S.STARTING, S.RUNNING,
+                   S.STOPPING, S.SUSPENDED]  # fmt: skip
+
+
+def _instances_of(node: Node, **filters) -> list:
+    return [
+        instance
+        for model in (Server, Bot)
+        for instance in model.objects.filter(node=node, deleted_at=None, **filters)
+        .select_related("node", *(["game"] if model is Server else []))
+        .order_by("id")
+    ]
+
+
+def agent_hello(*, node: Node, boot_id: Any, version: Any, limits: Any) -> dict[str, Any]:
+    """Record the agent's start (or reconnect) and answer with the full state to sync to."""
+    for name, value in (("boot_id", boot_id), ("version", version), ("limits", limits)):
+        if not isinstance(value, str) or len(value) > 64:
+            raise ValidationFailed.field(name, "invalid", f"{name} must be a short string.")
+    node_seen(node, boot_id=boot_id, version=version, limits=limits)
+    return {
+        "node_id": node.id,
+        "console_public_key": public_key_pem(),
+        "servers": [
+            instance_spec(instance) | {"desired": desired_state(instance)}
+            for instance in _instances_of(node, status__in=SYNCED_STATUSES)
+        ],
+    }
+
+
+def _live_ids(node: Node, ids: set[str]) -> set[str]:
+    found: set[str] = set()
+    for model, prefix in ((Server, "srv_"), (Bot, "bot_")):
+        wanted = [i for i in ids if i.startswith(prefix)]
+        if wanted:
+            found |= set(
+                model.objects.filter(node=node, deleted_at=None, pk__in=wanted).values_list(
+                    "pk", flat=True
+                )
+            )
+    return found
+
+
+def _time(value: Any, where: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise ValidationFailed.field(where, "invalid", "An ISO 8601 time with its UTC offset.")
+    return moment.astimezone(UTC)
+
+
+def _number(value: Any, where: str, *, nullable: bool = False, integer: bool = True) -> Any:
+    if value is None and nullable:
+        return None
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or value < 0 or value > 2**62:
+        raise ValidationFailed.field(where, "invalid", "A number of 0 or more.")
+    return value
+
+
+def usage_ingest(*, node: Node, samples: Any) -> tuple[int, int]:
+    """Store a batch of samples; returns ``(accepted, rejected)`` (rejected: not on this node)."""
+    if not isinstance(samples, list) or not 0 < len(samples) <= MAX_SAMPLES_PER_BATCH:
+        raise ValidationFailed.field(
+            "samples", "invalid", f"1 to {MAX_SAMPLES_PER_BATCH} samples in a batch."
+        )
+    rows = []
+    for index, sample in enumerate(samples):
+        where = f"samples[{index}]"
+        if not isinstance(sample, dict) or not isinstance(sample.get("instance_id"), str):
+            raise ValidationFailed.field(where, "invalid", "Each sample names its instance_id.")
+        rows.append(
+            UsageSample(
+                instance_id=sample["instance_id"][:64],
+                node=node,
+                at=_time(sample.get("at"), f"{where}.at"),
+                cpu_percent=float(
+                    _number(sample.get("cpu_percent"), f"{where}.cpu_percent", integer=False)
+                ),
+                memory_bytes=_number(sample.get("memory_bytes"), f"{where}.memory_bytes"),
+                disk_bytes=_number(sample.get("disk_bytes"), f"{where}.disk_bytes"),
+                network_rx_bytes=_number(
+                    sample.get("network_rx_bytes"), f"{where}.network_rx_bytes", nullable=True
+                ),
+                network_tx_bytes=_number(
+                    sample.get("network_tx_bytes"), f"{where}.network_tx_bytes", nullable=True
+                ),
+                uptime_seconds=int(
+                    _number(sample.get("uptime_seconds"), f"{where}.uptime_seconds", integer=False)
+                ),
+            )
+        )
+    live = _live_ids(node, {row.instance_id for row in rows})
+    kept = [row for row in rows if row.instance_id in live]
+    UsageSample.objects.bulk_create(kept, batch_size=1000)
+    Node.objects.filter(pk=node.pk).update(last_seen_at=timezone.now())  # it is alive
+    return len(kept), len(rows) - len(kept)
+
+
+EVENT_TYPES = ("crashed", "stopped", "running")
+
+
+def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
+    """Apply process events in order; returns ``(accepted, rejected)``.
+
+    ``crashed``: a running instance stops with the reason and is restarted if it may
+    (``instance_crash``). ``stopped``: it stopped without being asked (``stop`` typed in its
+    console): it becomes ``stopped``, not restarted. ``running`` is taken note of only: a
+    process the control plane does not expect to run is stopped by the next sync instead.
+    """
+    if not isinstance(events, list) or not 0 < len(events) <= MAX_EVENTS_PER_BATCH:
+        raise ValidationFailed.field(
+            "events", "invalid", f"1 to {MAX_EVENTS_PER_BATCH} events in a batch."
+        )
+    for index, event in enumerate(events):
+        where = f"events[{index}]"
+        if (
+            not isinstance(event, dict)
+            or not isinstance(event.get("instance_id"), str)
+            or event.get("type") not in EVENT_TYPES
+            or not isinstance(event.get("reason", ""), str)
+        ):
+            raise ValidationFailed.field(
+                where, "invalid", f"instance_id, type ({', '.join(EVENT_TYPES)}) and a reason."
+            )
+        _time(event.get("at"), f"{where}.at")
+    live = _live_ids(node, {event["instance_id"] for event in events})
+    accepted = 0
+    for event in events:
+        if event["instance_id"] not in live:
+            continue
+        accepted += 1
+        model = Server if event["instance_id"].startswith("srv_") else Bot
+        instance = model.objects.get(pk=event["instance_id"])
+        reason = event.get("reason", "").strip()[:400] or "The process exited."
+        if event["type"] == "crashed":
+            instance_crash(instance=instance, reason=reason)
+        elif event["type"] == "stopped":
+            with transaction.atomic():
+                instance = instance_locked(instance)
+                if instance.status == S.RUNNING:
+                    instance_status_set(
+                        instance, S.STOPPED, actor=SYSTEM, reason=f"Stopped: {reason}"
+                    )
+    return accepted, len(events) - accepted

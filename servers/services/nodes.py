@@ -1,0 +1,375 @@
+"""Nodes and their allocation pools (staff), and placing new servers and bots on them.
+
+A region with no node runs on the configured default driver (the simulated one in demos); once a
+region has nodes, every new server and bot of it is placed on one of them, or refused with 409
+``no_capacity``. Placement holds the row locks of the region's nodes, so two creates never take
+the same port nor overbook a node; the unique allocation of a server backs this up.
+"""
+
+import ipaddress
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.keys import current_pepper_id, digest_token, make_token, parse_token, token_matches
+from events.services import changed_attributes, record_event
+from hosting.errors import Conflict, InvalidNodeToken, NoCapacity, NotFound, ValidationFailed
+from servers.models import Allocation, Bot, Instance, Node, Region, Server
+
+NODE_TOKEN_PREFIX = "hmn_"  # noqa: S105 - a public prefix, not a secret
+MAX_PORTS_PER_CHANGE = 5000
+
+
+def node_representation(node: Node) -> dict[str, Any]:
+    return {
+        "id": node.id, "name": node.name, "region": node.region_id, "agent_url": node.agent_url,
+        "memory_mb": node.memory_mb, "disk_mb": node.disk_mb, "cpu_percent": node.cpu_percent,
+        "maintenance": node.maintenance, "token_hint": node.token_hint,
+    }  # fmt: skip
+
+
+def _node_event(node: Node, event: str, actor: Actor, previous: dict | None = None) -> None:
+    record_event(
+        type=f"node.{event}", account=None, object_type="node", obj=node_representation(node),
+        actor=actor, previous_attributes=previous,
+    )  # fmt: skip
+
+
+# --- Checking input ---------------------------------------------------------------------------
+
+
+def _clean_name(value: Any, *, current: Node | None = None) -> str:
+    if not isinstance(value, str) or not 0 < len(value.strip()) <= 100:
+        raise ValidationFailed.field("name", "required", "A name of 1 to 100 characters.")
+    name = value.strip()
+    taken = Node.objects.filter(name__iexact=name)
+    if current is not None:
+        taken = taken.exclude(pk=current.pk)
+    if taken.exists():
+        raise ValidationFailed.field("name", "duplicate", f"A node named {name} exists already.")
+    return name
+
+
+def _clean_url(value: Any) -> str:
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if (
+        parts is None
+        or parts.scheme not in {"http", "https"}
+        or not parts.hostname
+        or parts.path not in {"", "/"}
+        or parts.query
+        or parts.username
+        or len(value) > 200
+    ):
+        raise ValidationFailed.field(
+            "agent_url", "invalid", "The agent's address as http(s)://host:port, nothing after."
+        )
+    return value.rstrip("/")
+
+
+def _clean_capacity(field: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValidationFailed.field(field, "out_of_range", f"{field} must be {low} to {high}.")
+    return value
+
+
+def _clean_region(value: Any) -> Region:
+    region = Region.objects.filter(slug=value).first() if isinstance(value, str) else None
+    if region is None:
+        raise ValidationFailed.field("region", "invalid_choice", "Unknown region.")
+    return region
+
+
+CAPACITY_LIMITS = {
+    "memory_mb": (256, 64 * 1024 * 1024), "disk_mb": (1024, 1024 * 1024 * 1024),
+    "cpu_percent": (10, 100 * 256),
+}  # fmt: skip
+
+
+def parse_allocations(ip: Any, ports: Any) -> list[tuple[str, int]]:
+    """``ip`` and ``"25565-25600, 27015"`` as ``(ip, port)`` pairs, or a field error."""
+    try:
+        address = str(ipaddress.ip_address(ip.strip())) if isinstance(ip, str) else None
+    except ValueError:
+        address = None
+    if address is None:
+        raise ValidationFailed.field("ip", "invalid", "An IPv4 or IPv6 address.")
+    if not isinstance(ports, str) or not ports.strip():
+        raise ValidationFailed.field("ports", "required", "Ports such as 25565-25600, 27015.")
+    found: list[int] = []
+    for part in ports.replace(" ", "").split(","):
+        low, _, high = part.partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            raise ValidationFailed.field("ports", "invalid", f"{part!r} is not a port or range.")
+        first, last = int(low), int(high or low)
+        if not 1 <= first <= last <= 65535:
+            raise ValidationFailed.field("ports", "invalid", f"{part} is outside 1-65535.")
+        found.extend(range(first, last + 1))
+        if len(found) > MAX_PORTS_PER_CHANGE:
+            raise ValidationFailed.field(
+                "ports", "too_many", f"At most {MAX_PORTS_PER_CHANGE} ports at a time."
+            )
+    return [(address, port) for port in dict.fromkeys(found)]
+
+
+# --- Staff changes -----------------------------------------------------------------------------
+
+
+@transaction.atomic
+def node_create(
+    *,
+    name: Any,
+    region: Any,
+    agent_url: Any,
+    memory_mb: Any,
+    disk_mb: Any,
+    cpu_percent: Any,
+    maintenance: bool = False,
+    actor: Actor,
+) -> tuple[Node, str]:
+    """A new node and its token, which is returned this once and kept only as a digest."""
+    token, key_id = make_token(NODE_TOKEN_PREFIX)
+    pepper_id = current_pepper_id()
+    node = Node.objects.create(
+        name=_clean_name(name), region=_clean_region(region), agent_url=_clean_url(agent_url),
+        memory_mb=_clean_capacity("memory_mb", memory_mb, *CAPACITY_LIMITS["memory_mb"]),
+        disk_mb=_clean_capacity("disk_mb", disk_mb, *CAPACITY_LIMITS["disk_mb"]),
+        cpu_percent=_clean_capacity("cpu_percent", cpu_percent, *CAPACITY_LIMITS["cpu_percent"]),
+        maintenance=bool(maintenance), token_key_id=key_id, token_pepper_id=pepper_id,
+        token_digest=digest_token(token, pepper_id),
+    )  # fmt: skip
+    _node_event(node, "created", actor)
+    return node, token
+
+
+@transaction.atomic
+def node_update(*, node: Node, actor: Actor, **changes: Any) -> Node:
+    """Change a node's name, agent address, capacity or maintenance mode.
+
+    Capacity may not drop below what the node's servers and bots were given.
+    """
+    node = Node.objects.select_for_update().get(pk=node.pk)
+    before = node_representation(node)
+    if "name" in changes:
+        node.name = _clean_name(changes["name"], current=node)
+    if "agent_url" in changes:
+        node.agent_url = _clean_url(changes["agent_url"])
+    if "maintenance" in changes:
+        node.maintenance = bool(changes["maintenance"])
+    used = node_usage(node)
+    for field, (low, high) in CAPACITY_LIMITS.items():
+        if field in changes:
+            value = _clean_capacity(field, changes[field], low, high)
+            if field != "cpu_percent" and value < used[field]:
+                raise ValidationFailed.field(
+                    field, "below_usage",
+                    f"Its servers and bots were given {used[field]} already.",
+                )  # fmt: skip
+            setattr(node, field, value)
+    node.save()
+    previous = changed_attributes(before, node_representation(node))
+    if previous:
+        _node_event(node, "updated", actor, previous)
+    return node
+
+
+@transaction.atomic
+def node_token_rotate(*, node: Node, actor: Actor) -> tuple[Node, str]:
+    """A new token for the node; the old one stops working at once."""
+    node = Node.objects.select_for_update().get(pk=node.pk)
+    token, key_id = make_token(NODE_TOKEN_PREFIX)
+    node.token_key_id, node.token_pepper_id = key_id, current_pepper_id()
+    node.token_digest = digest_token(token, node.token_pepper_id)
+    node.save(update_fields=["token_key_id", "token_pepper_id", "token_digest"])
+    _node_event(node, "token_rotated", actor)
+    return node, token
+
+
+@transaction.atomic
+def node_delete(*, node: Node, actor: Actor) -> None:
+    """Remove a node that runs nothing any more (its allocations go with it)."""
+    node = Node.objects.select_for_update().get(pk=node.pk)
+    live = sum(model.objects.filter(node=node, deleted_at=None).count() for model in (Server, Bot))
+    if live:
+        raise Conflict(
+            f"The node still runs {live} servers and bots; move or delete them first.",
+            details={"instances": live},
+        )
+    _node_event(node, "deleted", actor)
+    Server.objects.filter(node=node).update(node=None)
+    Bot.objects.filter(node=node).update(node=None)
+    node.delete()
+
+
+@transaction.atomic
+def node_allocations_add(*, node: Node, ip: Any, ports: Any, actor: Actor) -> int:
+    """Add ``ip`` with ``ports`` (``"25565-25600, 27015"``) to the pool; returns how many were
+    new (ones already there are left as they are)."""
+    pairs = parse_allocations(ip, ports)
+    node = Node.objects.select_for_update().get(pk=node.pk)
+    existing = set(Allocation.objects.filter(node=node, ip=pairs[0][0]).values_list("ip", "port"))
+    new = [
+        Allocation(node=node, ip=ip, port=port) for ip, port in pairs if (ip, port) not in existing
+    ]
+    Allocation.objects.bulk_create(new)
+    if new:
+        _node_event(node, "allocations_added", actor)
+    return len(new)
+
+
+@transaction.atomic
+def node_allocations_remove(*, node: Node, ip: Any, ports: Any, actor: Actor) -> int:
+    """Remove free ``ip:ports`` from the pool; an allocation a server holds is refused."""
+    pairs = parse_allocations(ip, ports)
+    node = Node.objects.select_for_update().get(pk=node.pk)
+    rows = Allocation.objects.filter(node=node, ip=pairs[0][0], port__in=[p for _, p in pairs])
+    held = list(rows.exclude(server=None).values_list("port", flat=True)[:10])
+    if held:
+        raise Conflict(
+            f"Ports in use by servers cannot be removed: {', '.join(map(str, held))}.",
+            details={"ports": held},
+        )
+    removed, _ = rows.delete()
+    if removed:
+        _node_event(node, "allocations_removed", actor)
+    return removed
+
+
+# --- Placement ---------------------------------------------------------------------------------
+
+
+def node_usage(node: Node) -> dict[str, int]:
+    """What the node's live servers and bots were given: memory, disk and CPU."""
+    totals = {"memory_mb": 0, "disk_mb": 0, "cpu_percent": 0}
+    for model in (Server, Bot):
+        sums = model.objects.filter(node=node, deleted_at=None).aggregate(
+            memory_mb=Sum("memory_mb"), disk_mb=Sum("disk_mb"), cpu_percent=Sum("cpu_percent")
+        )
+        for field in totals:
+            totals[field] += sums[field] or 0
+    return totals
+
+
+def region_has_nodes(region: Region) -> bool:
+    return Node.objects.filter(region=region).exists()
+
+
+def instance_place(instance: Instance, *, preferred_port: int | None = None) -> None:
+    """Put a new server or bot on a node of its region with room, in the caller's transaction.
+
+    Nothing happens in a region without nodes. Of the nodes with enough free memory and disk
+    (and, for a server, a free allocation), the one with the most free memory is taken: load is
+    spread rather than packed. A server takes the game's port where it is free on that node,
+    else the lowest free port. Raises ``NoCapacity`` when no node has room.
+    """
+    region = instance.region
+    # Locks every node of the region, in one order: creates in a region are placed one at a time.
+    nodes = list(Node.objects.select_for_update().filter(region=region).order_by("id"))
+    if not nodes:
+        return
+    is_server = isinstance(instance, Server)
+    candidates = []
+    for node in nodes:
+        if node.maintenance:
+            continue
+        used = node_usage(node)
+        free_memory = node.memory_mb - used["memory_mb"]
+        if free_memory < instance.memory_mb or node.disk_mb - used["disk_mb"] < instance.disk_mb:
+            continue
+        candidates.append((-free_memory, node.id, node))
+    for _, _, node in sorted(candidates, key=lambda row: row[:2]):
+        if not is_server:
+            instance.node = node
+            instance.save(update_fields=["node", "updated_at"])
+            return
+        free = Allocation.objects.select_for_update().filter(node=node, server=None)
+        allocation = None
+        if preferred_port is not None:
+            allocation = free.filter(port=preferred_port).order_by("ip").first()
+        allocation = allocation or free.order_by("port", "ip").first()
+        if allocation is None:
+            continue
+        instance.node = node
+        instance.address = allocation.address
+        instance.save(update_fields=["node", "address", "updated_at"])
+        allocation.server = instance
+        allocation.save(update_fields=["server"])
+        return
+    reason = (
+        "every node of the region is in maintenance"
+        if all(node.maintenance for node in nodes)
+        else "no node of the region has that much free memory and disk"
+        + (" and a free port" if is_server else "")
+    )
+    raise NoCapacity(
+        f"No room in {region.name}: {reason}. Try a smaller size or another region.",
+        details={
+            "region": region.slug, "memory_mb": instance.memory_mb, "disk_mb": instance.disk_mb,
+        },
+    )  # fmt: skip
+
+
+def instance_resize_check(instance: Instance, *, memory_mb: int, disk_mb: int) -> None:
+    """Refuse growing a placed server or bot beyond what its node has left (409)."""
+    if instance.node_id is None:
+        return
+    node = Node.objects.select_for_update().get(pk=instance.node_id)
+    used = node_usage(node)
+    if (
+        used["memory_mb"] - instance.memory_mb + memory_mb > node.memory_mb
+        or used["disk_mb"] - instance.disk_mb + disk_mb > node.disk_mb
+    ):
+        raise NoCapacity(
+            f"Its node has no room to grow it to {memory_mb} MB memory and {disk_mb} MB disk.",
+            details={"memory_mb": memory_mb, "disk_mb": disk_mb},
+        )
+
+
+def instance_release(instance: Instance) -> None:
+    """Free a deleted server's allocation (in the caller's transaction)."""
+    if isinstance(instance, Server):
+        Allocation.objects.filter(server=instance).update(server=None)
+
+
+# --- The agent's own calls ---------------------------------------------------------------------
+
+
+def node_authenticate(header: str) -> Node:
+    """The node whose token is in ``Authorization: Bearer hmn_…``; 401 ``invalid_token``."""
+    scheme, _, token = header.partition(" ")
+    parsed = parse_token(token.strip(), NODE_TOKEN_PREFIX) if scheme == "Bearer" else None
+    node = Node.objects.filter(token_key_id=parsed.key_id).first() if parsed else None
+    if not token_matches(
+        token.strip(),
+        digest=node.token_digest if node else None,
+        pepper_id=node.token_pepper_id if node else None,
+    ):
+        raise InvalidNodeToken()
+    return node
+
+
+def node_seen(node: Node, *, boot_id: str, version: str, limits: str) -> Node:
+    """Record that the node's agent said hello (on start and reconnect)."""
+    node.boot_id, node.agent_version, node.agent_limits = boot_id[:64], version[:32], limits[:16]
+    node.last_seen_at = timezone.now()
+    node.save(update_fields=["boot_id", "agent_version", "agent_limits", "last_seen_at"])
+    return node
+
+
+def node_of(node_id: str) -> Node:
+    node = Node.objects.filter(pk=node_id).first()
+    if node is None:
+        raise NotFound()
+    return node
+
+
+def bot_source_for_node(*, node: Node, bot_id: str) -> Bot:
+    """A bot on ``node`` with an uploaded archive; 404 for any other."""
+    bot = Bot.objects.filter(pk=bot_id, node=node, deleted_at=None, source_type="upload").first()
+    if bot is None or not bot.source_archive:
+        raise NotFound("No uploaded code for that bot on this node.")
+    return bot
