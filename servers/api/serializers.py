@@ -121,6 +121,22 @@ class ServerDetailSerializer(ServerSerializer):
         read_only_fields = fields
 
 
+class BotSourceSerializer(StrictInputSerializer):
+    """Where a node fetches the bot's code at install: a git repository (``ref``: a branch or
+    tag) or a .tar.gz/.zip archive, from the hosts the service allows."""
+
+    type = serializers.ChoiceField(choices=["git", "archive"])
+    url = serializers.CharField(max_length=500)
+    ref = serializers.CharField(max_length=100, required=False)
+
+
+class BotSourceOutputSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["git", "archive", "upload"])
+    url = serializers.CharField(required=False, help_text="git and archive.")
+    ref = serializers.CharField(required=False, help_text="git, when a branch or tag is set.")
+    name = serializers.CharField(required=False, help_text="upload: the stored archive.")
+
+
 class BotSerializer(RepresentedBy, serializers.ModelSerializer):
     """A Discord bot; its token is never shown, only ``token_last4``."""
 
@@ -129,13 +145,14 @@ class BotSerializer(RepresentedBy, serializers.ModelSerializer):
     region = serializers.CharField(source="region_id", read_only=True)
     resources = InstanceResourcesField(source="*", read_only=True)
     environment = EnvironmentField(read_only=True)
+    source = BotSourceOutputSerializer(read_only=True, allow_null=True)
 
     class Meta:
         model = Bot
         fields = [
             "id", "name", "runtime", "status", "region", "start_command", "environment",
-            "token_last4", "resources", "auto_restart", "status_reason", "suspended_reason",
-            "created_at", "updated_at",
+            "token_last4", "source", "resources", "auto_restart", "status_reason",
+            "suspended_reason", "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -230,6 +247,7 @@ class BotCreateSerializer(StrictInputSerializer):
     )
     resources = ResourcesInputSerializer(required=False)
     auto_restart = serializers.BooleanField(required=False, default=True)
+    source = BotSourceSerializer(required=False, allow_null=True)
 
 
 class BotUpdateSerializer(StrictInputSerializer):
@@ -242,6 +260,9 @@ class BotUpdateSerializer(StrictInputSerializer):
     )
     resources = ResourcesInputSerializer(required=False)
     auto_restart = serializers.BooleanField(required=False)
+    source = BotSourceSerializer(
+        required=False, allow_null=True, help_text="null removes it; taken at the next reinstall."
+    )
 
 
 class ActionCreateSerializer(StrictInputSerializer):
@@ -331,6 +352,27 @@ GAME_EXAMPLES = [
                     "max": 1000,
                 },
             ],
+        },
+        response_only=True,
+    )
+]
+
+
+class ConsoleSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="A JWT for this user and this server or bot only.")
+    socket_url = serializers.CharField(help_text="The node agent's console WebSocket.")
+    expires_at = serializers.DateTimeField()
+
+
+CONSOLE_EXAMPLES = [
+    OpenApiExample(
+        "Console",
+        value={
+            "console": {
+                "token": "eyJhbGciOiJFZERTQSIsInR5cCI6IkpXVCJ9.…",
+                "socket_url": "wss://fra-1.nodes.example.com:8443/api/servers/srv_8fK2mQ9xR4tV7wY1zA3bC5dE/ws",
+                "expires_at": "2026-11-24T10:10:00Z",
+            }
         },
         response_only=True,
     )

@@ -1,4 +1,9 @@
+from django.urls import path, re_path
+
 from hosting.api.routers import ApiRouter
+from hosting.ids import ID_PATTERN
+from servers.api.agent import AgentBotSourceView, AgentEventsView, AgentHelloView, AgentUsageView
+from servers.api.nodes import NodeViewSet
 from servers.api.views import ActionViewSet, BotViewSet, GameViewSet, RegionViewSet, ServerViewSet
 
 router = ApiRouter()
@@ -7,5 +12,16 @@ router.register("bots", BotViewSet, basename="bot")
 router.register("actions", ActionViewSet, basename="action")
 router.register("games", GameViewSet, basename="game")
 router.register("regions", RegionViewSet, basename="region")
+router.register("admin/nodes", NodeViewSet, basename="node")
 
-urlpatterns = router.urls
+urlpatterns = [
+    *router.urls,
+    path("agent/hello", AgentHelloView.as_view(), name="agent-hello"),
+    path("agent/usage", AgentUsageView.as_view(), name="agent-usage"),
+    path("agent/events", AgentEventsView.as_view(), name="agent-events"),
+    re_path(
+        rf"^agent/bots/(?P<pk>{ID_PATTERN})/source$",
+        AgentBotSourceView.as_view(),
+        name="agent-bot-source",
+    ),
+]

@@ -1,9 +1,11 @@
+from django.conf import settings
 from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
 from rest_framework import serializers, status
 from rest_framework.decorators import action
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.actors import Actor
@@ -21,9 +23,10 @@ from hosting.api.views import (
     paginated,
     validated,
 )
-from hosting.errors import ApplicationError, InsufficientScope, NotFound
+from hosting.errors import ApplicationError, InsufficientScope, NotFound, ValidationFailed
 from servers.api.docs import ACTION_RESPONSE, instance_schema
 from servers.api.serializers import (
+    CONSOLE_EXAMPLES,
     GAME_EXAMPLES,
     SERVER_DETAIL_EXAMPLES,
     SERVER_EXAMPLES,
@@ -35,6 +38,7 @@ from servers.api.serializers import (
     BotSerializer,
     BotUpdateSerializer,
     BulkActionSerializer,
+    ConsoleSerializer,
     GameSerializer,
     RegionSerializer,
     ServerBulkActionSerializer,
@@ -55,6 +59,8 @@ from servers.selectors import (
     servers_of_account,
 )
 from servers.services import action_request, bot_create, instance_update, server_create
+from servers.services.console import console_open
+from servers.services.instances import bot_source_upload
 
 # --- Views ---------------------------------------------------------------------------------
 
@@ -86,7 +92,8 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
             cls.required_scopes = {
                 "list": [read], "retrieve": [read], "create": [write], "partial_update": [write],
                 "destroy": [write], "action_list": [read], "action_create": [power],
-                "bulk_action": [power], "activity": [read],
+                "bulk_action": [power], "activity": [read], "console": [power],
+                "source": [write],
             }  # fmt: skip
 
     def get_serializer_class(self):
@@ -213,6 +220,23 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
                 )
         return Response({"results": results})
 
+    @extend_schema(
+        summary="Open the console",
+        description="A console token for the calling user, valid `CONSOLE_TOKEN_SECONDS` (10 "
+        "minutes by default), and the WebSocket address of the node's agent to open with it "
+        '(agent/PROTOCOL.md: send `{"event": "auth", "args": [token]}` first). The '
+        "console streams the process's output and takes commands. Needs the power scope. 409 "
+        "`console_unavailable` when it runs on no node (the simulated driver), `invalid_state` "
+        "while suspended or being deleted.",
+        request=None,
+        responses=envelope("console", ConsoleSerializer(), name="ConsoleEnvelope"),
+        examples=CONSOLE_EXAMPLES,
+    )
+    @action(detail=True, methods=["post"])
+    def console(self, request, pk=None):
+        instance = self.get_object()
+        return Response({"console": console_open(instance=instance, user_id=request.auth.user.pk)})
+
     @action(detail=True, methods=["get"], pagination_class=PageNumberPagination.for_key("events"))
     def activity(self, request, pk=None):
         instance = self.get_object()
@@ -280,6 +304,42 @@ class BotViewSet(InstanceViewSet):
         body = validated(BotCreateSerializer, request)
         bot = bot_create(account=request.auth.account, actor=Actor.from_request(request), **body)
         return created(request, {"bot": BotSerializer(bot).data}, f"/v1/bots/{bot.id}")
+
+    @extend_schema(
+        summary="Upload the bot's code",
+        description="A `multipart/form-data` body with one `file` part: the code as a .tar.gz, "
+        ".tgz or .zip (at most `BOT_ARCHIVE_MAX_BYTES`, 50 MB by default). It replaces the "
+        "bot's `source` and is installed at the next reinstall. 400 `validation_failed` "
+        "(`file`: `invalid`, `too_large`, `required`).",
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}},
+                "required": ["file"],
+                "additionalProperties": False,
+            }
+        },
+        responses=envelope("bot", BotSerializer(), name="BotSourceEnvelope"),
+    )
+    @action(detail=True, methods=["post"], parser_classes=[MultiPartParser])
+    def source(self, request, pk=None):
+        unknown = sorted(set(request.data) - {"file"})
+        if unknown:
+            raise ValidationFailed.field(unknown[0], "unknown_field", "This field is not accepted.")
+        files = request.FILES.getlist("file")
+        if len(files) != 1:
+            raise ValidationFailed.field("file", "required", "Send the archive as one file part.")
+        upload = files[0]
+        if upload.size > settings.BOT_ARCHIVE_MAX_BYTES:  # refused unread
+            raise ValidationFailed.field(
+                "file", "too_large",
+                f"The archive is larger than {settings.BOT_ARCHIVE_MAX_BYTES // 2**20} MB.",
+            )  # fmt: skip
+        bot = bot_source_upload(
+            bot=self.get_object(), filename=upload.name or "", content=upload.read(),
+            actor=Actor.from_request(request),
+        )  # fmt: skip
+        return Response({"bot": BotSerializer(bot).data})
 
 
 @extend_schema_view(

@@ -1,0 +1,217 @@
+"""The endpoints node agents call (``/v1/agent/...``), authenticated with the node token.
+
+Not for API keys: an ``hms_`` key gets 401 ``invalid_token`` here, and a node token gets
+nothing anywhere else. See agent/PROTOCOL.md for the whole protocol.
+"""
+
+from django.http import FileResponse
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from hosting.api.serializers import StrictInputSerializer
+from hosting.api.views import API_METHODS
+from servers.services.agent_reports import (
+    MAX_EVENTS_PER_BATCH,
+    MAX_SAMPLES_PER_BATCH,
+    agent_events,
+    agent_hello,
+    usage_ingest,
+)
+from servers.services.nodes import bot_source_for_node, node_authenticate
+
+TAG = "Node agents"
+
+
+class NodeTokenAuthentication(BaseAuthentication):
+    """``Authorization: Bearer hmn_…``: the request's ``auth`` is the node."""
+
+    def authenticate(self, request):
+        node = node_authenticate(request.META.get("HTTP_AUTHORIZATION", ""))
+        return None, node
+
+    def authenticate_header(self, request) -> str:
+        return 'Bearer realm="node-agent"'
+
+
+class NodeTokenScheme(OpenApiAuthenticationExtension):
+    target_class = NodeTokenAuthentication
+    name = "NodeToken"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "hmn_<12 key id><32 secret><6 checksum>",
+            "description": "A node's token, given to its agent when the node was created.",
+        }
+
+
+class AgentHelloSerializer(StrictInputSerializer):
+    boot_id = serializers.CharField(max_length=64)
+    version = serializers.CharField(max_length=64)
+    limits = serializers.ChoiceField(["cgroup-v1", "cgroup-v2", "rlimit"])
+    servers = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="What the agent runs now."
+    )
+
+
+class AgentUsageSerializer(StrictInputSerializer):
+    samples = serializers.ListField(child=serializers.DictField(), max_length=MAX_SAMPLES_PER_BATCH)
+
+
+class AgentEventsSerializer(StrictInputSerializer):
+    events = serializers.ListField(child=serializers.DictField(), max_length=MAX_EVENTS_PER_BATCH)
+
+
+class AgentView(APIView):
+    authentication_classes = [NodeTokenAuthentication]
+    permission_classes: list = []
+    http_method_names = API_METHODS
+
+
+_ACCEPTED = inline_serializer(
+    name="AgentBatchAccepted",
+    fields={"accepted": serializers.IntegerField(), "rejected": serializers.IntegerField()},
+)
+
+
+class AgentHelloView(AgentView):
+    @extend_schema(
+        operation_id="agent_hello",
+        summary="Agent: hello",
+        description="Sent by a node agent when it starts or reconnects. Answers with the "
+        "control plane's public key (for console tokens and the control plane's own calls) and "
+        "the full state to sync to: every server and bot of the node with `desired` "
+        "`running` or `stopped`. 401 `invalid_token` for a bad node token.",
+        tags=[TAG],
+        request=AgentHelloSerializer,
+        responses=inline_serializer(
+            name="AgentHelloAnswer",
+            fields={
+                "node_id": serializers.CharField(),
+                "console_public_key": serializers.CharField(),
+                "servers": serializers.ListField(child=serializers.DictField()),
+            },
+        ),
+        examples=[
+            OpenApiExample(
+                "Hello",
+                value={"boot_id": "b1f0c2", "version": "1.0", "limits": "cgroup-v1"},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "State to sync to",
+                value={
+                    "node_id": "node_8fK2mQ9xR4tV7wY1zA3bC5dE",
+                    "console_public_key": "-----BEGIN PUBLIC KEY-----\n…",
+                    "servers": [{"id": "srv_…", "kind": "server", "desired": "running"}],
+                },
+                response_only=True,
+            ),
+        ],
+    )
+    def post(self, request):
+        body = request.data if isinstance(request.data, dict) else {}
+        return Response(
+            agent_hello(
+                node=request.auth,
+                boot_id=body.get("boot_id"),
+                version=body.get("version"),
+                limits=body.get("limits"),
+            )
+        )
+
+
+class AgentUsageView(AgentView):
+    @extend_schema(
+        operation_id="agent_usage",
+        summary="Agent: usage samples",
+        description=f"A batch of up to {MAX_SAMPLES_PER_BATCH} samples. Samples of servers and "
+        "bots that are not on the node are not stored (`rejected`). 400 `validation_failed` "
+        "names the first bad sample; nothing of that batch is stored.",
+        tags=[TAG],
+        request=AgentUsageSerializer,
+        responses={202: _ACCEPTED},
+        examples=[
+            OpenApiExample(
+                "Samples",
+                value={
+                    "samples": [
+                        {
+                            "instance_id": "srv_8fK2mQ9xR4tV7wY1zA3bC5dE",
+                            "at": "2026-11-24T10:00:05+00:00",
+                            "cpu_percent": 12.5,
+                            "memory_bytes": 734003200,
+                            "disk_bytes": 1610612736,
+                            "network_rx_bytes": None,
+                            "network_tx_bytes": None,
+                            "uptime_seconds": 3605,
+                        }
+                    ]
+                },
+                request_only=True,
+            ),
+            OpenApiExample("Stored", value={"accepted": 1, "rejected": 0}, response_only=True),
+        ],
+    )
+    def post(self, request):
+        body = request.data if isinstance(request.data, dict) else {}
+        accepted, rejected = usage_ingest(node=request.auth, samples=body.get("samples"))
+        return Response({"accepted": accepted, "rejected": rejected}, status=202)
+
+
+class AgentEventsView(AgentView):
+    @extend_schema(
+        operation_id="agent_events",
+        summary="Agent: process events",
+        description=f"Up to {MAX_EVENTS_PER_BATCH} events, applied in order: `crashed` (an "
+        "unexpected exit: the instance stops and is restarted when its `auto_restart` allows), "
+        "`stopped` (stopped without being asked, e.g. from its console) and `running`.",
+        tags=[TAG],
+        request=AgentEventsSerializer,
+        responses=_ACCEPTED,
+        examples=[
+            OpenApiExample(
+                "A crash",
+                value={
+                    "events": [
+                        {
+                            "instance_id": "srv_8fK2mQ9xR4tV7wY1zA3bC5dE",
+                            "type": "crashed",
+                            "reason": "killed: out of memory (limit 1024 MB)",
+                            "at": "2026-11-24T10:00:05+00:00",
+                        }
+                    ]
+                },
+                request_only=True,
+            ),
+            OpenApiExample("Applied", value={"accepted": 1, "rejected": 0}, response_only=True),
+        ],
+    )
+    def post(self, request):
+        body = request.data if isinstance(request.data, dict) else {}
+        accepted, rejected = agent_events(node=request.auth, events=body.get("events"))
+        return Response({"accepted": accepted, "rejected": rejected})
+
+
+class AgentBotSourceView(AgentView):
+    @extend_schema(
+        operation_id="agent_bot_source",
+        summary="Agent: a bot's uploaded code",
+        description="The archive a customer uploaded for a bot on this node, as bytes; 404 for "
+        "any other bot.",
+        tags=[TAG],
+        responses={(200, "application/octet-stream"): bytes},
+    )
+    def get(self, request, pk: str):
+        bot = bot_source_for_node(node=request.auth, bot_id=pk)
+        return FileResponse(
+            bot.source_archive.open("rb"),
+            as_attachment=True,
+            filename=bot.source_archive.name.rsplit("/", 1)[-1],
+            content_type="application/octet-stream",
+        )
