@@ -219,6 +219,62 @@ class BotForm(InstanceForm):
         help_text="Stored encrypted; nobody, you included, can read it back.",
     )
 
+    source_kind = forms.ChoiceField(
+        label="Code",
+        required=False,
+        choices=[
+            ("", "None: the start command needs no code from us"),
+            ("git", "A git repository"),
+            ("archive", "An archive at a URL (.tar.gz, .zip)"),
+            ("upload", "Upload an archive (.tar.gz, .zip)"),
+        ],
+        help_text="Fetched onto the node at install; change it, then reinstall.",
+    )
+    source_url = forms.CharField(
+        label="Repository or archive URL",
+        required=False,
+        max_length=500,
+        widget=forms.URLInput(attrs={"placeholder": "https://github.com/you/your-bot.git"}),
+    )
+    source_ref = forms.CharField(
+        label="Branch or tag", required=False, max_length=100, help_text="git only; optional."
+    )
+    source_file = forms.FileField(label="Archive", required=False)
+
+    def field_for(self, service_name: str) -> str | None:
+        """``source.url`` is the URL input, ``source.ref`` the branch, ``file`` the archive."""
+        named = {"source.url": "source_url", "source.ref": "source_ref", "file": "source_file"}
+        if service_name in named:
+            return named[service_name]
+        if service_name.startswith("source"):
+            return "source_kind"
+        return super().field_for(service_name)
+
+    def clean(self):
+        cleaned = super().clean()
+        kind = cleaned.get("source_kind")
+        if kind in {"git", "archive"} and not cleaned.get("source_url"):
+            self.add_error("source_url", "Give the URL of the code.")
+        if kind == "upload" and not cleaned.get("source_file") and not self.has_upload():
+            self.add_error("source_file", "Choose the archive to upload.")
+        return cleaned
+
+    def has_upload(self) -> bool:
+        """Whether the bot already has uploaded code (kept when no new file is chosen)."""
+        return False
+
+    def source_changes(self) -> dict[str, Any]:
+        kind = self.cleaned_data.get("source_kind")
+        if kind in {"git", "archive"}:
+            source = {"type": kind, "url": self.cleaned_data["source_url"].strip()}
+            if kind == "git" and self.cleaned_data.get("source_ref"):
+                source["ref"] = self.cleaned_data["source_ref"].strip()
+            return {"source": source}
+        if kind == "upload":
+            upload = self.cleaned_data.get("source_file")
+            return {"archive": (upload.name, upload.read())} if upload else {}
+        return {"source": None}
+
     def changes(self) -> dict[str, Any]:
         return {
             "name": self.cleaned_data["name"],
@@ -227,6 +283,7 @@ class BotForm(InstanceForm):
             "environment": self.cleaned_data["environment"],
             "resources": self.resources(),
             "auto_restart": self.cleaned_data["auto_restart"],
+            **self.source_changes(),
         }
 
 
@@ -246,11 +303,21 @@ class BotEditForm(BotForm):
             "start_command": bot.start_command,
             "environment": bot.environment,
             "auto_restart": bot.auto_restart,
+            "source_kind": bot.source_type,
+            "source_url": bot.source_url,
+            "source_ref": bot.source_ref,
         } | (kwargs.get("initial") or {})
+        self.bot = bot
         super().__init__(*args, resources=resources, **kwargs)
+        if bot.source_type == "upload":
+            name = bot.source_archive.name.rsplit("/", 1)[-1]
+            self.fields["source_file"].help_text = f"Now: {name}. Choose a file to replace it."
         token = self.fields["token"]
         token.required, token.label = False, "New Discord bot token"
         token.help_text = f"Leave empty to keep the current token (…{bot.token_last4})."
+
+    def has_upload(self) -> bool:
+        return self.bot.source_type == "upload"
 
     def changes(self) -> dict[str, Any]:
         changes = super().changes()

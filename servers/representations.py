@@ -47,6 +47,15 @@ def server_representation(server: Server) -> dict[str, Any]:
     }
 
 
+def bot_source_representation(bot: Bot) -> dict[str, str] | None:
+    if bot.source_type == "upload":
+        return {"type": "upload", "name": bot.source_archive.name.rsplit("/", 1)[-1]}
+    if not bot.source_url:
+        return None
+    source = {"type": bot.source_type, "url": bot.source_url}
+    return source | ({"ref": bot.source_ref} if bot.source_ref else {})
+
+
 def bot_representation(bot: Bot) -> dict[str, Any]:
     """A Discord bot; its token is never shown, only ``token_last4``."""
     return {
@@ -58,6 +67,7 @@ def bot_representation(bot: Bot) -> dict[str, Any]:
         "start_command": bot.start_command,
         "environment": deepcopy(bot.environment),
         "token_last4": bot.token_last4,
+        "source": bot_source_representation(bot),
         "resources": resources_representation(bot),
         "auto_restart": bot.auto_restart,
         "status_reason": bot.status_reason,

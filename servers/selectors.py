@@ -1,8 +1,9 @@
 """Read-side queries for servers, bots, actions and the catalogues."""
 
-from django.db.models import QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 
-from servers.models import Action, Bot, Game, Instance, Region, Server
+from servers.models import Action, Bot, Game, Instance, Node, Region, Server, UsageSample
 
 
 def servers_of_account(*, account_id: str) -> QuerySet[Server]:
@@ -28,3 +29,35 @@ def game_catalogue() -> QuerySet[Game]:
 
 def region_catalogue() -> QuerySet[Region]:
     return Region.objects.all()
+
+
+def _given(model, field: str):
+    """What the node's live instances of ``model`` were given of ``field`` (a subquery)."""
+    sums = (
+        model.objects.filter(node=OuterRef("pk"), deleted_at=None)
+        .order_by()
+        .values("node")
+        .annotate(total=Sum(field))
+        .values("total")
+    )
+    return Coalesce(Subquery(sums), 0)
+
+
+def nodes_with_usage() -> QuerySet[Node]:
+    """Nodes with what their servers and bots were given (``used_*``) and their allocation
+    pool's size (``allocation_total``, ``allocation_free``), in one query."""
+    return Node.objects.annotate(
+        **{
+            f"used_{field}": _given(Server, field) + _given(Bot, field)
+            for field in ("memory_mb", "disk_mb", "cpu_percent")
+        },
+        allocation_total=Count("allocations"),
+        allocation_free=Count("allocations", filter=Q(allocations__server=None)),
+    ).order_by("region_id", "name")
+
+
+def latest_usage(instance: Instance) -> UsageSample | None:
+    """The last sample its node sent, if it runs on one."""
+    if instance.node_id is None:
+        return None
+    return UsageSample.objects.filter(instance_id=instance.pk).order_by("-at").first()

@@ -12,6 +12,12 @@ urlpatterns = [
     path("servers/<id:pk>/delete", views.ServerDeleteView.as_view(), name="server_delete"),
     path("servers/<id:pk>/actions", views.ServerActionView.as_view(), name="server_action"),
     path("servers/<id:pk>/activity", views.ServerActivityView.as_view(), name="server_activity"),
+    path("servers/<id:pk>/console", views.ServerConsoleView.as_view(), name="server_console"),
+    path(
+        "servers/<id:pk>/console/token",
+        views.ServerConsoleTokenView.as_view(),
+        name="server_console_token",
+    ),
     path("bots", views.BotListView.as_view(), name="bot_list"),
     path("bots/new", views.BotCreateView.as_view(), name="bot_create"),
     path("bots/<id:pk>", views.BotDetailView.as_view(), name="bot_detail"),
@@ -19,4 +25,8 @@ urlpatterns = [
     path("bots/<id:pk>/delete", views.BotDeleteView.as_view(), name="bot_delete"),
     path("bots/<id:pk>/actions", views.BotActionView.as_view(), name="bot_action"),
     path("bots/<id:pk>/activity", views.BotActivityView.as_view(), name="bot_activity"),
+    path("bots/<id:pk>/console", views.BotConsoleView.as_view(), name="bot_console"),
+    path(
+        "bots/<id:pk>/console/token", views.BotConsoleTokenView.as_view(), name="bot_console_token"
+    ),
 ]

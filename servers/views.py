@@ -13,6 +13,7 @@ from functools import cached_property
 from django.contrib import messages
 from django.db.models import QuerySet
 from django.db.models.functions import Lower
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.text import get_text_list
@@ -38,8 +39,9 @@ from servers.forms import (
 )
 from servers.models import Instance
 from servers.models import ServerStatus as S
-from servers.selectors import actions_of, bots_of_account, servers_of_account
+from servers.selectors import actions_of, bots_of_account, latest_usage, servers_of_account
 from servers.services import action_request, bot_create, instance_update, server_create
+from servers.services.console import console_open
 from servers.transitions import POWER_ACTIONS, allowed_actions
 
 # Statuses the worker is still moving away from: a page showing one refreshes itself.
@@ -111,7 +113,7 @@ class InstanceObjectMixin(InstancePageMixin):
         return reverse(f"{self.kind}_{name}", args=[self.instance.pk])
 
     def get_context_data(self, **kwargs):
-        names = ["detail", "edit", "delete", "action", "activity"]
+        names = ["detail", "edit", "delete", "action", "activity", "console", "console_token"]
         return super().get_context_data(
             instance=self.instance, urls={name: self.url(name) for name in names}, **kwargs
         )
@@ -182,8 +184,52 @@ class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
             power_actions=[(name, POWER_LABELS[name]) for name in allowed_actions(instance.status)],
             recent_actions=recent[:10],
             polling=instance.status in TRANSITIONAL,
+            usage=latest_usage(instance),
             **kwargs,
         )
+
+
+class InstanceConsoleView(InstanceObjectMixin, TemplateView):
+    """The live console of a server or bot on a node: xterm.js on the agent's WebSocket."""
+
+    needs = "power"
+    template_name = "servers/instance_console.html"
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(
+            power_actions=[
+                (name, POWER_LABELS[name]) for name in allowed_actions(self.instance.status)
+            ],
+            usage=latest_usage(self.instance),
+            **kwargs,
+        )
+
+
+class InstanceConsoleTokenView(InstanceObjectMixin, View):
+    """``POST``: a console token for the signed-in person, as JSON for console.js."""
+
+    needs = "power"
+    http_method_names = ["post"]
+
+    def refuse(self, request):
+        refused = super().refuse(request)
+        if refused is not None:  # JSON for the script, not a redirect
+            return JsonResponse(
+                {"success": False, "error": {"code": "permission_denied",
+                                             "message": "You may not use this console."}},
+                status=403,
+            )  # fmt: skip
+        return None
+
+    def post(self, request, *args, **kwargs):
+        try:
+            console = console_open(instance=self.instance, user_id=request.user.pk)
+        except ApplicationError as error:
+            return JsonResponse(
+                {"success": False, "error": {"code": error.code, "message": error.message}},
+                status=error.status,
+            )
+        return JsonResponse({"success": True, "data": {"console": console}})
 
 
 class InstanceEditView(InstanceObjectMixin, FormView):
@@ -365,6 +411,14 @@ class ServerActivityView(ServerPages, InstanceActivityView):
     filterset_class = ServerEventFilter
 
 
+class ServerConsoleView(ServerPages, InstanceConsoleView):
+    pass
+
+
+class ServerConsoleTokenView(ServerPages, InstanceConsoleTokenView):
+    pass
+
+
 # --- Bots -------------------------------------------------------------------------------------
 
 
@@ -415,3 +469,11 @@ class BotActionView(BotPages, InstanceActionView):
 
 class BotActivityView(BotPages, InstanceActivityView):
     filterset_class = BotEventFilter
+
+
+class BotConsoleView(BotPages, InstanceConsoleView):
+    pass
+
+
+class BotConsoleTokenView(BotPages, InstanceConsoleTokenView):
+    pass

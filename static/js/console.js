@@ -1,0 +1,203 @@
+// The console tab: xterm.js (served from static/vendor) on the node agent's WebSocket.
+// A console token comes from the dashboard (POST data-token-url); the socket is opened with it
+// ({"event": "auth"} first, agent/PROTOCOL.md), renewed before it expires, and reopened with a
+// fresh token if the connection drops.
+(function () {
+  "use strict";
+
+  var section = document.getElementById("console");
+  if (!section) { return; }
+  var stateBadge = document.getElementById("console-state");
+  var message = document.getElementById("console-message");
+  var form = document.getElementById("command-form");
+  var input = document.getElementById("command-input");
+  var history = [];
+  var historyAt = 0;
+  var socket = null;
+  var retries = 0;
+  var closedByPage = false;
+
+  function csrfToken() {
+    var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function state(text, kind) {
+    stateBadge.textContent = text;
+    stateBadge.className = "badge" + (kind ? " badge-" + kind : "");
+  }
+
+  function say(text) { message.textContent = text || ""; }
+
+  if (typeof window.Terminal !== "function") {
+    state("Unavailable", "stopped");
+    say("The terminal could not load. Reload the page.");
+    return;
+  }
+  var terminal = new window.Terminal({
+    convertEol: true, disableStdin: true, scrollback: 5000, fontSize: 13,
+    theme: {background: "#0f172a"},
+  });
+  var fit = window.FitAddon ? new window.FitAddon.FitAddon() : null;
+  if (fit) { terminal.loadAddon(fit); }
+  terminal.open(document.getElementById("terminal"));
+  if (fit) {
+    fit.fit();
+    window.addEventListener("resize", function () { fit.fit(); });
+  }
+
+  function fetchToken() {
+    return fetch(section.dataset.tokenUrl, {
+      method: "POST", credentials: "same-origin", headers: {"X-CSRFToken": csrfToken()},
+    }).then(function (response) {
+      return response.json().then(function (body) {
+        if (!response.ok || !body.success) {
+          var error = new Error((body.error && body.error.message) || "The console is unavailable.");
+          error.permanent = response.status < 500;
+          throw error;
+        }
+        return body.data.console;
+      });
+    });
+  }
+
+  var units = ["B", "KB", "MB", "GB", "TB"];
+  function bytes(value) {
+    var at = 0;
+    while (value >= 1024 && at < units.length - 1) { value /= 1024; at += 1; }
+    return value.toFixed(at ? 1 : 0) + " " + units[at];
+  }
+  function duration(seconds) {
+    var d = Math.floor(seconds / 86400), h = Math.floor(seconds % 86400 / 3600);
+    var m = Math.floor(seconds % 3600 / 60);
+    return (d ? d + "d " : "") + (d || h ? h + "h " : "") + m + "m";
+  }
+  function showStats(sample) {
+    var figures = {
+      cpu_percent: sample.cpu_percent == null ? "–" : Number(sample.cpu_percent).toFixed(1) + " %",
+      memory_bytes: sample.memory_bytes == null ? "–" : bytes(sample.memory_bytes),
+      disk_bytes: sample.disk_bytes == null ? "–" : bytes(sample.disk_bytes),
+      uptime_seconds: sample.uptime_seconds ? duration(sample.uptime_seconds) : "–",
+      at: new Date().toLocaleTimeString(),
+    };
+    Object.keys(figures).forEach(function (key) {
+      var cell = document.querySelector('[data-usage="' + key + '"]');
+      if (!cell) { return; }
+      if (key === "at") {  // the whole cell: it held "not yet" or the page's own <time>
+        var time = document.createElement("time");
+        if (sample.at) { time.dateTime = sample.at; }
+        time.textContent = figures.at;
+        cell.replaceChildren(time);
+        return;
+      }
+      var first = cell.firstChild;
+      if (first && first.nodeType === Node.TEXT_NODE) {
+        first.textContent = figures[key] + " ";
+      } else {
+        cell.insertBefore(document.createTextNode(figures[key] + " "), first);
+      }
+    });
+  }
+
+  function send(event, args) {
+    if (socket && socket.readyState === WebSocket.OPEN) {
+      socket.send(JSON.stringify({event: event, args: args}));
+      return true;
+    }
+    return false;
+  }
+
+  function renew() {
+    fetchToken().then(function (console) { send("auth", [console.token]); })
+      .catch(function (error) { say(error.message); });
+  }
+
+  function connect() {
+    state("Connecting…");
+    fetchToken().then(function (console) {
+      socket = new WebSocket(console.socket_url);
+      socket.addEventListener("open", function () { send("auth", [console.token]); });
+      socket.addEventListener("message", function (raw) {
+        var frame;
+        try { frame = JSON.parse(raw.data); } catch (ignored) { return; }
+        var args = frame.args || [];
+        switch (frame.event) {
+          case "auth success":
+            retries = 0;
+            state("Connected", "running");
+            say("");
+            input.disabled = false;
+            break;
+          case "console output":
+            args.forEach(function (line) { terminal.writeln(String(line)); });
+            break;
+          case "status":
+            say(args[0] === "running" ? "" : "The process is " + args[0] + ".");
+            break;
+          case "stats":
+            if (args[0]) { showStats(args[0]); }
+            break;
+          case "console throttled":
+            terminal.writeln("\x1b[33m[" + args[0] + " lines skipped: output too fast]\x1b[0m");
+            break;
+          case "token expiring":
+            renew();
+            break;
+          case "auth failed":
+          case "error":
+            say(String(args[0] || "The console refused the request."));
+            break;
+        }
+      });
+      socket.addEventListener("close", function () {
+        input.disabled = true;
+        if (closedByPage) { return; }
+        retries += 1;
+        if (retries > 5) {
+          state("Disconnected", "stopped");
+          say("The console is unreachable. Reload the page to try again.");
+          return;
+        }
+        state("Reconnecting…", "starting");
+        window.setTimeout(connect, Math.min(1000 * Math.pow(2, retries), 15000));
+      });
+    }).catch(function (error) {
+      state("Unavailable", "stopped");
+      say(error.message);
+      if (!error.permanent && retries < 5) {
+        retries += 1;
+        window.setTimeout(connect, 3000);
+      }
+    });
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var command = input.value;
+    if (!command.trim()) { return; }
+    if (send("send command", [command])) {
+      history.push(command);
+      historyAt = history.length;
+      input.value = "";
+    } else {
+      say("Not connected: the command was not sent.");
+    }
+  });
+  input.addEventListener("keydown", function (event) {
+    if (event.key === "ArrowUp" && historyAt > 0) {
+      historyAt -= 1;
+      input.value = history[historyAt];
+      event.preventDefault();
+    } else if (event.key === "ArrowDown" && historyAt < history.length) {
+      historyAt += 1;
+      input.value = history[historyAt] || "";
+      event.preventDefault();
+    }
+  });
+  window.addEventListener("beforeunload", function () {
+    closedByPage = true;
+    if (socket) { socket.close(); }
+  });
+  input.disabled = true;
+  connect();
+})();
