@@ -49,8 +49,10 @@ def _catalogue_after_flushes(request):
 
     games = importlib.import_module("servers.migrations.0002_seed_game_catalogue")
     lifecycle = importlib.import_module("servers.migrations.0003_lifecycle")
+    templates = importlib.import_module("servers.migrations.0011_game_templates")
     games.add_games(apps, None)
     lifecycle.seed_regions_and_variables(apps, None)
+    templates.add_templates(apps, None)
 
 
 @pytest.fixture(autouse=True)

@@ -171,7 +171,8 @@ def test_a_game_without_a_required_variable_needs_no_variables(owner_api):
     response = create(owner_api, game="rust", variables={})
     assert response.status_code == 201, response.content
     assert response.json()["data"]["server"]["variables"] == {
-        "MAX_PLAYERS": 100, "WORLD_SIZE": 3500, "SEED": 12345
+        "MAX_PLAYERS": 100, "WORLD_SIZE": 3500, "SEED": 12345, "LEVEL": "Procedural Map",
+        "RCON_PASSWORD": "", "SERVER_NAME": "A Rust server",
     }  # fmt: skip
 
 
