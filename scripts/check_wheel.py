@@ -31,7 +31,8 @@ for name in ["base.html", "404.html", "500.html", "dashboard/home.html",
              "registration/login.html", "drf_spectacular/redoc.html",
              "billing/pdf/document.html"]:
     get_template(name)
-for path in ["css/dashboard.css", "js/dashboard.js"]:
+for path in ["css/dashboard.css", "js/dashboard.js", "js/console.js",
+             "vendor/xterm/xterm/xterm.js", "vendor/xterm/xterm/LICENSE"]:
     assert finders.find(path), f"static file {path} is not in the wheel"
 for label in [
     "hosting", "accounts", "billing", "events", "servers", "webhooks", "idempotency",
@@ -39,7 +40,13 @@ for label in [
     "support",
 ]:
     apps.get_app_config(label)
-print("templates, static files and apps all come from the wheel")
+# The node agent ships in the same wheel: its package, its test workloads, its protocol.
+import pathlib
+import agent.__main__, agent.app, agent.launch
+workloads = pathlib.Path(agent.__file__).parent / "workloads"
+assert (workloads / "gameserver.py").is_file() and (workloads / "bot.py").is_file(), workloads
+assert (pathlib.Path(agent.__file__).parent / "PROTOCOL.md").is_file()
+print("templates, static files, apps and the agent all come from the wheel")
 """
 
 
