@@ -37,6 +37,13 @@ class ValidationFailed(ApplicationError):
 class InvalidParameter(ApplicationError):
     status, code, message = 400, "invalid_parameter", "A query parameter is invalid."
 
+    @classmethod
+    def named(cls, name: str, code: str, message: str) -> "InvalidParameter":
+        """One invalid query parameter, as the envelope's ``details.parameters`` lists it."""
+        return cls(
+            message, details={"parameters": [{"name": name, "code": code, "message": message}]}
+        )
+
 
 class AuthenticationRequired(ApplicationError):
     status = 401

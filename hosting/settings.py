@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "billing",
     "stripe_gateway",
     "support",
+    "analytics",
 ]
 
 MIDDLEWARE = [
@@ -289,6 +290,12 @@ WEBHOOKS_ALLOW_HTTP = env_bool("WEBHOOKS_ALLOW_HTTP", False)
 WEBHOOKS_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOKS_ALLOW_PRIVATE_TARGETS", False)
 WEBHOOKS_MAX_ENDPOINTS = env_int("WEBHOOKS_MAX_ENDPOINTS", 20, minimum=1)
 EVENT_RETENTION_DAYS = env_int("EVENT_RETENTION_DAYS", 30, minimum=1)
+
+# --- Analytics: how long usage history is kept (analytics/partitions.py) ---------------------
+# Raw samples, minute rows and hour rows expire a whole partition at a time; day rows stay.
+USAGE_RAW_RETENTION_DAYS = env_int("USAGE_RAW_RETENTION_DAYS", 3, minimum=1)
+USAGE_MINUTE_RETENTION_DAYS = env_int("USAGE_MINUTE_RETENTION_DAYS", 30, minimum=1)
+USAGE_HOUR_RETENTION_DAYS = env_int("USAGE_HOUR_RETENTION_DAYS", 397, minimum=31)
 
 # --- Billing: the seller printed on invoices and credit notes --------------------------------
 # Snapshotted onto each document when it is finalized, so changing these never alters an issued

@@ -392,28 +392,3 @@ class InstanceCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.account_id} {self.kind} {self.status} {self.month:%Y-%m} {self.delta:+d}"
-
-
-class UsageSample(models.Model):
-    """What a node agent measured of one server or bot at one moment (``POST /v1/agent/usage``).
-
-    A plain time series keyed by the instance's id (servers and bots alike); the analytics app
-    rolls it up. ``network_*`` are counters since the process started, null where the node
-    cannot attribute traffic to one process.
-    """
-
-    instance_id = models.CharField(max_length=64)
-    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="+", db_index=False)
-    at = models.DateTimeField()
-    cpu_percent = models.FloatField()
-    memory_bytes = models.BigIntegerField()
-    disk_bytes = models.BigIntegerField()
-    network_rx_bytes = models.BigIntegerField(null=True)
-    network_tx_bytes = models.BigIntegerField(null=True)
-    uptime_seconds = models.BigIntegerField()
-
-    class Meta:
-        indexes = [models.Index(fields=["instance_id", "-at"], name="usage_instance_at")]
-
-    def __str__(self) -> str:
-        return f"{self.instance_id} at {self.at:%Y-%m-%d %H:%M:%S}"

@@ -3,7 +3,7 @@
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from servers.models import Action, Bot, Game, Instance, Node, Region, Server, UsageSample
+from servers.models import Action, Bot, Game, Instance, Node, Region, Server
 
 
 def servers_of_account(*, account_id: str) -> QuerySet[Server]:
@@ -54,10 +54,3 @@ def nodes_with_usage() -> QuerySet[Node]:
         allocation_total=Count("allocations"),
         allocation_free=Count("allocations", filter=Q(allocations__server=None)),
     ).order_by("region_id", "name")
-
-
-def latest_usage(instance: Instance) -> UsageSample | None:
-    """The last sample its node sent, if it runs on one."""
-    if instance.node_id is None:
-        return None
-    return UsageSample.objects.filter(instance_id=instance.pk).order_by("-at").first()

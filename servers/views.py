@@ -22,6 +22,7 @@ from django.views.generic import FormView, ListView, TemplateView
 
 from accounts.dashboard import AccountChangeMixin
 from accounts.roles import SCOPES, scopes_allowed_for
+from analytics.selectors.usage import usage_latest
 from events.models import Event
 from events.selectors import events_of_object
 from hosting.dashboard.lists import ListControlsMixin
@@ -39,7 +40,7 @@ from servers.forms import (
 )
 from servers.models import Instance
 from servers.models import ServerStatus as S
-from servers.selectors import actions_of, bots_of_account, latest_usage, servers_of_account
+from servers.selectors import actions_of, bots_of_account, servers_of_account
 from servers.services import action_request, bot_create, instance_update, server_create
 from servers.services.console import console_open
 from servers.transitions import POWER_ACTIONS, allowed_actions
@@ -184,7 +185,7 @@ class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
             power_actions=[(name, POWER_LABELS[name]) for name in allowed_actions(instance.status)],
             recent_actions=recent[:10],
             polling=instance.status in TRANSITIONAL,
-            usage=latest_usage(instance),
+            usage=usage_latest(instance.pk) if instance.node_id else None,
             **kwargs,
         )
 
@@ -200,7 +201,7 @@ class InstanceConsoleView(InstanceObjectMixin, TemplateView):
             power_actions=[
                 (name, POWER_LABELS[name]) for name in allowed_actions(self.instance.status)
             ],
-            usage=latest_usage(self.instance),
+            usage=usage_latest(self.instance.pk) if self.instance.node_id else None,
             **kwargs,
         )
 

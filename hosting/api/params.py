@@ -5,6 +5,7 @@ A known parameter may appear once, except lists: ``status=running,stopped`` and
 ``status=running&status=stopped`` (what generated clients send) are the same list.
 """
 
+import datetime
 import re
 
 from django.http import QueryDict
@@ -17,9 +18,7 @@ _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 
 
 def invalid_parameter(name: str, code: str, message: str) -> InvalidParameter:
-    return InvalidParameter(
-        message, details={"parameters": [{"name": name, "code": code, "message": message}]}
-    )
+    return InvalidParameter.named(name, code, message)
 
 
 def _checked(name: str, value: str) -> str:
@@ -87,3 +86,19 @@ def integer_value(params: QueryDict, name: str, *, default: int, minimum: int, m
             name, "min_value", f"Query parameter '{name}' must be at least {minimum}."
         )
     return value
+
+
+def datetime_value(params: QueryDict, name: str) -> datetime.datetime | None:
+    """An ISO 8601 time (``2026-11-21T15:04:05Z``; without an offset it is UTC), in UTC."""
+    raw = single_value(params, name)
+    if raw is None:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(raw)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=datetime.UTC)
+        return moment.astimezone(datetime.UTC)
+    except (ValueError, OverflowError):
+        raise invalid_parameter(
+            name, "invalid", f"Query parameter '{name}' must be an ISO 8601 time."
+        ) from None

@@ -32,5 +32,6 @@ urlpatterns = [
     path("", include("billing.api.urls")),
     path("", include("stripe_gateway.api.urls")),
     path("", include("support.api.urls")),
+    path("", include("analytics.api.urls")),
     re_path(r"^[\s\S]*$", api_not_found),  # any path, newlines included
 ]

@@ -181,35 +181,4 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.CreateModel(
-            name="UsageSample",
-            fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("instance_id", models.CharField(max_length=64)),
-                ("at", models.DateTimeField()),
-                ("cpu_percent", models.FloatField()),
-                ("memory_bytes", models.BigIntegerField()),
-                ("disk_bytes", models.BigIntegerField()),
-                ("network_rx_bytes", models.BigIntegerField(null=True)),
-                ("network_tx_bytes", models.BigIntegerField(null=True)),
-                ("uptime_seconds", models.BigIntegerField()),
-                (
-                    "node",
-                    models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="servers.node",
-                    ),
-                ),
-            ],
-            options={
-                "indexes": [models.Index(fields=["instance_id", "-at"], name="usage_instance_at")],
-            },
-        ),
     ]

@@ -11,9 +11,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.actors import SYSTEM
+from analytics.services.usage import Measurement, usage_record
 from hosting.errors import ValidationFailed
 from servers.drivers.spec import desired_state, instance_spec
-from servers.models import Bot, Node, Server, UsageSample
+from servers.models import Bot, Node, Server
 from servers.models import ServerStatus as S
 from servers.services.actions import instance_crash
 from servers.services.nodes import node_seen
@@ -21,6 +22,7 @@ from servers.services.records import instance_locked, instance_status_set
 from servers.signing import public_key_pem
 
 MAX_SAMPLES_PER_BATCH = 5000
+MAX_PLAYERS = 1_000_000
 MAX_EVENTS_PER_BATCH = 500
 # Instances an agent is told about: everything it has been asked to create and not yet deleted.
 SYNCED_STATUSES = [S.INSTALLING, S.INSTALL_FAILED, S.STOPPED, S.STARTING, S.RUNNING,
@@ -80,32 +82,39 @@ def _number(value: Any, where: str, *, nullable: bool = False, integer: bool = T
     if value is None and nullable:
         return None
     kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or value < 0 or value > 2**62:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, kinds)
+        or value != value  # NaN
+        or not 0 <= value <= (MAX_PLAYERS if where.endswith(".players") else 2**62)
+    ):
         raise ValidationFailed.field(where, "invalid", "A number of 0 or more.")
     return value
 
 
 def usage_ingest(*, node: Node, samples: Any) -> tuple[int, int]:
-    """Store a batch of samples; returns ``(accepted, rejected)`` (rejected: not on this node)."""
+    """Store a batch of samples (``analytics.services.usage``); returns ``(accepted,
+    rejected)``: rejected are samples of instances not on this node and samples too old or
+    from the future. A sample sent again is accepted and stored once."""
     if not isinstance(samples, list) or not 0 < len(samples) <= MAX_SAMPLES_PER_BATCH:
         raise ValidationFailed.field(
             "samples", "invalid", f"1 to {MAX_SAMPLES_PER_BATCH} samples in a batch."
         )
-    rows = []
+    measurements = []
     for index, sample in enumerate(samples):
         where = f"samples[{index}]"
         if not isinstance(sample, dict) or not isinstance(sample.get("instance_id"), str):
             raise ValidationFailed.field(where, "invalid", "Each sample names its instance_id.")
-        rows.append(
-            UsageSample(
+        measurements.append(
+            Measurement(
                 instance_id=sample["instance_id"][:64],
-                node=node,
                 at=_time(sample.get("at"), f"{where}.at"),
                 cpu_percent=float(
                     _number(sample.get("cpu_percent"), f"{where}.cpu_percent", integer=False)
                 ),
                 memory_bytes=_number(sample.get("memory_bytes"), f"{where}.memory_bytes"),
                 disk_bytes=_number(sample.get("disk_bytes"), f"{where}.disk_bytes"),
+                players=_number(sample.get("players"), f"{where}.players", nullable=True),
                 network_rx_bytes=_number(
                     sample.get("network_rx_bytes"), f"{where}.network_rx_bytes", nullable=True
                 ),
@@ -117,11 +126,11 @@ def usage_ingest(*, node: Node, samples: Any) -> tuple[int, int]:
                 ),
             )
         )
-    live = _live_ids(node, {row.instance_id for row in rows})
-    kept = [row for row in rows if row.instance_id in live]
-    UsageSample.objects.bulk_create(kept, batch_size=1000)
+    live = _live_ids(node, {m.instance_id for m in measurements})
+    recorded = usage_record(measurements=[m for m in measurements if m.instance_id in live])
     Node.objects.filter(pk=node.pk).update(last_seen_at=timezone.now())  # it is alive
-    return len(kept), len(rows) - len(kept)
+    accepted = recorded.stored + recorded.duplicates
+    return accepted, len(measurements) - accepted
 
 
 EVENT_TYPES = ("crashed", "stopped", "running")

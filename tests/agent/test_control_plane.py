@@ -14,7 +14,8 @@ from django.db import connection
 from django.test.testcases import LiveServerThread, _StaticFilesHandler
 
 from events.models import Event
-from servers.models import Allocation, Game, Server, UsageSample
+from analytics.models import UsageSample
+from servers.models import Allocation, Game, Server
 from tests.agent.aio import run
 from tests.agent.conftest import CGROUP_ROOT, IS_ROOT, PYTHON, needs_python_for_nobody, stop_agent
 from tests.agent.loop import node_with_agent, wait_for

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from servers.models import Server, ServerStatus, UsageSample
+from analytics.models import UsageSample
+from servers.models import Server, ServerStatus
 from tests.agent.conftest import PYTHON
 from tests.agent.loop import node_with_agent, reachable_folder
 from tests.servers.helpers import run_worker

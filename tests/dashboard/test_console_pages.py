@@ -6,7 +6,8 @@ import pytest
 
 from accounts.actors import SYSTEM
 from accounts.roles import Role
-from servers.models import Server, UsageSample
+from analytics.models import UsageLatest
+from servers.models import Server
 from servers.services import server_create
 from servers.signing import ISSUER, public_key_pem
 from tests.dashboard import signed_in
@@ -70,8 +71,8 @@ def test_a_simulated_server_has_no_console(owner, account):
 
 
 def test_the_overview_shows_the_last_measured_usage(owner, placed):
-    UsageSample.objects.create(
-        instance_id=placed.id, node_id=placed.node_id, at="2026-11-24T10:00:00Z",
+    UsageLatest.objects.create(
+        instance_id=placed.id, at="2026-11-24T10:00:00Z",
         cpu_percent=42.25, memory_bytes=512 * 2**20, disk_bytes=3 * 2**30,
         uptime_seconds=120,
     )  # fmt: skip

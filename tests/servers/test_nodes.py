@@ -1,6 +1,6 @@
 """Nodes, their tokens and allocation pools, placement, and what agents report."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import jwt
 import pytest
@@ -8,7 +8,8 @@ import pytest
 from accounts.actors import SYSTEM
 from accounts.roles import Role
 from events.models import Event
-from servers.models import Action, Allocation, Bot, Node, Server, UsageSample
+from analytics.models import UsageSample
+from servers.models import Action, Allocation, Bot, Node, Server
 from servers.services import bot_create, server_create
 from servers.services.nodes import (
     instance_release,
@@ -19,7 +20,9 @@ from servers.services.nodes import (
 from servers.signing import ISSUER, public_key_pem
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 
-NOW = "2026-11-24T10:00:00+00:00"
+# Samples older than the raw retention (3 days) are refused, so the tests' time is recent.
+MEASURED_AT = (datetime.now(UTC) - timedelta(hours=1)).replace(microsecond=0)
+NOW = MEASURED_AT.isoformat()
 
 
 def new_node(
@@ -200,7 +203,7 @@ def test_usage_of_the_nodes_own_instances_is_stored(account, client_for):
         {
             "samples": [
                 sample(mine.id),
-                sample(mine.id, at="2026-11-24T10:00:05Z"),
+                sample(mine.id, at=(MEASURED_AT + timedelta(seconds=5)).isoformat()),
                 sample(theirs.id),
             ]
         },
@@ -210,7 +213,7 @@ def test_usage_of_the_nodes_own_instances_is_stored(account, client_for):
     assert answer.json()["data"] == {"accepted": 2, "rejected": 1}
     stored = UsageSample.objects.order_by("at")
     assert [row.instance_id for row in stored] == [mine.id, mine.id]
-    assert stored[1].at == datetime(2026, 11, 24, 10, 0, 5, tzinfo=UTC)
+    assert stored[1].at == MEASURED_AT + timedelta(seconds=5)
     assert stored[0].memory_bytes == 2**28 and stored[0].network_rx_bytes is None
 
 

@@ -1,0 +1,19 @@
+from django.urls import re_path
+
+from analytics.api.reports import urlpatterns as report_urlpatterns
+from analytics.api.views import InstanceMetricsViewSet
+from hosting.ids import ID_PATTERN
+
+urlpatterns = [
+    *report_urlpatterns,
+    re_path(
+        rf"^servers/(?P<pk>{ID_PATTERN})/metrics$",
+        InstanceMetricsViewSet.as_view({"get": "retrieve"}, kind="server"),
+        name="server-metrics",
+    ),
+    re_path(
+        rf"^bots/(?P<pk>{ID_PATTERN})/metrics$",
+        InstanceMetricsViewSet.as_view({"get": "retrieve"}, kind="bot"),
+        name="bot-metrics",
+    ),
+]

@@ -1,0 +1,87 @@
+"""The analytics API: usage series of one server or bot."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from analytics import rollups
+from analytics.api.serializers import METRICS_EXAMPLES, MetricsSerializer
+from analytics.representations import metrics_representation
+from analytics.selectors.usage import MIN_STEP, metrics_plan, metrics_series, parse_metrics
+from hosting.api.params import datetime_value, integer_value, invalid_parameter, single_value
+from hosting.api.schema import envelope
+from hosting.api.views import ApiViewSet
+from hosting.errors import NotFound
+from servers.selectors import bots_of_account, servers_of_account
+
+READ = ["analytics:read"]
+DEFAULT_RANGE = timedelta(hours=24)
+METRICS_PARAMETERS = [
+    OpenApiParameter(
+        "metrics",
+        str,
+        description="Comma-separated: " + ", ".join(f"`{m}`" for m in rollups.METRICS) + ". "
+        "Default: cpu, memory, disk and network.",
+    ),
+    OpenApiParameter("start", str, description="ISO 8601; default `end` less 24 hours."),
+    OpenApiParameter("end", str, description="ISO 8601 (exclusive); default now."),
+    OpenApiParameter(
+        "step",
+        int,
+        description=f"Seconds per point, {MIN_STEP} or more; default (and whenever it would "
+        "give more than 500 points) the smallest of 10 s, 30 s, 1, 2, 5, 10, 15, 30 min, 1, 2, "
+        "3, 6, 12 h, 1, 2, 7, 14, 28 days that gives at most 500.",
+    ),
+    OpenApiParameter(
+        "aggregate",
+        str,
+        enum=list(rollups.AGGREGATES),
+        description="How a bucket's samples of a gauge become one value (default `avg`).",
+    ),
+]
+
+
+class InstanceMetricsViewSet(ApiViewSet):
+    """``GET /v1/servers/{id}/metrics`` and ``/v1/bots/{id}/metrics``."""
+
+    kind = "server"
+    required_scopes = {"retrieve": READ}
+
+    def instance(self, pk: str):
+        of_account = servers_of_account if self.kind == "server" else bots_of_account
+        found = of_account(account_id=self.request.auth.account.id).filter(pk=pk).first()
+        if found is None:
+            raise NotFound()
+        return found
+
+    @extend_schema(
+        summary="Usage series",
+        description="CPU, memory, disk, network, players and uptime of one server or bot "
+        "over a range, in at most 500 buckets per series, read from the raw samples (kept "
+        "3 days), the minute rows (30 days), the hour rows (13 months) or the day rows "
+        "(for ever), whichever fits the step. Gauges give the `aggregate` of each bucket's "
+        "samples, network counters the bytes moved in it.",
+        parameters=METRICS_PARAMETERS,
+        responses=envelope("metrics", MetricsSerializer()),
+        examples=METRICS_EXAMPLES,
+        tags=["Analytics"],
+    )
+    def retrieve(self, request, pk=None):
+        instance = self.instance(pk)
+        params = request.query_params
+        end = datetime_value(params, "end") or timezone.now()
+        start = datetime_value(params, "start") or end - DEFAULT_RANGE
+        step = integer_value(params, "step", default=0, minimum=MIN_STEP, maximum=10**8) or None
+        aggregate = single_value(params, "aggregate") or "avg"
+        if aggregate not in rollups.AGGREGATES:
+            raise invalid_parameter(
+                "aggregate", "invalid", "aggregate is one of: " + ", ".join(rollups.AGGREGATES)
+            )
+        metrics = parse_metrics(single_value(params, "metrics"))
+        plan = metrics_plan(start=start, end=end, step=step)
+        series = metrics_series(
+            instance_id=instance.pk, metrics=metrics, aggregate=aggregate, plan=plan
+        )
+        return Response({"metrics": metrics_representation(plan, series)})

@@ -1,0 +1,13 @@
+"""Analytics keeps history the other apps do not: usage time series (``usage``) and the
+business figures taken once a day (``revenue``)."""
+
+from analytics.models.usage import (
+    UsageDay,
+    UsageHour,
+    UsageLatest,
+    UsageMinute,
+    UsageRollup,
+    UsageSample,
+)
+
+__all__ = ["UsageDay", "UsageHour", "UsageLatest", "UsageMinute", "UsageRollup", "UsageSample"]

@@ -1,0 +1,168 @@
+"""Reading usage history: the live figures, and series served from the right rollup.
+
+A series of ``[start, end)`` is cut into buckets of ``step`` seconds (aligned on multiples of
+the step since the Unix epoch, so UTC hours and days line up), at most ``MAX_POINTS`` of them:
+the step grows to fit. It is read from the coarsest table whose rows fit the step exactly (day,
+hour or minute rows, else the raw samples) and still hold the range (their retention), and the
+rows of a bucket are merged (``analytics.rollups``), so any step gives the same figures as the
+raw samples would.
+"""
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from analytics import rollups
+from analytics.models import UsageDay, UsageHour, UsageLatest, UsageMinute, UsageSample
+from analytics.models.usage import COUNTERS
+from hosting.errors import InvalidParameter
+
+MAX_POINTS = 500
+MIN_STEP = 10
+MAX_RANGE = timedelta(days=3660)
+# Steps chosen when the caller gives none, or when theirs gives too many points.
+NICE_STEPS = (
+    10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200,
+    86400, 172800, 604800, 1209600, 2419200,
+)  # fmt: skip
+DEFAULT_METRICS = (
+    "cpu_percent", "memory_bytes", "disk_bytes", "network_rx_bytes", "network_tx_bytes",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Level:
+    name: str
+    model: type
+    seconds: int  # its rows' width; the raw samples have none (1: any step fits)
+    time_field: str
+
+    def oldest(self, now: datetime) -> datetime | None:
+        days = {
+            "raw": settings.USAGE_RAW_RETENTION_DAYS,
+            "minute": settings.USAGE_MINUTE_RETENTION_DAYS,
+            "hour": settings.USAGE_HOUR_RETENTION_DAYS,
+        }.get(self.name)
+        return None if days is None else now - timedelta(days=days)
+
+
+LEVELS = (  # coarsest first
+    Level("day", UsageDay, 86400, "bucket"),
+    Level("hour", UsageHour, 3600, "bucket"),
+    Level("minute", UsageMinute, 60, "bucket"),
+    Level("raw", UsageSample, 1, "at"),
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    start: datetime
+    end: datetime
+    step: int
+    level: Level
+
+
+@dataclass(frozen=True)
+class Series:
+    metric: str
+    unit: str
+    aggregate: str
+    points: list[tuple[datetime, float | int | None]]
+
+
+def usage_latest(instance_id: str) -> UsageLatest | None:
+    """The newest sample of a server or bot, if its node has sent one."""
+    return UsageLatest.objects.filter(instance_id=instance_id).first()
+
+
+def _epoch(moment: datetime) -> int:
+    return int(moment.timestamp())
+
+
+def _at(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def metrics_plan(
+    *, start: datetime, end: datetime, step: int | None = None, now: datetime | None = None
+) -> Plan:
+    """Where and how to read ``[start, end)``: the step (grown to at most ``MAX_POINTS``
+    buckets), the range aligned on it, and the table to read."""
+    now = now or timezone.now()
+    if end <= start:
+        raise InvalidParameter.named("end", "invalid", "end must be after start.")
+    if end - start > MAX_RANGE:
+        raise InvalidParameter.named("start", "invalid", "A range of at most 3,660 days.")
+    if step is not None and step < MIN_STEP:
+        raise InvalidParameter.named("step", "invalid", f"A step of {MIN_STEP} seconds or more.")
+    span = _epoch(end) - _epoch(start)
+    wanted = max(step or 0, math.ceil(span / MAX_POINTS), MIN_STEP)
+    if step is None or wanted > step:
+        wanted = next((nice for nice in NICE_STEPS if nice >= wanted), wanted)
+    level = next(level for level in LEVELS if wanted % level.seconds == 0)
+    # A table past its retention for this range: the next coarser one, the step a multiple of
+    # its rows (a week-old hour at a ten-second step comes from hour rows, one point).
+    while (oldest := level.oldest(now)) is not None and start < oldest:
+        level = LEVELS[LEVELS.index(level) - 1]
+        wanted = math.ceil(wanted / level.seconds) * level.seconds
+    first = _epoch(start) // wanted * wanted
+    last = -(-_epoch(end) // wanted) * wanted
+    while (last - first) // wanted > MAX_POINTS:  # alignment added a bucket too many
+        wanted = next(nice for nice in NICE_STEPS if nice > wanted)
+        first, last = _epoch(start) // wanted * wanted, -(-_epoch(end) // wanted) * wanted
+    return Plan(_at(first), _at(last), wanted, level)
+
+
+def _partials(level: Level, instance_ids: list[str], start: datetime, end: datetime):
+    """``(instance_id, time, partial)`` of the rows of ``level`` in ``[start, end)``."""
+    rows = level.model.objects.filter(
+        instance_id__in=instance_ids,
+        **{f"{level.time_field}__gte": start, f"{level.time_field}__lt": end},
+    ).values()
+    if level.name == "raw":
+        return ((row["instance_id"], row["at"], rollups.from_sample(row)) for row in rows)
+    return (
+        (row["instance_id"], row["bucket"], {c: row[c] for c in rollups.COLUMNS}) for row in rows
+    )
+
+
+def metrics_series(
+    *,
+    instance_id: str,
+    metrics: Iterable[str],
+    aggregate: str,
+    plan: Plan,
+) -> list[Series]:
+    """The instance's ``metrics`` over the plan's buckets; a bucket without samples (or, for
+    players and network, without that figure) has no point. Counters are totals per bucket,
+    gauges the ``aggregate`` of their samples."""
+    buckets: dict[int, rollups.Partial] = {}
+    for _, moment, partial in _partials(plan.level, [instance_id], plan.start, plan.end):
+        rollups.merge_into(buckets, _epoch(moment) // plan.step * plan.step, partial)
+    ordered = sorted(buckets.items())
+    series = []
+    for metric in metrics:
+        how = "sum" if metric in COUNTERS else aggregate
+        points = [(_at(key), rollups.value(partial, metric, aggregate)) for key, partial in ordered]
+        points = [(moment, figure) for moment, figure in points if figure is not None]
+        series.append(Series(metric, rollups.UNITS[metric], how, points))
+    return series
+
+
+def parse_metrics(value: str | None) -> list[str]:
+    """``metrics=cpu_percent,memory_bytes`` (the default: all but players and uptime)."""
+    if not value:
+        return list(DEFAULT_METRICS)
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in rollups.METRICS]
+    if unknown or not names:
+        raise InvalidParameter.named(
+            "metrics",
+            "invalid",
+            "metrics is a comma-separated list of: " + ", ".join(rollups.METRICS),
+        )
+    return list(dict.fromkeys(names))

@@ -1,0 +1,1 @@
+"""Writes of the analytics app: usage (samples, rollups, expiry)."""

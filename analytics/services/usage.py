@@ -1,0 +1,256 @@
+"""Storing usage samples and keeping their rollups, and expiring old history.
+
+Rollups are kept up to date as samples arrive rather than by a later scan: one ingest stores
+the raw rows, then merges them into their minute, hour and day rows with one upsert per level
+(the merge of ``analytics.rollups``, written again in SQL for the rows already there). A query
+therefore never waits on a rollup job, and a late or repeated batch is exact too: a sample
+already stored (same instance and time, an agent retrying a batch) is skipped, and its rollups
+are not touched twice.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from analytics import partitions, rollups
+from analytics.models import UsageDay, UsageHour, UsageLatest, UsageMinute, UsageSample
+from analytics.models.usage import COUNTERS
+
+# A node's clock may run a little ahead of ours; a sample further in the future is refused.
+FUTURE_SKEW = timedelta(minutes=5)
+SAMPLE_FIELDS = (
+    "instance_id", "at", "cpu_percent", "memory_bytes", "disk_bytes", "players",
+    "uptime_seconds", "network_rx_bytes", "network_tx_bytes",
+)  # fmt: skip
+RAW_COLUMNS = (*SAMPLE_FIELDS, "network_rx_delta", "network_tx_delta")
+LEVELS = (
+    (UsageMinute, lambda at: at.replace(second=0, microsecond=0)),
+    (UsageHour, lambda at: at.replace(minute=0, second=0, microsecond=0)),
+    (UsageDay, lambda at: at.replace(hour=0, minute=0, second=0, microsecond=0)),
+)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One sample as a node reports it (validated by the caller)."""
+
+    instance_id: str
+    at: datetime
+    cpu_percent: float
+    memory_bytes: int
+    disk_bytes: int
+    uptime_seconds: int
+    players: int | None = None
+    network_rx_bytes: int | None = None
+    network_tx_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    stored: int  # new samples, now in the raw table and the rollups
+    duplicates: int  # already stored (a batch sent again)
+    out_of_range: int  # older than the raw retention, or from the future
+
+
+@transaction.atomic
+def usage_record(*, measurements: list[Measurement], now: datetime | None = None) -> Recorded:
+    """Store a batch of samples and merge the new ones into the minute, hour and day rollups."""
+    now = now or timezone.now()
+    oldest = now - timedelta(days=settings.USAGE_RAW_RETENTION_DAYS)
+    kept = [m for m in measurements if oldest <= m.at <= now + FUTURE_SKEW]
+    out_of_range = len(measurements) - len(kept)
+    if not kept:
+        return Recorded(0, 0, out_of_range)
+    kept.sort(key=lambda m: (m.instance_id, m.at))
+    times = [m.at.astimezone(UTC) for m in kept]
+    partitions.partitions_ensure(UsageSample._meta.db_table, times)
+    partitions.partitions_ensure(UsageMinute._meta.db_table, times)
+    partitions.partitions_ensure(UsageHour._meta.db_table, times)
+
+    rows = _with_deltas(kept)
+    inserted = _insert_new(rows)
+    fresh = [row for row in rows if (row["instance_id"], row["at"]) in inserted]
+    for model, floor in LEVELS:
+        buckets: dict[tuple[str, datetime], rollups.Partial] = {}
+        for row in fresh:
+            key = (row["instance_id"], floor(row["at"]))
+            rollups.merge_into(buckets, key, rollups.from_sample(row))
+        _upsert_rollups(model, buckets)
+    _upsert_latest(fresh)
+    return Recorded(len(fresh), len(rows) - len(fresh), out_of_range)
+
+
+def _with_deltas(kept: list[Measurement]) -> list[dict[str, Any]]:
+    """The samples as raw rows with their counters' deltas, measured from each instance's
+    newest stored sample (locked, so two batches of one instance take turns)."""
+    ids = sorted({m.instance_id for m in kept})
+    latest = {
+        row.instance_id: row
+        for row in UsageLatest.objects.select_for_update().filter(instance_id__in=ids)
+    }
+    previous: dict[str, dict[str, Any]] = {
+        instance_id: {
+            "at": row.at,
+            "uptime_seconds": row.uptime_seconds,
+            "network_rx_bytes": row.network_rx_bytes,
+            "network_tx_bytes": row.network_tx_bytes,
+        }
+        for instance_id, row in latest.items()
+    }
+    rows = []
+    for measurement in kept:
+        row = {field: getattr(measurement, field) for field in SAMPLE_FIELDS}
+        row["at"] = row["at"].astimezone(UTC)
+        before = previous.get(measurement.instance_id)
+        for counter in COUNTERS:
+            row[f"{counter.removesuffix('_bytes')}_delta"] = rollups.counter_delta(
+                row[counter],
+                row["uptime_seconds"],
+                row["at"],
+                None
+                if before is None
+                else (before[counter], before["uptime_seconds"], before["at"]),
+            )
+        if before is None or row["at"] > before["at"]:
+            previous[measurement.instance_id] = row
+        rows.append(row)
+    return rows
+
+
+def _adapt(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return connection.ops.adapt_datetimefield_value(value)
+    return value
+
+
+def _as_utc(value: Any) -> datetime:
+    """A timestamp as the database hands it back (SQLite: text)."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _chunks(items: list[Any], size: int):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _insert_new(rows: list[dict[str, Any]]) -> set[tuple[str, datetime]]:
+    """Insert the raw rows, skipping those already stored; returns the keys inserted."""
+    table = UsageSample._meta.db_table
+    columns = ", ".join(RAW_COLUMNS)
+    placeholders = "(" + ", ".join(["%s"] * len(RAW_COLUMNS)) + ")"
+    inserted: set[tuple[str, datetime]] = set()
+    with connection.cursor() as cursor:
+        for chunk in _chunks(rows, 1000):
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) VALUES "  # noqa: S608 (names are ours)
+                + ", ".join([placeholders] * len(chunk))
+                + " ON CONFLICT (instance_id, at) DO NOTHING RETURNING instance_id, at",
+                [_adapt(row[column]) for row in chunk for column in RAW_COLUMNS],
+            )
+            inserted.update((instance_id, _as_utc(at)) for instance_id, at in cursor.fetchall())
+    return inserted
+
+
+def _merge_sql(column: str) -> str:
+    """How the stored row ``t`` and the incoming row ``excluded`` combine for one column: the
+    SQL twin of ``rollups.merge``."""
+    old, new = f"t.{column}", f"excluded.{column}"
+    least, greatest = ("LEAST", "GREATEST") if connection.vendor == "postgresql" else ("MIN", "MAX")
+    if column in ("samples", "players_samples"):
+        return f"{old} + {new}"
+    if column == "last_at":
+        return f"{greatest}({old}, {new})"
+    if column.endswith("_min"):
+        return f"{least}(COALESCE({old}, {new}), COALESCE({new}, {old}))"
+    if column.endswith("_max"):
+        return f"{greatest}(COALESCE({old}, {new}), COALESCE({new}, {old}))"
+    if column.endswith("_last"):
+        return f"CASE WHEN excluded.last_at >= t.last_at THEN {new} ELSE {old} END"
+    # sums of gauges and counters' deltas; null only when both are
+    return (
+        f"CASE WHEN {old} IS NULL THEN {new} WHEN {new} IS NULL THEN {old} ELSE {old} + {new} END"
+    )
+
+
+def _upsert_rollups(model, buckets: dict[tuple[str, datetime], rollups.Partial]) -> None:
+    if not buckets:
+        return
+    table = model._meta.db_table
+    columns = ("instance_id", "bucket", *rollups.COLUMNS)
+    placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    updates = ", ".join(f"{column} = {_merge_sql(column)}" for column in rollups.COLUMNS)
+    # In key order, so two batches touching the same rows lock them in the same order.
+    items = sorted(buckets.items())
+    with connection.cursor() as cursor:
+        for chunk in _chunks(items, 500):
+            params: list[Any] = []
+            for (instance_id, bucket), partial in chunk:
+                params += [instance_id, _adapt(bucket)]
+                params += [_adapt(partial[column]) for column in rollups.COLUMNS]
+            cursor.execute(
+                f"INSERT INTO {table} AS t ({', '.join(columns)}) VALUES "  # noqa: S608
+                + ", ".join([placeholders] * len(chunk))
+                + f" ON CONFLICT (instance_id, bucket) DO UPDATE SET {updates}",
+                params,
+            )
+
+
+def _upsert_latest(rows: list[dict[str, Any]]) -> None:
+    newest: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["instance_id"] not in newest or row["at"] > newest[row["instance_id"]]["at"]:
+            newest[row["instance_id"]] = row
+    if not newest:
+        return
+    table = UsageLatest._meta.db_table
+    placeholders = "(" + ", ".join(["%s"] * len(SAMPLE_FIELDS)) + ")"
+    updates = ", ".join(f"{field} = excluded.{field}" for field in SAMPLE_FIELDS[1:])
+    items = [newest[key] for key in sorted(newest)]
+    with connection.cursor() as cursor:
+        for chunk in _chunks(items, 1000):
+            cursor.execute(
+                f"INSERT INTO {table} AS t ({', '.join(SAMPLE_FIELDS)}) VALUES "  # noqa: S608
+                + ", ".join([placeholders] * len(chunk))
+                + f" ON CONFLICT (instance_id) DO UPDATE SET {updates}"
+                + " WHERE excluded.at > t.at",
+                [_adapt(row[field]) for row in chunk for field in SAMPLE_FIELDS],
+            )
+
+
+# -- expiry ---------------------------------------------------------------------------------
+
+PARTITIONS_AHEAD_DAYS = 7
+
+
+def usage_expire(*, now: datetime | None = None) -> dict[str, int]:
+    """Housekeeping: create next week's partitions, and expire raw samples, minute rows and hour
+    rows past their retention (``USAGE_*_RETENTION_DAYS``): whole partitions dropped on
+    PostgreSQL, rows deleted on SQLite. Day rows are kept for ever."""
+    now = now or timezone.now()
+    ahead = [now + timedelta(days=days) for days in range(PARTITIONS_AHEAD_DAYS + 1)]
+    retention = {
+        UsageSample: ("at", settings.USAGE_RAW_RETENTION_DAYS),
+        UsageMinute: ("bucket", settings.USAGE_MINUTE_RETENTION_DAYS),
+        UsageHour: ("bucket", settings.USAGE_HOUR_RETENTION_DAYS),
+    }
+    expired: dict[str, int] = defaultdict(int)
+    with transaction.atomic():
+        for model, (column, days) in retention.items():
+            table = model._meta.db_table
+            cutoff = now - timedelta(days=days)
+            if partitions.partitioned():
+                partitions.partitions_ensure(table, ahead)
+                dropped = partitions.partitions_drop_before(table, cutoff)
+                expired[f"{table} partitions dropped"] += len(dropped)
+            else:
+                deleted, _ = model.objects.filter(**{f"{column}__lt": cutoff}).delete()
+                expired[f"{table} rows deleted"] += deleted
+    return dict(expired)
