@@ -3,7 +3,7 @@ from django.utils import timezone
 
 from accounts.models import Account, Membership, User
 from accounts.roles import Role
-from servers.models import Server, ServerStatus
+from servers.models import Bot, Server, ServerStatus
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -40,4 +40,19 @@ class ServerFactory(factory.django.DjangoModelFactory):
     game_id = "minecraft-java"
     region_id = "eu-central"
     status = ServerStatus.RUNNING
+    created_at = factory.LazyFunction(lambda: timezone.now().replace(microsecond=0))
+
+
+class BotFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Bot
+
+    account = factory.SubFactory(AccountFactory)
+    name = factory.Sequence(lambda n: f"Bot {n}")
+    region_id = "eu-central"
+    runtime = "python-3.13"
+    start_command = "python bot.py"
+    status = ServerStatus.RUNNING
+    token_encrypted = "not-a-real-token"
+    token_last4 = "abcd"
     created_at = factory.LazyFunction(lambda: timezone.now().replace(microsecond=0))

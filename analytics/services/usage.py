@@ -63,8 +63,10 @@ def usage_record(*, measurements: list[Measurement], now: datetime | None = None
     """Store a batch of samples and merge the new ones into the minute, hour and day rollups."""
     now = now or timezone.now()
     oldest = now - timedelta(days=settings.USAGE_RAW_RETENTION_DAYS)
-    kept = [m for m in measurements if oldest <= m.at <= now + FUTURE_SKEW]
-    out_of_range = len(measurements) - len(kept)
+    in_range = [m for m in measurements if oldest <= m.at <= now + FUTURE_SKEW]
+    out_of_range = len(measurements) - len(in_range)
+    # A sample twice in one batch is stored (and counted) once, as one sent again later is.
+    kept = list({(m.instance_id, m.at): m for m in reversed(in_range)}.values())
     if not kept:
         return Recorded(0, 0, out_of_range)
     kept.sort(key=lambda m: (m.instance_id, m.at))
@@ -83,7 +85,7 @@ def usage_record(*, measurements: list[Measurement], now: datetime | None = None
             rollups.merge_into(buckets, key, rollups.from_sample(row))
         _upsert_rollups(model, buckets)
     _upsert_latest(fresh)
-    return Recorded(len(fresh), len(rows) - len(fresh), out_of_range)
+    return Recorded(len(fresh), len(in_range) - len(fresh), out_of_range)
 
 
 def _with_deltas(kept: list[Measurement]) -> list[dict[str, Any]]:

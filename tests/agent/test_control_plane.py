@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 from django.test.testcases import LiveServerThread, _StaticFilesHandler
 
-from events.models import Event
 from analytics.models import UsageSample
+from events.models import Event
 from servers.models import Allocation, Game, Server
 from tests.agent.aio import run
 from tests.agent.conftest import CGROUP_ROOT, IS_ROOT, PYTHON, needs_python_for_nobody, stop_agent

@@ -7,8 +7,8 @@ import pytest
 
 from accounts.actors import SYSTEM
 from accounts.roles import Role
-from events.models import Event
 from analytics.models import UsageSample
+from events.models import Event
 from servers.models import Action, Allocation, Bot, Node, Server
 from servers.services import bot_create, server_create
 from servers.services.nodes import (
