@@ -31,3 +31,40 @@ def metrics_representation(plan: Any, series: list[Any]) -> dict[str, Any]:
             for one in series
         ],
     }
+
+
+def uptime_percent(up: float, down: float) -> float | None:
+    """Up time as a percentage of the time meant to run, to 3 decimals; None when it was
+    never meant to run."""
+    return None if up + down == 0 else round(up / (up + down) * 100, 3)
+
+
+def uptime_representation(uptime: Any) -> dict[str, Any]:
+    """An ``analytics.selectors.uptime.Uptime`` as the API shows it."""
+    return {
+        "start": timestamp(uptime.start),
+        "end": timestamp(uptime.end),
+        "uptime_percent": uptime_percent(uptime.up_seconds, uptime.down_seconds),
+        "up_seconds": round(uptime.up_seconds),
+        "down_seconds": round(uptime.down_seconds),
+        "days": [
+            {
+                "date": day.date.strftime("%Y-%m-%d"),
+                "uptime_percent": uptime_percent(day.up_seconds, day.down_seconds),
+                "up_seconds": round(day.up_seconds),
+                "down_seconds": round(day.down_seconds),
+            }
+            for day in uptime.days
+        ],
+        "incidents": [
+            {
+                "started_at": timestamp(incident.started_at),
+                "ended_at": None if incident.ended_at is None else timestamp(incident.ended_at),
+                "duration_seconds": None
+                if incident.ended_at is None
+                else round((incident.ended_at - incident.started_at).total_seconds()),
+                "reason": incident.reason,
+            }
+            for incident in uptime.incidents
+        ],
+    }

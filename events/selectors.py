@@ -53,3 +53,25 @@ def newest_events(
         .only("object_type", "object_id", "type", "data")
     )
     return {(event.object_type, event.object_id): event for event in ranked}
+
+
+LIFECYCLE_EVENTS = ("status_changed", "crashed")
+
+
+def lifecycle_events(*, account_id: str, object_ids: Iterable[str]) -> QuerySet[Event]:
+    """The status changes and crashes of these servers and bots, oldest first: what their
+    uptime is worked out from (``analytics.selectors.uptime``)."""
+    return (
+        Event.objects.filter(
+            account_id=account_id,
+            object_id__in=list(object_ids),
+            type__in=[
+                "server.status_changed",
+                "server.crashed",
+                "bot.status_changed",
+                "bot.crashed",
+            ],
+        )
+        .order_by("created_at", "id")
+        .only("object_id", "type", "data", "created_at", "actor_user_id", "actor_api_key_id")
+    )

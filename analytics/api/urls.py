@@ -1,7 +1,7 @@
 from django.urls import re_path
 
 from analytics.api.reports import urlpatterns as report_urlpatterns
-from analytics.api.views import InstanceMetricsViewSet
+from analytics.api.views import InstanceMetricsViewSet, InstanceUptimeViewSet
 from hosting.ids import ID_PATTERN
 
 urlpatterns = [
@@ -15,5 +15,15 @@ urlpatterns = [
         rf"^bots/(?P<pk>{ID_PATTERN})/metrics$",
         InstanceMetricsViewSet.as_view({"get": "retrieve"}, kind="bot"),
         name="bot-metrics",
+    ),
+    re_path(
+        rf"^servers/(?P<pk>{ID_PATTERN})/uptime$",
+        InstanceUptimeViewSet.as_view({"get": "retrieve"}, kind="server"),
+        name="server-uptime",
+    ),
+    re_path(
+        rf"^bots/(?P<pk>{ID_PATTERN})/uptime$",
+        InstanceUptimeViewSet.as_view({"get": "retrieve"}, kind="bot"),
+        name="bot-uptime",
     ),
 ]

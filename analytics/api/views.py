@@ -7,8 +7,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from analytics import rollups
-from analytics.api.serializers import METRICS_EXAMPLES, MetricsSerializer
-from analytics.representations import metrics_representation
+from analytics.api.serializers import (
+    METRICS_EXAMPLES,
+    UPTIME_EXAMPLES,
+    MetricsSerializer,
+    UptimeSerializer,
+)
+from analytics.representations import metrics_representation, uptime_representation
+from analytics.selectors.uptime import instances_uptime, uptime_range
 from analytics.selectors.usage import MIN_STEP, metrics_plan, metrics_series, parse_metrics
 from hosting.api.params import datetime_value, integer_value, invalid_parameter, single_value
 from hosting.api.schema import envelope
@@ -43,11 +49,8 @@ METRICS_PARAMETERS = [
 ]
 
 
-class InstanceMetricsViewSet(ApiViewSet):
-    """``GET /v1/servers/{id}/metrics`` and ``/v1/bots/{id}/metrics``."""
-
+class InstanceAnalyticsMixin:
     kind = "server"
-    required_scopes = {"retrieve": READ}
 
     def instance(self, pk: str):
         of_account = servers_of_account if self.kind == "server" else bots_of_account
@@ -55,6 +58,12 @@ class InstanceMetricsViewSet(ApiViewSet):
         if found is None:
             raise NotFound()
         return found
+
+
+class InstanceMetricsViewSet(InstanceAnalyticsMixin, ApiViewSet):
+    """``GET /v1/servers/{id}/metrics`` and ``/v1/bots/{id}/metrics``."""
+
+    required_scopes = {"retrieve": READ}
 
     @extend_schema(
         summary="Usage series",
@@ -85,3 +94,31 @@ class InstanceMetricsViewSet(ApiViewSet):
             instance_id=instance.pk, metrics=metrics, aggregate=aggregate, plan=plan
         )
         return Response({"metrics": metrics_representation(plan, series)})
+
+
+class InstanceUptimeViewSet(InstanceAnalyticsMixin, ApiViewSet):
+    """``GET /v1/servers/{id}/uptime`` and ``/v1/bots/{id}/uptime``."""
+
+    required_scopes = {"retrieve": READ}
+
+    @extend_schema(
+        summary="Uptime and incidents",
+        description="The share of the time the server or bot was meant to run during which it "
+        "ran, over the range and per UTC day, worked out from its status changes and crashes. "
+        "A crash opens an incident that lasts until it runs again or someone stops it on "
+        "purpose; time stopped on purpose, suspended or installing counts neither way. The "
+        "event log it is read from keeps `EVENT_RETENTION_DAYS` (30 by default).",
+        parameters=[
+            OpenApiParameter("start", str, description="ISO 8601; default `end` less 30 days."),
+            OpenApiParameter("end", str, description="ISO 8601 (exclusive); default now."),
+        ],
+        responses=envelope("uptime", UptimeSerializer()),
+        examples=UPTIME_EXAMPLES,
+        tags=["Analytics"],
+    )
+    def retrieve(self, request, pk=None):
+        instance = self.instance(pk)
+        params = request.query_params
+        start, end = uptime_range(datetime_value(params, "start"), datetime_value(params, "end"))
+        uptime = instances_uptime([instance], start=start, end=end)[instance.pk]
+        return Response({"uptime": uptime_representation(uptime)})
