@@ -68,3 +68,55 @@ def uptime_representation(uptime: Any) -> dict[str, Any]:
             for incident in uptime.incidents
         ],
     }
+
+
+def _total(values: list) -> int | None:
+    present = [value for value in values if value is not None]
+    return sum(present) if present else None
+
+
+def account_usage_representation(
+    *,
+    start,
+    end,
+    level,
+    consumers: list[Any],
+    names: dict[str, tuple[str, str]],
+    top: str,
+    limit: int,
+) -> dict[str, Any]:
+    """An account's usage over a range: totals, and its ``limit`` largest consumers of
+    ``top``. ``names``: instance id → (kind, name)."""
+    ranked = sorted(consumers, key=lambda c: (getattr(c, top) or 0, c.instance_id), reverse=True)[
+        :limit
+    ]
+    return {
+        "start": timestamp(start),
+        "end": timestamp(end),
+        "resolution": level.name,
+        "totals": {
+            "instances": len(consumers),
+            "cpu_percent": round(sum(c.cpu_percent for c in consumers), 2),
+            "memory_bytes": round(sum(c.memory_bytes for c in consumers)),
+            "disk_bytes": sum(c.disk_bytes for c in consumers),
+            "network_rx_bytes": _total([c.network_rx_bytes for c in consumers]),
+            "network_tx_bytes": _total([c.network_tx_bytes for c in consumers]),
+        },
+        "top": top,
+        "consumers": [
+            {
+                "id": c.instance_id,
+                "kind": names[c.instance_id][0],
+                "name": names[c.instance_id][1],
+                "samples": c.samples,
+                "cpu_percent": round(c.cpu_percent, 2),
+                "cpu_percent_max": round(c.cpu_percent_max, 2),
+                "memory_bytes": round(c.memory_bytes),
+                "memory_bytes_max": c.memory_bytes_max,
+                "disk_bytes": c.disk_bytes,
+                "network_rx_bytes": c.network_rx_bytes,
+                "network_tx_bytes": c.network_tx_bytes,
+            }
+            for c in ranked
+        ],
+    }

@@ -112,3 +112,91 @@ UPTIME_EXAMPLE = {
     ],
 }
 UPTIME_EXAMPLES = response_examples("A crash last night", "uptime", UPTIME_EXAMPLE)
+
+
+class UsageTotalsSerializer(serializers.Serializer):
+    instances = serializers.IntegerField(help_text="Servers and bots that reported in the range.")
+    cpu_percent = serializers.FloatField(help_text="The sum of their average CPU use.")
+    memory_bytes = serializers.IntegerField(help_text="The sum of their average memory use.")
+    disk_bytes = serializers.IntegerField(help_text="The sum of the most disk each used.")
+    network_rx_bytes = serializers.IntegerField(allow_null=True, help_text="Bytes received.")
+    network_tx_bytes = serializers.IntegerField(allow_null=True, help_text="Bytes sent.")
+
+
+class ConsumerSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["server", "bot"])
+    name = serializers.CharField()
+    samples = serializers.IntegerField()
+    cpu_percent = serializers.FloatField(help_text="Average over its samples.")
+    cpu_percent_max = serializers.FloatField()
+    memory_bytes = serializers.IntegerField(help_text="Average over its samples.")
+    memory_bytes_max = serializers.IntegerField()
+    disk_bytes = serializers.IntegerField(help_text="The most it used in the range.")
+    network_rx_bytes = serializers.IntegerField(allow_null=True)
+    network_tx_bytes = serializers.IntegerField(allow_null=True)
+
+
+class AccountUsageSerializer(serializers.Serializer):
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    resolution = serializers.ChoiceField(
+        choices=["day", "hour", "minute"],
+        help_text="The rollup read; the range is widened to whole rows of it.",
+    )
+    totals = UsageTotalsSerializer()
+    top = serializers.ChoiceField(
+        choices=[
+            "cpu_percent",
+            "memory_bytes",
+            "disk_bytes",
+            "network_rx_bytes",
+            "network_tx_bytes",
+        ]
+    )
+    consumers = ConsumerSerializer(many=True, help_text="The largest consumers of `top`.")
+
+
+ACCOUNT_USAGE_EXAMPLE = {
+    "start": "2026-10-25T00:00:00Z",
+    "end": "2026-11-24T00:00:00Z",
+    "resolution": "day",
+    "totals": {
+        "instances": 2,
+        "cpu_percent": 61.5,
+        "memory_bytes": 5368709120,
+        "disk_bytes": 26843545600,
+        "network_rx_bytes": 91268055040,
+        "network_tx_bytes": 412316860416,
+    },
+    "top": "network_tx_bytes",
+    "consumers": [
+        {
+            "id": "srv_7Hq2Lm9Xw4Zr1Nc8Vb3Kd5Ts6",
+            "kind": "server",
+            "name": "Survival SMP",
+            "samples": 259200,
+            "cpu_percent": 58.25,
+            "cpu_percent_max": 187.5,
+            "memory_bytes": 5100273664,
+            "memory_bytes_max": 6442450944,
+            "disk_bytes": 21474836480,
+            "network_rx_bytes": 90194313216,
+            "network_tx_bytes": 410169376768,
+        },
+        {
+            "id": "bot_2Kd8Wq5Nz1Xc7Lm4Rb9Ht3Py6",
+            "kind": "bot",
+            "name": "Moderation bot",
+            "samples": 259200,
+            "cpu_percent": 3.25,
+            "cpu_percent_max": 41.0,
+            "memory_bytes": 268435456,
+            "memory_bytes_max": 402653184,
+            "disk_bytes": 5368709120,
+            "network_rx_bytes": 1073741824,
+            "network_tx_bytes": 2147483648,
+        },
+    ],
+}
+ACCOUNT_USAGE_EXAMPLES = response_examples("The last 30 days", "usage", ACCOUNT_USAGE_EXAMPLE)

@@ -1,10 +1,15 @@
-from django.urls import re_path
+from django.urls import path, re_path
 
 from analytics.api.reports import urlpatterns as report_urlpatterns
-from analytics.api.views import InstanceMetricsViewSet, InstanceUptimeViewSet
+from analytics.api.views import (
+    AccountUsageViewSet,
+    InstanceMetricsViewSet,
+    InstanceUptimeViewSet,
+)
 from hosting.ids import ID_PATTERN
 
 urlpatterns = [
+    path("analytics/usage", AccountUsageViewSet.as_view({"get": "retrieve"}), name="account-usage"),
     *report_urlpatterns,
     re_path(
         rf"^servers/(?P<pk>{ID_PATTERN})/metrics$",

@@ -8,14 +8,28 @@ from rest_framework.response import Response
 
 from analytics import rollups
 from analytics.api.serializers import (
+    ACCOUNT_USAGE_EXAMPLES,
     METRICS_EXAMPLES,
     UPTIME_EXAMPLES,
+    AccountUsageSerializer,
     MetricsSerializer,
     UptimeSerializer,
 )
-from analytics.representations import metrics_representation, uptime_representation
+from analytics.representations import (
+    account_usage_representation,
+    metrics_representation,
+    uptime_representation,
+)
 from analytics.selectors.uptime import instances_uptime, uptime_range
-from analytics.selectors.usage import MIN_STEP, metrics_plan, metrics_series, parse_metrics
+from analytics.selectors.usage import (
+    MIN_STEP,
+    TOP_METRICS,
+    account_usage,
+    metrics_plan,
+    metrics_series,
+    parse_metrics,
+    usage_range_level,
+)
 from hosting.api.params import datetime_value, integer_value, invalid_parameter, single_value
 from hosting.api.schema import envelope
 from hosting.api.views import ApiViewSet
@@ -122,3 +136,54 @@ class InstanceUptimeViewSet(InstanceAnalyticsMixin, ApiViewSet):
         start, end = uptime_range(datetime_value(params, "start"), datetime_value(params, "end"))
         uptime = instances_uptime([instance], start=start, end=end)[instance.pk]
         return Response({"uptime": uptime_representation(uptime)})
+
+
+class AccountUsageViewSet(ApiViewSet):
+    """``GET /v1/analytics/usage``: the account's usage over a range."""
+
+    required_scopes = {"retrieve": READ}
+
+    @extend_schema(
+        summary="Account usage",
+        description="Totals over a range for every server and bot of the account that "
+        "reported, and its largest consumers of one figure. Read from day rows for a range of "
+        "a week or more, hour rows from six hours, minute rows below (the range is widened to "
+        "whole rows).",
+        parameters=[
+            OpenApiParameter("start", str, description="ISO 8601; default `end` less 30 days."),
+            OpenApiParameter("end", str, description="ISO 8601 (exclusive); default now."),
+            OpenApiParameter(
+                "top", str, enum=list(TOP_METRICS), description="Rank by (default cpu_percent)."
+            ),
+            OpenApiParameter("limit", int, description="How many consumers, 1 to 100 (10)."),
+        ],
+        responses=envelope("usage", AccountUsageSerializer()),
+        examples=ACCOUNT_USAGE_EXAMPLES,
+        tags=["Analytics"],
+    )
+    def retrieve(self, request):
+        params = request.query_params
+        end = datetime_value(params, "end") or timezone.now()
+        start = datetime_value(params, "start") or end - timedelta(days=30)
+        top = single_value(params, "top") or "cpu_percent"
+        if top not in TOP_METRICS:
+            raise invalid_parameter("top", "invalid", "top is one of: " + ", ".join(TOP_METRICS))
+        limit = integer_value(params, "limit", default=10, minimum=1, maximum=100)
+        start, end, level = usage_range_level(start, end)
+        account_id = request.auth.account.id
+        names = {
+            pk: ("server", name)
+            for pk, name in servers_of_account(account_id=account_id).values_list("id", "name")
+        } | {
+            pk: ("bot", name)
+            for pk, name in bots_of_account(account_id=account_id).values_list("id", "name")
+        }
+        consumers = account_usage(instance_ids=names, start=start, end=end, level=level)
+        return Response(
+            {
+                "usage": account_usage_representation(
+                    start=start, end=end, level=level, consumers=consumers, names=names,
+                    top=top, limit=limit,
+                )
+            }
+        )  # fmt: skip

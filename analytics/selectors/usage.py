@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Max, Sum
 from django.utils import timezone
 
 from analytics import rollups
@@ -166,3 +167,79 @@ def parse_metrics(value: str | None) -> list[str]:
             "metrics is a comma-separated list of: " + ", ".join(rollups.METRICS),
         )
     return list(dict.fromkeys(names))
+
+
+# -- the account's usage over a range -------------------------------------------------------
+
+TOP_METRICS = ("cpu_percent", "memory_bytes", "disk_bytes", "network_rx_bytes", "network_tx_bytes")
+
+
+@dataclass(frozen=True)
+class Consumer:
+    instance_id: str
+    samples: int
+    cpu_percent: float  # average
+    cpu_percent_max: float
+    memory_bytes: float  # average
+    memory_bytes_max: int
+    disk_bytes: int  # the most used in the range
+    network_rx_bytes: int | None
+    network_tx_bytes: int | None
+
+
+def usage_range_level(
+    start: datetime, end: datetime, *, now: datetime | None = None
+) -> tuple[datetime, datetime, Level]:
+    """The rollup an account's totals over ``[start, end)`` are read from (day rows from a
+    week, hour rows from six hours, else minute rows, or coarser where those have expired),
+    and the range widened to whole rows of it."""
+    now = now or timezone.now()
+    if end <= start:
+        raise InvalidParameter.named("end", "invalid", "end must be after start.")
+    if end - start > MAX_RANGE:
+        raise InvalidParameter.named("start", "invalid", "A range of at most 3,660 days.")
+    span = end - start
+    index = 0 if span >= timedelta(days=7) else 1 if span >= timedelta(hours=6) else 2
+    level = LEVELS[index]
+    while (oldest := level.oldest(now)) is not None and start < oldest:
+        level = LEVELS[LEVELS.index(level) - 1]
+    first = _epoch(start) // level.seconds * level.seconds
+    last = -(-_epoch(end) // level.seconds) * level.seconds
+    return _at(first), _at(last), level
+
+
+def account_usage(
+    *, instance_ids: Iterable[str], start: datetime, end: datetime, level: Level
+) -> list[Consumer]:
+    """Each instance's figures over the range, summed by the database from one rollup."""
+    rows = (
+        level.model.objects.filter(
+            instance_id__in=list(instance_ids), bucket__gte=start, bucket__lt=end
+        )
+        .values("instance_id")
+        .annotate(
+            n=Sum("samples"),
+            cpu_sum=Sum("cpu_percent_sum"),
+            cpu_max=Max("cpu_percent_max"),
+            memory_sum=Sum("memory_bytes_sum"),
+            memory_max=Max("memory_bytes_max"),
+            disk_max=Max("disk_bytes_max"),
+            rx=Sum("network_rx_bytes"),
+            tx=Sum("network_tx_bytes"),
+        )
+        .order_by()
+    )
+    return [
+        Consumer(
+            instance_id=row["instance_id"],
+            samples=row["n"],
+            cpu_percent=row["cpu_sum"] / row["n"],
+            cpu_percent_max=row["cpu_max"],
+            memory_bytes=row["memory_sum"] / row["n"],
+            memory_bytes_max=row["memory_max"],
+            disk_bytes=row["disk_max"],
+            network_rx_bytes=row["rx"],
+            network_tx_bytes=row["tx"],
+        )
+        for row in rows
+    ]
