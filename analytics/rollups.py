@@ -98,7 +98,8 @@ def counter_delta(
 ) -> int | None:
     """How much a counter grew since the instance's previous sample ``(value, uptime, at)``.
 
-    Counters count from zero when their process starts. A process that started later than the
+    Counters count from zero when their process starts; the first sample of an instance counts
+    only if its process has just started. A process that started later than the
     previous sample's (``at - uptime``, give or take ``SAME_PROCESS_SECONDS``), or a value lower
     than before, is a new process: all of its count is new. A sample older than the newest one
     stored gets 0: the newer sample's delta already spans its interval, so totals stay exact.
@@ -106,7 +107,9 @@ def counter_delta(
     if value_now is None:
         return None
     if previous is None:
-        return value_now
+        # The first sample we see: its count is new only if its process has just started;
+        # a process we find running (history began today) counted traffic we never saw.
+        return value_now if uptime_now <= FIRST_SAMPLE_SECONDS else 0
     value_before, uptime_before, at_before = previous
     if at <= at_before:
         return 0
@@ -120,3 +123,5 @@ def counter_delta(
 
 # Uptime is reported in whole seconds and sampled a moment after the clock is read.
 SAME_PROCESS_SECONDS = 5
+# A first sample of a process younger than this counts its whole counter as new traffic.
+FIRST_SAMPLE_SECONDS = 60

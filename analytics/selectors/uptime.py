@@ -95,16 +95,26 @@ def state_before(changes: list[Change], status_now: str) -> str:
     return UP if changes[0].previous == "running" else OFF
 
 
-def uptime_of(changes: list[Change], *, status_now: str, start: datetime, end: datetime) -> Uptime:
-    """Replay ``changes`` (oldest first) over ``[start, end)``, cut into UTC days."""
+def uptime_of(
+    changes: list[Change],
+    *,
+    status_now: str,
+    start: datetime,
+    end: datetime,
+    created_at: datetime | None = None,
+) -> Uptime:
+    """Replay ``changes`` (oldest first) over ``[start, end)``, cut into UTC days; nothing
+    counts before the instance was created."""
     result = Uptime(start=start, end=end)
     day = start.replace(hour=0, minute=0, second=0, microsecond=0)
     while day < end:
         result.days.append(Day(date=day))
         day += timedelta(days=1)
 
+    counted_from = max(start, created_at) if created_at is not None else start
+
     def credit(state: str, since: datetime, until: datetime) -> None:
-        since, until = max(since, start), min(until, end)
+        since, until = max(since, counted_from), min(until, end)
         for bucket in result.days:
             lo = max(since, bucket.date)
             hi = min(until, bucket.date + timedelta(days=1))
@@ -186,8 +196,9 @@ def instances_uptime(instances: Iterable, *, start: datetime, end: datetime) -> 
         instance.pk: uptime_of(
             changes.get(instance.pk, []),
             status_now=instance.status,
-            start=max(start, instance.created_at),
+            start=start,
             end=end,
+            created_at=instance.created_at,
         )
         for instance in instances
     }

@@ -52,7 +52,8 @@ def test_totals_and_the_largest_consumers(owner_api, fleet):
             "cpu_percent": 105.0,  # (50 + 150) / 2 + 5
             "memory_bytes": 1200,  # (100 + 300) / 2 + 1000
             "disk_bytes": 10,  # 9 + 1, the most each used
-            "network_rx_bytes": 40,  # the server's first 10 since start, then 30 more
+            # the first sample found its process running for days: only the 30 bytes after it
+            "network_rx_bytes": 30,
             "network_tx_bytes": None,
         },
         "top": "memory_bytes",
@@ -66,7 +67,7 @@ def test_totals_and_the_largest_consumers(owner_api, fleet):
             {
                 "id": server.id, "kind": "server", "name": "Survival", "samples": 2,
                 "cpu_percent": 100.0, "cpu_percent_max": 150.0, "memory_bytes": 200,
-                "memory_bytes_max": 300, "disk_bytes": 9, "network_rx_bytes": 40,
+                "memory_bytes_max": 300, "disk_bytes": 9, "network_rx_bytes": 30,
                 "network_tx_bytes": None,
             },
         ],

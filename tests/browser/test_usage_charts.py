@@ -1,0 +1,91 @@
+"""Usage charts in a real browser: on a server's page the CPU, memory and network charts are
+drawn from its history (the canvases are not blank), the range picker redraws them, and on a
+phone they fit the screen."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from analytics.services.usage import Measurement, usage_record
+from tests.factories import ServerFactory
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+PASSWORD = "correct-horse-battery"  # what tests.factories.UserFactory sets
+PHONE = {"width": 390, "height": 844}
+# How many pixels of a canvas are painted (not transparent): 0 for a blank chart.
+PAINTED = """canvas => {
+  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let painted = 0;
+  for (let i = 3; i < data.length; i += 4) if (data[i] > 0) painted += 1;
+  return painted;
+}"""
+
+
+@pytest.fixture
+def measured_server(account):
+    server = ServerFactory(account=account, name="Charted SMP", memory_mb=2048)
+    now = datetime.now(UTC)
+    usage_record(
+        measurements=[
+            Measurement(
+                instance_id=server.id, at=now - timedelta(minutes=5 * n),
+                cpu_percent=20 + (n % 7) * 10, memory_bytes=(600 + n % 5 * 50) * 2**20,
+                disk_bytes=2**30, uptime_seconds=86400 - 300 * n,
+                network_rx_bytes=10**6 * (300 - n), network_tx_bytes=2 * 10**6 * (300 - n),
+            )
+            for n in range(1, 250)
+        ]
+    )  # fmt: skip
+    return server
+
+
+def sign_in(page, user) -> None:
+    page.goto("/login")
+    page.get_by_label("E-mail").fill(user.email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("/")
+
+
+def charts_drawn(page, range_: str) -> None:
+    section = page.locator("[data-usage-charts]")
+    expect(section).to_have_attribute("data-loaded", range_, timeout=10_000)
+    for name in ("cpu", "memory", "network"):
+        canvas = page.locator(f'canvas[data-chart="{name}"]')
+        expect(canvas).to_be_visible()
+        painted = canvas.evaluate(PAINTED)
+        assert painted > 500, (name, range_, painted)
+
+
+def test_the_charts_are_drawn_and_the_range_picker_redraws_them(
+    page, owner, measured_server, screenshot
+):
+    sign_in(page, owner)
+    page.goto(f"/servers/{measured_server.id}")
+    charts_drawn(page, "24h")
+    expect(page.locator("[data-usage-status]")).to_contain_text("Every 5 min")
+    page.get_by_role("button", name="7 d").click()
+    charts_drawn(page, "7d")
+    expect(page.get_by_role("button", name="7 d")).to_have_attribute("aria-pressed", "true")
+    # The numbers are there as a table too.
+    page.get_by_text("Show the numbers as a table").click()
+    expect(page.locator("[data-usage-table] tbody tr").first).to_be_visible()
+    expect(page.locator("[data-uptime-strip] li")).to_have_count(30)
+    screenshot("usage-charts-desktop")
+
+
+def test_on_a_phone_the_charts_fit_and_are_drawn(page, owner, measured_server, screenshot):
+    page.set_viewport_size(PHONE)
+    sign_in(page, owner)
+    page.goto(f"/servers/{measured_server.id}")
+    charts_drawn(page, "24h")
+    for name in ("cpu", "memory", "network"):
+        box = page.locator(f'canvas[data-chart="{name}"]').bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+        assert box["height"] >= 120, box
+    strip = page.locator("[data-uptime-strip]").bounding_box()
+    assert strip is not None and strip["x"] + strip["width"] <= PHONE["width"]
+    screenshot("usage-charts-phone")
