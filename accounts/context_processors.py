@@ -28,6 +28,7 @@ def dashboard(request) -> dict:
         "can_view_billing": "billing:read" in ROLE_SCOPES.get(role, frozenset()),
         "can_order_plans": "billing:write" in ROLE_SCOPES.get(role, frozenset()),
         "can_view_support": "tickets:read" in ROLE_SCOPES.get(role, frozenset()),
+        "can_view_analytics": "analytics:read" in ROLE_SCOPES.get(role, frozenset()),
         # A lazy queryset: only pages that draw the switcher run it.
         "user_accounts": accounts_of_user(user=request.user),
     }

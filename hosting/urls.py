@@ -24,6 +24,7 @@ urlpatterns = [
     path("", include("billing.urls")),
     path("", include("stripe_gateway.urls")),
     path("", include("support.urls")),
+    path("", include("analytics.urls")),
 ]
 
 if settings.SUPPORT_INBOUND_WEBHOOK:

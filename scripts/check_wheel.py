@@ -29,15 +29,16 @@ from django.template.loader import get_template
 for name in ["base.html", "404.html", "500.html", "dashboard/home.html",
              "accounts/api_keys/list.html", "servers/bot_list.html",
              "registration/login.html", "drf_spectacular/redoc.html",
-             "billing/pdf/document.html"]:
+             "billing/pdf/document.html", "analytics/overview.html"]:
     get_template(name)
 for path in ["css/dashboard.css", "js/dashboard.js", "js/console.js",
-             "vendor/xterm/xterm/xterm.js", "vendor/xterm/xterm/LICENSE"]:
+             "vendor/xterm/xterm/xterm.js", "vendor/xterm/xterm/LICENSE",
+             "vendor/chart.js/chart.umd.min.js", "js/usage_charts.js"]:
     assert finders.find(path), f"static file {path} is not in the wheel"
 for label in [
     "hosting", "accounts", "billing", "events", "servers", "webhooks", "idempotency",
     "stripe_gateway",
-    "support",
+    "support", "analytics",
 ]:
     apps.get_app_config(label)
 # The node agent ships in the same wheel: its package, its test workloads, its protocol.

@@ -243,3 +243,40 @@ def account_usage(
         )
         for row in rows
     ]
+
+
+@dataclass
+class DayTotals:
+    day: datetime
+    cpu_percent: float = 0  # the sum of each instance's average that day
+    memory_bytes: float = 0  # likewise
+    network_rx_bytes: int = 0
+    network_tx_bytes: int = 0
+
+
+def account_daily_usage(
+    *, instance_ids: Iterable[str], start: datetime, end: datetime
+) -> list[DayTotals]:
+    """Per UTC day of ``[start, end)``, the instances' usage added up (from the day rows), for
+    the account overview's charts; every day of the range, zero where nothing reported."""
+    first = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    days: dict[datetime, DayTotals] = {}
+    day = first
+    while day < end:
+        days[day] = DayTotals(day)
+        day += timedelta(days=1)
+    rows = UsageDay.objects.filter(
+        instance_id__in=list(instance_ids), bucket__gte=first, bucket__lt=end
+    ).values_list(
+        "bucket", "samples", "cpu_percent_sum", "memory_bytes_sum", "network_rx_bytes",
+        "network_tx_bytes",
+    )  # fmt: skip
+    for bucket, samples, cpu, memory, rx, tx in rows:
+        totals = days.get(bucket)
+        if totals is None:
+            continue
+        totals.cpu_percent += cpu / samples
+        totals.memory_bytes += memory / samples
+        totals.network_rx_bytes += rx or 0
+        totals.network_tx_bytes += tx or 0
+    return list(days.values())

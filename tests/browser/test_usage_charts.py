@@ -89,3 +89,20 @@ def test_on_a_phone_the_charts_fit_and_are_drawn(page, owner, measured_server, s
     strip = page.locator("[data-uptime-strip]").bounding_box()
     assert strip is not None and strip["x"] + strip["width"] <= PHONE["width"]
     screenshot("usage-charts-phone")
+
+
+def test_the_account_overview_draws_its_charts_on_a_desktop_and_a_phone(
+    page, owner, measured_server, screenshot
+):
+    sign_in(page, owner)
+    for viewport, name in (({"width": 1280, "height": 900}, "desktop"), (PHONE, "phone")):
+        page.set_viewport_size(viewport)
+        page.goto("/overview")
+        expect(page.locator("[data-overview-charts]")).to_have_attribute("data-drawn", "true")
+        for chart in ("daily-load", "daily-network"):
+            canvas = page.locator(f'canvas[data-chart="{chart}"]')
+            assert canvas.evaluate(PAINTED) > 500, (chart, name)
+            box = canvas.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= viewport["width"]
+        expect(page.locator("#top-consumers")).to_contain_text(measured_server.name)
+        screenshot(f"overview-{name}")
