@@ -116,6 +116,11 @@ def balance_transactions_of_account(*, account_id: str) -> QuerySet[BalanceTrans
     return BalanceTransaction.objects.filter(account_id=account_id).order_by(*NEWEST_FIRST)
 
 
+def payments_all() -> QuerySet[Payment]:
+    """Every account's payments, newest first (the staff's revenue report)."""
+    return Payment.objects.order_by(*NEWEST_FIRST)
+
+
 def payments_of_account(*, account_id: str) -> QuerySet[Payment]:
     return Payment.objects.filter(account_id=account_id).order_by(*NEWEST_FIRST)
 

@@ -6,6 +6,15 @@ from django.db.models.functions import Coalesce
 from servers.models import Action, Bot, Game, Instance, Node, Region, Server
 
 
+def servers_live() -> QuerySet[Server]:
+    """Every account's servers that are not deleted (the staff's fleet report)."""
+    return Server.objects.filter(deleted_at=None)
+
+
+def bots_live() -> QuerySet[Bot]:
+    return Bot.objects.filter(deleted_at=None)
+
+
 def servers_of_account(*, account_id: str) -> QuerySet[Server]:
     """An account's servers, newest first; never another account's, never deleted ones."""
     return Server.objects.filter(account_id=account_id, deleted_at=None)

@@ -127,14 +127,14 @@ def test_housekeeping_runs_the_upkeep_of_every_app_in_installed_order(db):
 
     assert [label for label, _ in upkeep_steps()] == [
         "hosting", "accounts", "events", "servers", "webhooks", "idempotency", "billing",
-        "stripe_gateway", "support",
+        "stripe_gateway", "support", "analytics",
     ]  # fmt: skip
     output = housekeeping()
     for name in ("expiring keys notified 0", "events pruned 0", "actions failed 0",
                  "server count rows folded", "deliveries requeued 0",
                  "idempotency records pruned 0", "rate-limit counters pruned",
                  "ticket SLA breaches flagged 0", "resolved tickets closed 0",
-                 "orphaned attachment files removed 0"):  # fmt: skip
+                 "orphaned attachment files removed 0", "MRR snapshots taken"):  # fmt: skip
         assert name in output
 
 
