@@ -49,6 +49,8 @@ def fleet(account, other_account, owner):
 def test_the_owner_sees_the_fleet_usage_and_tickets(owner, fleet):
     busy, bot = fleet
     page = signed_in(owner).get("/overview")
+    assert f'href="/servers/{busy.id}"' in page.content.decode()
+    assert f'href="/bots/{bot.id}"' in page.content.decode()
     assert page.status_code == 200
     html = page.content.decode()
     assert 'href="/overview" aria-current="page"' in html
