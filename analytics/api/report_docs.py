@@ -17,6 +17,7 @@ from analytics.selectors.reports_billing import (
 )
 from analytics.selectors.reports_mrr import CHURN_COLUMNS, MRR_COLUMNS
 from analytics.selectors.reports_operations import FLEET_COLUMNS, TICKET_COLUMNS
+from analytics.selectors.reports_usage import UPTIME_COLUMNS, USAGE_COLUMNS
 from billing.money import SUPPORTED_CURRENCIES
 from hosting.api.schema import envelope, error_doc
 
@@ -29,7 +30,8 @@ TYPES = (
     "`month` `YYYY-MM` and `date` `YYYY-MM-DD` (UTC); `string`; `integer`; `money` an integer "
     "in the minor unit of the currency named by the row's column given in the column's "
     "`currency` (amounts of different currencies are never added up); `percent` a fraction "
-    "of 1 with at most 4 decimals (`0.0525` is 5.25 %); `seconds` and `count` whole numbers. "
+    "of 1 with at most 4 decimals (`0.0525` is 5.25 %); `seconds`, `count` and `bytes` whole "
+    "numbers; `number` a number with at most 2 decimals (CPU in % of one core, may pass 100). "
     "A figure that cannot be worked out (a rate of nothing) is null."
 )
 
@@ -244,6 +246,52 @@ SPEND_DOC = _doc(
     ],
     tag="Analytics",
 )
+
+USAGE_REPORT_DOC = _doc(
+    "Usage report",
+    "Per month and server or bot that reported (months in order, then by name): its samples, "
+    "average and peak CPU (in % of one core) and memory, the most disk it used, bytes "
+    "received and sent. From the day rollups, which are kept for ever. Keys with "
+    "`analytics:read`; only the key's own account.",
+    [START_MONTH, END_MONTH],
+    _examples(
+        "Two months of one server",
+        "usage",
+        MONTHS,
+        USAGE_COLUMNS,
+        _rows(
+            USAGE_COLUMNS,
+            ("2026-09", "server", SERVER_ID, "Survival SMP", 259200, 38.5, 187.25,
+             3221225472, 4294967296, 8589934592, 48318382080, 193273528320),
+            ("2026-10", "server", SERVER_ID, "Survival SMP", 267840, 41.02, 200.0,
+             3435973837, 4294967296, 9663676416, 51539607552, 206158430208),
+        ),
+    ),
+    tag="Analytics",
+)  # fmt: skip
+
+UPTIME_REPORT_DOC = _doc(
+    "Uptime report",
+    "Per month and server or bot: `uptime`, the share of the time it was meant to run during "
+    "which it ran (null when it was never meant to run), the seconds up and down, and the "
+    "incidents (crashes) that began in the month; worked out from its status changes and "
+    "crashes as `GET /v1/servers/{id}/uptime` does. The event log reaches back "
+    "`EVENT_RETENTION_DAYS` (30): older months have no figures (null), the month it begins in "
+    "is counted from there. Keys with `analytics:read`; only the key's own account.",
+    [START_MONTH, END_MONTH],
+    _examples(
+        "A month with one crash",
+        "uptime",
+        {"start_month": "2026-10", "end_month": "2026-10"},
+        UPTIME_COLUMNS,
+        _rows(
+            UPTIME_COLUMNS,
+            ("2026-10", "bot", BOT_ID, "Moderation bot", 1.0, 2678400, 0, 0),
+            ("2026-10", "server", SERVER_ID, "Survival SMP", 0.9996, 2677200, 1200, 1),
+        ),
+    ),
+    tag="Analytics",
+)  # fmt: skip
 
 MRR_DOC = _doc(
     "MRR report",

@@ -1,7 +1,7 @@
 """The report endpoints (customer and staff), each with a CSV export of the same rows.
 
-A customer's spend is ``GET /v1/analytics/reports/spend`` (``analytics:read`` and
-``billing:read``); the staff's
+A customer's usage, uptime and spend are ``GET /v1/analytics/reports/{usage,uptime,spend}``
+(``analytics:read``; spend also ``billing:read``); the staff's
 business reports are ``GET /v1/admin/reports/{mrr,revenue,ar-aging,churn,tickets,fleet}``
 (``admin:read``). Every one answers ``data.report`` (``report_answers``), or with
 ``format=csv`` a CSV download; a refusal is the JSON error envelope either way.
@@ -22,12 +22,14 @@ from analytics.selectors.reports import Report, month_start
 from analytics.selectors.reports_billing import ar_aging_report, revenue_report, spend_report
 from analytics.selectors.reports_mrr import churn_report, mrr_report
 from analytics.selectors.reports_operations import fleet_report, tickets_report
+from analytics.selectors.reports_usage import uptime_report, usage_report
 from billing.money import UnsupportedCurrency, validate_currency
 from hosting.api.params import invalid_parameter, single_value
 from hosting.api.views import ApiViewSet
 
 # Spend is invoice money: a role that may not read billing (developers, support) sees none.
-SPEND_READ, STAFF_READ = ["analytics:read", "billing:read"], ["admin:read"]
+READ, SPEND_READ = ["analytics:read"], ["analytics:read", "billing:read"]
+STAFF_READ = ["admin:read"]
 FORMATS = ("json", "csv")
 DEFAULT_MONTHS = 12
 MAX_MONTHS = 120
@@ -140,6 +142,24 @@ class SpendReportViewSet(ReportViewSet):
         return spend_report(account_id=account_id, first=first, last=last, group_by=group_by)
 
 
+@extend_schema_view(retrieve=docs.USAGE_REPORT_DOC)
+class UsageReportViewSet(ReportViewSet):
+    required_scopes = {"retrieve": READ}
+
+    def report(self, params: QueryDict) -> Report:
+        first, last = _month_range(params)
+        return usage_report(account_id=self.request.auth.account.id, first=first, last=last)
+
+
+@extend_schema_view(retrieve=docs.UPTIME_REPORT_DOC)
+class UptimeReportViewSet(ReportViewSet):
+    required_scopes = {"retrieve": READ}
+
+    def report(self, params: QueryDict) -> Report:
+        first, last = _month_range(params)
+        return uptime_report(account_id=self.request.auth.account.id, first=first, last=last)
+
+
 @extend_schema_view(retrieve=docs.MRR_DOC)
 class MrrReportViewSet(ReportViewSet):
     required_scopes = {"retrieve": STAFF_READ}
@@ -207,6 +227,8 @@ def _route(url: str, view: type[ReportViewSet], name: str):
 
 urlpatterns = [
     _route("analytics/reports/spend", SpendReportViewSet, "spend"),
+    _route("analytics/reports/usage", UsageReportViewSet, "usage"),
+    _route("analytics/reports/uptime", UptimeReportViewSet, "uptime"),
     _route("admin/reports/mrr", MrrReportViewSet, "mrr"),
     _route("admin/reports/revenue", RevenueReportViewSet, "revenue"),
     _route("admin/reports/ar-aging", ArAgingReportViewSet, "ar-aging"),

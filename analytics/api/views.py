@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
@@ -37,6 +38,19 @@ from hosting.errors import NotFound
 from servers.selectors import bots_of_account, servers_of_account
 
 READ = ["analytics:read"]
+
+
+def range_parameters(default: str) -> list[OpenApiParameter]:
+    return [
+        OpenApiParameter(
+            "start", OpenApiTypes.DATETIME, description=f"ISO 8601; default `end` less {default}."
+        ),
+        OpenApiParameter(
+            "end", OpenApiTypes.DATETIME, description="ISO 8601 (exclusive); default now."
+        ),
+    ]
+
+
 DEFAULT_RANGE = timedelta(hours=24)
 METRICS_PARAMETERS = [
     OpenApiParameter(
@@ -45,8 +59,7 @@ METRICS_PARAMETERS = [
         description="Comma-separated: " + ", ".join(f"`{m}`" for m in rollups.METRICS) + ". "
         "Default: cpu, memory, disk and network.",
     ),
-    OpenApiParameter("start", str, description="ISO 8601; default `end` less 24 hours."),
-    OpenApiParameter("end", str, description="ISO 8601 (exclusive); default now."),
+    *range_parameters("24 hours"),
     OpenApiParameter(
         "step",
         int,
@@ -123,8 +136,7 @@ class InstanceUptimeViewSet(InstanceAnalyticsMixin, ApiViewSet):
         "purpose; time stopped on purpose, suspended or installing counts neither way. The "
         "event log it is read from keeps `EVENT_RETENTION_DAYS` (30 by default).",
         parameters=[
-            OpenApiParameter("start", str, description="ISO 8601; default `end` less 30 days."),
-            OpenApiParameter("end", str, description="ISO 8601 (exclusive); default now."),
+            *range_parameters("30 days"),
         ],
         responses=envelope("uptime", UptimeSerializer()),
         examples=UPTIME_EXAMPLES,
@@ -150,8 +162,7 @@ class AccountUsageViewSet(ApiViewSet):
         "a week or more, hour rows from six hours, minute rows below (the range is widened to "
         "whole rows).",
         parameters=[
-            OpenApiParameter("start", str, description="ISO 8601; default `end` less 30 days."),
-            OpenApiParameter("end", str, description="ISO 8601 (exclusive); default now."),
+            *range_parameters("30 days"),
             OpenApiParameter(
                 "top", str, enum=list(TOP_METRICS), description="Rank by (default cpu_percent)."
             ),

@@ -3,7 +3,8 @@
 One shape for all of them, so that one CSV writer and one dashboard chart serve any report.
 Money columns hold integers in minor units beside a ``currency`` column of the same row (a report
 never adds up two currencies); a ``percent`` is a fraction of 1 with at most 4 decimals
-(``0.0525`` is 5.25 %); ``seconds`` and ``count`` are whole numbers; a ``month`` is
+(``0.0525`` is 5.25 %); ``seconds``, ``count`` and ``bytes`` are whole numbers, ``number``
+one with at most 2 decimals (CPU as a percentage of one core); a ``month`` is
 ``YYYY-MM`` and a ``date`` ``YYYY-MM-DD`` (UTC). A figure that cannot be worked out (a rate over
 nothing, a percentile of no tickets) is None.
 
@@ -16,7 +17,10 @@ from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-COLUMN_TYPES = ("month", "date", "string", "integer", "money", "percent", "seconds", "count")
+COLUMN_TYPES = (
+    "month", "date", "string", "integer", "number", "bytes", "money", "percent", "seconds",
+    "count",
+)  # fmt: skip
 _FOUR_DECIMALS = Decimal("0.0001")
 
 
