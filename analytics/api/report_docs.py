@@ -8,8 +8,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
-from analytics.api.report_answers import report_csv, report_representation
-from analytics.selectors.reports import COLUMN_TYPES, Column, Report
+from analytics.reporting import COLUMN_TYPES, Column, Report
+from analytics.representations import report_csv, report_representation
 from analytics.selectors.reports_billing import (
     AGING_COLUMNS,
     REVENUE_COLUMNS,

@@ -3,7 +3,7 @@
 A customer's usage, uptime and spend are ``GET /v1/analytics/reports/{usage,uptime,spend}``
 (``analytics:read``; spend also ``billing:read``); the staff's
 business reports are ``GET /v1/admin/reports/{mrr,revenue,ar-aging,churn,tickets,fleet}``
-(``admin:read``). Every one answers ``data.report`` (``report_answers``), or with
+(``admin:read``). Every one answers ``data.report`` (``analytics.representations``), or with
 ``format=csv`` a CSV download; a refusal is the JSON error envelope either way.
 """
 
@@ -17,8 +17,8 @@ from drf_spectacular.utils import extend_schema_view
 from rest_framework.response import Response
 
 from analytics.api import report_docs as docs
-from analytics.api.report_answers import report_csv_response, report_representation
-from analytics.selectors.reports import Report, month_start
+from analytics.reporting import Report, month_start
+from analytics.representations import report_csv_response, report_representation
 from analytics.selectors.reports_billing import ar_aging_report, revenue_report, spend_report
 from analytics.selectors.reports_mrr import churn_report, mrr_report
 from analytics.selectors.reports_operations import fleet_report, tickets_report

@@ -27,7 +27,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, TruncMonth
 
-from analytics.selectors.reports import (
+from analytics.reporting import (
     Column,
     Report,
     midnight,

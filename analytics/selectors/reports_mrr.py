@@ -30,7 +30,7 @@ from operator import itemgetter
 from django.db.models import Min
 
 from analytics.models import MrrSnapshot, MrrSnapshotDay
-from analytics.selectors.reports import Column, Report, month_after, month_label, months, share
+from analytics.reporting import Column, Report, month_after, month_label, months, share
 
 Key = tuple[str, str]  # (account id, currency)
 MOVEMENTS = ("new", "reactivation", "expansion", "contraction", "churn")

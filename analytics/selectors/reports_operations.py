@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import Count
 
 from accounts.models import User
-from analytics.selectors.reports import (
+from analytics.reporting import (
     Column,
     Report,
     midnight,

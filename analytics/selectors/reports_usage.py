@@ -13,7 +13,7 @@ from django.db.models import Max, Sum
 from django.utils import timezone
 
 from analytics.models import UsageDay
-from analytics.selectors.reports import (
+from analytics.reporting import (
     Column,
     Report,
     midnight,
