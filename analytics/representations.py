@@ -4,8 +4,10 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpResponse
+from django.template.defaultfilters import filesizeformat
 
 from analytics.reporting import Report
+from billing.money import format_amount
 from hosting.csv_export import csv_response, csv_text
 
 WHOLE_UNITS = frozenset({"bytes", "seconds"})
@@ -163,3 +165,33 @@ def report_csv_response(report: Report) -> HttpResponse:
     return csv_response(
         filename="-".join([report.name, *values]) + ".csv", header=header, rows=rows
     )
+
+
+def _cell(value: Any, column_type: str, row: dict[str, Any]) -> str:
+    if value is None:
+        return "\u2013"  # an en dash: no figure
+    if column_type == "money":
+        return format_amount(value, row["currency"])
+    if column_type == "percent":
+        return f"{value * 100:.2f} %"
+    if column_type == "seconds":
+        minutes, seconds = divmod(int(value), 60)
+        hours, minutes = divmod(minutes, 60)
+        return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s"
+    if column_type == "bytes":
+        return filesizeformat(value)
+    if column_type in ("count", "integer"):
+        return f"{value:,}"
+    return str(value)
+
+
+def report_table(report: Report) -> dict[str, Any]:
+    """A report as a page's table: the columns' labels, and each row's cells written for
+    people (money with its currency, percentages, durations, sizes)."""
+    return {
+        "labels": [column.label for column in report.columns],
+        "rows": [
+            [_cell(row[column.name], column.type, row) for column in report.columns]
+            for row in report.rows
+        ],
+    }

@@ -1,22 +1,40 @@
-"""Dashboard pages of analytics: the account's overview (fleet, usage, spend, tickets).
+"""Dashboard pages of analytics: the account's overview (fleet, usage, tickets), and the
+staff's business reports.
 
-Readable with ``analytics:read`` in the role's scopes (else 404, and the navigation hides it);
-it changes nothing. Every figure is the account's own, read through the apps' selectors.
+The overview is readable with ``analytics:read`` in the role's scopes (else 404, and the
+navigation hides it); every figure is the account's own. The reports page is for staff users
+only (anyone else: 404). Neither changes anything.
 """
 
-from datetime import timedelta
+from datetime import date, timedelta
+from functools import cached_property
 
+from django.contrib.auth.mixins import LoginRequiredMixin
 from django.db.models import Count
+from django.http import Http404
+from django.urls import reverse
 from django.utils import timezone
+from django.views import View
 from django.views.generic import TemplateView
 
 from accounts.dashboard import AreaPageMixin
-from analytics.representations import account_usage_representation
+from analytics.forms import ReportRangeForm
+from analytics.reporting import Report
+from analytics.representations import (
+    account_usage_representation,
+    report_csv_response,
+    report_representation,
+    report_table,
+)
+from analytics.selectors.reports_billing import ar_aging_report, revenue_report
+from analytics.selectors.reports_mrr import churn_report, mrr_report
+from analytics.selectors.reports_operations import fleet_report, tickets_report
 from analytics.selectors.usage import (
     LEVELS,
     account_daily_usage,
     account_usage,
 )
+from billing.money import SUPPORTED_CURRENCIES, minor_units
 from servers.models import ServerStatus
 from servers.selectors import bots_of_account, servers_of_account
 from support.selectors import tickets_of_account
@@ -79,3 +97,93 @@ class AccountOverviewView(AreaPageMixin, TemplateView):
             .count(),
             **kwargs,
         )
+
+
+# --- Staff -------------------------------------------------------------------------------------
+
+
+class StaffPageMixin(LoginRequiredMixin):
+    """A page for the hosting company's staff; anyone else gets the 404 page."""
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        if not request.user.is_staff:
+            raise Http404("No such page.")
+        return super().dispatch(request, *args, **kwargs)
+
+    @cached_property
+    def form(self) -> ReportRangeForm:
+        return ReportRangeForm(self.request.GET or None)
+
+    def range(self) -> tuple[date, date, str | None]:
+        """The months and currency asked for; the defaults when the form is not valid (the
+        page shows its errors)."""
+        form = self.form if self.form.is_bound and self.form.is_valid() else ReportRangeForm({})
+        form.is_valid()
+        data = form.cleaned_data
+        return data["first"], data["last"], data.get("currency") or None
+
+    def reports(self) -> dict[str, Report]:
+        first, last, currency = self.range()
+        return {
+            "mrr": mrr_report(first=first, last=last, currency=currency),
+            "churn": churn_report(first=first, last=last, currency=currency),
+            "revenue": revenue_report(first=first, last=last, currency=currency, group_by="month"),
+            "ar-aging": ar_aging_report(
+                as_of=timezone.now().date(), currency=currency, group_by="bucket"
+            ),
+            "tickets": tickets_report(user=self.request.user, first=first, last=last),
+            "fleet": fleet_report(group_by="status"),
+            "nodes": fleet_report(group_by="node"),
+        }
+
+
+STAFF_REPORT_TITLES = {
+    "mrr": "MRR and its movements",
+    "revenue": "Revenue: billed and collected",
+    "churn": "Customer and revenue churn",
+    "ar-aging": "Accounts receivable aging",
+    "tickets": "Tickets: response, resolution and SLA",
+    "fleet": "Fleet: servers and bots per status",
+    "nodes": "Nodes: capacity given",
+}
+
+
+class StaffReportsView(StaffPageMixin, TemplateView):
+    """The business reports for staff, each as a chart and a table, with CSV downloads."""
+
+    template_name = "analytics/staff_reports.html"
+
+    def get_context_data(self, **kwargs):
+        reports = self.reports()
+        query = self.request.GET.urlencode()
+        return super().get_context_data(
+            form=self.form,
+            sections=[
+                {
+                    "name": name,
+                    "title": STAFF_REPORT_TITLES[name],
+                    "table": report_table(report),
+                    "csv_url": reverse("analytics_staff_report_csv", args=[name])
+                    + (f"?{query}" if query else ""),
+                }
+                for name, report in reports.items()
+            ],
+            charts={
+                "reports": {name: report_representation(r) for name, r in reports.items()},
+                # How many decimals each currency's minor units are (EUR 2, JPY 0).
+                "exponents": {code: minor_units(code) for code in SUPPORTED_CURRENCIES},
+            },
+            **kwargs,
+        )
+
+
+class StaffReportCsvView(StaffPageMixin, View):
+    """One of the staff reports as a CSV download, with the page's months and currency."""
+
+    def get(self, request, name: str):
+        reports = self.reports()
+        if name not in reports:
+            raise Http404("No such report.")
+        return report_csv_response(reports[name])

@@ -2,12 +2,13 @@
 drawn from its history (the canvases are not blank), the range picker redraws them, and on a
 phone they fit the screen."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from analytics.services.usage import Measurement, usage_record
-from tests.factories import ServerFactory
+from tests.analytics.test_reports_mrr import snapshot
+from tests.factories import ServerFactory, UserFactory
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -106,3 +107,29 @@ def test_the_account_overview_draws_its_charts_on_a_desktop_and_a_phone(
             assert box is not None and box["x"] + box["width"] <= viewport["width"]
         expect(page.locator("#top-consumers")).to_contain_text(measured_server.name)
         screenshot(f"overview-{name}")
+
+
+@pytest.fixture
+def staff(db):
+    return UserFactory(email="finance@hosting.example", is_staff=True)
+
+
+def test_the_staff_reports_draw_their_charts_on_a_desktop_and_a_phone(
+    page, staff, measured_server, screenshot
+):
+    today = datetime.now(UTC).date()
+    first = today.replace(day=1)
+    before = date(first.year - (first.month == 1), (first.month - 2) % 12 + 1, 1)
+    snapshot(before, {"acct_A": ("EUR", 1000)})
+    snapshot(first, {"acct_A": ("EUR", 1500), "acct_B": ("EUR", 700)})
+    sign_in(page, staff)
+    for viewport, name in (({"width": 1280, "height": 900}, "desktop"), (PHONE, "phone")):
+        page.set_viewport_size(viewport)
+        page.goto("/staff/reports")
+        for chart in ("mrr", "churn", "fleet"):
+            canvas = page.locator(f'canvas[data-chart="{chart}"]')
+            expect(canvas).to_have_attribute("data-drawn", "true")
+            assert canvas.evaluate(PAINTED) > 500, (chart, name)
+            box = canvas.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= viewport["width"]
+        screenshot(f"staff-reports-{name}")

@@ -1,0 +1,129 @@
+// The staff reports page (templates/analytics/staff_reports.html): one Chart.js chart per
+// report, from the page's JSON (#staff-reports, the API's report shape); every number is also
+// in the table under it. Money charts show one currency: the first of the report's rows.
+(function () {
+  "use strict";
+  const source = document.getElementById("staff-reports");
+  if (!source || !window.Chart) return;
+  const page = JSON.parse(source.textContent);
+  const reports = page.reports;
+  const COLORS = ["#2563eb", "#0f766e", "#7c3aed", "#b45309", "#c62828", "#64748b", "#0891b2"];
+  const percent = (v) => (v === null ? "–" : (v * 100).toFixed(1) + " %");
+
+  function money(currency) {
+    const scale = Math.pow(10, page.exponents[currency] || 0);
+    return (v) => (v / scale).toLocaleString(undefined, { maximumFractionDigits: 0 }) + " " + currency;
+  }
+
+  function firstCurrency(rows) {
+    const row = rows.find((r) => r.currency);
+    return row ? row.currency : null;
+  }
+
+  function chart(name, config) {
+    const canvas = document.querySelector('canvas[data-chart="' + name + '"]');
+    if (!canvas) return;
+    config.options = Object.assign({
+      responsive: true, maintainAspectRatio: false, animation: false,
+      interaction: { mode: "index", intersect: false },
+      plugins: { legend: { labels: { boxWidth: 12 } } },
+    }, config.options || {});
+    new window.Chart(canvas, config);
+    canvas.dataset.drawn = "true";
+  }
+
+  const mrr = reports.mrr;
+  if (mrr && mrr.rows.length) {
+    const currency = firstCurrency(mrr.rows);
+    const rows = mrr.rows.filter((r) => r.currency === currency);
+    const moves = ["new", "reactivation", "expansion", "contraction", "churn"];
+    chart("mrr", {
+      data: {
+        labels: rows.map((r) => r.month),
+        datasets: [
+          { type: "line", label: "MRR at the end (" + currency + ")", data: rows.map((r) => r.mrr_end), borderColor: "#111827", backgroundColor: "#111827", stack: "mrr" },
+          ...moves.map((m, i) => ({ type: "bar", label: m, data: rows.map((r) => r[m]), backgroundColor: COLORS[i], stack: "moves" })),
+        ],
+      },
+      // One axis: the movements (up and down) and the MRR they lead to are the same money.
+      options: { scales: { y: { stacked: true, ticks: { callback: money(currency) } }, x: { stacked: true } } },
+    });
+  }
+
+  const revenue = reports.revenue;
+  if (revenue && revenue.rows.length) {
+    const currency = firstCurrency(revenue.rows);
+    const rows = revenue.rows.filter((r) => r.currency === currency);
+    chart("revenue", {
+      type: "bar",
+      data: { labels: rows.map((r) => r.month), datasets: [
+        { label: "Billed (" + currency + ")", data: rows.map((r) => r.billed), backgroundColor: COLORS[0] },
+        { label: "Collected", data: rows.map((r) => r.collected + r.credit_applied), backgroundColor: COLORS[1] },
+      ] },
+      options: { scales: { y: { beginAtZero: true, ticks: { callback: money(currency) } } } },
+    });
+  }
+
+  const churn = reports.churn;
+  if (churn && churn.rows.length) {
+    const currency = firstCurrency(churn.rows);
+    const rows = churn.rows.filter((r) => r.currency === currency);
+    const lines = [["customer_churn_rate", "Customer churn"], ["gross_revenue_churn_rate", "Gross revenue churn"], ["net_revenue_churn_rate", "Net revenue churn"]];
+    chart("churn", {
+      type: "line",
+      data: { labels: rows.map((r) => r.month), datasets: lines.map(([key, label], i) => ({ label: label, data: rows.map((r) => r[key]), borderColor: COLORS[i], backgroundColor: COLORS[i], spanGaps: false })) },
+      options: { scales: { y: { ticks: { callback: percent } } } },
+    });
+  }
+
+  const aging = reports["ar-aging"];
+  if (aging && aging.rows.length) {
+    const currency = firstCurrency(aging.rows);
+    const rows = aging.rows.filter((r) => r.currency === currency);
+    chart("ar-aging", {
+      type: "bar",
+      data: { labels: rows.map((r) => r.bucket + " days"), datasets: [{ label: "Owed (" + currency + ")", data: rows.map((r) => r.amount), backgroundColor: [COLORS[1], COLORS[3], COLORS[4], "#7f1d1d"] }] },
+      options: { scales: { y: { beginAtZero: true, ticks: { callback: money(currency) } } } },
+    });
+  }
+
+  const tickets = reports.tickets;
+  if (tickets && tickets.rows.length) {
+    const months = [...new Set(tickets.rows.map((r) => r.month))];
+    const departments = [...new Set(tickets.rows.map((r) => r.department_name))];
+    chart("tickets", {
+      type: "bar",
+      data: { labels: months, datasets: departments.map((d, i) => ({
+        label: d, backgroundColor: COLORS[i % COLORS.length], stack: "tickets",
+        data: months.map((m) => { const row = tickets.rows.find((r) => r.month === m && r.department_name === d); return row ? row.tickets : 0; }),
+      })) },
+      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
+    });
+  }
+
+  const fleet = reports.fleet;
+  if (fleet && fleet.rows.length) {
+    const statuses = [...new Set(fleet.rows.map((r) => r.status))];
+    const kinds = [...new Set(fleet.rows.map((r) => r.kind))];
+    chart("fleet", {
+      type: "bar",
+      data: { labels: statuses, datasets: kinds.map((k, i) => ({
+        label: k, backgroundColor: COLORS[i], stack: "fleet",
+        data: statuses.map((s) => fleet.rows.filter((r) => r.status === s && r.kind === k).reduce((n, r) => n + r.count, 0)),
+      })) },
+      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
+    });
+  }
+
+  const nodes = reports.nodes;
+  if (nodes && nodes.rows.length) {
+    chart("nodes", {
+      type: "bar",
+      data: { labels: nodes.rows.map((r) => r.node_name), datasets: [
+        { label: "Memory given", data: nodes.rows.map((r) => r.memory_allocated_rate), backgroundColor: COLORS[2] },
+        { label: "Disk given", data: nodes.rows.map((r) => r.disk_allocated_rate), backgroundColor: COLORS[5] },
+      ] },
+      options: { indexAxis: "y", scales: { x: { beginAtZero: true, suggestedMax: 1, ticks: { callback: percent } } } },
+    });
+  }
+})();
