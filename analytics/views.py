@@ -18,15 +18,16 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from accounts.dashboard import AreaPageMixin
+from accounts.roles import scopes_allowed_for
 from analytics.forms import ReportRangeForm
-from analytics.reporting import Report
+from analytics.reporting import Report, month_start
 from analytics.representations import (
     account_usage_representation,
     report_csv_response,
     report_representation,
     report_table,
 )
-from analytics.selectors.reports_billing import ar_aging_report, revenue_report
+from analytics.selectors.reports_billing import ar_aging_report, revenue_report, spend_report
 from analytics.selectors.reports_mrr import churn_report, mrr_report
 from analytics.selectors.reports_operations import fleet_report, tickets_report
 from analytics.selectors.usage import (
@@ -40,6 +41,7 @@ from servers.selectors import bots_of_account, servers_of_account
 from support.selectors import tickets_of_account
 
 OVERVIEW_DAYS = 30
+SPEND_MONTHS = 6
 OPEN_TICKETS = ("open", "pending_customer", "pending_staff", "on_hold")
 
 
@@ -95,8 +97,18 @@ class AccountOverviewView(AreaPageMixin, TemplateView):
             open_tickets=tickets_of_account(account_id=account_id)
             .filter(status__in=OPEN_TICKETS)
             .count(),
+            spend=self.spend(),
             **kwargs,
         )
+
+    def spend(self):
+        """The last six months' invoices, for a role that may read billing (else None)."""
+        if "billing:read" not in scopes_allowed_for(self.role, is_staff=False):
+            return None
+        last = month_start(timezone.now())
+        index = last.year * 12 + last.month - 1 - (SPEND_MONTHS - 1)
+        first = date(index // 12, index % 12 + 1, 1)
+        return report_table(spend_report(account_id=self.account.id, first=first, last=last))
 
 
 # --- Staff -------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from accounts.roles import Role
 from analytics.services.usage import Measurement, usage_record
 from support.models import Department
 from support.services.tickets import Requester, ticket_open
+from tests.analytics.test_reports_billing import issue, line
 from tests.dashboard import signed_in
 from tests.factories import BotFactory, MembershipFactory, ServerFactory
 
@@ -73,3 +74,15 @@ def test_a_role_without_analytics_read_has_no_overview(account, fleet):
 def test_an_outsider_sees_only_their_own(outsider, fleet):
     html = signed_in(outsider).get("/overview").content.decode()
     assert "Their server" in html and "Busy SMP" not in html
+
+
+def test_the_spend_of_the_last_six_months_for_roles_that_read_billing(owner, account, fleet):
+    now = datetime.now(UTC)
+    issue(account, now - timedelta(days=1), line(1190))
+    html = signed_in(owner).get("/overview").content.decode()
+    spend = html.split('id="spend-table"')[1].split("</table>")[0]
+    month = f"{now - timedelta(days=1):%Y-%m}"
+    assert f"<td>{month}</td><td>EUR</td><td>1</td><td>11.90 EUR</td>" in spend
+    developer = MembershipFactory(account=account, role=Role.DEVELOPER).user
+    html = signed_in(developer).get("/overview").content.decode()
+    assert "spend-heading" not in html and "11.90 EUR" not in html
