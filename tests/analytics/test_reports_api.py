@@ -9,25 +9,16 @@ from datetime import UTC, date, datetime
 import pytest
 import time_machine
 
-from accounts.roles import Role
 from analytics.models import MrrSnapshot, MrrSnapshotDay
 from billing.models import Price, Product, Subscription
 from servers.models import Bot
 from tests.analytics.test_reports_billing import issue, line
-from tests.factories import AccountFactory, MembershipFactory, ServerFactory, UserFactory
+from tests.factories import ServerFactory
 from tests.test_openapi import validator_for
 
 pytestmark = pytest.mark.django_db
 OCTOBER_20 = datetime(2026, 10, 20, 12, 0, tzinfo=UTC)
 STAFF_REPORTS = ["mrr", "revenue", "ar-aging", "churn", "tickets", "fleet"]
-
-
-@pytest.fixture
-def staff_api(make_token, client_for):
-    company = AccountFactory(name="Hosting Company")
-    staff = UserFactory(email="finance@hosting.example", is_staff=True)
-    MembershipFactory(account=company, user=staff, role=Role.OWNER)
-    return client_for(make_token(staff, company, ["admin:read"]))
 
 
 @pytest.fixture

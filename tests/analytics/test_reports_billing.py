@@ -23,7 +23,7 @@ from billing.services import (
     invoice_void,
 )
 from servers.models import Bot
-from tests.factories import AccountFactory, MembershipFactory, ServerFactory, UserFactory
+from tests.factories import AccountFactory, MembershipFactory, ServerFactory
 
 pytestmark = pytest.mark.django_db
 OCTOBER_20 = datetime(2026, 10, 20, 12, 0, tzinfo=UTC)
@@ -32,14 +32,6 @@ JUNE_1 = datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
 
 def at(month: int, day: int, hour: int = 10) -> datetime:
     return datetime(2026, month, day, hour, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def staff_api(make_token, client_for):
-    company = AccountFactory(name="Hosting Company")
-    staff = UserFactory(email="finance@hosting.example", is_staff=True)
-    MembershipFactory(account=company, user=staff, role=Role.OWNER)
-    return client_for(make_token(staff, company, ["admin:read"]))
 
 
 def report(api, path: str, now: datetime = OCTOBER_20, **params) -> dict:

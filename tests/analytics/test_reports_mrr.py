@@ -7,23 +7,14 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 import time_machine
 
-from accounts.roles import Role
 from analytics.models import MrrSnapshot, MrrSnapshotDay
 from analytics.selectors.reports_mrr import churn_report, mrr_report
 from analytics.services.snapshots import mrr_snapshot_take
 from billing.models import Price, Product, Subscription
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.factories import AccountFactory
 
 pytestmark = pytest.mark.django_db
 OCTOBER_20 = datetime(2026, 10, 20, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def staff_api(make_token, client_for):
-    company = AccountFactory(name="Hosting Company")
-    staff = UserFactory(email="finance@hosting.example", is_staff=True)
-    MembershipFactory(account=company, user=staff, role=Role.OWNER)
-    return client_for(make_token(staff, company, ["admin:read"]))
 
 
 def snapshot(day: date, mrr: dict[str, tuple[str, int]]) -> None:

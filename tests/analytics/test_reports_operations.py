@@ -8,11 +8,11 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from accounts.roles import Role
 from analytics.selectors.reports_operations import fleet_report, tickets_report
 from servers.models import Allocation, Bot, Node
 from support.models import Department, SlaPolicy, Ticket
-from tests.factories import AccountFactory, MembershipFactory, ServerFactory, UserFactory
+from tests.analytics.conftest import staff_key
+from tests.factories import ServerFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 NOVEMBER_2 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
@@ -25,13 +25,6 @@ OFFICE_HOURS = {
 
 def utc(month: int, day: int, hour: int, minute: int = 0) -> datetime:
     return datetime(2026, month, day, hour, minute, tzinfo=UTC)
-
-
-def staff_key(make_token, client_for, **user_fields):
-    company = AccountFactory(name="Hosting Company")
-    user = UserFactory(is_staff=True, **user_fields)
-    MembershipFactory(account=company, user=user, role=Role.OWNER)
-    return user, client_for(make_token(user, company, ["admin:read"]))
 
 
 def report(api, path: str, **params) -> dict:
@@ -179,11 +172,6 @@ def fleet(account):
         start_command="python bot.py", token_encrypted="x", token_last4="abcd", node=frankfurt,
         status="running", memory_mb=512, disk_mb=1024,
     )  # fmt: skip
-
-
-@pytest.fixture
-def staff_api(make_token, client_for):
-    return staff_key(make_token, client_for)[1]
 
 
 def test_it_counts_live_servers_and_bots_per_region_and_status(staff_api, fleet):
