@@ -16,17 +16,10 @@ COUNTERS = ("network_rx_bytes", "network_tx_bytes")
 NULLABLE = frozenset({"players", "network_rx_bytes", "network_tx_bytes"})
 
 
-class UsageSample(models.Model):
-    """One measurement of one server or bot, as its node sent it; kept a few days.
+class Figures(models.Model):
+    """What a node measures of a server or bot at one moment. Null where the node cannot
+    attribute traffic to one process, or a game reports no player count."""
 
-    ``network_*_bytes`` are the counters as reported (since the process started);
-    ``network_*_delta`` what they grew since this instance's previous sample, worked out at
-    ingest (``analytics.services.usage``). Null where the node cannot attribute traffic to one
-    process, or a game reports no player count.
-    """
-
-    pk = models.CompositePrimaryKey("instance_id", "at")
-    instance_id = models.CharField(max_length=64)
     at = models.DateTimeField()
     cpu_percent = models.FloatField()
     memory_bytes = models.BigIntegerField()
@@ -35,14 +28,29 @@ class UsageSample(models.Model):
     uptime_seconds = models.BigIntegerField()
     network_rx_bytes = models.BigIntegerField(null=True)
     network_tx_bytes = models.BigIntegerField(null=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.instance_id} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class UsageSample(Figures):
+    """One measurement of one server or bot, as its node sent it; kept a few days.
+
+    ``network_*_bytes`` are the counters as reported (since the process started);
+    ``network_*_delta`` what they grew since this instance's previous sample, worked out at
+    ingest (``analytics.services.usage``).
+    """
+
+    pk = models.CompositePrimaryKey("instance_id", "at")
+    instance_id = models.CharField(max_length=64)
     network_rx_delta = models.BigIntegerField(null=True)
     network_tx_delta = models.BigIntegerField(null=True)
 
     class Meta:
         db_table = "analytics_usage_sample"
-
-    def __str__(self) -> str:
-        return f"{self.instance_id} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
 class UsageRollup(models.Model):
@@ -110,22 +118,11 @@ class UsageDay(UsageRollup):
         db_table = "analytics_usage_day"
 
 
-class UsageLatest(models.Model):
+class UsageLatest(Figures):
     """The newest sample of each instance: the live figures on its page, and the counters the
     next sample's deltas are measured from."""
 
     instance_id = models.CharField(max_length=64, primary_key=True)
-    at = models.DateTimeField()
-    cpu_percent = models.FloatField()
-    memory_bytes = models.BigIntegerField()
-    disk_bytes = models.BigIntegerField()
-    players = models.IntegerField(null=True)
-    uptime_seconds = models.BigIntegerField()
-    network_rx_bytes = models.BigIntegerField(null=True)
-    network_tx_bytes = models.BigIntegerField(null=True)
 
     class Meta:
         db_table = "analytics_usage_latest"
-
-    def __str__(self) -> str:
-        return f"{self.instance_id} at {self.at:%Y-%m-%d %H:%M:%S}"
