@@ -57,9 +57,12 @@ def uptime_representation(uptime: Any) -> dict[str, Any]:
         "days": [
             {
                 "date": day.date.strftime("%Y-%m-%d"),
-                "uptime_percent": uptime_percent(day.up_seconds, day.down_seconds),
-                "up_seconds": round(day.up_seconds),
-                "down_seconds": round(day.down_seconds),
+                "uptime_percent": uptime_percent(day.up_seconds, day.down_seconds)
+                if day.known
+                else None,
+                "up_seconds": round(day.up_seconds) if day.known else None,
+                "down_seconds": round(day.down_seconds) if day.known else None,
+                "incidents": day.incidents if day.known else None,
             }
             for day in uptime.days
         ],

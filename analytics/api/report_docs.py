@@ -275,9 +275,9 @@ UPTIME_REPORT_DOC = _doc(
     "Per month and server or bot: `uptime`, the share of the time it was meant to run during "
     "which it ran (null when it was never meant to run), the seconds up and down, and the "
     "incidents (crashes) that began in the month; worked out from its status changes and "
-    "crashes as `GET /v1/servers/{id}/uptime` does. The event log reaches back "
-    "`EVENT_RETENTION_DAYS` (30): older months have no figures (null), the month it begins in "
-    "is counted from there. Keys with `analytics:read`; only the key's own account.",
+    "crashes as `GET /v1/servers/{id}/uptime` does (the event log, and before it the days "
+    "housekeeping recorded); a month none of whose days is known has no figures (null). Keys "
+    "with `analytics:read`; only the key's own account.",
     [START_MONTH, END_MONTH],
     _examples(
         "A month with one crash",

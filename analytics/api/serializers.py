@@ -59,10 +59,15 @@ METRICS_EXAMPLES = response_examples("The last hour, every 10 seconds", "metrics
 class UptimeDaySerializer(serializers.Serializer):
     date = serializers.DateField()
     uptime_percent = serializers.FloatField(
-        allow_null=True, help_text="Null on a day it was never meant to run."
+        allow_null=True,
+        help_text="Null on a day it was never meant to run, or that is not known (before the "
+        "event log, and not recorded).",
     )
-    up_seconds = serializers.IntegerField()
-    down_seconds = serializers.IntegerField()
+    up_seconds = serializers.IntegerField(allow_null=True, help_text="Null: not known.")
+    down_seconds = serializers.IntegerField(allow_null=True, help_text="Null: not known.")
+    incidents = serializers.IntegerField(
+        allow_null=True, help_text="Incidents (crashes) that began that day; null: not known."
+    )
 
 
 class IncidentSerializer(serializers.Serializer):
@@ -99,8 +104,20 @@ UPTIME_EXAMPLE = {
     "up_seconds": 171600,
     "down_seconds": 1200,
     "days": [
-        {"date": "2026-11-22", "uptime_percent": 100.0, "up_seconds": 86400, "down_seconds": 0},
-        {"date": "2026-11-23", "uptime_percent": 98.611, "up_seconds": 85200, "down_seconds": 1200},
+        {
+            "date": "2026-11-22",
+            "uptime_percent": 100.0,
+            "up_seconds": 86400,
+            "down_seconds": 0,
+            "incidents": 0,
+        },
+        {
+            "date": "2026-11-23",
+            "uptime_percent": 98.611,
+            "up_seconds": 85200,
+            "down_seconds": 1200,
+            "incidents": 1,
+        },
     ],
     "incidents": [
         {

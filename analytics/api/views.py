@@ -134,7 +134,9 @@ class InstanceUptimeViewSet(InstanceAnalyticsMixin, ApiViewSet):
         "ran, over the range and per UTC day, worked out from its status changes and crashes. "
         "A crash opens an incident that lasts until it runs again or someone stops it on "
         "purpose; time stopped on purpose, suspended or installing counts neither way. The "
-        "event log it is read from keeps `EVENT_RETENTION_DAYS` (30 by default).",
+        "event log keeps `EVENT_RETENTION_DAYS` (30 by default); earlier days come from the "
+        "uptime housekeeping records each day (whole UTC days, without the incidents' "
+        "details), and a day neither covers is null.",
         parameters=[
             *range_parameters("30 days"),
         ],

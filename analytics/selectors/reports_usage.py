@@ -1,14 +1,12 @@
 """The customer's usage and uptime reports, per month and per server or bot.
 
 Usage comes from the day rollups (kept for ever): a month's row for a server adds up its day
-rows. Uptime comes from the event log (``analytics.selectors.uptime``), which reaches back
-``EVENT_RETENTION_DAYS``: a month before that has no figures (null), and the month the log
-begins in is counted from that day.
+rows. Uptime comes from the event log where it reaches and from the recorded days before
+(``analytics.selectors.uptime``); a month none of whose days is known has no figures (null).
 """
 
-from datetime import date, timedelta
+from datetime import date
 
-from django.conf import settings
 from django.db.models import Max, Sum
 from django.utils import timezone
 
@@ -99,30 +97,29 @@ def usage_report(*, account_id: str, first: date, last: date) -> Report:
 
 def uptime_report(*, account_id: str, first: date, last: date) -> Report:
     """Per month and server or bot: uptime, time up and down, and incidents that began in
-    the month; months the event log no longer covers are null."""
+    the month; a month none of whose days is known (before the event log, not recorded) is
+    null."""
     instances = _instances(account_id)
     now = timezone.now()
-    horizon = now - timedelta(days=settings.EVENT_RETENTION_DAYS)
     rows = []
     for month in months(first, last):
-        start, end = max(midnight(month), horizon), min(midnight(month_after(month)), now)
-        covered = start < end
-        figures = instances_uptime(instances, start=start, end=end) if covered else {}
+        start, end = midnight(month), min(midnight(month_after(month)), now)
+        figures = instances_uptime(instances, start=start, end=end, now=now) if start < end else {}
         for instance in sorted(instances, key=lambda i: (i.name.lower(), i.pk)):
             if instance.created_at >= end:
                 continue
             uptime = figures.get(instance.pk)
-            up = None if uptime is None else round(uptime.up_seconds)
-            down = None if uptime is None else round(uptime.down_seconds)
+            known = uptime is not None and uptime.known
+            up = round(uptime.up_seconds) if known else None
+            down = round(uptime.down_seconds) if known else None
             rows.append(
                 {
                     "month": month_label(month), "kind": instance.kind,
                     "instance_id": instance.pk, "name": instance.name,
-                    "uptime": None if uptime is None else share(up, up + down),
+                    "uptime": share(up, up + down) if known else None,
                     "up_seconds": up, "down_seconds": down,
-                    "incidents": None if uptime is None else sum(
-                        1 for incident in uptime.incidents if incident.started_at >= start
-                    ),
+                    "incidents": sum(day.incidents for day in uptime.days if day.known)
+                    if known else None,
                 }
             )  # fmt: skip
     return Report(

@@ -17,8 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
+from analytics.models import UptimeDay, UptimeRecordedDay
 from events.selectors import lifecycle_events
 from hosting.errors import InvalidParameter
 
@@ -54,6 +56,8 @@ class Day:
     date: datetime  # midnight UTC
     up_seconds: float = 0
     down_seconds: float = 0
+    incidents: int = 0  # that began this day
+    known: bool = True  # False: before the event log, and not recorded
 
 
 @dataclass
@@ -70,6 +74,11 @@ class Uptime:
     @property
     def down_seconds(self) -> float:
         return sum(day.down_seconds for day in self.days)
+
+    @property
+    def known(self) -> bool:
+        """Whether any of its days is known (recorded, or in the event log)."""
+        return any(day.known for day in self.days)
 
 
 def next_state(state: str, change: Change) -> str:
@@ -135,6 +144,9 @@ def uptime_of(
         new = next_state(state, change)
         if new == DOWN and state != DOWN:
             incident = Incident(change.at, None, change.reason or "Crashed")
+            for day in result.days:
+                if day.date <= change.at < day.date + timedelta(days=1) and change.at >= start:
+                    day.incidents += 1
         elif new != DOWN and incident is not None:
             incident.ended_at = change.at
             if change.at > start:
@@ -182,23 +194,76 @@ def uptime_range(
     return start.astimezone(UTC), end.astimezone(UTC)
 
 
-def instances_uptime(instances: Iterable, *, start: datetime, end: datetime) -> dict[str, Uptime]:
-    """Each instance's uptime over ``[start, end)``, from one query of the event log."""
+def log_start(now: datetime | None = None) -> datetime:
+    """The first midnight the event log covers whole: before it, uptime comes from the recorded
+    days (``UptimeDay``)."""
+    now = now or timezone.now()
+    horizon = now - timedelta(days=settings.EVENT_RETENTION_DAYS)
+    return horizon.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+
+
+def instances_uptime(
+    instances: Iterable, *, start: datetime, end: datetime, now: datetime | None = None
+) -> dict[str, Uptime]:
+    """Each instance's uptime over ``[start, end)``: from the event log (one query per
+    account) where it covers the range, and from the recorded days (whole UTC days) before."""
     instances = list(instances)
+    cutoff = max(start, min(end, log_start(now)))
+    recorded = _recorded(instances, start, cutoff) if start < cutoff else {}
     by_account: dict[str, list] = {}
     for instance in instances:
         by_account.setdefault(instance.account_id, []).append(instance)
     changes: dict[str, list[Change]] = {}
-    for account_id, members in by_account.items():
-        events = lifecycle_events(account_id=account_id, object_ids=[i.pk for i in members])
-        changes |= _changes(events.filter(created_at__lt=end))
-    return {
-        instance.pk: uptime_of(
+    if cutoff < end:
+        for account_id, members in by_account.items():
+            events = lifecycle_events(account_id=account_id, object_ids=[i.pk for i in members])
+            changes |= _changes(events.filter(created_at__lt=end))
+    answers = {}
+    for instance in instances:
+        logged = uptime_of(
             changes.get(instance.pk, []),
             status_now=instance.status,
-            start=start,
+            start=cutoff,
             end=end,
             created_at=instance.created_at,
         )
-        for instance in instances
+        days = recorded.get(instance.pk, [])
+        answers[instance.pk] = Uptime(
+            start=start, end=end, days=days + logged.days, incidents=logged.incidents
+        )
+    return answers
+
+
+def _recorded(instances: list, start: datetime, end: datetime) -> dict[str, list[Day]]:
+    """The recorded days of ``[start, end)`` (whole days), per instance; a day not recorded is
+    not known."""
+    first, last = start.date(), (end - timedelta(microseconds=1)).date()
+    taken = set(
+        UptimeRecordedDay.objects.filter(day__gte=first, day__lte=last).values_list(
+            "day", flat=True
+        )
+    )
+    rows = {
+        (row.instance_id, row.day): row
+        for row in UptimeDay.objects.filter(
+            instance_id__in=[i.pk for i in instances], day__gte=first, day__lte=last
+        )
     }
+    found: dict[str, list[Day]] = {}
+    for instance in instances:
+        days, day = [], first
+        while day <= last:
+            row = rows.get((instance.pk, day))
+            midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
+            days.append(
+                Day(
+                    date=midnight,
+                    up_seconds=row.up_seconds if row else 0,
+                    down_seconds=row.down_seconds if row else 0,
+                    incidents=row.incidents if row else 0,
+                    known=day in taken,
+                )
+            )
+            day += timedelta(days=1)
+        found[instance.pk] = days
+    return found

@@ -79,7 +79,7 @@ def _event(instance, when, event, previous, status):
 
 
 def test_uptime_per_month_within_the_event_log(owner_api, account, settings):
-    settings.EVENT_RETENTION_DAYS = 30  # the log reaches back to 2026-10-16 12:00
+    settings.EVENT_RETENTION_DAYS = 30  # the log covers whole days from 2026-10-17 on
     server = ServerFactory(
         account=account, name="Survival", created_at=datetime(2026, 10, 1, tzinfo=UTC)
     )
@@ -92,10 +92,11 @@ def test_uptime_per_month_within_the_event_log(owner_api, account, settings):
     answer = get(owner_api, "/v1/analytics/reports/uptime", start_month="2026-09",
                  end_month="2026-11")  # fmt: skip
     assert answer.json()["data"]["report"]["rows"] == [
-        # September: before the server existed, no row. October: counted from the log's
-        # start, 2026-10-16 12:00, to November: 15.5 days running = 1,339,200 s.
+        # September: before the server existed, no row. October: the 1st to the 16th are
+        # before the log and were not recorded (not known); from the 17th to November, 15
+        # days running = 1,296,000 s.
         {"month": "2026-10", "kind": "server", "instance_id": server.id, "name": "Survival",
-         "uptime": 1.0, "up_seconds": 1339200, "down_seconds": 0, "incidents": 0},
+         "uptime": 1.0, "up_seconds": 1296000, "down_seconds": 0, "incidents": 0},
         # November to now (14.5 days = 1,252,800 s): down 21 minutes (1,260 s) after the
         # crash; 1,251,540 / 1,252,800 = 0.99899 → 0.999.
         {"month": "2026-11", "kind": "server", "instance_id": server.id, "name": "Survival",

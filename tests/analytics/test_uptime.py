@@ -4,12 +4,24 @@ the range, and the incidents."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 
+from analytics.models import UptimeDay, UptimeRecordedDay
+from analytics.services.uptime import uptime_days_record
 from events.models import Event
 from tests.factories import BotFactory, ServerFactory
 
 pytestmark = pytest.mark.django_db
 D = datetime(2026, 11, 10, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def _ten_days_later():
+    """The history below is well inside the event log's 30 days."""
+    with time_machine.travel(D + timedelta(days=10), tick=False):
+        yield
+
+
 MS = timedelta(milliseconds=1)
 
 
@@ -56,8 +68,11 @@ def _log(instance, owner, history=HISTORY):
         )
 
 
-def _day(date: str, percent: float, up: int, down: int) -> dict:
-    return {"date": date, "uptime_percent": percent, "up_seconds": up, "down_seconds": down}
+def _day(date: str, percent: float, up: int, down: int, incidents: int) -> dict:
+    return {
+        "date": date, "uptime_percent": percent, "up_seconds": up, "down_seconds": down,
+        "incidents": incidents,
+    }  # fmt: skip
 
 
 @pytest.fixture
@@ -86,9 +101,9 @@ def test_uptime_per_day_and_over_the_range_with_its_incidents(owner_api, owner, 
         "up_seconds": 139020,
         "down_seconds": 8460,
         "days": [
-            _day("2026-11-10", 97.616, 49140, 1200),
-            _day("2026-11-11", 88.786, 57480, 7260),
-            _day("2026-11-12", 100.0, 32400, 0),
+            _day("2026-11-10", 97.616, 49140, 1200, 1),
+            _day("2026-11-11", 88.786, 57480, 7260, 1),
+            _day("2026-11-12", 100.0, 32400, 0, 0),
         ],
         "incidents": [
             {
@@ -165,3 +180,61 @@ def test_a_backwards_range_is_refused(owner_api, server):
     )
     assert answer.status_code == 400
     assert answer.json()["error"]["details"]["parameters"][0]["name"] == "end"
+
+
+# --- Recorded days: uptime beyond the event log -----------------------------------------------
+
+
+def test_housekeeping_records_each_finished_day_once(owner, server):
+    _log(server, owner)
+    # Now 2026-11-20 12:00: the log covers whole days from 2026-10-22 to yesterday, the 19th.
+    assert uptime_days_record() == 29
+    assert uptime_days_record() == 0
+    assert UptimeRecordedDay.objects.count() == 29
+    rows = {
+        row.day.isoformat(): (row.up_seconds, row.down_seconds, row.incidents)
+        for row in UptimeDay.objects.filter(instance_id=server.id)
+    }
+    # Before the 10th it was stopped (off): no rows; the 12th it ran until 09:00.
+    assert rows == {
+        "2026-11-10": (49140, 1200, 1),
+        "2026-11-11": (57480, 7260, 1),
+        "2026-11-12": (32400, 0, 0),
+    }
+
+
+def test_uptime_before_the_event_log_comes_from_the_recorded_days(
+    owner_api, owner, server, settings
+):
+    _log(server, owner)
+    uptime_days_record()
+    # The log shrinks to 5 days and its old events go: the 10th to 12th are recorded days now.
+    settings.EVENT_RETENTION_DAYS = 5
+    Event.objects.filter(created_at__lt=D + timedelta(days=5)).delete()
+    answer = owner_api.get(
+        f"/v1/servers/{server.id}/uptime",
+        {"start": "2026-11-09T00:00:00Z", "end": "2026-11-13T00:00:00Z"},
+    )
+    uptime = answer.json()["data"]["uptime"]
+    days = [(d["date"], d["up_seconds"], d["down_seconds"], d["incidents"]) for d in uptime["days"]]
+    assert days == [
+        ("2026-11-09", 0, 0, 0),  # recorded: not meant to run
+        ("2026-11-10", 49140, 1200, 1),
+        ("2026-11-11", 57480, 7260, 1),
+        ("2026-11-12", 32400, 0, 0),
+    ]  # fmt: skip
+    assert (uptime["up_seconds"], uptime["down_seconds"]) == (139020, 8460)
+    assert uptime["incidents"] == []  # their details went with the events
+
+
+def test_days_before_the_log_that_were_not_recorded_are_unknown(owner_api, server, settings):
+    settings.EVENT_RETENTION_DAYS = 5
+    answer = owner_api.get(
+        f"/v1/servers/{server.id}/uptime",
+        {"start": "2026-11-09T00:00:00Z", "end": "2026-11-10T00:00:00Z"},
+    )
+    day = answer.json()["data"]["uptime"]["days"][0]
+    assert day == {
+        "date": "2026-11-09", "uptime_percent": None, "up_seconds": None,
+        "down_seconds": None, "incidents": None,
+    }  # fmt: skip
