@@ -97,7 +97,8 @@
       const li = document.createElement("li");
       const p = day.uptime_percent;
       li.dataset.level = p === null ? "off" : p >= 99.9 ? "full" : p >= 95 ? "partial" : "poor";
-      li.title = day.date + ": " + (p === null ? "not meant to run" : p.toFixed(2) + " % up");
+      const unknown = day.up_seconds === null;
+      li.title = day.date + ": " + (unknown ? "not known" : p === null ? "not meant to run" : p.toFixed(2) + " % up");
       li.setAttribute("aria-label", li.title);
       return li;
     }));
