@@ -1,11 +1,11 @@
 """The arithmetic of rollups, in one place: a sample becomes a partial aggregate, two partial
-aggregates merge into one, and a partial aggregate answers min, avg, max, last or a total.
+aggregates merge into one (and a series reads them back, ``analytics.selectors.usage``).
 
 A partial aggregate is a dict with the columns of ``UsageRollup`` (less instance and bucket).
 Merging is associative and commutative, so a minute, an hour or a thirty-day bucket is the same
 merge of whatever rows cover it: the ingest builds the minute, hour and day rows with it (and
 the database repeats it in SQL when a row already exists, ``analytics.services.usage``), and a
-metrics query merges stored rows into its own buckets with it.
+metrics query merges stored rows into its own buckets the same way.
 """
 
 from datetime import datetime
@@ -77,17 +77,6 @@ def merge(a: Partial, b: Partial) -> Partial:
 def merge_into(buckets: dict[Any, Partial], key: Any, partial: Partial) -> None:
     current = buckets.get(key)
     buckets[key] = partial if current is None else merge(current, partial)
-
-
-def value(partial: Partial, metric: str, aggregate: str) -> float | int | None:
-    """One figure of a partial aggregate: a counter's total, or a gauge's ``aggregate``."""
-    if metric in COUNTERS:
-        return partial[metric]
-    if aggregate == "avg":
-        count = partial["players_samples"] if metric == "players" else partial["samples"]
-        total = partial[f"{metric}_sum"]
-        return None if not count or total is None else total / count
-    return partial[f"{metric}_{aggregate}"]
 
 
 def counter_delta(

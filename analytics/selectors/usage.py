@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Max, Sum
@@ -127,17 +128,50 @@ def metrics_plan(
     return Plan(_at(first), _at(last), wanted, level)
 
 
-def _partials(level: Level, instance_ids: list[str], start: datetime, end: datetime):
-    """``(instance_id, time, partial)`` of the rows of ``level`` in ``[start, end)``."""
-    rows = level.model.objects.filter(
-        instance_id__in=instance_ids,
-        **{f"{level.time_field}__gte": start, f"{level.time_field}__lt": end},
-    ).values()
-    if level.name == "raw":
-        return ((row["instance_id"], row["at"], rollups.from_sample(row)) for row in rows)
-    return (
-        (row["instance_id"], row["bucket"], {c: row[c] for c in rollups.COLUMNS}) for row in rows
-    )
+def _reader(level: Level, metric: str, aggregate: str) -> tuple[str, str | None, str]:
+    """How one metric is read from one table: ``(value column, weight or time column, how)``.
+    The same arithmetic as ``rollups.merge``, on the columns a series
+    needs only (a 30-day series reads 720 rows of 2 to 9 columns, not of 29)."""
+    raw = level.name == "raw"
+    if metric in COUNTERS:
+        return (metric.replace("_bytes", "_delta") if raw else metric), None, "sum"
+    if aggregate == "avg":
+        if raw:
+            return metric, None, "mean"
+        return (
+            f"{metric}_sum",
+            ("players_samples" if metric == "players" else "samples"),
+            "weighted",
+        )
+    if aggregate == "last":
+        return (metric if raw else f"{metric}_last"), ("at" if raw else "last_at"), "last"
+    return (metric if raw else f"{metric}_{aggregate}"), None, aggregate
+
+
+def _fold(how: str, state: Any, value: Any, extra: Any) -> Any:
+    """One row into a bucket's running figure."""
+    if how == "last":
+        return (extra, value) if state is None or extra >= state[0] else state
+    if value is None:
+        return state
+    if how == "sum":
+        return value if state is None else state + value
+    if how == "min":
+        return value if state is None else min(state, value)
+    if how == "max":
+        return value if state is None else max(state, value)
+    weight = 1 if how == "mean" else extra
+    return (value, weight) if state is None else (state[0] + value, state[1] + weight)
+
+
+def _figure(how: str, state: Any) -> float | int | None:
+    if state is None:
+        return None
+    if how == "last":
+        return state[1]
+    if how in ("mean", "weighted"):
+        return state[0] / state[1] if state[1] else None
+    return state
 
 
 def metrics_series(
@@ -150,16 +184,32 @@ def metrics_series(
     """The instance's ``metrics`` over the plan's buckets; a bucket without samples (or, for
     players and network, without that figure) has no point. Counters are totals per bucket,
     gauges the ``aggregate`` of their samples."""
-    buckets: dict[int, rollups.Partial] = {}
-    for _, moment, partial in _partials(plan.level, [instance_id], plan.start, plan.end):
-        rollups.merge_into(buckets, _epoch(moment) // plan.step * plan.step, partial)
+    metrics = list(metrics)
+    readers = [_reader(plan.level, metric, aggregate) for metric in metrics]
+    columns = list(dict.fromkeys(c for r in readers for c in r[:2] if c is not None))
+    index = {column: number for number, column in enumerate(columns, start=1)}
+    rows = plan.level.model.objects.filter(
+        instance_id=instance_id,
+        **{f"{plan.level.time_field}__gte": plan.start, f"{plan.level.time_field}__lt": plan.end},
+    ).values_list(plan.level.time_field, *columns)
+    step = plan.step
+    buckets: dict[int, list[Any]] = {}
+    for row in rows:
+        key = int(row[0].timestamp()) // step * step
+        states = buckets.get(key)
+        if states is None:
+            states = buckets[key] = [None] * len(readers)
+        for number, (value_column, extra_column, how) in enumerate(readers):
+            extra = row[index[extra_column]] if extra_column is not None else None
+            states[number] = _fold(how, states[number], row[index[value_column]], extra)
     ordered = sorted(buckets.items())
     series = []
-    for metric in metrics:
-        how = "sum" if metric in COUNTERS else aggregate
-        points = [(_at(key), rollups.value(partial, metric, aggregate)) for key, partial in ordered]
+    for number, metric in enumerate(metrics):
+        how = readers[number][2]
+        points = [(_at(key), _figure(how, states[number])) for key, states in ordered]
         points = [(moment, figure) for moment, figure in points if figure is not None]
-        series.append(Series(metric, rollups.UNITS[metric], how, points))
+        shown = "sum" if metric in COUNTERS else aggregate
+        series.append(Series(metric, rollups.UNITS[metric], shown, points))
     return series
 
 
