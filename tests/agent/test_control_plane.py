@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from django.test.testcases import LiveServerThread, _StaticFilesHandler
 
-from analytics.models import UsageSample
+from analytics.models import UsageLatest, UsageMinute, UsageSample
 from events.models import Event
 from servers.models import Allocation, Game, Server
 from tests.agent.aio import run
@@ -122,7 +122,10 @@ def test_a_server_really_runs_on_the_node(node_agent, owner_api):
         lambda: UsageSample.objects.filter(instance_id=server.id).exists(), what="a usage sample"
     )
     sample = UsageSample.objects.filter(instance_id=server.id).latest("at")
-    assert sample.memory_bytes > 0 and sample.node_id == node.id
+    assert sample.memory_bytes > 0 and sample.uptime_seconds >= 0
+    # ... and it is in the rollups and the live figures too.
+    assert UsageMinute.objects.filter(instance_id=server.id).exists()
+    assert UsageLatest.objects.get(instance_id=server.id).at >= sample.at
 
     # A crash: reported by the agent, handled by the control plane, restarted by the worker.
     run(console_session(console, "crash", None))
