@@ -32,12 +32,42 @@ from analytics.selectors.usage import (
     usage_range_level,
 )
 from hosting.api.params import datetime_value, integer_value, invalid_parameter, single_value
-from hosting.api.schema import envelope
+from hosting.api.schema import envelope, error_doc
 from hosting.api.views import ApiViewSet
 from hosting.errors import NotFound
 from servers.selectors import bots_of_account, servers_of_account
 
 READ = ["analytics:read"]
+
+
+def bad_parameter(problems: str, example: str, name: str):
+    return error_doc(
+        400,
+        "invalid_parameter",
+        "`invalid_parameter` (details.parameters): a parameter given twice or malformed, "
+        f"{problems}.",
+        example,
+        {"parameters": [{"name": name, "code": "invalid", "message": example}]},
+    )
+
+
+SERIES_BAD = bad_parameter(
+    "`end` not after `start`, a range of more than 3,660 days, a `step` below 10, an unknown "
+    "metric or aggregate",
+    "end must be after start.",
+    "end",
+)
+UPTIME_BAD = bad_parameter(
+    "`end` not after `start` (or `start` after now), a range of more than 400 days",
+    "end must be after start, and start before now.",
+    "end",
+)
+USAGE_BAD = bad_parameter(
+    "`end` not after `start`, a range of more than 3,660 days, an unknown `top`, a `limit` "
+    "outside 1 to 100",
+    "end must be after start.",
+    "end",
+)
 
 
 def range_parameters(default: str) -> list[OpenApiParameter]:
@@ -100,7 +130,7 @@ class InstanceMetricsViewSet(InstanceAnalyticsMixin, ApiViewSet):
         "(for ever), whichever fits the step. Gauges give the `aggregate` of each bucket's "
         "samples, network counters the bytes moved in it.",
         parameters=METRICS_PARAMETERS,
-        responses=envelope("metrics", MetricsSerializer()),
+        responses={200: envelope("metrics", MetricsSerializer()), 400: SERIES_BAD},
         examples=METRICS_EXAMPLES,
         tags=["Analytics"],
     )
@@ -140,7 +170,7 @@ class InstanceUptimeViewSet(InstanceAnalyticsMixin, ApiViewSet):
         parameters=[
             *range_parameters("30 days"),
         ],
-        responses=envelope("uptime", UptimeSerializer()),
+        responses={200: envelope("uptime", UptimeSerializer()), 400: UPTIME_BAD},
         examples=UPTIME_EXAMPLES,
         tags=["Analytics"],
     )
@@ -170,7 +200,7 @@ class AccountUsageViewSet(ApiViewSet):
             ),
             OpenApiParameter("limit", int, description="How many consumers, 1 to 100 (10)."),
         ],
-        responses=envelope("usage", AccountUsageSerializer()),
+        responses={200: envelope("usage", AccountUsageSerializer()), 400: USAGE_BAD},
         examples=ACCOUNT_USAGE_EXAMPLES,
         tags=["Analytics"],
     )
