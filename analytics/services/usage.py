@@ -36,7 +36,7 @@ LEVELS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Measurement:
     """One sample as a node reports it (validated by the caller)."""
 
@@ -70,21 +70,24 @@ def usage_record(*, measurements: list[Measurement], now: datetime | None = None
     if not kept:
         return Recorded(0, 0, out_of_range)
     kept.sort(key=lambda m: (m.instance_id, m.at))
-    times = [m.at.astimezone(UTC) for m in kept]
-    partitions.partitions_ensure(UsageSample._meta.db_table, times)
-    partitions.partitions_ensure(UsageMinute._meta.db_table, times)
-    partitions.partitions_ensure(UsageHour._meta.db_table, times)
+    # A partition per day (or month) is enough to ask for: the days of the batch.
+    days = {m.at.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0) for m in kept}
+    for model in (UsageSample, UsageMinute, UsageHour):
+        partitions.partitions_ensure(model._meta.db_table, days)
 
     rows = _with_deltas(kept)
     inserted = _insert_new(rows)
-    fresh = [row for row in rows if (row["instance_id"], row["at"]) in inserted]
+    fresh = [
+        (row, rollups.from_sample(row))
+        for row in rows
+        if (row["instance_id"], row["at"]) in inserted
+    ]
     for model, floor in LEVELS:
         buckets: dict[tuple[str, datetime], rollups.Partial] = {}
-        for row in fresh:
-            key = (row["instance_id"], floor(row["at"]))
-            rollups.merge_into(buckets, key, rollups.from_sample(row))
+        for row, partial in fresh:  # merge returns new dicts: one partial serves every level
+            rollups.merge_into(buckets, (row["instance_id"], floor(row["at"])), partial)
         _upsert_rollups(model, buckets)
-    _upsert_latest(fresh)
+    _upsert_latest([row for row, _ in fresh])
     return Recorded(len(fresh), len(in_range) - len(fresh), out_of_range)
 
 
