@@ -23,7 +23,13 @@ def figure(value: float | int, unit: str) -> float | int:
 
 
 def metrics_representation(plan: Any, series: list[Any]) -> dict[str, Any]:
-    """A ``metrics_plan`` and its ``metrics_series``, as the API shows them."""
+    """A ``metrics_plan`` and its ``metrics_series``, as the API shows them (each bucket's
+    time written once, however many series share it)."""
+    times: dict[datetime, str] = {}
+    for one in series:
+        for moment, _ in one.points:
+            if moment not in times:
+                times[moment] = timestamp(moment)
     return {
         "start": timestamp(plan.start),
         "end": timestamp(plan.end),
@@ -33,7 +39,7 @@ def metrics_representation(plan: Any, series: list[Any]) -> dict[str, Any]:
                 "metric": one.metric,
                 "unit": one.unit,
                 "aggregate": one.aggregate,
-                "points": [[timestamp(t), figure(v, one.unit)] for t, v in one.points],
+                "points": [[times[t], figure(v, one.unit)] for t, v in one.points],
             }
             for one in series
         ],
