@@ -33,7 +33,9 @@ for name in ["base.html", "404.html", "500.html", "dashboard/home.html",
     get_template(name)
 for path in ["css/dashboard.css", "js/dashboard.js", "js/console.js",
              "vendor/xterm/xterm/xterm.js", "vendor/xterm/xterm/LICENSE",
-             "vendor/chart.js/chart.umd.min.js", "js/usage_charts.js"]:
+             "vendor/chartjs/chart.umd.min.js", "js/usage_charts.js",
+             "vendor/xterm/addon-fit/addon-fit.js", "js/overview_charts.js",
+             "js/staff_reports.js"]:
     assert finders.find(path), f"static file {path} is not in the wheel"
 for label in [
     "hosting", "accounts", "billing", "events", "servers", "webhooks", "idempotency",

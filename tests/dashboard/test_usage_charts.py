@@ -34,7 +34,7 @@ def test_the_page_offers_the_charts_and_their_data(owner, server):
     client = signed_in(owner)
     page = client.get(f"/servers/{server.id}").content.decode()
     assert f'data-url="/servers/{server.id}/usage"' in page
-    assert "vendor/chart.js/chart.umd.min.js" in page and "js/usage_charts.js" in page
+    assert "vendor/chartjs/chart.umd.min.js" in page and "js/usage_charts.js" in page
     answer = client.get(f"/servers/{server.id}/usage", {"range": "1h"})
     assert answer.status_code == 200
     data = answer.json()["data"]
