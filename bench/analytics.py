@@ -488,7 +488,10 @@ def measure_ingest(args, gunicorn: Server, data: Dataset) -> IngestResult:
     t0 = floor_to(datetime.now(UTC), 60) - timedelta(days=2)
     counter = iter(range(10**9))
     lock = threading.Lock()
-    body = sample_body(data.ingest_ids, args.ingest_batch, next(counter), t0)
+    # The batch's servers: all of the node's (one sample each a request) or fewer, so a request
+    # holds several samples of each, as an agent's batch does (--ingest-servers 334: 3 each).
+    ids = data.ingest_ids[: args.ingest_servers or None]
+    body = sample_body(ids, args.ingest_batch, next(counter), t0)
     status, accepted, answer = post_usage(gunicorn.port, data.node_token, body)  # warm-up
     if status != 202 or accepted != args.ingest_batch:
         raise RuntimeError(f"usage ingest answered {status}: {answer[:300]!r}")
@@ -501,7 +504,7 @@ def measure_ingest(args, gunicorn: Server, data: Dataset) -> IngestResult:
         while time.monotonic() < end:
             with lock:
                 number = next(counter)
-            body = sample_body(data.ingest_ids, args.ingest_batch, number, t0)
+            body = sample_body(ids, args.ingest_batch, number, t0)
             began = time.perf_counter()
             try:
                 status, accepted, answer = post_usage(gunicorn.port, data.node_token, body)
@@ -1064,6 +1067,12 @@ def parse_args():
     parser.add_argument("--ingest-seconds", type=float, default=15)
     parser.add_argument("--ingest-threads", type=int, default=3)
     parser.add_argument("--ingest-batch", type=int, default=1000, help="samples per request")
+    parser.add_argument(
+        "--ingest-servers",
+        type=int,
+        default=0,
+        help="servers a request's samples are spread over (default: the node's 1,000)",
+    )
     parser.add_argument("--expiry-servers", type=int, default=10_000)
     parser.add_argument("--skip-expiry", action="store_true")
     parser.add_argument(
