@@ -81,12 +81,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.api import (  # noqa: E402 - the path above makes the project importable
     Server,
-    bench_environment,
     cpu_ticks,
     database_url,
     machine_summary,
-    migrate,
-    recreate_database,
+    one_worker_environment,
+    prepare_control_plane,
     start_server,
     stop_server,
     wait_until_listening,
@@ -181,21 +180,6 @@ def backend_pids(conn: psycopg.Connection) -> list[int]:
 
 
 # --- Control plane ---------------------------------------------------------------------------
-
-
-def environment(args) -> dict[str, str]:
-    env = bench_environment(database_url(args.postgres, DB_NAME))
-    env.update(REDIS_URL=args.redis, WEB_CONCURRENCY="1", DEBUG="false")
-    return env
-
-
-def prepare_control_plane(args, env: dict[str, str]) -> None:
-    import django
-
-    recreate_database(args.postgres, DB_NAME)
-    migrate(env)
-    os.environ.update(env)
-    django.setup()
 
 
 @dataclass
@@ -958,8 +942,8 @@ def main() -> int:
     print(machine_summary(), flush=True)
     print(f"at the start: {load_average()}", flush=True)
     python = workload_python()
-    env = environment(args)
-    prepare_control_plane(args, env)
+    env = one_worker_environment(args.postgres, args.redis, DB_NAME)
+    prepare_control_plane(args.postgres, DB_NAME, env)
     setup = create_node(args.servers, python)
     print(f"control plane ready ({time.monotonic() - wall:.0f} s); workload interpreter {python}")
 

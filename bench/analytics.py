@@ -81,7 +81,6 @@ import http.client
 import io
 import json
 import math
-import os
 import pstats
 import random
 import shutil
@@ -107,16 +106,15 @@ from bench.agent import (  # noqa: E402 - the path above makes the project impor
     percentile,
     post_usage,
 )
-from bench.api import (  # noqa: E402
+from bench.api import (  # noqa: E402 - the path above makes the project importable
     Server,
-    bench_environment,
     cpu_ms_between,
     cpu_ticks,
     database_url,
     load_servers,
     machine_summary,
-    migrate,
-    recreate_database,
+    one_worker_environment,
+    prepare_control_plane,
     start_server,
     stop_server,
     wait_until_listening,
@@ -266,21 +264,6 @@ def free_gb() -> float:
 
 
 # --- 1. Control plane --------------------------------------------------------------------------
-
-
-def environment(args) -> dict[str, str]:
-    env = bench_environment(database_url(args.postgres, DB_NAME))
-    env.update(REDIS_URL=args.redis, WEB_CONCURRENCY="1", DEBUG="false")
-    return env
-
-
-def prepare_control_plane(args, env: dict[str, str]) -> None:
-    import django
-
-    recreate_database(args.postgres, DB_NAME)
-    migrate(env)
-    os.environ.update(env)
-    django.setup()
 
 
 # --- 2. Dataset ----------------------------------------------------------------------------------
@@ -1108,9 +1091,9 @@ def main() -> int:
     log(machine_summary())
     log(code_version())
     log(f"at the start: {load_average()}; {free_gb():.0f} GB free")
-    env = environment(args)
+    env = one_worker_environment(args.postgres, args.redis, DB_NAME)
     db_url = env["DATABASE_URL"]
-    prepare_control_plane(args, env)
+    prepare_control_plane(args.postgres, DB_NAME, env)
 
     log(f"\n2. dataset: {args.servers:,} servers with {args.days} days of hour and day rows")
     data = build_dataset(args, db_url)

@@ -113,6 +113,23 @@ def migrate(env: dict[str, str]) -> None:
     )
 
 
+def one_worker_environment(postgres: str, redis: str, db_name: str) -> dict[str, str]:
+    """The production settings of a bench with its own database and ONE sync web worker."""
+    env = bench_environment(database_url(postgres, db_name))
+    env.update(REDIS_URL=redis, WEB_CONCURRENCY="1", DEBUG="false")
+    return env
+
+
+def prepare_control_plane(postgres: str, db_name: str, env: dict[str, str]) -> None:
+    """The bench's database made afresh and migrated, and Django set up in this process."""
+    import django
+
+    recreate_database(postgres, db_name)
+    migrate(env)
+    os.environ.update(env)
+    django.setup()
+
+
 def flush_redis() -> None:
     """Empty the bench's own Redis database (rate-limit counters, cached keys of old runs)."""
     import redis
