@@ -30,6 +30,7 @@ _OFF_STATUSES = frozenset(
     {"stopping", "suspended", "deleting", "installing", "provisioning", "install_failed"}
 )
 MAX_RANGE = timedelta(days=400)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -181,10 +182,11 @@ def _changes(events) -> dict[str, list[Change]]:
 def uptime_range(
     start: datetime | None, end: datetime | None, *, now: datetime | None = None
 ) -> tuple[datetime, datetime]:
-    """The range asked for, or the last 30 days; never past now."""
+    """The range asked for, or the last 30 days; never past now, nor before 1970."""
     now = now or timezone.now()
     end = min(end or now, now)
-    start = start or end - timedelta(days=30)
+    # Nothing ran before the Unix epoch (and a year below 1000 has no 4-digit timestamp).
+    start = max(start or end - timedelta(days=30), EPOCH)
     if end <= start:
         raise InvalidParameter.named(
             "end", "invalid", "end must be after start, and start before now."

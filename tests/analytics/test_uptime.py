@@ -238,3 +238,18 @@ def test_days_before_the_log_that_were_not_recorded_are_unknown(owner_api, serve
         "date": "2026-11-09", "uptime_percent": None, "up_seconds": None,
         "down_seconds": None, "incidents": None,
     }  # fmt: skip
+
+
+def test_a_range_before_1970_starts_in_1970_or_is_refused(owner_api, server):
+    answer = owner_api.get(
+        f"/v1/servers/{server.id}/uptime",
+        {"start": "0209-11-10T19:19:08Z", "end": "1970-01-03T00:00:00Z"},
+    )
+    assert answer.status_code == 200
+    assert answer.json()["data"]["uptime"]["start"] == "1970-01-01T00:00:00Z"
+    refused = owner_api.get(
+        f"/v1/servers/{server.id}/uptime",
+        {"start": "0209-11-10T19:19:08Z", "end": "0209-12-10T19:19:08Z"},
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "invalid_parameter"
