@@ -430,6 +430,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "ServerStatus": "servers.models.ServerStatus",
+        "NodeIsolation": "servers.models.NodeIsolation",
         "AccountStatus": "accounts.models.Account.Status",
         "ActionTargetType": ["server", "bot"],
         "PowerActionType": "servers.transitions.POWER_ACTIONS",

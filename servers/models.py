@@ -78,6 +78,16 @@ DISCORD_TOKEN = re.compile(r"^[\x21-\x7e]{20,200}$")
 RESOURCE_LIMITS = {"memory_mb": (256, 65536), "cpu_percent": (10, 800), "disk_mb": (1024, 1048576)}
 
 
+class NodeIsolation(models.TextChoices):
+    """What keeps a node's tenants apart, as its agent says in hello (blank: it did not say)."""
+
+    # Each server and bot in a bubblewrap sandbox of its own: its own uid and its own mount,
+    # PID, IPC and network namespaces.
+    SANDBOX = "sandbox", "Sandbox per server and bot"
+    # The agent runs with its development flag AGENT_ALLOW_UNISOLATED: tenants share one view.
+    NONE = "none", "None: tenants are not isolated"
+
+
 class Node(models.Model):
     """A machine that runs servers and bots, supervised by its node agent (``agent/``).
 
@@ -107,6 +117,13 @@ class Node(models.Model):
     agent_limits = models.CharField(
         max_length=16, blank=True, editable=False, help_text="How the agent enforces limits."
     )
+    agent_isolation = models.CharField(
+        max_length=16,
+        choices=NodeIsolation.choices,
+        blank=True,
+        editable=False,
+        help_text="How the agent keeps tenants apart; blank when it did not say.",
+    )
     boot_id = models.CharField(max_length=64, blank=True, editable=False)
     last_seen_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
@@ -120,6 +137,11 @@ class Node(models.Model):
     @property
     def token_hint(self) -> str:
         return f"hmn_{self.token_key_id}…"
+
+    @property
+    def isolation_flagged(self) -> bool:
+        """Its agent said hello without saying that it sandboxes each tenant."""
+        return self.last_seen_at is not None and self.agent_isolation != NodeIsolation.SANDBOX
 
 
 class Allocation(models.Model):

@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from hosting.api.serializers import StrictInputSerializer
-from hosting.api.views import API_METHODS
+from hosting.api.views import API_METHODS, validated
+from servers.models import NodeIsolation
 from servers.services.agent_reports import (
     MAX_EVENTS_PER_BATCH,
     MAX_SAMPLES_PER_BATCH,
@@ -54,6 +55,14 @@ class AgentHelloSerializer(StrictInputSerializer):
     boot_id = serializers.CharField(max_length=64)
     version = serializers.CharField(max_length=64)
     limits = serializers.ChoiceField(["cgroup-v1", "cgroup-v2", "rlimit"])
+    isolation = serializers.ChoiceField(
+        NodeIsolation.choices,
+        required=False,
+        help_text="How the agent keeps tenants apart: `sandbox` (each server and bot in a "
+        "bubblewrap sandbox of its own: its own uid, mount, PID, IPC and network namespaces) or "
+        "`none` (started with `AGENT_ALLOW_UNISOLATED`: tenants are not isolated). Absent from "
+        "agents older than the sandbox: the node's isolation is then unknown.",
+    )
     servers = serializers.ListField(
         child=serializers.DictField(), required=False, help_text="What the agent runs now."
     )
@@ -86,7 +95,9 @@ class AgentHelloView(AgentView):
         description="Sent by a node agent when it starts or reconnects. Answers with the "
         "control plane's public key (for console tokens and the control plane's own calls) and "
         "the full state to sync to: every server and bot of the node with `desired` "
-        "`running` or `stopped`. 401 `invalid_token` for a bad node token.",
+        "`running` or `stopped`. Records the agent's version, limits and `isolation` on the "
+        "node. 400 `validation_failed` for a body its schema refuses, 401 `invalid_token` for "
+        "a bad node token.",
         tags=[TAG],
         request=AgentHelloSerializer,
         responses=inline_serializer(
@@ -100,7 +111,12 @@ class AgentHelloView(AgentView):
         examples=[
             OpenApiExample(
                 "Hello",
-                value={"boot_id": "b1f0c2", "version": "1.0", "limits": "cgroup-v1"},
+                value={
+                    "boot_id": "b1f0c2",
+                    "version": "1.0",
+                    "limits": "cgroup-v2",
+                    "isolation": "sandbox",
+                },
                 request_only=True,
             ),
             OpenApiExample(
@@ -115,13 +131,14 @@ class AgentHelloView(AgentView):
         ],
     )
     def post(self, request):
-        body = request.data if isinstance(request.data, dict) else {}
+        body = validated(AgentHelloSerializer, request)
         return Response(
             agent_hello(
                 node=request.auth,
-                boot_id=body.get("boot_id"),
-                version=body.get("version"),
-                limits=body.get("limits"),
+                boot_id=body["boot_id"],
+                version=body["version"],
+                limits=body["limits"],
+                isolation=body.get("isolation"),
             )
         )
 

@@ -3,6 +3,7 @@
 from drf_spectacular.utils import (
     OpenApiExample,
     extend_schema,
+    extend_schema_field,
     extend_schema_view,
     inline_serializer,
 )
@@ -23,7 +24,7 @@ from hosting.api.views import (
     paginated,
     validated,
 )
-from servers.models import Node
+from servers.models import Node, NodeIsolation
 from servers.selectors import nodes_with_usage
 from servers.services.nodes import (
     node_allocations_add,
@@ -43,9 +44,27 @@ NODE_EXAMPLE = {
     "token_hint": "hmn_Ab3dEf6hIj9k…",
     "used": {"memory_mb": 12288, "disk_mb": 81920, "cpu_percent": 600},
     "allocations": {"total": 200, "free": 188},
-    "agent": {"version": "1.0", "limits": "cgroup-v1", "last_seen_at": "2026-11-24T10:00:05Z"},
+    "agent": {
+        "version": "1.0", "limits": "cgroup-v2", "isolation": "sandbox",
+        "last_seen_at": "2026-11-24T10:00:05Z",
+    },
     "created_at": "2026-11-01T09:00:00Z",
 }  # fmt: skip
+
+
+class NodeAgentSerializer(serializers.Serializer):
+    """What the node's agent said in its last hello; every field null before it said hello."""
+
+    version = serializers.CharField(allow_null=True)
+    limits = serializers.CharField(allow_null=True, help_text="How it enforces limits.")
+    isolation = serializers.ChoiceField(
+        NodeIsolation.choices,
+        allow_null=True,
+        help_text="How it keeps tenants apart: `sandbox` (each server and bot in a sandbox of "
+        "its own) or `none` (tenants are not isolated: a development agent); null when it did "
+        "not say (an agent older than the sandbox) or has not said hello.",
+    )
+    last_seen_at = serializers.DateTimeField(allow_null=True)
 
 
 class NodeSerializer(serializers.Serializer):
@@ -72,11 +91,13 @@ class NodeSerializer(serializers.Serializer):
     def get_allocations(self, node) -> dict[str, int]:
         return {"total": node.allocation_total, "free": node.allocation_free}
 
+    @extend_schema_field(NodeAgentSerializer)
     def get_agent(self, node) -> dict[str, str | None]:
         seen = node.last_seen_at
         return {
             "version": node.agent_version or None,
             "limits": node.agent_limits or None,
+            "isolation": node.agent_isolation or None,
             "last_seen_at": seen.strftime("%Y-%m-%dT%H:%M:%SZ") if seen else None,
         }
 

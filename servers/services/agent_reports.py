@@ -14,7 +14,7 @@ from accounts.actors import SYSTEM
 from analytics.services.usage import Measurement, usage_record
 from hosting.errors import ValidationFailed
 from servers.drivers.spec import desired_state, instance_spec
-from servers.models import Bot, Node, Server
+from servers.models import Bot, Node, NodeIsolation, Server
 from servers.models import ServerStatus as S
 from servers.services.actions import instance_crash
 from servers.services.nodes import node_seen
@@ -39,12 +39,21 @@ def _instances_of(node: Node, **filters) -> list:
     ]
 
 
-def agent_hello(*, node: Node, boot_id: Any, version: Any, limits: Any) -> dict[str, Any]:
-    """Record the agent's start (or reconnect) and answer with the full state to sync to."""
+def agent_hello(
+    *, node: Node, boot_id: Any, version: Any, limits: Any, isolation: Any = None
+) -> dict[str, Any]:
+    """Record the agent's start (or reconnect) and answer with the full state to sync to.
+
+    ``isolation`` is how the agent keeps tenants apart (``NodeIsolation``); an agent older than
+    the sandbox does not say, and the node's isolation is then unknown (blank)."""
     for name, value in (("boot_id", boot_id), ("version", version), ("limits", limits)):
         if not isinstance(value, str) or len(value) > 64:
             raise ValidationFailed.field(name, "invalid", f"{name} must be a short string.")
-    node_seen(node, boot_id=boot_id, version=version, limits=limits)
+    if isolation is not None and isolation not in NodeIsolation.values:
+        raise ValidationFailed.field(
+            "isolation", "invalid_choice", f"isolation is one of {', '.join(NodeIsolation.values)}."
+        )
+    node_seen(node, boot_id=boot_id, version=version, limits=limits, isolation=isolation or "")
     return {
         "node_id": node.id,
         "console_public_key": public_key_pem(),

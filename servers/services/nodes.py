@@ -352,11 +352,15 @@ def node_authenticate(header: str) -> Node:
     return node
 
 
-def node_seen(node: Node, *, boot_id: str, version: str, limits: str) -> Node:
-    """Record that the node's agent said hello (on start and reconnect)."""
+def node_seen(node: Node, *, boot_id: str, version: str, limits: str, isolation: str) -> Node:
+    """Record that the node's agent said hello (on start and reconnect): what it is and how it
+    limits and isolates its tenants (``isolation`` blank when it did not say)."""
     node.boot_id, node.agent_version, node.agent_limits = boot_id[:64], version[:32], limits[:16]
+    node.agent_isolation = isolation
     node.last_seen_at = timezone.now()
-    node.save(update_fields=["boot_id", "agent_version", "agent_limits", "last_seen_at"])
+    node.save(update_fields=[
+        "boot_id", "agent_version", "agent_limits", "agent_isolation", "last_seen_at",
+    ])  # fmt: skip
     return node
 
 

@@ -100,6 +100,75 @@ def test_a_rotated_token_replaces_the_old_one_at_once(db, client_for):
     assert client_for(new).post("/v1/agent/hello", body, format="json").status_code == 200
 
 
+# --- Hello ----------------------------------------------------------------------------------
+
+
+HELLO = {"boot_id": "b1", "version": "1.0", "limits": "cgroup-v2"}
+
+
+@pytest.mark.parametrize("isolation", ["sandbox", "none"])
+def test_hello_stores_the_isolation_the_agent_applies(db, client_for, staff_api, isolation):
+    node, token = new_node()
+    answer = client_for(token).post(
+        "/v1/agent/hello", HELLO | {"isolation": isolation}, format="json"
+    )
+    assert answer.status_code == 200, answer.content
+    node.refresh_from_db()
+    assert node.agent_isolation == isolation
+    shown = staff_api.get(f"/v1/admin/nodes/{node.id}").json()["data"]["node"]["agent"]
+    assert (shown["isolation"], shown["limits"], shown["version"]) == (
+        isolation, "cgroup-v2", "1.0",
+    )  # fmt: skip
+
+
+def test_an_agent_that_does_not_say_leaves_the_isolation_unknown(db, client_for, staff_api):
+    node, token = new_node()
+    client_for(token).post("/v1/agent/hello", HELLO | {"isolation": "sandbox"}, format="json")
+    older = client_for(token).post("/v1/agent/hello", HELLO, format="json")  # e.g. downgraded
+    assert older.status_code == 200, older.content
+    node.refresh_from_db()
+    assert node.agent_isolation == ""
+    shown = staff_api.get(f"/v1/admin/nodes/{node.id}").json()["data"]["node"]["agent"]
+    assert shown["isolation"] is None
+
+
+def test_a_node_that_never_said_hello_shows_no_agent(db, staff_api):
+    node, _ = new_node()
+    shown = staff_api.get(f"/v1/admin/nodes/{node.id}").json()["data"]["node"]["agent"]
+    assert shown == {"version": None, "limits": None, "isolation": None, "last_seen_at": None}
+
+
+@pytest.mark.parametrize(
+    "body, field, code",
+    [
+        (HELLO | {"isolation": "chroot"}, "isolation", "invalid_choice"),
+        (HELLO | {"isolation": None}, "isolation", "null"),
+        (HELLO | {"isolation": 1}, "isolation", "invalid"),
+        ({"boot_id": "b1", "version": "1.0"}, "limits", "required"),
+        (HELLO | {"limits": "docker"}, "limits", "invalid_choice"),
+        (HELLO | {"boot_id": "b" * 65}, "boot_id", "max_length"),
+        (HELLO | {"hostname": "n1"}, "hostname", "unknown_field"),
+    ],
+)
+def test_a_hello_its_schema_refuses_is_400_and_changes_nothing(db, client_for, body, field, code):
+    node, token = new_node()
+    answer = client_for(token).post("/v1/agent/hello", body, format="json")
+    assert answer.status_code == 400, answer.content
+    error = answer.json()["error"]
+    assert answer.json()["success"] is False and error["code"] == "validation_failed"
+    assert [(f["name"], f["code"]) for f in error["details"]["fields"]] == [(field, code)]
+    assert error["request_id"] == answer["X-Request-Id"]
+    node.refresh_from_db()
+    assert (node.boot_id, node.agent_isolation, node.last_seen_at) == ("", "", None)
+
+
+def test_a_hello_that_is_not_an_object_is_400(db, client_for):
+    _, token = new_node()
+    answer = client_for(token).post("/v1/agent/hello", [HELLO], format="json")
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == "validation_failed"
+
+
 # --- Placement ------------------------------------------------------------------------------
 
 
