@@ -19,12 +19,23 @@ from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path, reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from accounts.actors import Actor
 from accounts.service_admin import ReadOnlyAdmin, ServiceAdmin, ServiceForm
 from hosting.errors import ApplicationError
-from servers.models import Action, Allocation, Bot, Game, Instance, Node, Region, Server
+from servers.models import (
+    Action,
+    Allocation,
+    Bot,
+    Game,
+    Instance,
+    Node,
+    NodeIsolation,
+    Region,
+    Server,
+)
 from servers.services import action_request, instance_suspend
 from servers.services.nodes import (
     node_allocations_add,
@@ -287,28 +298,77 @@ class NodeForm(ServiceForm):
     field_aliases = {"ip": "add_ip", "ports": "add_ports"}
 
 
+class NodeIsolationFilter(admin.SimpleListFilter):
+    """By what the agent said of its isolation, "unknown" included (blank is not a choice)."""
+
+    title = "isolation"
+    parameter_name = "isolation"
+    UNKNOWN = "unknown"
+
+    def lookups(self, request, model_admin):
+        return [*NodeIsolation.choices, (self.UNKNOWN, "Unknown: the agent did not say")]
+
+    def queryset(self, request, queryset):
+        if self.value() == self.UNKNOWN:
+            return queryset.filter(agent_isolation="")
+        if self.value() in NodeIsolation.values:
+            return queryset.filter(agent_isolation=self.value())
+        return queryset
+
+
 @admin.register(Node)
 class NodeAdmin(ServiceAdmin):
-    """Nodes change through their services; the token is shown once, when made or rotated."""
+    """Nodes change through their services; the token is shown once, when made or rotated.
+
+    A node whose agent said hello without saying that it sandboxes each tenant is flagged in
+    red in the list and with a warning on its page: customers' code there is not walled off.
+    """
 
     form = NodeForm
     editable_after_add = True
     list_display = [
         "name", "region", "agent_url", "maintenance", "memory_mb", "disk_mb", "agent_limits",
-        "last_seen_at", "id",
+        "isolation", "last_seen_at", "id",
     ]  # fmt: skip
-    list_filter = ["region", "maintenance"]
+    list_filter = ["region", "maintenance", NodeIsolationFilter]
     search_fields = ["name", "id", "agent_url"]
     fields = [
         "id", "name", "region", "agent_url", "memory_mb", "disk_mb", "cpu_percent",
-        "maintenance", "token_hint", "agent_version", "agent_limits", "last_seen_at",
-        "created_at", "add_ip", "add_ports", "remove_ports",
+        "maintenance", "token_hint", "agent_version", "agent_limits", "isolation",
+        "last_seen_at", "created_at", "add_ip", "add_ports", "remove_ports",
     ]  # fmt: skip
     readonly_fields = [
-        "id", "token_hint", "agent_version", "agent_limits", "last_seen_at", "created_at",
+        "id", "token_hint", "agent_version", "agent_limits", "isolation", "last_seen_at",
+        "created_at",
     ]  # fmt: skip
     inlines = [AllocationInline]
     actions = ["rotate_token", "delete_empty"]
+
+    @staticmethod
+    def _unisolated_because(node: Node) -> str:
+        if node.agent_isolation == NodeIsolation.NONE:
+            return "its agent runs without the sandbox"
+        return "its agent did not say that it sandboxes them"
+
+    @admin.display(description="Isolation", ordering="agent_isolation")
+    def isolation(self, node: Node) -> str:
+        if node.isolation_flagged:
+            return format_html(
+                '<strong style="color: var(--error-fg, #ba2121)">NOT ISOLATED</strong> ({})',
+                self._unisolated_because(node),
+            )
+        return node.get_agent_isolation_display() or "-"
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None and obj.isolation_flagged:
+            self.message_user(
+                request,
+                f"{obj.name} is NOT ISOLATED: {self._unisolated_because(obj)}, so customers' "
+                "servers and bots on it may read and signal each other's. Run its agent with "
+                "the sandbox (without AGENT_ALLOW_UNISOLATED) before it takes customers.",
+                messages.WARNING,
+            )
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def get_readonly_fields(self, request, obj=None):
         # The region of a node with servers is where they are: it is set once.

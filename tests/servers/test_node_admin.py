@@ -1,5 +1,7 @@
 """Staff manage nodes in the Django admin, through the node services."""
 
+import re
+
 import pytest
 from django.contrib.messages import get_messages
 from django.test import Client
@@ -9,6 +11,7 @@ from accounts.models import Account, User
 from events.models import Event
 from servers.models import Allocation, Node
 from servers.services import server_create
+from servers.services.agent_reports import agent_hello
 from servers.services.nodes import node_allocations_add, node_authenticate, node_create
 from tests.accounts.test_admin import admin_url
 
@@ -84,3 +87,66 @@ def test_rotating_from_the_list_shows_the_new_token(staff_client):
     )
     new = shown_token(response)
     assert new != old and node_authenticate(f"Bearer {new}") == node
+
+
+RED_FLAG = '<strong style="color: var(--error-fg, #ba2121)">NOT ISOLATED</strong>'
+
+
+def said_hello(name: str, isolation: str | None) -> Node:
+    node, _ = node_create(
+        name=name, region="eu-central", agent_url="http://127.0.0.1:1", memory_mb=4096,
+        disk_mb=102400, cpu_percent=400, actor=SYSTEM,
+    )  # fmt: skip
+    if isolation != "never":
+        agent_hello(node=node, boot_id="b", version="1.0", limits="rlimit", isolation=isolation)
+    return node
+
+
+def test_the_list_flags_nodes_whose_tenants_are_not_isolated(staff_client):
+    said_hello("sandboxed", "sandbox")
+    said_hello("unsandboxed", "none")
+    said_hello("older-agent", None)
+    said_hello("never-seen", "never")
+    page = staff_client.get(admin_url(Node, "changelist")).content.decode()
+    column = dict(
+        re.findall(r'field-name"><a [^>]*>([^<]+)</a>.*?field-isolation">(.*?)</td>', page)
+    )
+    assert column == {
+        "sandboxed": "Sandbox per server and bot",
+        "unsandboxed": f"{RED_FLAG} (its agent runs without the sandbox)",
+        "older-agent": f"{RED_FLAG} (its agent did not say that it sandboxes them)",
+        "never-seen": "-",
+    }
+
+
+@pytest.mark.parametrize(
+    "choice, shown",
+    [("sandbox", {"sandboxed"}), ("none", {"unsandboxed"}), ("unknown", {"older-agent"})],
+)
+def test_the_list_filters_by_isolation(staff_client, choice, shown):
+    for name, isolation in [
+        ("sandboxed", "sandbox"),
+        ("unsandboxed", "none"),
+        ("older-agent", None),
+    ]:
+        said_hello(name, isolation)
+    response = staff_client.get(admin_url(Node, "changelist"), {"isolation": choice})
+    assert {node.name for node in response.context["cl"].result_list} == shown
+
+
+@pytest.mark.parametrize("isolation", ["none", None])
+def test_the_page_of_a_node_without_isolation_warns(staff_client, isolation):
+    node = said_hello("fra-1", isolation)
+    response = staff_client.get(admin_url(Node, "change", node.pk))
+    warnings = [str(m) for m in get_messages(response.wsgi_request) if m.level_tag == "warning"]
+    assert len(warnings) == 1 and warnings[0].startswith("fra-1 is NOT ISOLATED")
+    assert "NOT ISOLATED" in response.content.decode()
+
+
+@pytest.mark.parametrize("isolation", ["sandbox", "never"])
+def test_the_page_of_a_sandboxed_or_unseen_node_does_not_warn(staff_client, isolation):
+    node = said_hello("fra-1", isolation)
+    response = staff_client.get(admin_url(Node, "change", node.pk))
+    assert response.status_code == 200
+    assert "NOT ISOLATED" not in response.content.decode()
+    assert not list(get_messages(response.wsgi_request))
