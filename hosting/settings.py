@@ -164,6 +164,11 @@ STATIC_ROOT = env_str("STATIC_ROOT") or str(BASE_DIR / "staticfiles")
 # check who asks. Local files under MEDIA_ROOT by default; any django-storages backend (S3,
 # ...) by setting STORAGES["default"] in a settings module of your own.
 MEDIA_ROOT = env_str("MEDIA_ROOT") or str(BASE_DIR / "var" / "media")
+# Uploads are customers' (ticket attachments, bot code): readable by the control plane's own user
+# only, whoever else shares the machine. The storage makes missing folders, MEDIA_ROOT included,
+# 0700; a MEDIA_ROOT that exists already keeps its mode (chmod 700 it).
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
