@@ -36,7 +36,15 @@ install_project() {  # $1: the extras to install, e.g. "[dev]" or ""
 use_local_settings() {
   local var_dir="${VAR_DIR:-var}"
   local secrets="$var_dir/local-secrets.env"
+  # What the control plane writes (the database, var/ with its secrets and customers' uploads)
+  # is this user's alone, whatever umask the shell had; var/ made by an earlier run is closed too.
+  umask 077
   mkdir -p "$var_dir"
+  chmod 700 "$var_dir"
+  local database
+  for database in db.sqlite3 db.sqlite3-wal db.sqlite3-shm; do
+    if [ -e "$database" ]; then chmod 600 "$database"; fi
+  done
   if [ ! -f "$secrets" ]; then
     # The second pepper and encryption key are the ones DEBUG used to embed, so a database made
     # by an earlier ./scripts/run keeps its API keys, bot tokens and webhook secrets working.
