@@ -89,6 +89,11 @@ class Config:
     limits: str
     runtimes: dict[str, str]
     log_level: str
+    uid_range: range = range(0)
+    allow_unisolated: bool = False
+    sandbox_host_ports: str = "none"
+    max_files: int = 250_000
+    archive_max_members: int = 20_000
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,37 @@ OPTIONS = (
     _Option("AGENT_LIMITS", "--limits", "auto", "auto | cgroup | rlimit"),
     _Option("AGENT_RUNTIMES", "--runtimes", "", "JSON map of runtime to interpreter"),
     _Option("AGENT_LOG_LEVEL", "--log-level", "info", "debug | info | warning | error"),
+    _Option(
+        "AGENT_UID_RANGE",
+        "--uid-range",
+        "400000-465535",
+        "first-last uid (and gid) given to the servers, one each; the last is the agent's probe",
+    ),
+    _Option(
+        "AGENT_ALLOW_UNISOLATED",
+        "--allow-unisolated",
+        "",
+        "development only: run servers without a sandbox when the node cannot sandbox (1/true)",
+    ),
+    _Option(
+        "AGENT_SANDBOX_HOST_PORTS",
+        "--sandbox-host-ports",
+        "none",
+        "node loopback TCP ports the sandboxes may reach (pasta -T), e.g. a package cache",
+    ),
+    _Option("AGENT_MAX_FILES", "--max-files", "250000", "files (inodes) per server folder"),
+    _Option(
+        "AGENT_ARCHIVE_MAX_MEMBERS",
+        "--archive-max-members",
+        "20000",
+        "members of an uploaded archive",
+    ),
 )
+
+UID_RANGE = re.compile(r"^(\d+)-(\d+)$")
+HOST_PORTS = re.compile(r"^(none|\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*)$")
+MIN_UID_RANGE = 16
+SWITCHES = {"--allow-unisolated"}  # flags without a value
 
 
 def _positive_number(variable: str, value: str) -> float:
@@ -203,6 +238,44 @@ def _runtimes(value: str, which: Callable[[str], str | None]) -> dict[str, str]:
     return runtimes
 
 
+def _uid_range(value: str) -> range:
+    """Servers' uids: above every account of a normal system (and so never root, the agent's
+    user nor a login), at least a few of them."""
+    found = UID_RANGE.match(value.strip())
+    if not found:
+        raise ConfigError(f"AGENT_UID_RANGE must be first-last, e.g. 400000-465535: {value!r}.")
+    first, last = int(found.group(1)), int(found.group(2))
+    if first < 10_000 or last > 4_294_967_294 or last - first + 1 < MIN_UID_RANGE:
+        raise ConfigError(
+            f"AGENT_UID_RANGE must lie within 10000-4294967294 and hold at least "
+            f"{MIN_UID_RANGE} uids: {value!r}."
+        )
+    taken = [entry.pw_name for entry in pwd.getpwall() if first <= entry.pw_uid <= last]
+    if taken:
+        raise ConfigError(f"AGENT_UID_RANGE holds uids of accounts of this machine: {taken[:5]}.")
+    return range(first, last + 1)
+
+
+def _flag(variable: str, value: str) -> bool:
+    value = value.strip().lower()
+    if value in ("", "0", "false", "no"):
+        return False
+    if value in ("1", "true", "yes"):
+        return True
+    raise ConfigError(f"{variable} must be 1 or 0 (true or false), not {value!r}.")
+
+
+def _host_ports(value: str) -> str:
+    value = value.strip().replace(" ", "") or "none"
+    if not HOST_PORTS.match(value) or any(
+        not 0 < int(port) < 65536 for port in re.findall(r"\d+", value)
+    ):
+        raise ConfigError(
+            f"AGENT_SANDBOX_HOST_PORTS must be none or ports like 3128,9000-9010: {value!r}."
+        )
+    return value
+
+
 def _token(values: Mapping[str, str]) -> str:
     token = values["AGENT_TOKEN"]
     if values["AGENT_TOKEN_FILE"]:
@@ -230,7 +303,15 @@ def _parser() -> argparse.ArgumentParser:
         description="The hosting node agent. Every flag overrides its environment variable.",
     )
     for option in OPTIONS:
-        if option.flag:
+        if option.flag in SWITCHES:
+            parser.add_argument(
+                option.flag,
+                dest=option.variable,
+                action="store_const",
+                const="1",
+                help=f"{option.help} [{option.variable}]",
+            )
+        elif option.flag:
             parser.add_argument(
                 option.flag, dest=option.variable, help=f"{option.help} [{option.variable}]"
             )
@@ -291,4 +372,11 @@ def load_config(
         limits=limits,
         runtimes=_runtimes(values["AGENT_RUNTIMES"], which),
         log_level=log_level,
+        uid_range=_uid_range(values["AGENT_UID_RANGE"]),
+        allow_unisolated=_flag("AGENT_ALLOW_UNISOLATED", values["AGENT_ALLOW_UNISOLATED"]),
+        sandbox_host_ports=_host_ports(values["AGENT_SANDBOX_HOST_PORTS"]),
+        max_files=_positive_integer("AGENT_MAX_FILES", values["AGENT_MAX_FILES"]),
+        archive_max_members=_positive_integer(
+            "AGENT_ARCHIVE_MAX_MEMBERS", values["AGENT_ARCHIVE_MAX_MEMBERS"]
+        ),
     )

@@ -67,3 +67,17 @@ class InstallFailed(AgentError):
 class StartFailed(AgentError):
     code = "start_failed"
     status = 422
+
+
+class NotIsolated(AgentError):
+    """The node cannot sandbox and was not started with AGENT_ALLOW_UNISOLATED."""
+
+    code = "not_isolated"
+    status = 409
+
+
+class UidsExhausted(AgentError):
+    """Every uid of AGENT_UID_RANGE belongs to a server (or to a folder not yet removed)."""
+
+    code = "no_free_uid"
+    status = 507

@@ -5,6 +5,7 @@ others, says hello to the control plane and reconciles with its answer.
 """
 
 import asyncio
+import contextlib
 import logging
 import os
 import pwd
@@ -20,9 +21,11 @@ from agent import __version__, procfs
 from agent.client import ControlPlaneClient, ControlPlaneError
 from agent.config import Config, ConfigError, RunAs
 from agent.console import Inotify
-from agent.errors import AgentError, InstallFailed, NotFound, ValidationFailed
+from agent.errors import AgentError, InstallFailed, NotFound, UidsExhausted, ValidationFailed
 from agent.limits import choose_backend
 from agent.runtime import ServerRuntime, Services
+from agent.sandbox import Isolation, IsolationUnavailable, detect
+from agent.sources import RESERVED_NAMES, chown_tree
 from agent.spec import ServerSpec, parse_spec, spec_from_state
 from agent.state import STATE_VERSION, StateFile
 from agent.usage import UsageSampler
@@ -33,7 +36,8 @@ DESIRED = ("running", "stopped")
 
 
 def check_reachable(path: Path, run_as: RunAs) -> None:
-    """The run-as user must be able to walk down to the servers' folders."""
+    """The run-as user (in a sandbox: every server's own user, whose bubblewrap binds its
+    folder) must be able to walk down to the servers' folders."""
     for folder in [*reversed(path.parents), path]:
         info = os.stat(folder)
         if info.st_uid == run_as.uid:
@@ -76,12 +80,21 @@ class Node:
         ):
             folder.mkdir(mode=mode, parents=True, exist_ok=True)
             folder.chmod(mode)
-        if config.run_as:
+        self.isolation = await asyncio.to_thread(self._isolation)
+        if self.isolation.sandboxed:
+            probe = config.uid_range[-1]
+            check_reachable(self.servers_root, RunAs(name=str(probe), uid=probe, gid=probe))
+        elif config.run_as:
             check_reachable(self.servers_root, config.run_as)
         self.backend = choose_backend(config.limits, config.cgroup_root)
         log.info("limits: %s; processes run as %s", self.backend.name, self._run_as_name())
         self.state_file = StateFile(root / "state.json")
         state = self.state_file.load()
+        self.uids: dict[str, int] = {
+            key: value
+            for key, value in state["uids"].items()
+            if isinstance(value, int) and value in config.uid_range
+        }
         self.client = ControlPlaneClient(
             config.control_plane_url,
             config.token,
@@ -99,6 +112,7 @@ class Node:
             changed=self.save,
             runtimes_dir=root / "runtimes",
             staging_dir=root / "staging",
+            isolation=self.isolation,
         )
         if state["console_public_key"]:
             try:
@@ -119,6 +133,50 @@ class Node:
         self._background(self.sampler.run())
         if self.client.enabled:
             self._background(self._hello())
+
+    def _isolation(self) -> Isolation:
+        """The sandbox when the node can give one; otherwise ``none`` with the development
+        flag, or ``unavailable``: no customer workload runs."""
+        config = self.config
+        try:
+            return detect(
+                is_root=os.geteuid() == 0,
+                probe_uid=config.uid_range[-1],
+                workdir=self.servers_root,
+            )
+        except IsolationUnavailable as error:
+            if config.allow_unisolated:
+                log.warning(
+                    "TENANTS ARE NOT ISOLATED (AGENT_ALLOW_UNISOLATED, for development only): "
+                    "every server runs as %s in the node's files, processes and network. "
+                    "Why no sandbox: %s",
+                    self._run_as_name(),
+                    error,
+                )
+                return Isolation(mode="none", reason=str(error))
+            log.error(
+                "This node cannot sandbox its servers (%s): it will run none of them. "
+                "Fix that, or start with AGENT_ALLOW_UNISOLATED=1 for development.",
+                error,
+            )
+            return Isolation(mode="unavailable", reason=str(error))
+
+    def _uid_for(self, server_id: str) -> int | None:
+        """The server's own uid: kept in the state, never another server's, never reused while
+        a folder of its exists (given back only once the folder is gone)."""
+        if not self.isolation.sandboxed:
+            return None
+        if server_id in self.uids:
+            return self.uids[server_id]
+        taken = set(self.uids.values())
+        # The last uid of the range is the probe's: never a server's.
+        for uid in self.config.uid_range[:-1]:
+            if uid not in taken:
+                self.uids[server_id] = uid
+                return uid
+        raise UidsExhausted(
+            f"Every uid of AGENT_UID_RANGE ({len(self.config.uid_range) - 1}) is in use."
+        )
 
     def _restore(self, server_id: str, record: dict[str, Any]) -> None:
         try:
@@ -161,6 +219,7 @@ class Node:
                 "console_public_key": self._console_key_pem,
                 "servers": {server_id: rt.to_state() for server_id, rt in self.servers.items()},
                 "events": list(self.client.events),
+                "uids": self.uids,
             }
         )
 
@@ -185,12 +244,23 @@ class Node:
 
     def _make_runtime(self, spec: ServerSpec) -> ServerRuntime:
         directory = self.servers_root / spec.id
+        uid = self._uid_for(spec.id)
         directory.mkdir(mode=0o700, exist_ok=True)
-        run_as = self.config.run_as
-        if run_as:
-            os.chown(directory, run_as.uid, run_as.gid)
+        directory.chmod(0o700)
+        owner = (uid, uid) if uid is not None else None
+        if owner is None and self.config.run_as:
+            owner = (self.config.run_as.uid, self.config.run_as.gid)
+        if owner is not None:
+            info = os.lstat(directory)
+            if (info.st_uid, info.st_gid) != owner:
+                # A folder of another user (a server made before the sandbox, as nobody):
+                # everything in it becomes the server's own; the console files stay root's.
+                chown_tree(directory, *owner)
+                for name in RESERVED_NAMES:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.lchown(directory / name, 0, 0)
         dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        return ServerRuntime(spec, self.services, directory, dir_fd)
+        return ServerRuntime(spec, self.services, directory, dir_fd, uid=uid)
 
     def put(self, spec: ServerSpec) -> tuple[ServerRuntime, bool]:
         runtime = self.servers.get(spec.id)
@@ -208,6 +278,8 @@ class Node:
         runtime = self.get(server_id)
         await runtime.delete()
         self.servers.pop(server_id, None)
+        if not runtime.directory.exists():  # a folder left behind keeps its uid
+            self.uids.pop(server_id, None)
         self.sampler.forget(server_id)
         self.save()
         log.info("server %s deleted", server_id)
@@ -262,6 +334,7 @@ class Node:
                 "boot_id": procfs.boot_id(),
                 "version": __version__,
                 "limits": self.backend.name,
+                "isolation": "sandbox" if self.isolation.sandboxed else "none",
                 "servers": [
                     {"id": server_id, "status": runtime.status, "pid": runtime.pid}
                     for server_id, runtime in self.servers.items()
@@ -289,6 +362,9 @@ class Node:
     # -- what GET /api/system shows -------------------------------------------------------------
 
     def _run_as_name(self) -> str:
+        if getattr(self, "isolation", None) is not None and self.isolation.sandboxed:
+            first, last = self.config.uid_range[0], self.config.uid_range[-1] - 1
+            return f"own uid per server ({first}-{last})"
         if self.config.run_as:
             return self.config.run_as.name
         try:
@@ -301,6 +377,7 @@ class Node:
             "version": __version__,
             "node_id": self.config.node_id,
             "limits": self.backend.name,
+            "isolation": self.isolation.describe(),
             "run_as": self._run_as_name(),
             "data_root": str(self.config.data_root),
             "cpu_count": os.cpu_count(),

@@ -86,3 +86,11 @@ def uids(pid: int) -> tuple[int, ...] | None:
     except OSError:
         return None
     return None
+
+
+def command_name(pid: int) -> str | None:
+    """The process's command name (``comm``), or ``None`` once it is gone."""
+    try:
+        return (PROC / str(pid) / "comm").read_text().strip()
+    except OSError:
+        return None

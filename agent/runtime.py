@@ -12,14 +12,12 @@ left of the tree when the main process has gone is killed.
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -27,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent import procfs
+from agent import launch, procfs, sandbox
 from agent.clock import iso
 from agent.config import Config
 from agent.console import Console, Inotify
@@ -36,17 +34,18 @@ from agent.errors import (
     ConsoleInputFull,
     InstallFailed,
     InvalidState,
+    NotIsolated,
     SecretsMissing,
     StartFailed,
     ValidationFailed,
 )
 from agent.limits import MIB, LimitsBackend
+from agent.sandbox import Isolation
 from agent.sources import GIT_SCRIPT, SourceError, chown_tree, download, move_into, unpack
 from agent.spec import ServerSpec
 
 log = logging.getLogger(__name__)
 
-PACKAGE_PARENT = Path(__file__).resolve().parent.parent
 WORKLOADS = Path(__file__).resolve().parent / "workloads"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 INSTALL_TIMEOUT_SECONDS = 3600
@@ -84,6 +83,7 @@ class Services:
     changed: Callable[[], None]  # persist the state file
     runtimes_dir: Path
     staging_dir: Path
+    isolation: Isolation
 
 
 class ProcessHandle:
@@ -138,8 +138,17 @@ def exit_reason(
 class ServerRuntime:
     """The supervisor of one server (or bot)."""
 
-    def __init__(self, spec: ServerSpec, services: Services, directory: Path, dir_fd: int):
+    def __init__(
+        self,
+        spec: ServerSpec,
+        services: Services,
+        directory: Path,
+        dir_fd: int,
+        *,
+        uid: int | None = None,
+    ):
         self.spec = spec
+        self.uid = uid  # the server's own user, in a sandbox
         self.services = services
         self.config = services.config
         self.backend = services.backend
@@ -274,7 +283,7 @@ class ServerRuntime:
         environment = {"LANG": "C.UTF-8"}
         environment.update(spec.variables)
         environment.update(spec.environment)
-        builtins = spec.substitutions(str(WORKLOADS))
+        builtins = spec.substitutions(self._workloads())
         for key in ("SERVER_ID", "SERVER_IP", "SERVER_PORT", "SERVER_MEMORY"):
             environment[key] = builtins[key]
         path = []
@@ -282,16 +291,48 @@ class ServerRuntime:
         if interpreter and spec.runtime and RUNTIME_NAME.match(spec.runtime):
             if spec.runtime.startswith("python"):
                 if (self.directory / ".venv" / "bin").is_dir():
-                    path.append(str(self.directory / ".venv" / "bin"))
+                    path.append(f"{self._home()}/.venv/bin")
                 environment["PYTHONUNBUFFERED"] = "1"
-            path.append(str(self._runtime_bin(spec.runtime, interpreter)))
+            links = self._runtime_bin(spec.runtime, interpreter)
+            if self._sandboxed:
+                path.append(f"{sandbox.RUNTIMES}/{spec.runtime}/bin")
+            else:
+                path.append(str(links))
             path.append(str(Path(interpreter).parent))
         path.append(DEFAULT_PATH)
         environment["PATH"] = ":".join(path)
-        environment["HOME"] = str(self.directory)
-        if self.config.run_as:
+        environment["HOME"] = self._home()
+        if self._sandboxed:
+            environment["USER"] = environment["LOGNAME"] = "container"
+        elif self.config.run_as:
             environment["USER"] = environment["LOGNAME"] = self.config.run_as.name
         return environment
+
+    @property
+    def _sandboxed(self) -> bool:
+        return self.services.isolation.sandboxed
+
+    def _home(self) -> str:
+        return sandbox.HOME if self._sandboxed else str(self.directory)
+
+    def _workloads(self) -> str:
+        return sandbox.WORKLOADS if self._sandboxed else str(WORKLOADS)
+
+    def _read_only_paths(self) -> dict[str, str]:
+        """What of the node a sandbox sees beside the system: the test workloads, the runtime
+        links and the interpreter's own prefix when it lives outside /usr."""
+        paths = {str(WORKLOADS): sandbox.WORKLOADS}
+        interpreter = self._interpreter()
+        if interpreter and self.spec.runtime and RUNTIME_NAME.match(self.spec.runtime):
+            paths[str(self.services.runtimes_dir)] = sandbox.RUNTIMES
+            prefix = Path(os.path.realpath(interpreter)).parent
+            if prefix.name == "bin":
+                prefix = prefix.parent
+            if not str(prefix).startswith(("/usr/", "/bin", "/lib")):
+                paths[str(prefix)] = str(prefix)
+                if Path(interpreter).parent != prefix / "bin":
+                    paths[str(Path(interpreter).parent)] = str(Path(interpreter).parent)
+        return paths
 
     def _spawn(
         self,
@@ -301,43 +342,61 @@ class ServerRuntime:
         failure: type[AgentError],
         stdin_null: bool = False,
     ) -> ProcessHandle:
-        run_as = self.config.run_as
+        isolation = self.services.isolation
+        if isolation.mode == "unavailable":
+            raise NotIsolated(
+                f"This node cannot isolate its servers ({isolation.reason}), so it runs none."
+            )
         limits = self.backend.launch_limits(self.id, self.spec.limits)
-        instructions = {
-            "cgroup_procs": limits.cgroup_procs,
-            "rlimits": limits.rlimits,
-            "uid": run_as.uid if run_as else None,
-            "gid": run_as.gid if run_as else None,
-            "cwd": str(self.directory),
-            "argv": argv,
-            "env": environment,
-        }
-        # The instructions (with the secrets of the environment) travel in a memory file
-        # inherited by the launcher: not in argv (world-readable) nor in its environment.
-        memfd = os.memfd_create("agent-launch")
-        os.write(memfd, json.dumps(instructions).encode())
-        os.lseek(memfd, 0, os.SEEK_SET)
+        instructions = launch.Instructions(
+            argv=argv,
+            env=environment,
+            cwd=str(self.directory),
+            cgroup_procs=limits.cgroup_procs,
+            rlimits=limits.rlimits,
+        )
+        if isolation.sandboxed:
+            assert isolation.tools is not None and self.uid is not None
+            allocation = self.spec.allocation
+            plan = sandbox.plan(
+                isolation.tools,
+                directory=self.directory,
+                argv=argv,
+                environment=environment,
+                allocation=(allocation.ip, allocation.port) if allocation else None,
+                read_only=self._read_only_paths(),
+                host_ports=self.config.sandbox_host_ports,
+                tmp_bytes=self.spec.limits.memory_mb * MIB if self.spec.limits.memory_mb else None,
+            )
+            instructions.argv, instructions.env = plan.argv, {}
+            instructions.sandbox_args = plan.bwrap_args
+            instructions.uid = instructions.gid = self.uid
+        elif self.config.run_as:
+            instructions.uid, instructions.gid = self.config.run_as.uid, self.config.run_as.gid
         if stdin_null:
             stdin = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         else:
             stdin = self.console.input_fd()
         stdout = self.console.output_fd()
         try:
-            popen = subprocess.Popen(  # noqa: S603 - our own launcher, no shell
-                [sys.executable, "-E", "-s", "-m", "agent.launch", str(memfd)],
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stdout,
-                pass_fds=(memfd,),
-                cwd=PACKAGE_PARENT,
-                env={},
-            )
+            popen = launch.spawn(instructions, stdin=stdin, stdout=stdout, stderr=stdout)
         except OSError as error:
             raise failure(f"The agent could not start a process: {error.strerror}.") from None
         finally:
-            for fd in (memfd, stdin, stdout):
+            for fd in (stdin, stdout):
                 os.close(fd)
         return ProcessHandle(popen.pid, popen)
+
+    def _signal_tree(self, handle: ProcessHandle, number: int) -> None:
+        """The stop signal to the server's processes; in a sandbox, not to its plumbing
+        (pasta would cut the network while the server saves, bwrap would kill it)."""
+        if not self._sandboxed:
+            handle.signal(number)
+            return
+        for pid in self._members(handle):
+            if procfs.command_name(pid) not in sandbox.PLUMBING:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, number)
 
     def _members(self, handle: ProcessHandle) -> list[int]:
         members = self.backend.processes(self.id)
@@ -400,7 +459,7 @@ class ServerRuntime:
         if "error" in self.applied_limits:
             raise StartFailed(f"The limits could not be applied: {self.applied_limits['error']}")
         self.oom_baseline = self.backend.oom_kills(self.id)
-        command = self.spec.render(self.spec.template.start_command, str(WORKLOADS))
+        command = self.spec.render(self.spec.template.start_command, self._workloads())
         handle = self._spawn(["/bin/sh", "-c", command], self._environment(), failure=StartFailed)
         stat = procfs.process_stat(handle.pid)
         self.process = handle
@@ -541,7 +600,7 @@ class ServerRuntime:
         self._set_status("stopping")
         sent = bool(template.stop_command) and self.console.send(template.stop_command)
         if not sent and self.process is not None:
-            self.process.signal(template.stop_signal_number)
+            self._signal_tree(self.process, template.stop_signal_number)
         self._stop_timer = loop.call_later(template.stop_timeout_seconds, self._stop_timed_out)
 
     def _stop_timed_out(self) -> None:
@@ -654,7 +713,7 @@ class ServerRuntime:
                 {**environment, "AGENT_PYTHON": interpreter},
             )
         if spec.template.install_script.strip():
-            script = spec.render(spec.template.install_script, str(WORKLOADS))
+            script = spec.render(spec.template.install_script, self._workloads())
             await self._run_step("the install script", ["/bin/sh", "-c", script])
 
     async def _run_step(
@@ -718,15 +777,22 @@ class ServerRuntime:
         try:
             await download(url, archive, token=token, max_bytes=max_bytes)
             code = await asyncio.to_thread(unpack, archive, staging, max_bytes=max_bytes)
-            run_as = self.config.run_as
-            if run_as:
-                await asyncio.to_thread(chown_tree, code, run_as.uid, run_as.gid)
+            owner = self.owner()
+            if owner:
+                await asyncio.to_thread(chown_tree, code, *owner)
             await asyncio.to_thread(move_into, code, self.directory)
         except SourceError as error:
             raise InstallFailed(str(error)) from None
         finally:
             archive.unlink(missing_ok=True)
             await asyncio.to_thread(shutil.rmtree, staging, ignore_errors=True)
+
+    def owner(self) -> tuple[int, int] | None:
+        """(uid, gid) the server's files belong to; ``None`` when the agent is not root."""
+        if self.uid is not None:
+            return self.uid, self.uid
+        run_as = self.config.run_as
+        return (run_as.uid, run_as.gid) if run_as else None
 
     # -- restart and removal --------------------------------------------------------------------
 

@@ -15,7 +15,13 @@ STATE_VERSION = 1
 
 
 def empty_state() -> dict[str, Any]:
-    return {"version": STATE_VERSION, "console_public_key": None, "servers": {}, "events": []}
+    return {
+        "version": STATE_VERSION,
+        "console_public_key": None,
+        "servers": {},
+        "events": [],
+        "uids": {},  # server id → its own uid, kept while its folder exists
+    }
 
 
 class StateFile:

@@ -312,10 +312,46 @@ def control_plane(console_key) -> Iterator[FakeControlPlane]:
     plane.stop()
 
 
+@dataclass(frozen=True)
+class GitServer:
+    port: int
+    base: Path
+
+    def url(self, repository: Path) -> str:
+        return f"git://127.0.0.1:{self.port}/{repository.relative_to(self.base)}"
+
+
 @pytest.fixture(scope="session")
-def agent(control_plane, console_key, work_root) -> Iterator[Agent]:
+def git_server(work_root) -> Iterator[GitServer]:
+    """``git daemon`` on the node's loopback, serving every repository under ``work_root``.
+    A sandbox reaches the node's loopback only on the ports of AGENT_SANDBOX_HOST_PORTS, which
+    the shared agent opens for this one (as an operator would for a local mirror)."""
+    port = free_port()
+    daemon = subprocess.Popen(  # noqa: S603 - our own arguments
+        [
+            shutil.which("git") or "git",
+            "-c",
+            "safe.directory=*",
+            "daemon",
+            "--export-all",
+            "--reuseaddr",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            f"--base-path={work_root}",
+            str(work_root),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    yield GitServer(port, work_root)
+    daemon.terminate()
+    daemon.wait(10)
+
+
+@pytest.fixture(scope="session")
+def agent(control_plane, console_key, work_root, git_server) -> Iterator[Agent]:
     pool = AgentPool(control_plane, work_root / "shared")
-    shared = pool.start()
+    shared = pool.start(AGENT_SANDBOX_HOST_PORTS=str(git_server.port))
     with shared.api() as api:
         response = api.post(
             "/api/sync", json={"console_public_key": public_pem(console_key), "servers": []}

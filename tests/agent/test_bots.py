@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent.conftest import IS_ROOT, REPO, needs_python_for_nobody
-from tests.agent.test_lifecycle import children_of
+from tests.agent.test_lifecycle import workload_of
 
 BOT_SOURCE = (REPO / "agent" / "workloads" / "bot.py").read_bytes()
 
@@ -63,10 +63,14 @@ def bot_repository(test_root) -> Path:
     return repository
 
 
-def test_a_bot_from_git_installs_and_runs_with_its_token(make_server, agent, bot_repository):
+def test_a_bot_from_git_installs_and_runs_with_its_token(
+    make_server, agent, bot_repository, git_server
+):
     needs_python_for_nobody()
     token = discord_token()
-    spec = bot_spec({"type": "git", "url": f"file://{bot_repository}", "ref": "main"}, token=token)
+    spec = bot_spec(
+        {"type": "git", "url": git_server.url(bot_repository), "ref": "main"}, token=token
+    )
     bot = make_server(spec=spec)
 
     installed = bot.post("install")
@@ -81,11 +85,11 @@ def test_a_bot_from_git_installs_and_runs_with_its_token(make_server, agent, bot
     assert f"Logged in as TestBot#0001 (token ****{token[-4:]})" in logs
     assert "Bot ready" in logs
 
-    python = children_of(bot.get()["pid"])[0]
+    python = workload_of(bot.get()["pid"])[-1]
     environment = Path(f"/proc/{python}/environ").read_bytes().split(b"\0")
     assert f"DISCORD_TOKEN={token}".encode() in environment
     path = next(entry for entry in environment if entry.startswith(b"PATH="))
-    assert path.startswith(f"PATH={directory}/.venv/bin:".encode())
+    assert path.startswith(b"PATH=/home/container/.venv/bin:")
 
     assert bot.post("stop").json() == {"status": "stopped", "how": "graceful"}
     assert "Shutting down" in bot.logs()
@@ -112,7 +116,7 @@ def test_a_bot_from_an_archive_of_the_control_plane(make_server, agent, control_
     bot_file = agent.data_root / "servers" / bot.id / "bot.py"
     assert bot_file.read_bytes() == BOT_SOURCE
     if IS_ROOT:
-        assert bot_file.stat().st_uid == 65534
+        assert bot_file.stat().st_uid == agent.state()["uids"][bot.id]
     assert bot.post("start").status_code == 200
     assert "Logged in as TestBot#0001 (token ****t0k3n)" not in bot.logs()  # last four only
     assert "Logged in as TestBot#0001 (token ****0k3n)" in bot.logs()

@@ -36,6 +36,28 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def descendants_of(pid: int) -> list[int]:
+    found, frontier = [], [pid]
+    while frontier:
+        children = children_of(frontier.pop())
+        found += children
+        frontier += children
+    return found
+
+
+PLUMBING = {"pasta", "passt", "passt.avx2", "bwrap", "unshare"}
+
+
+def workload_of(pid: int) -> list[int]:
+    """The server's own processes under ``pid``: its sandbox's plumbing (pasta, unshare,
+    bubblewrap) left out."""
+    return [
+        process
+        for process in [pid, *descendants_of(pid)]
+        if Path(f"/proc/{process}/comm").read_text().strip() not in PLUMBING
+    ]
+
+
 def gone(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text()
@@ -118,7 +140,7 @@ def test_kill_is_immediate_and_takes_the_whole_tree(make_server):
     server = make_server(stop_timeout_seconds=30)
     server.post("start")
     pid = server.get()["pid"]
-    game = children_of(pid)
+    game = workload_of(pid)
     assert game, "the shell runs the game server as its child"
     killed = server.post("kill")
     assert killed.status_code == 200
@@ -151,7 +173,7 @@ def test_stop_typed_in_the_console_is_reported_as_stopped(make_server, control_p
 def test_a_server_killed_by_a_signal_is_reported_with_it(make_server, control_plane):
     server = make_server()
     server.post("start")
-    for child in children_of(server.get()["pid"]):
+    for child in workload_of(server.get()["pid"]):
         os.kill(child, 9)
     events = control_plane.wait_for(lambda: control_plane.events_of(server.id))
     assert (events[0]["type"], events[0]["reason"]) == ("crashed", "killed by signal 9")
@@ -210,31 +232,48 @@ def test_delete_kills_and_removes_everything(make_server, agent):
     assert not (CGROUP_ROOT / "memory" / "hms-agent" / server.id).exists()
 
 
+def _ids(pid: int, key: str) -> list[str]:
+    line = next(
+        line
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith(f"{key}:")
+    )
+    return line.split()[1:]
+
+
 @pytest.mark.skipif(not IS_ROOT, reason="only a root agent changes users")
-def test_processes_run_as_nobody_in_a_directory_of_their_own(make_server, agent):
-    server = make_server(install_script="touch made-by-install")
-    server.post("start")
-    pid = server.get()["pid"]
-    for process in [pid, *children_of(pid)]:
-        uids = next(
-            line
-            for line in Path(f"/proc/{process}/status").read_text().splitlines()
-            if line.startswith("Uid:")
-        )
-        assert uids.split()[1:] == ["65534"] * 4
-    directory = agent.data_root / "servers" / server.id
-    assert directory.stat().st_uid == 65534
-    assert (directory / "made-by-install").stat().st_uid == 65534
+def test_each_server_runs_as_its_own_user_in_a_folder_of_its_own(make_server, agent):
+    servers = [make_server(install_script="touch made-by-install") for _ in range(2)]
+    uids = agent.state()["uids"]
+    own = [uids[server.id] for server in servers]
+    assert own[0] != own[1]
+    assert all(400000 <= uid < 465535 for uid in own)
+    for server, uid in zip(servers, own, strict=True):
+        assert server.post("start").status_code == 200
+        pid = server.get()["pid"]
+        for process in [pid, *descendants_of(pid)]:
+            assert _ids(process, "Uid") == [str(uid)] * 4
+            assert _ids(process, "Gid") == [str(uid)] * 4
+            assert _ids(process, "Groups") == []
+        for process in workload_of(pid):  # pasta keeps capabilities over its own namespace
+            assert _ids(process, "CapEff") == ["0000000000000000"]
+            assert _ids(process, "NoNewPrivs") == ["1"]
+        directory = agent.data_root / "servers" / server.id
+        info = directory.stat()
+        assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (uid, uid, 0o700)
+        assert (directory / "made-by-install").stat().st_uid == uid
 
 
 def test_the_node_token_never_reaches_a_process(make_server, agent):
     server = make_server()
     server.post("start")
     pid = server.get()["pid"]
-    for process in [pid, *children_of(pid)]:
+    for process in [pid, *descendants_of(pid)]:
         environ = Path(f"/proc/{process}/environ").read_bytes()
         assert agent.token.encode() not in environ
         assert b"AGENT_" not in environ
+    for process in workload_of(pid):
+        environ = Path(f"/proc/{process}/environ").read_bytes()
         names = {entry.split(b"=", 1)[0] for entry in environ.split(b"\0") if entry}
         assert {b"PATH", b"HOME", b"LANG", b"SERVER_PORT"} <= names
 
@@ -311,7 +350,7 @@ def test_without_cgroups_rlimits_bound_the_process(agents, control_plane):
     assert server.post("start").status_code == 200
     assert ask(server.port, "ping") == "pong"
     pid = server.get()["pid"]
-    game = children_of(pid)
+    game = workload_of(pid)
     limits = Path(f"/proc/{game[0]}/limits").read_text()
     assert f"Max address space         {256 * 1024 * 1024}" in limits
     usage = wait_until(lambda: (server.get()["usage"] or {}).get("memory_bytes"), 5)

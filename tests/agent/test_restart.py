@@ -15,7 +15,7 @@ from tests.agent.conftest import (
     wait_until,
 )
 from tests.agent.test_console import Console, event
-from tests.agent.test_lifecycle import ask, children_of, gone
+from tests.agent.test_lifecycle import ask, gone, workload_of
 
 
 def start_server_on_new_agent(agents, console_key) -> Server:
@@ -72,7 +72,7 @@ def test_a_new_agent_adopts_the_running_server(agents, console_key, console_toke
 def test_a_server_that_died_with_its_agent_away_is_reported(agents, console_key, control_plane):
     server = start_server_on_new_agent(agents, console_key)
     pid = server.get()["pid"]
-    game = children_of(pid)
+    game = workload_of(pid)
     kill_agent(server)
     for process in [*game, pid]:
         os.kill(process, signal.SIGKILL)
