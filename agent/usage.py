@@ -3,8 +3,9 @@
 CPU and memory come from the server's cgroup when it has one (cpuacct.usage / cpu.stat,
 memory.usage_in_bytes / memory.current), else from /proc for every process of the server's
 session. Disk usage is a walk of the server's directory, slower, so it is done every
-AGENT_DISK_SCAN_SECONDS and reused in between. Network traffic cannot be told apart per process
-without network namespaces: it is reported as null.
+AGENT_DISK_SCAN_SECONDS and reused in between. Network traffic is what crossed the sandbox's own
+interface (its network namespace's counters since it started, loopback left out); without a
+sandbox it cannot be told apart per process and is reported as null.
 """
 
 import asyncio
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import procfs
+from agent import procfs, sandbox
 from agent.clock import iso
 from agent.limits import MIB
 from agent.runtime import ServerRuntime
@@ -129,16 +130,35 @@ class UsageSampler:
             cpu_percent = max(0, cpu - previous.cpu_nanoseconds) / (elapsed * 1e9) * 100
         if cpu is not None:
             self._previous[server.id] = _Previous(server.pid, cpu, now)
+        network = self._network(server, sessions)
         return {
             "instance_id": server.id,
             "at": iso(now),
             "cpu_percent": round(cpu_percent, 2),
             "memory_bytes": memory or 0,
             "disk_bytes": self._disk[server.id].bytes,
-            "network_rx_bytes": None,
-            "network_tx_bytes": None,
+            "network_rx_bytes": network[0] if network else None,
+            "network_tx_bytes": network[1] if network else None,
             "uptime_seconds": int(now - started),
         }
+
+    @staticmethod
+    def _network(
+        server: ServerRuntime, sessions: dict[int, list[procfs.ProcessStat]] | None
+    ) -> tuple[int, int] | None:
+        """The counters of the sandbox's network namespace, read through one of its processes
+        (pasta itself lives in the node's namespace)."""
+        if not server.services.isolation.sandboxed or server.pid is None:
+            return None
+        members = server.backend.processes(server.id)
+        if members is None:
+            members = [stat.pid for stat in (sessions or {}).get(server.pid, [])]
+        for pid in members:
+            if pid != server.pid and procfs.command_name(pid) not in ("pasta", "passt.avx2"):
+                counters = sandbox.network_bytes(pid)
+                if counters is not None:
+                    return counters
+        return None
 
     def _check_disk(self, server: ServerRuntime) -> None:
         disk = self._disk[server.id]
