@@ -625,11 +625,17 @@ class ServerRuntime:
             await self._gone.wait()
         return {"status": self.status}
 
-    async def enforce_disk_quota(self, used_bytes: int) -> None:
-        limit_mb = self.spec.limits.disk_mb
-        if limit_mb is None or self.status not in ("starting", "running"):
+    async def enforce_disk_quota(self, used_bytes: int, files: int = 0) -> None:
+        """Stop a server over its disk space or over the node's file count per folder."""
+        if self.status not in ("starting", "running"):
             return
-        reason = f"over disk quota: {used_bytes // MIB} MB used of {limit_mb} MB"
+        limit_mb, max_files = self.spec.limits.disk_mb, self.config.max_files
+        if files > max_files:
+            reason = f"over file quota: {files:,} files of {max_files:,}"
+        elif limit_mb is not None and used_bytes > limit_mb * MIB:
+            reason = f"over disk quota: {used_bytes // MIB} MB used of {limit_mb} MB"
+        else:
+            return
         self.console.write_agent_line(f"The server is {reason}; stopping it.")
         log.info("%s: %s", self.id, reason)
         await self.stop(event=("crashed", reason))
@@ -776,7 +782,13 @@ class ServerRuntime:
         self.console.write_agent_line("Step: downloading the code.")
         try:
             await download(url, archive, token=token, max_bytes=max_bytes)
-            code = await asyncio.to_thread(unpack, archive, staging, max_bytes=max_bytes)
+            code = await asyncio.to_thread(
+                unpack,
+                archive,
+                staging,
+                max_bytes=max_bytes,
+                max_members=self.config.archive_max_members,
+            )
             owner = self.owner()
             if owner:
                 await asyncio.to_thread(chown_tree, code, *owner)

@@ -55,10 +55,16 @@ async def download(url: str, destination: Path, *, token: str | None, max_bytes:
         raise SourceError(f"The download of the code failed: {error or 'timed out'}.") from None
 
 
-def _unpack_zip(archive: Path, staging: Path, max_bytes: int) -> None:
+def _too_many(max_members: int) -> SourceError:
+    return SourceError(f"The code archive holds more than {max_members:,} files and folders.")
+
+
+def _unpack_zip(archive: Path, staging: Path, max_bytes: int, max_members: int) -> None:
     root = staging.resolve()
     with zipfile.ZipFile(archive) as bundle:
         members = bundle.infolist()
+        if len(members) > max_members:
+            raise _too_many(max_members)
         if sum(member.file_size for member in members) > max_bytes:
             raise SourceError("The code archive unpacks to more than the disk limit.")
         for member in members:
@@ -74,10 +80,17 @@ def _unpack_zip(archive: Path, staging: Path, max_bytes: int) -> None:
         bundle.extractall(root)  # noqa: S202 - every member was checked above
 
 
-def _unpack_tar(archive: Path, staging: Path, max_bytes: int) -> None:
+def _unpack_tar(archive: Path, staging: Path, max_bytes: int, max_members: int) -> None:
     try:
         with tarfile.open(archive, "r:*") as bundle:
-            if sum(member.size for member in bundle.getmembers()) > max_bytes:
+            # Counted while the index is read, so that a small archive of a million entries is
+            # refused before it is all in memory.
+            size = 0
+            for count, member in enumerate(bundle, start=1):
+                size += member.size
+                if count > max_members:
+                    raise _too_many(max_members)
+            if size > max_bytes:
                 raise SourceError("The code archive unpacks to more than the disk limit.")
             bundle.extractall(staging, filter="data")
     except tarfile.FilterError as error:
@@ -86,13 +99,13 @@ def _unpack_tar(archive: Path, staging: Path, max_bytes: int) -> None:
         raise SourceError("The code archive is neither a .tar.gz nor a .zip file.") from None
 
 
-def unpack(archive: Path, staging: Path, *, max_bytes: int) -> Path:
+def unpack(archive: Path, staging: Path, *, max_bytes: int, max_members: int) -> Path:
     """Unpack into ``staging``; returns the folder holding the code (an archive with one
-    top-level folder, as GitHub makes them, is entered)."""
+    top-level folder, as GitHub makes them, is entered). At most ``max_members`` entries."""
     if zipfile.is_zipfile(archive):
-        _unpack_zip(archive, staging, max_bytes)
+        _unpack_zip(archive, staging, max_bytes, max_members)
     else:
-        _unpack_tar(archive, staging, max_bytes)
+        _unpack_tar(archive, staging, max_bytes, max_members)
     entries = list(staging.iterdir())
     if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
         return entries[0]

@@ -20,15 +20,15 @@ from typing import Any
 
 from agent import procfs, sandbox
 from agent.clock import iso
-from agent.limits import MIB
 from agent.runtime import ServerRuntime
 
 log = logging.getLogger(__name__)
 
 
-def directory_bytes(top: Path) -> int:
-    """Blocks used under ``top``, links not followed, hard-linked files counted once."""
-    total, seen, folders = 0, set(), [str(top)]
+def directory_usage(top: Path) -> tuple[int, int]:
+    """(bytes, entries) under ``top``: blocks used, links not followed, hard-linked files
+    counted once; every file, folder and link is one entry (an inode, as the file cap counts)."""
+    total, count, seen, folders = 0, 0, set(), [str(top)]
     while folders:
         try:
             with os.scandir(folders.pop()) as entries:
@@ -37,6 +37,7 @@ def directory_bytes(top: Path) -> int:
                         info = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
+                    count += 1
                     if info.st_nlink > 1 and not entry.is_dir(follow_symlinks=False):
                         if (info.st_dev, info.st_ino) in seen:
                             continue
@@ -46,7 +47,7 @@ def directory_bytes(top: Path) -> int:
                         folders.append(entry.path)
         except OSError:
             continue
-    return total
+    return total, count
 
 
 @dataclass
@@ -59,6 +60,7 @@ class _Previous:
 @dataclass
 class _Disk:
     bytes: int = 0
+    files: int = 0
     scanned_at: float = 0.0
     scanning: bool = False
     tasks: set = field(default_factory=set)
@@ -171,13 +173,11 @@ class UsageSampler:
 
     async def _scan(self, server: ServerRuntime, disk: _Disk) -> None:
         try:
-            disk.bytes = await asyncio.to_thread(directory_bytes, server.directory)
+            disk.bytes, disk.files = await asyncio.to_thread(directory_usage, server.directory)
         finally:
             disk.scanning = False
             disk.scanned_at = time.monotonic()
-        limit = server.spec.limits.disk_mb
-        if limit is not None and disk.bytes > limit * MIB:
-            await server.enforce_disk_quota(disk.bytes)
+        await server.enforce_disk_quota(disk.bytes, disk.files)
 
     def forget(self, server_id: str) -> None:
         self._previous.pop(server_id, None)

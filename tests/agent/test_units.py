@@ -3,6 +3,7 @@
 import io
 import re
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -154,7 +155,7 @@ def test_a_tarball_with_a_link_out_of_its_folder_is_refused(tmp_path: Path):
     (tmp_path / "code.tar.gz").write_bytes(content.getvalue())
     (tmp_path / "staging").mkdir()
     with pytest.raises(SourceError, match="refused"):
-        unpack(tmp_path / "code.tar.gz", tmp_path / "staging", max_bytes=1024)
+        unpack(tmp_path / "code.tar.gz", tmp_path / "staging", max_bytes=1024, max_members=100)
     assert not (tmp_path / "staging" / "config").is_symlink()
 
 
@@ -167,7 +168,25 @@ def test_an_archive_bigger_than_the_disk_limit_is_refused(tmp_path: Path):
     (tmp_path / "code.tar.gz").write_bytes(content.getvalue())
     (tmp_path / "staging").mkdir()
     with pytest.raises(SourceError, match="more than the disk limit"):
-        unpack(tmp_path / "code.tar.gz", tmp_path / "staging", max_bytes=1024)
+        unpack(tmp_path / "code.tar.gz", tmp_path / "staging", max_bytes=1024, max_members=100)
+
+
+@pytest.mark.parametrize("kind", ["tar", "zip"])
+def test_an_archive_of_too_many_members_is_refused(tmp_path: Path, kind: str):
+    content = io.BytesIO()
+    if kind == "tar":
+        with tarfile.open(fileobj=content, mode="w:gz") as archive:
+            for index in range(101):
+                archive.addfile(tarfile.TarInfo(f"file-{index}"), io.BytesIO(b""))
+    else:
+        with zipfile.ZipFile(content, "w") as archive:
+            for index in range(101):
+                archive.writestr(f"file-{index}", b"")
+    (tmp_path / "code").write_bytes(content.getvalue())
+    (tmp_path / "staging").mkdir()
+    with pytest.raises(SourceError, match="more than 100 files and folders"):
+        unpack(tmp_path / "code", tmp_path / "staging", max_bytes=1024, max_members=100)
+    assert not any((tmp_path / "staging").iterdir())
 
 
 def test_runtimes_are_found_by_the_version_their_interpreter_reports(tmp_path):
