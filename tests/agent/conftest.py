@@ -141,6 +141,8 @@ def start_agent(
         "AGENT_LOG_LEVEL": "debug",
         **settings,
     }
+    if not IS_ROOT:  # only root can sandbox; the hostile-tenant tests skip then
+        environment.setdefault("AGENT_ALLOW_UNISOLATED", "1")
     if PYTHON and "AGENT_RUNTIMES" not in settings:
         environment["AGENT_RUNTIMES"] = json.dumps({"python-test": PYTHON})
     log_path = data_root.parent / f"{data_root.name}-agent-{port}.log"
