@@ -328,7 +328,8 @@ class ServerRuntime:
             prefix = Path(os.path.realpath(interpreter)).parent
             if prefix.name == "bin":
                 prefix = prefix.parent
-            if not str(prefix).startswith(("/usr/", "/bin", "/lib")):
+            system = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
+            if not any(prefix == Path(top) or prefix.is_relative_to(top) for top in system):
                 paths[str(prefix)] = str(prefix)
                 if Path(interpreter).parent != prefix / "bin":
                     paths[str(Path(interpreter).parent)] = str(Path(interpreter).parent)
