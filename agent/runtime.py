@@ -335,6 +335,13 @@ class ServerRuntime:
                     paths[str(Path(interpreter).parent)] = str(Path(interpreter).parent)
         return paths
 
+    def _require_isolation(self) -> None:
+        isolation = self.services.isolation
+        if isolation.mode == "unavailable":
+            raise NotIsolated(
+                f"This node cannot isolate its servers ({isolation.reason}), so it runs none."
+            )
+
     def _spawn(
         self,
         argv: list[str],
@@ -343,11 +350,8 @@ class ServerRuntime:
         failure: type[AgentError],
         stdin_null: bool = False,
     ) -> ProcessHandle:
+        self._require_isolation()
         isolation = self.services.isolation
-        if isolation.mode == "unavailable":
-            raise NotIsolated(
-                f"This node cannot isolate its servers ({isolation.reason}), so it runs none."
-            )
         limits = self.backend.launch_limits(self.id, self.spec.limits)
         instructions = launch.Instructions(
             argv=argv,
@@ -440,6 +444,7 @@ class ServerRuntime:
             elif self.status == "install_failed":
                 raise InvalidState("The install failed: install again before starting.")
             else:
+                self._require_isolation()
                 self._require_secrets()
                 if not self.installed:
                     await self._install_locked()
@@ -663,6 +668,7 @@ class ServerRuntime:
         async with self._lock:
             if self.process is not None:
                 raise InvalidState(f"The server is {self.status}: stop it before installing.")
+            self._require_isolation()
             self._require_secrets()
             await self._install_locked()
         return {"status": "stopped"}

@@ -113,7 +113,7 @@ class SandboxPlan:
 def find_tools() -> dict[str, str]:
     tools = {}
     for name in TOOLS:
-        path = shutil.which(name, path="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin")
+        path = shutil.which(name)  # on the agent's PATH
         if path is None:
             package = {"bwrap": "bubblewrap", "pasta": "passt", "unshare": "util-linux"}[name]
             raise IsolationUnavailable(f"{name} is not installed (Debian package {package}).")

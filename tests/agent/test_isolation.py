@@ -3,13 +3,19 @@ while its neighbour keeps running with its files unchanged (issue 26's hostile-t
 
 import hashlib
 import json
+import secrets
+import shutil
 import socket
+import subprocess
+import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import IS_ROOT, REPO, gameserver_spec, wait_until
+from agent import sandbox
+from tests.agent.conftest import IS_ROOT, REPO, Server, free_port, gameserver_spec, wait_until
 from tests.agent.test_lifecycle import ask, workload_of
 
 ATTACKER = (REPO / "tests" / "agent" / "hostile_tenant.py").read_text()
@@ -170,15 +176,129 @@ def test_two_servers_never_share_a_uid_and_a_deleted_ones_uid_is_freed(make_serv
     assert agent.state()["uids"][third.id] == freed  # the folder is gone: the uid may return
 
 
-def test_network_counters_come_from_the_sandbox(make_server, agent):
+@pytest.fixture
+def client_host() -> Iterator[str]:
+    """A test host of our own: a network namespace joined to the node by a veth pair, so that
+    its traffic reaches a server as a player's would (through the sandbox's tap; pasta splices
+    the node's own loopback clients past it). Yields the node's address on that link."""
+    if shutil.which("ip") is None:
+        pytest.skip("iproute2 is needed for a test host")
+    tag = secrets.token_hex(3)
+    name, host_side, client_side = f"hms-{tag}", f"hmsh{tag}", f"hmsc{tag}"
+    subnet = f"10.231.{secrets.randbelow(250) + 1}"
+
+    def ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, capture_output=True)  # noqa: S603, S607
+
+    ip("netns", "add", name)
+    try:
+        ip("link", "add", host_side, "type", "veth", "peer", "name", client_side)
+        ip("link", "set", client_side, "netns", name)
+        ip("addr", "add", f"{subnet}.1/30", "dev", host_side)
+        ip("link", "set", host_side, "up")
+        ip("-n", name, "addr", "add", f"{subnet}.2/30", "dev", client_side)
+        ip("-n", name, "link", "set", client_side, "up")
+        ip("-n", name, "link", "set", "lo", "up")
+        yield name, f"{subnet}.1"
+    finally:
+        subprocess.run(["ip", "link", "del", host_side], capture_output=True)  # noqa: S603, S607
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)  # noqa: S603, S607
+
+
+PLAYER = """
+import socket, sys
+with socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5) as connection:
+    reader = connection.makefile("rb")
+    for _ in range(500):
+        connection.sendall(b"ping" + b"." * 95 + b"\\n")
+        reader.readline()
+"""
+
+
+def test_network_counters_count_a_players_traffic(make_server, agent, client_host):
+    namespace, address = client_host
     server = make_server()
+    spec = gameserver_spec(server.id, server.port)
+    spec["allocation"]["ip"] = address
+    # Inside, the sandbox has the node's primary address (pasta copies it), not this link's.
+    spec["template"]["start_command"] = spec["template"]["start_command"].replace(
+        "{{SERVER_IP}}",
+        "0.0.0.0",  # noqa: S104 - in the sandbox's own namespace
+    )
+    server.put(spec)
     assert server.post("start").status_code == 200
-    usage = wait_until(lambda: server.get()["usage"], 5)
-    # Counters of the sandbox's tap interface. Loopback clients (the only ones a test may use)
-    # are spliced by pasta past the tap, so here they only have to be there and count up.
-    assert isinstance(usage["network_rx_bytes"], int)
-    assert isinstance(usage["network_tx_bytes"], int)
-    assert usage["network_rx_bytes"] >= 0 and usage["network_tx_bytes"] >= 0
+
+    def counting():
+        usage = server.get()["usage"]
+        return usage if usage and usage["network_rx_bytes"] is not None else None
+
+    before = wait_until(counting, 5)
+    command = [shutil.which("ip") or "ip", "netns", "exec", namespace, sys.executable]
+    player = subprocess.run(  # noqa: S603 - our own arguments
+        [*command, "-c", PLAYER, address, str(server.port)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert player.returncode == 0, player.stderr
+
+    def counted():
+        usage = server.get()["usage"]
+        received = usage["network_rx_bytes"] - before["network_rx_bytes"]
+        sent = usage["network_tx_bytes"] - before["network_tx_bytes"]
+        return (received, sent) if received >= 50_000 else None
+
+    received, sent = wait_until(counted, 10)
+    # 500 requests of 100 bytes in, 500 answers ("Unknown command …") out, plus headers.
+    assert 50_000 <= received < 200_000
+    assert sent >= 500 * 20
+
+
+def test_a_node_that_cannot_sandbox_runs_no_server(agents, control_plane):
+    # No bubblewrap nor pasta on the agent's PATH: as on a node without them.
+    node = agents.start(PATH="/nonexistent")
+    isolation = node.api().get("/api/system").json()["isolation"]
+    assert isolation["mode"] == "unavailable"
+    assert "bwrap is not installed" in isolation["reason"]
+    hello = control_plane.wait_for(lambda: [h for h in control_plane.hellos if h.get("isolation")])
+    assert hello[-1]["isolation"] == "none"
+    server = Server("srv_unisolated00001", free_port(), node)
+    server.put(gameserver_spec(server.id, server.port))
+    refused = server.post("start")
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "not_isolated"
+    assert "bwrap is not installed" in refused.json()["error"]["message"]
+    assert server.post("install").json()["error"]["code"] == "not_isolated"
+    assert "cannot sandbox its servers" in node.log()
+
+
+def test_the_development_flag_runs_them_unisolated_and_says_so(agents):
+    node = agents.start(PATH="/nonexistent", AGENT_ALLOW_UNISOLATED="1")
+    system = node.api().get("/api/system").json()
+    assert system["isolation"]["mode"] == "none"
+    assert system["run_as"] == "nobody"
+    assert "TENANTS ARE NOT ISOLATED" in node.log()
+    server = Server("srv_unisolated00002", free_port(), node)
+    server.put(gameserver_spec(server.id, server.port))
+    assert server.post("start").status_code == 200
+    assert ask(server.port, "ping") == "pong"
+    for process in workload_of(server.get()["pid"]):
+        status = Path(f"/proc/{process}/status").read_text()
+        assert "\nUid:\t65534\t" in status  # the old way: one shared user, no namespaces
+    assert "uids" not in node.state() or not node.state()["uids"]
+
+
+def test_a_sandbox_that_cannot_reach_its_folder_fails_the_probe(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o700)  # root's: the probe's uid cannot pass
+    with pytest.raises(sandbox.IsolationUnavailable, match="a test sandbox failed"):
+        sandbox.probe(sandbox.find_tools(), 465535, locked)
+
+
+def test_without_root_there_is_no_sandbox():
+    with pytest.raises(sandbox.IsolationUnavailable, match="not root"):
+        sandbox.detect(is_root=False, probe_uid=465535, workdir=Path("/nonexistent"))
 
 
 def _put(server, template: dict, **fields) -> None:
