@@ -259,6 +259,8 @@ def _dunning(subscription: Subscription, now: datetime, report: RunReport) -> No
     since = overdue.due_date
     if now >= since + timedelta(days=terminate_days):
         for unpaid in Invoice.objects.filter(subscription=subscription, status=InvoiceStatus.OPEN):
+            if unpaid.period_start is not None and unpaid.period_start >= now:
+                continue  # a period never served: subscription_end voids it
             if unpaid.amount_paid == 0 and unpaid.due_date and unpaid.due_date > now:
                 invoice_void(invoice=unpaid, actor=SYSTEM)  # not yet due: nothing is owed for it
             else:

@@ -315,22 +315,24 @@ def subscription_change(
             billing_reason=BillingReason.SUBSCRIPTION_UPDATE, subscription=subscription,
             period_start=change.at, period_end=subscription.current_period_end, actor=actor,
         )  # fmt: skip
-    elif change.priced is not None and change.total < 0:
-        balance_change(
-            account=subscription.account, amount=-change.total, currency=previous_price.currency,
-            kind=BalanceTransaction.Kind.PRORATION,
-            description=(
-                f"Unused time on {previous_price.product.name} "
-                f"(changed to {new_price.product.name})"
-            ),
-            actor=actor,
-        )  # fmt: skip
     # A renewal already issued at the old price and not paid is issued again at the new one.
     for stale in Invoice.objects.filter(
         subscription=subscription, billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
         status=InvoiceStatus.OPEN, amount_paid=0, period_start__gte=subscription.current_period_end,
     ):  # fmt: skip
         invoice_void(invoice=stale, actor=actor)
+    if change.priced is not None and change.total < 0:
+        credit = _settle_unpaid(subscription, -change.total, actor=actor)
+        if credit > 0:
+            balance_change(
+                account=subscription.account, amount=credit, currency=previous_price.currency,
+                kind=BalanceTransaction.Kind.PRORATION,
+                description=(
+                    f"Unused time on {previous_price.product.name} "
+                    f"(changed to {new_price.product.name})"
+                ),
+                actor=actor,
+            )  # fmt: skip
     previous = subscription_representation(subscription)
     subscription.price = new_price
     subscription.save()
@@ -355,6 +357,35 @@ def subscription_change(
             invoice.next_payment_attempt = invoice.due_date
             invoice.save(update_fields=["next_payment_attempt"])
     return subscription, invoice
+
+
+def _settle_unpaid(subscription: Subscription, credit: int, *, actor: Actor) -> int:
+    """Credit for unused time covers only what was paid: the subscription's invoices still owed
+    for the current period (a plan change's charge, the period's renewal) absorb it first,
+    oldest first: voided when nothing of them was paid or credited and the credit covers them,
+    else reduced by a credit note. Returns what is left for the balance."""
+    owed = Invoice.objects.filter(
+        subscription=subscription,
+        status__in=[InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE],
+        period_start__lt=subscription.current_period_end,
+    ).order_by("finalized_at", "id")
+    for invoice in owed:
+        if credit <= 0:
+            break
+        part = min(credit, invoice.amount_remaining)
+        if part <= 0:
+            continue
+        untouched = invoice.amount_paid == 0 and invoice.amount_credited == 0
+        if untouched and part == invoice.amount_remaining and invoice.status == InvoiceStatus.OPEN:
+            invoice_void(invoice=invoice, actor=actor)
+        else:
+            credit_note_create(
+                invoice=invoice, amount=part, reason=CreditNote.Reason.ORDER_CHANGE,
+                refund_to=CreditNote.RefundTo.NONE, actor=actor,
+                memo="Unused time of a plan change, set against what was still owed.",
+            )  # fmt: skip
+        credit -= part
+    return credit
 
 
 @transaction.atomic
@@ -383,18 +414,31 @@ def subscription_cancel(
 
 def subscription_end(subscription: Subscription, *, at: datetime, actor: Actor) -> None:
     """End a locked subscription now: canceled, its server or bot deleted, unpaid invoices
-    voided (or, once partly paid, left to staff). A renewal already paid for a period that
-    starts at or after the end (issued days ahead) is credited back to the balance in full:
-    that period is never served."""
+    voided (or, once partly paid, left to staff). Every invoice for a period that starts at or
+    after the end (a renewal issued days ahead) is for a period never served: voided when
+    nothing of it was paid, else what is owed is forgiven and what was paid credited back to
+    the balance in full."""
     subscription.canceled_at = subscription.canceled_at or at
     subscription.ended_at = at
+    for unserved in Invoice.objects.filter(
+        subscription=subscription, period_start__gte=at,
+        status__in=[InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE],
+    ):  # fmt: skip
+        if unserved.amount_paid == 0 and unserved.amount_credited == 0:
+            invoice_void(invoice=unserved, actor=actor)
+        else:
+            credit_note_create(
+                invoice=unserved, amount=unserved.amount_remaining,
+                reason=CreditNote.Reason.ORDER_CHANGE, refund_to=CreditNote.RefundTo.NONE,
+                actor=actor, memo="The subscription ended before this period began.",
+            )  # fmt: skip
     for unpaid in Invoice.objects.filter(
         subscription=subscription, status=InvoiceStatus.OPEN, amount_paid=0
     ):
         invoice_void(invoice=unpaid, actor=actor)
     for ahead in Invoice.objects.filter(
         subscription=subscription, status=InvoiceStatus.PAID, period_start__gte=at,
-        billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+        billing_reason__in=[BillingReason.SUBSCRIPTION_CYCLE, BillingReason.SUBSCRIPTION_UPDATE],
     ):  # fmt: skip
         refundable = ahead.total - ahead.amount_credited
         if refundable > 0:

@@ -243,3 +243,25 @@ def test_ending_at_period_end_credits_back_a_renewal_already_paid(clock, account
     note = CreditNote.objects.get(invoice=renewal)
     assert (note.amount, note.refund_to) == (renewal.total, "balance")
     assert balance_of(account) == renewal.total  # the unserved period's money is credit again
+
+
+def test_termination_at_a_periods_start_voids_that_periods_invoice(clock, account, owner):
+    """Issue 27, case 6: termination falls exactly at the next period's start (Feb 15 + 28
+    days = Mar 15): its renewal, issued ahead, is for a period never served: void, not owed."""
+    price = plan(amount=1000)
+    price.product.terminate_after_days = 28
+    price.product.save()
+    subscription = running_subscription(account, owner, price, prepay=0)
+    march = datetime(2031, 3, 15, 12, tzinfo=UTC)
+    walk(account, march + timedelta(days=1), step=timedelta(hours=6))
+    subscription.refresh_from_db()
+    assert subscription.status == SubscriptionStatus.CANCELED
+    assert subscription.ended_at == march
+    renewals = {
+        invoice.period_start: invoice.status
+        for invoice in Invoice.objects.filter(
+            subscription=subscription, billing_reason="subscription_cycle"
+        )
+    }
+    assert renewals[datetime(2031, 2, 15, 12, tzinfo=UTC)] == "uncollectible"
+    assert renewals[march] == "void"

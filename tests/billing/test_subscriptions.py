@@ -265,3 +265,51 @@ def test_cancel_now_deletes_the_server_and_a_canceled_subscription_cannot_change
     with pytest.raises(InvalidState) as refused:
         subscription_cancel(subscription=subscription, at_period_end=False, actor=SYSTEM)
     assert refused.value.details["allowed_statuses"] == []
+
+
+def test_downgrading_right_after_an_unpaid_upgrade_mints_no_credit(clock, account, owner):
+    """Issue 27, case 1: the unused time of a period never paid for is no credit. The open
+    upgrade is settled first (voided); only what was paid may reach the balance."""
+    subscription = active_subscription(account, owner, plan("Iron", 3100))
+    iron = subscription.price_id
+    gold = Price.objects.create(product=plan("Gold", 6200).product, currency="EUR",
+                                unit_amount=6200, interval="month")  # fmt: skip
+    billing_clock_advance(account=account, to=START + timedelta(days=10, hours=12))
+    for _ in range(3):
+        subscription, upgrade = subscription_change(
+            subscription=subscription, price=gold.id, actor=Actor(user=owner)
+        )
+        assert upgrade.status == "open" and upgrade.total == 2050  # no credit, no card
+        subscription, credited = subscription_change(
+            subscription=subscription, price=iron, actor=Actor(user=owner)
+        )
+        assert credited is None
+        upgrade.refresh_from_db()
+        assert upgrade.status == "void"
+        assert balance_of(account) == 0
+    assert not Invoice.objects.filter(account=account, status="open").exists()
+
+
+def test_a_downgrade_after_a_partly_forgiven_upgrade_credits_only_what_was_paid(
+    clock, account, owner
+):
+    """The open upgrade absorbs the credit; what is left of the credit reaches the balance."""
+    subscription = active_subscription(account, owner, plan("Iron", 3100))
+    iron = Price.objects.create(product=plan("Tin", 1550).product, currency="EUR",
+                                unit_amount=1550, interval="month")  # fmt: skip
+    gold = Price.objects.create(product=plan("Gold", 6200).product, currency="EUR",
+                                unit_amount=6200, interval="month")  # fmt: skip
+    billing_clock_advance(account=account, to=START + timedelta(days=10, hours=12))
+    subscription, upgrade = subscription_change(
+        subscription=subscription, price=gold.id, actor=SYSTEM
+    )
+    assert upgrade.status == "open" and upgrade.amount_remaining == 2050
+    # Down to a plan below the first: 6200 * 20.5/31 = 4100 back, 1550 * 20.5/31 = 1025 on.
+    subscription, credited = subscription_change(
+        subscription=subscription, price=iron.id, actor=SYSTEM
+    )
+    assert credited is None
+    upgrade.refresh_from_db()
+    assert upgrade.status == "void"
+    # 3075 of credit: 2050 settle the unpaid upgrade, 1025 was paid for (the Iron period).
+    assert balance_of(account) == 1025
