@@ -22,6 +22,14 @@ from weasyprint.urls import URLFetcher
 from billing.money import format_amount
 
 
+class BankAccountSnapshot(TypedDict):
+    """Where a customer transfers the money (``BILLING_SELLER_IBAN`` and its neighbours)."""
+
+    account_holder: str
+    iban: str  # in groups of four, as printed
+    bic: str  # may be empty
+
+
 class SellerSnapshot(TypedDict):
     """Who issues the document (from ``settings.BILLING_SELLER`` at finalization)."""
 
@@ -30,6 +38,8 @@ class SellerSnapshot(TypedDict):
     country: str  # ISO 3166-1 alpha-2
     vat_id: str  # may be empty
     email: str
+    # Absent when the seller had no bank account in the settings that day.
+    bank_account: NotRequired[BankAccountSnapshot]
 
 
 class BuyerSnapshot(TypedDict):
@@ -136,7 +146,16 @@ def _template_context(document: DocumentSnapshot) -> dict[str, object]:
         "total": money(document["total"]),
         "amount_paid": money(document["amount_paid"]),
         "amount_remaining": money(document["amount_remaining"]),
+        "bank_transfer": _bank_transfer(document),
     }
+
+
+def _bank_transfer(document: DocumentSnapshot) -> BankAccountSnapshot | None:
+    """The seller's account to transfer to, while the invoice is still owed: on a paid one
+    the instructions could only invite a second payment."""
+    if document["kind"] != "invoice" or document["amount_remaining"] <= 0:
+        return None
+    return document["seller"].get("bank_account")
 
 
 def _format_period(start: date | datetime | None, end: date | datetime | None) -> str:

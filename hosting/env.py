@@ -7,6 +7,8 @@ parse, so a typo in a deployment stops the process at start-up instead of changi
 import os
 
 from django.core.exceptions import ImproperlyConfigured
+from stdnum import bic, iban
+from stdnum.exceptions import ValidationError
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -88,3 +90,25 @@ def parse_peppers(name: str, value: str) -> dict[str, str]:
     if not peppers:
         raise ImproperlyConfigured(f"{name} must list at least one 'id=secret' pepper.")
     return peppers
+
+
+def parse_iban(name: str, value: str) -> str:
+    """An IBAN whose country, length and check digits are right, in the groups of four it is
+    printed in (``BE71 0961 2345 6769``): a mistyped one would send customers' transfers astray."""
+    try:
+        return iban.format(iban.validate(value))
+    except ValidationError as error:
+        raise ImproperlyConfigured(
+            f"{name} must be an IBAN with its country, check digits and account number, "
+            f"got {value!r}: {error.message}"
+        ) from None
+
+
+def parse_bic(name: str, value: str) -> str:
+    """A BIC (SWIFT code) of 8 or 11 characters, upper case."""
+    try:
+        return bic.validate(value)
+    except ValidationError as error:
+        raise ImproperlyConfigured(
+            f"{name} must be a BIC of 8 or 11 letters and digits, got {value!r}: {error.message}"
+        ) from None

@@ -11,7 +11,16 @@ import dj_database_url
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
-from hosting.env import env_bool, env_int, env_list, env_prefixed, env_str, parse_peppers
+from hosting.env import (
+    env_bool,
+    env_int,
+    env_list,
+    env_prefixed,
+    env_str,
+    parse_bic,
+    parse_iban,
+    parse_peppers,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR") or BASE_DIR / "var")
@@ -321,6 +330,26 @@ BILLING_SELLER = {
     "vat_id": env_str("BILLING_SELLER_VAT_ID", "BE0123456749"),
     "email": env_str("BILLING_SELLER_EMAIL") or "billing@example.com",
 }
+# The seller's bank account, for customers who pay by bank transfer: the invoice page and the
+# PDF of an open invoice show it with the invoice number as the reference, and staff mark the
+# invoice paid when the money arrives. It is part of the seller, so finalizing snapshots it
+# with the rest. Unset (no IBAN), invoices carry no transfer instructions: unlike the demo
+# seller above there is no default, since an example IBAN on a real invoice would send real
+# money astray (./scripts/run sets example details, marked as such, in scripts/_env.sh). The
+# holder is the seller's name unless set; the BIC is optional (SEPA transfers need none).
+_seller_iban = env_str("BILLING_SELLER_IBAN")
+_seller_bic = env_str("BILLING_SELLER_BIC")
+if _seller_iban:
+    BILLING_SELLER["bank_account"] = {
+        "account_holder": env_str("BILLING_SELLER_ACCOUNT_HOLDER") or BILLING_SELLER["name"],
+        "iban": parse_iban("BILLING_SELLER_IBAN", _seller_iban),
+        "bic": parse_bic("BILLING_SELLER_BIC", _seller_bic) if _seller_bic else "",
+    }
+elif _seller_bic or env_str("BILLING_SELLER_ACCOUNT_HOLDER"):
+    raise ImproperlyConfigured(
+        "BILLING_SELLER_BIC and BILLING_SELLER_ACCOUNT_HOLDER describe the account of "
+        "BILLING_SELLER_IBAN, which is not set."
+    )
 # Invoices are numbered <prefix>-<year>-<000001> (credit notes likewise), gapless per year.
 BILLING_INVOICE_PREFIX = env_str("BILLING_INVOICE_PREFIX") or "INV"
 BILLING_CREDIT_NOTE_PREFIX = env_str("BILLING_CREDIT_NOTE_PREFIX") or "CN"

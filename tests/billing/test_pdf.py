@@ -248,3 +248,89 @@ def test_a_seller_country_that_is_not_a_two_letter_code_stops_start_up(tmp_path,
     result = start_django(tmp_path, PRINT_SELLER, DEBUG="true", BILLING_SELLER_COUNTRY=country)
 
     assert_refused(result, "BILLING_SELLER_COUNTRY", repr(country.upper()))
+
+
+# --- paying by bank transfer -----------------------------------------------------------------
+
+BANK_ACCOUNT = {
+    "account_holder": "Demo Hosting Co.",
+    "iban": "BE71 0961 2345 6769",
+    "bic": "GKCCBEBB",
+}
+
+
+def test_an_invoice_still_owed_says_where_to_transfer_and_which_reference_to_use():
+    document = invoice(THREE_LINES, seller=SELLER | {"bank_account": BANK_ACCOUNT})
+
+    text = pdf_text(render_document_pdf(document))
+
+    assert "PAY BY BANK TRANSFER" in text  # a heading, in capitals like "BILLED TO"
+    assert "Account holder Demo Hosting Co." in text
+    assert "IBAN BE71 0961 2345 6769" in text
+    assert "BIC GKCCBEBB" in text
+    assert "Reference INV-2026-000042" in text
+    assert "Amount 27.95 EUR" in text
+
+
+def test_a_paid_invoice_and_a_credit_note_carry_no_transfer_instructions():
+    seller = SELLER | {"bank_account": BANK_ACCOUNT}
+    paid = invoice(THREE_LINES, seller=seller, amount_paid=2795, amount_remaining=0)
+    credit_note = invoice(
+        [line("Refund", 1290)], kind="credit_note", number="CN-2026-000007", due_date=None,
+        original_invoice_number="INV-2026-000042", reason="Service outage", notes=[],
+        seller=seller, amount_remaining=0,
+    )  # fmt: skip
+
+    for document in (paid, credit_note):
+        text = pdf_text(render_document_pdf(document))
+        assert "BE71 0961 2345 6769" not in text and "bank transfer" not in text.lower()
+
+
+def test_an_invoice_issued_without_bank_details_prints_none():
+    text = pdf_text(render_document_pdf(invoice(THREE_LINES)))
+    assert "IBAN" not in text and "bank transfer" not in text.lower()
+
+
+PRINT_BANK = (
+    f"{SETUP}; from django.conf import settings; print(settings.BILLING_SELLER.get('bank_account'))"
+)
+
+
+def test_the_seller_s_bank_account_is_read_from_the_environment(tmp_path):
+    result = start_django(
+        tmp_path,
+        PRINT_BANK,
+        DEBUG="true",
+        BILLING_SELLER_NAME="Acme Hosting SRL",
+        BILLING_SELLER_IBAN=" be71096123456769 ",
+        BILLING_SELLER_BIC="gkccbebb",
+    )
+
+    assert result.returncode == 0, result.stderr
+    # Printed as IBANs are on paper: in groups of four; the holder is the seller unless set.
+    assert result.stdout.strip() == str(
+        {"account_holder": "Acme Hosting SRL", "iban": "BE71 0961 2345 6769", "bic": "GKCCBEBB"}
+    )
+
+
+def test_without_an_iban_the_seller_has_no_bank_account(tmp_path):
+    result = start_django(tmp_path, PRINT_BANK, DEBUG="true")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "None"
+
+
+@pytest.mark.parametrize(
+    ("variables", "needles"),
+    [
+        ({"BILLING_SELLER_IBAN": "BE71 0961 2345 6760"}, ["BILLING_SELLER_IBAN", "check digits"]),
+        ({"BILLING_SELLER_IBAN": "not an iban"}, ["BILLING_SELLER_IBAN"]),
+        (
+            {"BILLING_SELLER_IBAN": "BE71 0961 2345 6769", "BILLING_SELLER_BIC": "GKCC"},
+            ["BILLING_SELLER_BIC", "'GKCC'"],
+        ),
+        ({"BILLING_SELLER_BIC": "GKCCBEBB"}, ["BILLING_SELLER_BIC", "BILLING_SELLER_IBAN"]),
+    ],
+)
+def test_a_bank_account_that_cannot_be_right_stops_start_up(tmp_path, variables, needles):
+    result = start_django(tmp_path, PRINT_BANK, DEBUG="true", **variables)
+    assert_refused(result, *needles)
