@@ -44,7 +44,7 @@ from billing.selectors import (
     payments_of_account,
 )
 from billing.services import balance_of, invoice_pay_with_credit
-from billing.services.gateways import PaymentNotSupported, card_gateway
+from billing.services.gateways import PaymentNotSupported, card_gateway, collection_gateways
 from billing.services.invoices import GATEWAY_LABELS
 from billing.services.profile import billing_profile_update
 from hosting.dashboard.lists import ListControlsMixin
@@ -71,6 +71,12 @@ def period_text(start: datetime | None, end: datetime | None) -> str:
 
 def payable(invoice: Invoice) -> bool:
     return invoice.status in PAYABLE and invoice.amount_remaining > 0
+
+
+def bank_account_of(invoice: Invoice) -> dict | None:
+    """The seller's account to transfer to: the one the invoice was issued with (its PDF
+    prints that one), else today's, for an invoice issued before the settings had one."""
+    return invoice.seller.get("bank_account") or settings.BILLING_SELLER.get("bank_account")
 
 
 class BillingPageMixin(AreaPageMixin):
@@ -202,7 +208,9 @@ class PaymentListView(ListControlsMixin, BillingPageMixin, ListView):
 
 class InvoiceDetailView(InvoiceObjectMixin, TemplateView):
     """An invoice as it was issued: lines, totals, buyer and seller, notes; then its payments
-    and credit notes, the PDF, and "pay with credit" while something is owed."""
+    and credit notes, and the PDF. While something is owed, every way to pay it that applies
+    to the account: its credit (all or part), a card when the account pays by card, and a bank
+    transfer when it may and the seller has a bank account; whom to ask when none does."""
 
     template_name = "billing/invoice_detail.html"
     http_method_names = ["get", "head", "options"]
@@ -231,6 +239,7 @@ class InvoiceDetailView(InvoiceObjectMixin, TemplateView):
             credit_note.amount_shown = money(credit_note.amount)
         is_payable = payable(invoice)
         balance = balance_of(self.account) if is_payable else 0
+        bank_transfer = self.bank_transfer(invoice) if is_payable else None
         percentage = format(invoice.tax_percentage.normalize(), "f")
         return super().get_context_data(
             invoice=invoice,
@@ -258,8 +267,19 @@ class InvoiceDetailView(InvoiceObjectMixin, TemplateView):
             balance_shown=money(balance) if balance else "",
             credit_covers=money(min(balance, invoice.amount_remaining)) if balance else "",
             credit_pays_all=balance >= invoice.amount_remaining,
+            bank_transfer=bank_transfer,
+            no_way_to_pay=is_payable and not (balance or bank_transfer or not self.cards_refused),
             **kwargs,
         )
+
+    def bank_transfer(self, invoice: Invoice) -> dict | None:
+        """The seller's account and the reference to use, when the account pays by transfer
+        (staff may have left it out of the account's gateways) and the seller has one."""
+        gateways = collection_gateways(self.account.id, profile=self.profile)
+        if not any(each.name == "bank_transfer" for each in gateways):
+            return None
+        account = bank_account_of(invoice)
+        return account and {**account, "reference": invoice.number}
 
 
 class InvoicePayWithCreditView(InvoiceObjectMixin, View):
