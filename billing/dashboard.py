@@ -144,7 +144,8 @@ class OrderView(BillingPageMixin, TemplateView):
         if invoice.status != InvoiceStatus.PAID:
             messages.success(
                 self.request,
-                f"Ordered “{name}”: pay invoice {invoice.number} and it is created at once.",
+                f"Ordered “{name}”: it is created once invoice {invoice.number} is paid. "
+                "The ways to pay it are below.",
             )
             return redirect("billing_invoice", invoice_id=invoice.id)
         messages.success(self.request, f"Ordered “{name}”: it is being created.")
