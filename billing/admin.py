@@ -5,7 +5,8 @@ Every change is a service call, the same the API makes, so a rule exists once:
 - The catalogue (products, prices, tax rates, coupons, promotion codes) is added through the
   ``billing.services.catalogue`` services and archived by an action, never deleted: invoices
   and subscriptions keep pointing at what they were sold. A product's plan can be edited
-  (``product_update``); a price, a tax rate, a coupon or a code never is once created.
+  (``product_update``), and whether a coupon is redeemed by its id (``coupon_update``); a
+  price, a tax rate, the rest of a coupon or a code never is once created.
 - Invoices are a read-only record whose page offers what its status allows (the invoice table
   of ``billing/transitions.py``), as POST buttons and changelist actions: finalize, void, mark
   uncollectible, pay with the account's credit; "Mark paid…" (a bank transfer's reference) and
@@ -70,6 +71,7 @@ from billing.money import SUPPORTED_CURRENCIES, format_amount
 from billing.services.catalogue import (
     coupon_archive,
     coupon_create,
+    coupon_update,
     price_archive,
     price_create,
     product_archive,
@@ -267,7 +269,7 @@ class CouponForm(ServiceForm):
         model = Coupon
         fields = [
             "name", "duration", "duration_in_months", "percent_off", "amount_off", "currency",
-            "max_redemptions", "redeem_by", "products",
+            "max_redemptions", "redeem_by", "products", "directly_redeemable",
         ]  # fmt: skip
         help_texts = {
             "percent_off": "Either a percentage off (up to 100, two decimals) …",
@@ -279,21 +281,35 @@ class CouponForm(ServiceForm):
 
 @admin.register(Coupon)
 class CouponAdmin(ServiceAdmin):
-    """Added with ``coupon_create``; archived (with its promotion codes), never edited."""
+    """Added with ``coupon_create``; archived (with its promotion codes). Its page changes only
+    whether customers may order with its id (``coupon_update``): what it discounts never
+    changes once sold."""
 
     form = CouponForm
+    editable_after_add = True
     list_display = [
         "name", "discount", "duration", "times_redeemed", "max_redemptions", "redeem_by",
-        "active", "id",
+        "directly_redeemable", "active", "id",
     ]  # fmt: skip
-    list_filter = ["active", "duration"]
+    list_filter = ["active", "directly_redeemable", "duration"]
     search_fields = ["id", "name"]
     filter_horizontal = ["products"]
     fields = [*CouponForm.Meta.fields, "id", "times_redeemed", "active", "created_at"]
     readonly_fields = ["id", "times_redeemed", "active", "created_at"]
     actions = ["archive_selected"]
 
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return self.readonly_fields
+        return [name for name in self.fields if name != "directly_redeemable"]
+
     def save_through_service(self, form, *, actor, change):
+        if change:
+            return coupon_update(
+                coupon=form.instance,
+                directly_redeemable=form.cleaned_data["directly_redeemable"],
+                actor=actor,
+            )
         return coupon_create(**form.cleaned_data, actor=actor)
 
     @admin.display(description="Discount")

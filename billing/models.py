@@ -157,7 +157,8 @@ class CouponDuration(models.TextChoices):
 class Coupon(models.Model):
     """A discount: ``percent_off`` or ``amount_off`` (in ``currency``), for one invoice, N months,
     or for ever; optionally only for some products, until ``redeem_by``, ``max_redemptions``
-    times."""
+    times. Customers redeem it through its promotion codes, or by its id only when staff mark
+    it ``directly_redeemable``."""
 
     id = PrefixedIdField(prefix="cpn")
     name = models.CharField(max_length=100)
@@ -170,6 +171,13 @@ class Coupon(models.Model):
     times_redeemed = models.PositiveIntegerField(default=0)
     redeem_by = models.DateTimeField(null=True, blank=True)
     products = models.ManyToManyField(Product, blank=True, related_name="+")
+    # Off by default: a coupon id a customer once saw (in a code's check, on a subscription)
+    # must not get round its codes' limits, expiry and deactivation.
+    directly_redeemable = models.BooleanField(
+        default=False,
+        help_text="Customers may order with this coupon's id; otherwise only with one of its "
+        "promotion codes.",
+    )
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -132,7 +132,8 @@ def tax_rate_representation(rate: TaxRate) -> dict[str, Any]:
 
 
 def coupon_representation(coupon: Coupon) -> dict[str, Any]:
-    """A discount and its limits; ``applies_to`` lists product ids (empty: every product)."""
+    """A discount and its limits; ``applies_to`` lists product ids (empty: every product);
+    ``directly_redeemable``: customers may order with its id, not only with a code."""
     return {
         "id": coupon.id,
         "name": coupon.name,
@@ -147,6 +148,7 @@ def coupon_representation(coupon: Coupon) -> dict[str, Any]:
         "times_redeemed": coupon.times_redeemed,
         "redeem_by": timestamp(coupon.redeem_by),
         "applies_to": sorted(product.id for product in coupon.products.all()),
+        "directly_redeemable": coupon.directly_redeemable,
         "active": coupon.active,
         "created_at": timestamp(coupon.created_at),
     }

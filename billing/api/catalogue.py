@@ -52,6 +52,7 @@ from billing.services.catalogue import (
     MAX_TRIAL_DAYS,
     coupon_archive,
     coupon_create,
+    coupon_update,
     price_archive,
     price_create,
     product_archive,
@@ -175,6 +176,13 @@ class TaxRateCreateSerializer(StrictInputSerializer):
     )
 
 
+DIRECTLY_REDEEMABLE = (
+    "`true`: customers may order with the coupon's id (`coupon`) as well as with its "
+    "promotion codes; `false` (the default): only with a promotion code, whose own limits, "
+    "expiry and deactivation then always apply."
+)
+
+
 class CouponCreateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=100)
     duration = serializers.ChoiceField(choices=CouponDuration.choices)
@@ -195,6 +203,13 @@ class CouponCreateSerializer(StrictInputSerializer):
         child=serializers.CharField(max_length=64), max_length=100, required=False,
         help_text="Product ids (`prod_...`) it discounts; empty: every product.",
     )  # fmt: skip
+    directly_redeemable = serializers.BooleanField(
+        required=False, default=False, help_text=DIRECTLY_REDEEMABLE
+    )
+
+
+class CouponUpdateSerializer(StrictInputSerializer):
+    directly_redeemable = serializers.BooleanField(help_text=DIRECTLY_REDEEMABLE)
 
 
 class PromotionCodeCreateSerializer(StrictInputSerializer):
@@ -386,6 +401,34 @@ COUPON_DOCS = dict(
                 },
                 request_only=True,
             ),
+            OpenApiExample(
+                "A partner's coupon, ordered by its id",
+                value={
+                    "name": "Partner 20 %",
+                    "percent_off": "20",
+                    "duration": "once",
+                    "directly_redeemable": True,
+                },
+                request_only=True,
+            ),
+            *COUPON_EXAMPLES,
+        ],
+    ),
+    partial_update=_doc(
+        "Change whether a coupon is redeemed by its id",
+        "`directly_redeemable` is the one thing a coupon changes: `true` lets customers order "
+        "(and check) with its id; `false` leaves only its promotion codes, and an order "
+        "checked before the change is refused when it is counted (400 `validation_failed`, "
+        f"`coupon_code_required`). What it discounts stays discounted. {FIELD_RULES}",
+        request=CouponUpdateSerializer,
+        responses=COUPON_RESPONSE,
+        examples=[
+            OpenApiExample(
+                "Ordered by its id", value={"directly_redeemable": True}, request_only=True
+            ),
+            OpenApiExample(
+                "Only through its codes", value={"directly_redeemable": False}, request_only=True
+            ),
             *COUPON_EXAMPLES,
         ],
     ),
@@ -522,7 +565,7 @@ class AdminCouponViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     filterset_classes = {"list": CouponFilter}
     required_scopes = {
         "list": STAFF_READ, "retrieve": STAFF_READ, "create": STAFF_WRITE,
-        "archive": STAFF_WRITE,
+        "partial_update": STAFF_WRITE, "archive": STAFF_WRITE,
     }  # fmt: skip
 
     def get_queryset(self):
@@ -536,6 +579,11 @@ class AdminCouponViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
         products = body.pop("applies_to", [])
         coupon = coupon_create(**body, products=products, actor=Actor.from_request(request))
         return created(request, self._answer(coupon), f"/v1/admin/coupons/{coupon.id}")
+
+    def partial_update(self, request, pk: str):
+        body = validated(CouponUpdateSerializer, request)
+        coupon = coupon_update(coupon=self.get_object(), **body, actor=Actor.from_request(request))
+        return Response(self._answer(coupon))
 
     @action(detail=True, methods=["post"])
     def archive(self, request, pk: str):

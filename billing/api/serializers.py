@@ -249,7 +249,7 @@ class CouponSerializer(RepresentedBy, serializers.ModelSerializer):
         fields = [
             "id", "name", "percent_off", "amount_off", "currency", "duration",
             "duration_in_months", "max_redemptions", "times_redeemed", "redeem_by",
-            "applies_to", "active", "created_at",
+            "applies_to", "directly_redeemable", "active", "created_at",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -1048,6 +1048,7 @@ COUPON_EXAMPLE = {
     "times_redeemed": 42,
     "redeem_by": "2027-01-01T00:00:00Z",
     "applies_to": [],
+    "directly_redeemable": False,
     "active": True,
     "created_at": "2026-11-01T09:00:00Z",
 }

@@ -120,6 +120,12 @@ def _future(field: str, moment: Any) -> datetime | None:
     return moment
 
 
+def _flag(field: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationFailed.field(field, "invalid", f"{field} is true or false.")
+    return value
+
+
 def _choices(field: str, values: Any, allowed: Collection[str], what: str) -> list[str]:
     """A list of distinct known values, in the order given."""
     if isinstance(values, str) or not isinstance(values, Iterable):
@@ -430,11 +436,13 @@ def coupon_create(
     max_redemptions: int | None = None,
     redeem_by: datetime | None = None,
     products: Iterable[Product | str] = (),
+    directly_redeemable: bool = False,
     actor: Actor,
 ) -> Coupon:
     """A discount of ``percent_off`` or ``amount_off`` (in ``currency``), for one invoice
     (``once``), ``duration_in_months`` months (``repeating``) or ``forever``; optionally only on
-    ``products`` (empty: any), until ``redeem_by``, ``max_redemptions`` times."""
+    ``products`` (empty: any), until ``redeem_by``, ``max_redemptions`` times. Customers redeem
+    it through its promotion codes, and by its id too when ``directly_redeemable``."""
     if duration not in CouponDuration.values:
         allowed = ", ".join(CouponDuration.values)
         raise ValidationFailed.field(
@@ -471,8 +479,23 @@ def coupon_create(
             "max_redemptions", max_redemptions, low=1, high=MAX_REDEMPTIONS, allow_none=True
         ),
         redeem_by=_future("redeem_by", redeem_by),
+        directly_redeemable=_flag("directly_redeemable", directly_redeemable),
     )  # fmt: skip
     coupon.products.set(_products(products))
+    return coupon
+
+
+@transaction.atomic
+def coupon_update(*, coupon: Coupon, directly_redeemable: bool, actor: Actor) -> Coupon:
+    """Let customers order with the coupon's id (``directly_redeemable``), or take that back
+    so that only its promotion codes redeem it. The only change a coupon takes: what it
+    discounts stays as subscriptions and invoices were sold it. An order checked before the
+    change and not yet counted is checked again under the coupon's lock."""
+    directly_redeemable = _flag("directly_redeemable", directly_redeemable)
+    coupon = Coupon.objects.select_for_update().get(pk=coupon.pk)
+    if coupon.directly_redeemable != directly_redeemable:
+        coupon.directly_redeemable = directly_redeemable
+        coupon.save(update_fields=["directly_redeemable"])
     return coupon
 
 

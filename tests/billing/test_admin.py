@@ -194,7 +194,7 @@ def test_nothing_is_deleted_here(admin_client, everything, model):
 
 @pytest.mark.parametrize(
     "model",
-    [*(Price, TaxRate, Coupon, PromotionCode, Invoice, BalanceTransaction), *VIEW_ONLY_RECORDS],
+    [*(Price, TaxRate, PromotionCode, Invoice, BalanceTransaction), *VIEW_ONLY_RECORDS],
 )
 def test_records_are_view_only(admin_client, everything, model):
     obj = everything[model]
@@ -421,6 +421,42 @@ def test_a_coupon_with_two_discounts_is_refused(admin_client):
         "percent_off": ["Give either percent_off or amount_off (exactly one)."]
     }
     assert not Coupon.objects.exists()
+
+
+def test_a_coupon_is_added_directly_redeemable_when_staff_tick_it(admin_client):
+    response = admin_client.post(
+        admin_url(Coupon, "add"),
+        {"name": "Partner", "duration": "once", "percent_off": "20",
+         "directly_redeemable": "on"},
+    )  # fmt: skip
+
+    assert response.status_code == 302
+    assert Coupon.objects.get().directly_redeemable is True
+
+
+def test_only_whether_a_coupon_is_directly_redeemable_is_changed_on_its_page(
+    admin_client, admin_user, coupon
+):
+    page = admin_client.get(admin_url(Coupon, "change", coupon.pk))
+    form = page.context["adminform"].form
+    assert list(form.fields) == ["directly_redeemable"]
+
+    response = admin_client.post(
+        admin_url(Coupon, "change", coupon.pk),
+        {"directly_redeemable": "on", "name": "Renamed", "percent_off": "90"},
+    )
+
+    assert response.status_code == 302
+    coupon.refresh_from_db()
+    assert (coupon.directly_redeemable, coupon.name, coupon.percent_off) == (True, "Welcome", 10)
+    entry = LogEntry.objects.get(object_id=coupon.pk)
+    assert (entry.user, entry.action_flag) == (admin_user, CHANGE)
+    listed = admin_client.get(admin_url(Coupon, "changelist"), {"directly_redeemable__exact": "1"})
+    assert listed.context["cl"].result_count == 1
+
+    admin_client.post(admin_url(Coupon, "change", coupon.pk), {})
+    coupon.refresh_from_db()
+    assert coupon.directly_redeemable is False
 
 
 def test_archiving_a_coupon_deactivates_its_codes(admin_client, coupon):
