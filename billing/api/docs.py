@@ -541,7 +541,9 @@ ORDER_FIELD_ERRORS = (
     "sale), `order.name`, `order.region` / `order.game` / `order.runtime` (`invalid_choice`, or "
     "`not_in_plan` when the plan does not offer it), `order.variables.*`, `order.token`, "
     "`promotion_code` / `coupon` (`coupon_not_found`, `coupon_expired`, `coupon_used_up`, "
-    "`coupon_not_applicable`, `currency_mismatch`)."
+    "`coupon_not_applicable`, `currency_mismatch`; `coupon_code_required`: a coupon id is taken "
+    "only for a coupon staff made `directly_redeemable`, any other is redeemed through one of "
+    "its promotion codes, whose limits, expiry and deactivation always apply)."
 )
 SUBSCRIPTION_STATES = (
     "States: `incomplete` (ordered, first invoice unpaid), `trialing`, `active`, `past_due` "
@@ -681,11 +683,14 @@ SUBSCRIPTION_DOCS = dict(
 COUPON_VALIDATION_DOCS = dict(
     create=extend_schema(
         summary="Check a promotion code",
-        description="Whether a `promotion_code` the customer typed (or a `coupon` id) applies "
-        "to an order of `price` now, without redeeming it: 200 with the coupon, or 400 "
-        "`validation_failed` on the field with the reason (`coupon_not_found`, "
-        "`coupon_expired`, `coupon_used_up`, `coupon_not_applicable`, `currency_mismatch`). "
-        "Give exactly one of `promotion_code` and `coupon`.",
+        description="Whether a `promotion_code` the customer typed (or the `coupon` id of a "
+        "coupon staff made `directly_redeemable`) applies to an order of `price` now, without "
+        "redeeming it: 200 with the coupon (and the code), or 400 `validation_failed` on the "
+        "field with the reason (`coupon_not_found`, `coupon_expired`, `coupon_used_up`, "
+        "`coupon_not_applicable`, `currency_mismatch`, `coupon_code_required`: this coupon is "
+        "redeemed only through a promotion code). The answer shows the coupon's id: it orders "
+        "nothing by itself unless the coupon is `directly_redeemable`. Give exactly one of "
+        "`promotion_code` and `coupon`.",
         request=CouponValidateSerializer,
         responses={200: COUPON_VALIDATION_RESPONSE},
         examples=[

@@ -607,8 +607,9 @@ class SubscriptionOrderSerializer(StrictInputSerializer):
         max_length=50, required=False, help_text="A code the customer typed (`WELCOME10`)."
     )
     coupon = serializers.CharField(
-        max_length=64, required=False, help_text="Or a coupon id (`cpn_...`) given to them."
-    )
+        max_length=64, required=False,
+        help_text="Or the id (`cpn_...`) of a coupon staff made `directly_redeemable`.",
+    )  # fmt: skip
     quantity = serializers.IntegerField(
         required=False, default=1, min_value=1, max_value=1,
         help_text="Always 1: a subscription runs one server or bot.",
@@ -636,8 +637,13 @@ class SubscriptionCancelSerializer(StrictInputSerializer):
 
 class CouponValidateSerializer(StrictInputSerializer):
     price = serializers.CharField(max_length=64, help_text="The price to be ordered.")
-    promotion_code = serializers.CharField(max_length=50, required=False)
-    coupon = serializers.CharField(max_length=64, required=False)
+    promotion_code = serializers.CharField(
+        max_length=50, required=False, help_text="A code the customer typed."
+    )
+    coupon = serializers.CharField(
+        max_length=64, required=False,
+        help_text="Or the id of a coupon staff made `directly_redeemable`.",
+    )  # fmt: skip
 
     def validate(self, attrs):
         if ("promotion_code" in attrs) == ("coupon" in attrs):

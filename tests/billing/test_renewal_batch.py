@@ -78,8 +78,9 @@ def taxed_with_a_coupon(account, owner, prices):
     )  # fmt: skip
     credit(account, 5000)
     coupon = Coupon.objects.create(
-        name="Quarter off", percent_off=Decimal("25"), duration="forever"
-    )
+        name="Quarter off", percent_off=Decimal("25"), duration="forever",
+        directly_redeemable=True,
+    )  # fmt: skip
     return order(account, owner, prices["month"], coupon=coupon.id)
 
 

@@ -172,14 +172,18 @@ def test_a_promotion_code_discounts_and_is_counted_and_refused_when_used_up(cloc
 def test_a_coupon_that_does_not_apply_is_refused_with_its_reason(
     clock, account, owner, coupon_fields, code
 ):
-    coupon = Coupon.objects.create(name="X", duration="forever", **coupon_fields)
+    coupon = Coupon.objects.create(
+        name="X", duration="forever", directly_redeemable=True, **coupon_fields
+    )
     with pytest.raises(ValidationFailed) as refused:
         order(account, owner, plan(), coupon=coupon.id)
     assert refused.value.details["fields"][0]["code"] == code
 
 
 def test_a_coupon_for_other_products_is_refused(clock, account, owner):
-    coupon = Coupon.objects.create(name="Gold only", duration="forever", percent_off=Decimal(50))
+    coupon = Coupon.objects.create(
+        name="Gold only", duration="forever", percent_off=Decimal(50), directly_redeemable=True
+    )
     coupon.products.add(plan("Gold").product)
     with pytest.raises(ValidationFailed) as refused:
         order(account, owner, plan("Iron"), coupon=coupon.id)

@@ -279,6 +279,66 @@ def test_a_coupon_and_its_code_then_archiving_stops_the_code(staff_api, owner_ap
     assert missing["code"] == "not_found"
 
 
+def test_staff_publish_a_coupon_for_redemption_by_id_and_take_it_back(
+    staff_api, staff_reader_api, owner_api, catalogue, openapi
+):
+    coupon = data_of(
+        post(
+            staff_api,
+            "/v1/admin/coupons",
+            {"name": "Partner", "percent_off": "20", "duration": "once"},
+        ),
+        201,
+    )["coupon"]
+    assert coupon["directly_redeemable"] is False
+    by_id = {"price": catalogue.server_eur.id, "coupon": coupon["id"]}
+    refused = error_of(post(owner_api, "/v1/coupons/validate", by_id), 400)
+    assert refused["details"]["fields"][0]["code"] == "coupon_code_required"
+
+    path = f"/v1/admin/coupons/{coupon['id']}"
+    changed = data_of(patch(staff_api, path, {"directly_redeemable": True}))
+    assert changed["coupon"] == {**coupon, "directly_redeemable": True}
+    assert data_of(post(owner_api, "/v1/coupons/validate", by_id))
+    assert data_of(staff_api.get(path))["coupon"]["directly_redeemable"] is True
+
+    data_of(patch(staff_api, path, {"directly_redeemable": False}))
+    refused = error_of(post(owner_api, "/v1/coupons/validate", by_id), 400)
+    assert refused["details"]["fields"][0]["code"] == "coupon_code_required"
+
+    bad = error_of(patch(staff_api, path, {"directly_redeemable": "yes"}), 400)
+    assert bad["details"]["fields"][0]["name"] == "directly_redeemable"
+    unknown = error_of(patch(staff_api, path, {"name": "Renamed"}), 400)
+    assert ("name", "unknown_field") in [
+        (field["name"], field["code"]) for field in unknown["details"]["fields"]
+    ]
+    denied = error_of(patch(staff_reader_api, path, {"directly_redeemable": True}), 403)
+    assert denied["code"] == "insufficient_scope"
+    assert Coupon.objects.get().directly_redeemable is False
+
+    direct = data_of(
+        post(
+            staff_api,
+            "/v1/admin/coupons",
+            {
+                "name": "Newsletter",
+                "amount_off": 200,
+                "currency": "EUR",
+                "duration": "once",
+                "directly_redeemable": True,
+            },
+        ),
+        201,
+    )["coupon"]
+    assert direct["directly_redeemable"] is True
+
+    operation = openapi["paths"]["/v1/admin/coupons/{id}"]["patch"]
+    body = operation["requestBody"]["content"]["application/json"]
+    assert body["examples"]
+    schema = openapi["components"]["schemas"]
+    assert "directly_redeemable" in schema["Coupon"]["properties"]
+    assert "directly_redeemable" in schema["CouponCreateRequest"]["properties"]
+
+
 def test_a_coupon_without_an_amount_is_refused(staff_api, db):
     error = error_of(
         post(staff_api, "/v1/admin/coupons", {"name": "Nothing", "duration": "once"}), 400

@@ -199,6 +199,51 @@ def test_a_promotion_code_is_checked_then_discounts_the_order(on_clock, owner_ap
     }
 
 
+def test_the_coupon_id_a_check_shows_does_not_get_round_the_codes_limit(
+    on_clock, owner_api, catalogue
+):
+    coupon = Coupon.objects.create(name="Launch", percent_off=10, duration="forever")
+    PromotionCode.objects.create(coupon=coupon, code="LAUNCH", max_redemptions=1)
+    check = {"price": catalogue.server_eur.id, "promotion_code": "launch"}
+    shown = data_of(post(owner_api, "/v1/coupons/validate", check))["coupon_validation"]
+    assert shown["coupon"]["id"] == coupon.id  # still shown: an id alone redeems nothing
+    assert shown["coupon"]["directly_redeemable"] is False
+    body = order_body(catalogue.server_eur, promotion_code="LAUNCH")
+    data_of(post(owner_api, "/v1/subscriptions", body), 201)
+
+    refused = {
+        "name": "coupon",
+        "code": "coupon_code_required",
+        "message": "This coupon is redeemed with a promotion code: type the code.",
+    }
+    by_id = {"price": catalogue.server_eur.id, "coupon": coupon.id}
+    error = error_of(post(owner_api, "/v1/coupons/validate", by_id), 400)
+    assert (error["code"], error["details"]["fields"]) == ("validation_failed", [refused])
+    body = order_body(catalogue.server_eur, coupon=coupon.id)
+    body["order"]["name"] = "Second world"
+    error = error_of(post(owner_api, "/v1/subscriptions", body), 400)
+    assert (error["code"], error["details"]["fields"]) == ("validation_failed", [refused])
+    assert Subscription.objects.count() == 1
+    coupon.refresh_from_db()
+    assert coupon.times_redeemed == 1
+
+
+def test_a_coupon_staff_marked_directly_redeemable_is_checked_and_ordered_by_id(
+    on_clock, owner_api, catalogue
+):
+    coupon = Coupon.objects.create(
+        name="Partner", percent_off=50, duration="once", directly_redeemable=True
+    )
+    by_id = {"price": catalogue.server_eur.id, "coupon": coupon.id}
+    check = data_of(post(owner_api, "/v1/coupons/validate", by_id))["coupon_validation"]
+    assert (check["coupon"]["id"], check["promotion_code"]) == (coupon.id, None)
+    assert check["coupon"]["directly_redeemable"] is True
+
+    body = order_body(catalogue.server_eur, coupon=coupon.id)
+    invoice = data_of(post(owner_api, "/v1/subscriptions", body), 201)["invoice"]
+    assert (invoice["subtotal"], invoice["discount"], invoice["total"]) == (1200, 600, 600)
+
+
 def test_a_coupon_check_needs_exactly_one_of_code_and_coupon(owner_api, catalogue):
     for body in (
         {"price": catalogue.server_eur.id},
