@@ -73,6 +73,13 @@ PY
   export SECURE_HSTS_SECONDS="${SECURE_HSTS_SECONDS:-0}"
   export SESSION_COOKIE_SECURE="${SESSION_COOKIE_SECURE:-false}"
   export CSRF_COOKIE_SECURE="${CSRF_COOKIE_SECURE:-false}"
+  # The demo seller's bank account, so an open invoice shows how to pay it by transfer (staff
+  # then mark it paid; README, "Paying in the demo"). Example details, and the holder's name
+  # says so wherever they are printed; a real IBAN set in the environment replaces all three.
+  if [ -z "${BILLING_SELLER_IBAN:-}" ]; then
+    export BILLING_SELLER_IBAN="BE71 0961 2345 6769" BILLING_SELLER_BIC="GKCCBEBB"
+    export BILLING_SELLER_ACCOUNT_HOLDER="${BILLING_SELLER_NAME:-Demo Hosting Co.} (example bank details: not a real account)"
+  fi
   export HOST="${HOST:-127.0.0.1}" PORT="${PORT:-8000}"
   if ! [[ "$PORT" =~ ^[0-9]+$ ]] || [ "$PORT" -lt 1 ] || [ "$PORT" -gt 65535 ]; then
     echo "PORT must be a port number (1-65535), got '$PORT'." >&2
