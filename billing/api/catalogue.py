@@ -209,7 +209,7 @@ class CouponCreateSerializer(StrictInputSerializer):
 
 
 class CouponUpdateSerializer(StrictInputSerializer):
-    directly_redeemable = serializers.BooleanField(help_text=DIRECTLY_REDEEMABLE)
+    directly_redeemable = serializers.BooleanField(required=False, help_text=DIRECTLY_REDEEMABLE)
 
 
 class PromotionCodeCreateSerializer(StrictInputSerializer):
@@ -581,8 +581,9 @@ class AdminCouponViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
         return created(request, self._answer(coupon), f"/v1/admin/coupons/{coupon.id}")
 
     def partial_update(self, request, pk: str):
-        body = validated(CouponUpdateSerializer, request)
-        coupon = coupon_update(coupon=self.get_object(), **body, actor=Actor.from_request(request))
+        coupon = self.get_object()
+        if changes := dict(validated(CouponUpdateSerializer, request)):
+            coupon = coupon_update(coupon=coupon, **changes, actor=Actor.from_request(request))
         return Response(self._answer(coupon))
 
     @action(detail=True, methods=["post"])

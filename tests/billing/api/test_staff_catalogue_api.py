@@ -305,6 +305,7 @@ def test_staff_publish_a_coupon_for_redemption_by_id_and_take_it_back(
     refused = error_of(post(owner_api, "/v1/coupons/validate", by_id), 400)
     assert refused["details"]["fields"][0]["code"] == "coupon_code_required"
 
+    assert data_of(patch(staff_api, path, {}))["coupon"]["directly_redeemable"] is False
     bad = error_of(patch(staff_api, path, {"directly_redeemable": "yes"}), 400)
     assert bad["details"]["fields"][0]["name"] == "directly_redeemable"
     unknown = error_of(patch(staff_api, path, {"name": "Renamed"}), 400)
