@@ -11,8 +11,9 @@ A gateway only moves money; our database alone says what is owed and what a subs
 - ``refund(payment, actor)``: give a payment back.
 - ``handle_webhook(body, headers)``: the gateway's own notifications.
 
-Two gateways now: ``credit`` (the account's balance, applied automatically when it covers the
-whole invoice) and ``bank_transfer`` (the customer transfers; staff mark the invoice paid with
+Two gateways now: ``credit`` (the account's balance: applied first, partly when it does not
+cover the whole invoice, when an invoice is issued and again at each collection) and
+``bank_transfer`` (the customer transfers; staff mark the invoice paid with
 the reference); cards are ``stripe_gateway``'s, registered when Stripe is configured.
 
 Which gateways an account pays through, and in which order they collect, is
@@ -43,8 +44,8 @@ from billing.models import (
     PaymentStatus,
 )
 from billing.representations import payment_representation
-from billing.services.invoices import invoice_pay_with_credit
-from billing.services.ledger import balance_change, balance_of
+from billing.services.invoices import invoice_apply_credit
+from billing.services.ledger import balance_change
 from events.services import record_event
 from hosting.errors import ApplicationError
 
@@ -122,14 +123,14 @@ def _mark_refunded(payment: Payment, *, actor: Actor) -> Payment:
 
 
 class CreditGateway(PaymentGateway):
-    """The account's credit balance: automatic only when it covers all that remains."""
+    """The account's credit balance: first, and partly when it does not cover all that
+    remains (the next gateway collects the rest)."""
 
     name = "credit"
 
     def charge_off_session(self, invoice: Invoice, *, actor: Actor) -> Payment | None:
-        if invoice.amount_remaining <= 0 or balance_of(invoice.account) < invoice.amount_remaining:
+        if invoice_apply_credit(invoice=invoice, actor=actor) == 0:
             return None
-        invoice_pay_with_credit(invoice=invoice, actor=actor)
         return invoice.payments.filter(gateway=self.name).order_by("-created_at", "-id").first()
 
     @transaction.atomic
@@ -233,6 +234,18 @@ def invoice_collect(*, invoice: Invoice, actor: Actor = SYSTEM) -> Payment | Non
         return None
     for each in collection_gateways(invoice.account_id):
         payment = each.charge_off_session(invoice, actor=actor)
-        if payment is not None:
+        if payment is None:
+            continue
+        invoice.refresh_from_db()
+        if invoice.status == InvoiceStatus.PAID or payment.status == PaymentStatus.PROCESSING:
             return payment
+        # a part (the credit there was): the next gateway collects the rest
     return None
+
+
+def credit_collects(
+    account_id: str | None = None, *, profile: BillingProfile | None = None
+) -> bool:
+    """Whether the account's credit is one of its ways to pay (it is, unless staff left it out
+    of the account's gateways): then it is applied when an invoice is issued."""
+    return any(each.name == "credit" for each in collection_gateways(account_id, profile=profile))

@@ -277,10 +277,26 @@ def invoice_pay_with_credit(*, invoice: Invoice, actor: Actor) -> Invoice:
     invoice is paid once nothing remains. Refused (409) when there is no credit."""
     invoice = _locked(invoice)
     transitions.check("invoice", invoice.status, InvoiceStatus.PAID, verb="pay this invoice")
-    available = balance_of(invoice.account)
-    if available <= 0:
+    if balance_of(invoice.account) <= 0:
         raise Conflict("The account has no credit to pay with.", details={"balance": 0})
-    applied = min(available, invoice.amount_remaining)
+    _apply_credit(invoice, actor=actor)
+    return invoice
+
+
+@transaction.atomic
+def invoice_apply_credit(*, invoice: Invoice, actor: Actor = SYSTEM) -> int:
+    """The collection's first step: the account's credit, partly if it does not cover all, on
+    an invoice still owed. Returns what was applied (0 without credit: nothing to refuse)."""
+    invoice = _locked(invoice)
+    if invoice.status not in (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE):
+        return 0
+    return _apply_credit(invoice, actor=actor)
+
+
+def _apply_credit(invoice: Invoice, *, actor: Actor) -> int:
+    applied = min(balance_of(invoice.account), invoice.amount_remaining)
+    if applied <= 0:
+        return 0
     now = billing_now(invoice.account)
     balance_change(
         account=invoice.account, amount=-applied, currency=invoice.currency,
@@ -288,7 +304,7 @@ def invoice_pay_with_credit(*, invoice: Invoice, actor: Actor) -> Invoice:
         description=f"Applied to invoice {invoice.number}", actor=actor, invoice=invoice,
     )  # fmt: skip
     _record_payment(invoice, gateway="credit", amount=applied, actor=actor, at=now)
-    return invoice
+    return applied
 
 
 @transaction.atomic

@@ -61,7 +61,7 @@ from billing.representations import (
 )
 from billing.services.cycle import dunning_days, dunning_quiet_until, renewal_due, renewal_lines
 from billing.services.discounts import coupon_for_period
-from billing.services.gateways import collection_gateways
+from billing.services.gateways import credit_collects
 from billing.services.invoices import (
     GATEWAY_LABELS,
     buyer_snapshot,
@@ -200,16 +200,13 @@ def _plan(
             )
             remaining = renewal.invoice.amount_remaining
             balance = balances.get(subscription.account_id) or 0
-            collectors = [
-                each for each in collection_gateways(profile=profile) if each.collects_off_session
-            ]
-            credit_first = bool(collectors) and collectors[0].name == "credit"
-            if remaining > 0 and credit_first and balance >= remaining:
+            if remaining > 0 and balance > 0 and credit_collects(profile=profile):
+                if balance < remaining:
+                    passed.append(subscription.id)  # credit in part: one at a time
+                    continue
                 renewal.pay_from_credit = True
                 balances[subscription.account_id] = balance - remaining
-            elif remaining > 0 and collectors and (not credit_first or len(collectors) > 1):
-                passed.append(subscription.id)  # a gateway that charges (a card) is next
-                continue
+            # Anything else (a card) is collected at the due date, never at issue.
         renewals.append(renewal)
     return renewals, passed, initial
 

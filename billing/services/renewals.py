@@ -12,8 +12,9 @@ For a subscription, in order:
 1. **Trial notice**: ``subscription.trial_will_end`` and an e-mail, BILLING_TRIAL_NOTICE_DAYS
    before the trial ends (at most half the trial ahead).
 2. **Renewal**: the next period's invoice, BILLING_RENEWAL_DAYS_BEFORE days before the period
-   ends (at most half a period ahead), finalized, due when the period ends; credit applied when
-   it covers it.
+   ends (at most half a period ahead), finalized, due when the period ends; the account's
+   credit applied at once (partly when it does not cover it). Whatever remains is collected
+   (a card) at the due date, the invoice's first collection attempt, never before.
 3. **Period end**: canceled at period end → ended (server or bot deleted); an unpaid first
    invoice (the order) at its due date → the order lapses (voided, canceled); otherwise the
    next period starts, ``active`` if its invoice is paid, else ``past_due``.
@@ -63,8 +64,9 @@ from billing.services.fulfilment import (
     subscription_event_record,
     subscription_status_set,
 )
-from billing.services.gateways import invoice_collect
+from billing.services.gateways import credit_collects, invoice_collect
 from billing.services.invoices import (
+    invoice_apply_credit,
     invoice_create,
     invoice_event_record,
     invoice_finalize,
@@ -153,10 +155,11 @@ def _renew(subscription: Subscription, now: datetime) -> bool:
         billing_reason=BillingReason.SUBSCRIPTION_CYCLE, subscription=subscription,
         period_start=end, period_end=next_end,
     )  # fmt: skip
-    # Due when the period it pays for starts; dunning's first retry the day after.
+    # Due when the period it pays for starts: the credit now (partly if need be), anything
+    # else (a card) only then, at its collection attempt (``_retry``), never before.
     invoice = invoice_finalize(invoice=invoice, due_date=end)
-    if invoice.status == InvoiceStatus.OPEN:
-        invoice_collect(invoice=invoice)
+    if invoice.status == InvoiceStatus.OPEN and credit_collects(subscription.account_id):
+        invoice_apply_credit(invoice=invoice)
     return True
 
 

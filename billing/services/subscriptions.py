@@ -407,49 +407,69 @@ def subscription_cancel(
         subscription.canceled_at = now
         subscription.save()
         subscription_event_record(subscription, "updated", actor, previous)
+        # A renewal issued ahead is for a period that will not be served: not collected.
+        _unserved_settle(subscription, at=subscription.current_period_end, actor=actor)
         return subscription
     subscription_end(subscription, at=now, actor=actor)
     return subscription
 
 
-def subscription_end(subscription: Subscription, *, at: datetime, actor: Actor) -> None:
-    """End a locked subscription now: canceled, its server or bot deleted, unpaid invoices
-    voided (or, once partly paid, left to staff). Every invoice for a period that starts at or
-    after the end (a renewal issued days ahead) is for a period never served: voided when
-    nothing of it was paid, else what is owed is forgiven and what was paid credited back to
-    the balance in full."""
-    subscription.canceled_at = subscription.canceled_at or at
-    subscription.ended_at = at
+def _unserved_settle(subscription: Subscription, *, at: datetime, actor: Actor) -> None:
+    """Every invoice for a period that starts at or after ``at`` is for a period never served:
+    voided when nothing of it was paid, else what was paid of it goes back to the balance and
+    what is still owed is forgiven (credit notes; the invoice is then settled)."""
     for unserved in Invoice.objects.filter(
         subscription=subscription, period_start__gte=at,
         status__in=[InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE],
     ):  # fmt: skip
         if unserved.amount_paid == 0 and unserved.amount_credited == 0:
             invoice_void(invoice=unserved, actor=actor)
-        else:
+            continue
+        _give_back(unserved, actor=actor)
+        unserved.refresh_from_db()
+        if unserved.amount_remaining > 0:
             credit_note_create(
                 invoice=unserved, amount=unserved.amount_remaining,
                 reason=CreditNote.Reason.ORDER_CHANGE, refund_to=CreditNote.RefundTo.NONE,
-                actor=actor, memo="The subscription ended before this period began.",
+                actor=actor, memo="The subscription ends before this period begins.",
             )  # fmt: skip
+    for ahead in Invoice.objects.filter(
+        subscription=subscription, status=InvoiceStatus.PAID, period_start__gte=at
+    ):
+        _give_back(ahead, actor=actor)
+
+
+def _give_back(invoice: Invoice, *, actor: Actor) -> None:
+    """What was paid of ``invoice`` and not given back yet, to the balance."""
+    paid = invoice.total - invoice.amount_credited - invoice.amount_remaining
+    if paid > 0:
+        credit_note_create(
+            invoice=invoice, amount=paid, reason=CreditNote.Reason.ORDER_CHANGE,
+            refund_to=CreditNote.RefundTo.BALANCE, actor=actor,
+            memo="The subscription ends before this period begins.",
+        )  # fmt: skip
+
+
+def subscription_end(subscription: Subscription, *, at: datetime, actor: Actor) -> None:
+    """End a locked subscription now: canceled, its server or bot deleted, unpaid invoices
+    voided (or, once partly paid, left to staff). Every invoice for a period that starts at or
+    after the end (a renewal issued days ahead; every invoice of an order that never became
+    active) is for a period never served (``_unserved_settle``)."""
+    subscription.canceled_at = subscription.canceled_at or at
+    subscription.ended_at = at
+    # An order never paid in full served nothing: the credit it took goes back.
+    never_served = subscription.status == SubscriptionStatus.INCOMPLETE
+    # Canceled first: an invoice settled below must not start or revive the subscription.
+    subscription_status_set(
+        subscription, SubscriptionStatus.CANCELED, actor=actor, verb="cancel this subscription"
+    )
+    _unserved_settle(
+        subscription, at=subscription.current_period_start if never_served else at, actor=actor
+    )
     for unpaid in Invoice.objects.filter(
         subscription=subscription, status=InvoiceStatus.OPEN, amount_paid=0
     ):
         invoice_void(invoice=unpaid, actor=actor)
-    for ahead in Invoice.objects.filter(
-        subscription=subscription, status=InvoiceStatus.PAID, period_start__gte=at,
-        billing_reason__in=[BillingReason.SUBSCRIPTION_CYCLE, BillingReason.SUBSCRIPTION_UPDATE],
-    ):  # fmt: skip
-        refundable = ahead.total - ahead.amount_credited
-        if refundable > 0:
-            credit_note_create(
-                invoice=ahead, amount=refundable, reason=CreditNote.Reason.ORDER_CHANGE,
-                refund_to=CreditNote.RefundTo.BALANCE, actor=actor,
-                memo="The subscription ended before this period began.",
-            )  # fmt: skip
-    subscription_status_set(
-        subscription, SubscriptionStatus.CANCELED, actor=actor, verb="cancel this subscription"
-    )
     instance_terminate(subscription, actor=actor)
 
 

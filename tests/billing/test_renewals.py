@@ -265,3 +265,27 @@ def test_termination_at_a_periods_start_voids_that_periods_invoice(clock, accoun
     }
     assert renewals[datetime(2031, 2, 15, 12, tzinfo=UTC)] == "uncollectible"
     assert renewals[march] == "void"
+
+
+def test_credit_pays_a_renewal_partly_at_issue(clock, account, owner):
+    """Issue 27, case 4: 400 of credit and a 1,000 renewal: the credit is applied at once and
+    600 remain owed, rather than the credit waiting for a day it covers everything."""
+    subscription = running_subscription(account, owner, plan(amount=1000), prepay=400)
+    walk(account, subscription.current_period_end - timedelta(hours=1))
+    renewal = Invoice.objects.get(subscription=subscription, billing_reason="subscription_cycle")
+    assert (renewal.status, renewal.amount_paid, renewal.amount_remaining) == ("open", 400, 600)
+    assert balance_of(account) == 0
+
+
+def test_a_partly_paid_renewal_of_a_canceled_subscription_gives_the_credit_back(
+    clock, account, owner
+):
+    subscription = running_subscription(account, owner, plan(amount=1000), prepay=400)
+    walk(account, subscription.current_period_end - timedelta(hours=1))
+    renewal = Invoice.objects.get(subscription=subscription, billing_reason="subscription_cycle")
+    assert renewal.amount_paid == 400
+    subscription_cancel(subscription=subscription, at_period_end=True, actor=SYSTEM)
+    renewal.refresh_from_db()
+    assert renewal.amount_remaining == 0 and renewal.status == "paid"
+    assert balance_of(account) == 400  # what was paid for a period never served comes back
+    assert CreditNote.objects.filter(invoice=renewal, refund_to="balance").get().amount == 400

@@ -112,10 +112,25 @@ def test_credit_that_covers_the_order_is_applied_at_once(clock, account, owner):
     assert invoice.payments.get().gateway == "credit"
 
 
-def test_credit_that_does_not_cover_the_order_is_not_applied_by_itself(clock, account, owner):
+def test_credit_that_does_not_cover_the_order_pays_it_in_part(clock, account, owner):
+    """Issue 27, case 4: the credit goes first, partly if need be; the rest stays owed."""
     credit(account, 999)
-    _, invoice = order(account, owner, plan())
-    assert invoice.status == "open" and balance_of(account) == 999
+    subscription, invoice = order(account, owner, plan())
+    assert (invoice.status, invoice.amount_paid, invoice.amount_remaining) == ("open", 999, 1)
+    assert balance_of(account) == 0
+    assert subscription.status == SubscriptionStatus.INCOMPLETE
+
+
+def test_an_order_that_lapses_gives_back_the_credit_it_took(clock, account, owner):
+    credit(account, 999)
+    subscription, invoice = order(account, owner, plan())
+    billing_clock_advance(account=account, to=invoice.due_date + timedelta(hours=1))
+    billing_run()
+    subscription.refresh_from_db()
+    invoice.refresh_from_db()
+    assert subscription.status == SubscriptionStatus.CANCELED
+    assert invoice.amount_remaining == 0
+    assert balance_of(account) == 999
 
 
 def test_a_trial_or_a_free_plan_creates_the_server_at_once(clock, account, owner):

@@ -12,6 +12,7 @@ from billing.models import BillingClock, Invoice, Payment, SubscriptionStatus
 from billing.services.fulfilment import BILLING_SUSPENSION_REASON
 from billing.services.gateways import card_gateway
 from billing.services.renewals import billing_run
+from billing.services.subscriptions import subscription_cancel
 from events.models import Event
 from servers.models import Server
 from stripe_gateway.services.methods import payment_method_set_default
@@ -86,3 +87,49 @@ def test_a_declined_card_is_dunned_to_suspension_and_a_good_card_brings_it_back(
     assert renewal.status == "paid"
     assert subscription.status == SubscriptionStatus.ACTIVE and not subscription.billing_suspended
     assert server.status == "stopped"
+
+
+def test_a_renewal_is_charged_at_its_due_date_not_when_it_is_issued(stripe_api, account, owner):
+    """Issue 27, case 5: issued three days ahead, the renewal waits for the period's start; the
+    credit goes first (partly), the card is charged only for the rest, and only then."""
+    billing_clock_advance(account=account, to=START)
+    save_card(stripe_api, account, owner)
+    credit(account, 1000 + 400)  # the order from credit, then 400 left for the renewal
+    subscription, first = order(account, owner, plan(amount=1000))
+    run_worker()
+    assert Invoice.objects.get(pk=first.pk).status == "paid"
+    period_end = subscription.current_period_end
+
+    walk(account, period_end - timedelta(hours=1))
+    renewal = Invoice.objects.get(subscription=subscription, billing_reason="subscription_cycle")
+    assert renewal.status == "open"
+    assert (renewal.amount_paid, renewal.amount_remaining) == (400, 600)
+    assert not Payment.objects.filter(invoice=renewal, gateway="stripe").exists()
+
+    walk(account, period_end + timedelta(hours=1))
+    renewal.refresh_from_db()
+    assert renewal.status == "paid"
+    [card] = Payment.objects.filter(invoice=renewal, gateway="stripe")
+    assert (card.amount, card.status) == (600, "succeeded")
+    assert card.created_at >= period_end
+
+
+def test_canceling_before_the_due_date_voids_the_renewal_and_nothing_is_charged(
+    stripe_api, account, owner
+):
+    billing_clock_advance(account=account, to=START)
+    save_card(stripe_api, account, owner)
+    subscription, _ = order(account, owner, plan(amount=1000))
+    run_worker()
+    period_end = subscription.current_period_end
+    walk(account, period_end - timedelta(days=1))
+    renewal = Invoice.objects.get(subscription=subscription, billing_reason="subscription_cycle")
+    assert renewal.status == "open"
+
+    subscription_cancel(subscription=subscription, at_period_end=True, actor=Actor(user=owner))
+    renewal.refresh_from_db()
+    assert renewal.status == "void"
+    walk(account, period_end + timedelta(days=2))
+    assert not Payment.objects.filter(invoice=renewal).exists()
+    subscription.refresh_from_db()
+    assert subscription.status == SubscriptionStatus.CANCELED
