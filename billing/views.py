@@ -240,6 +240,7 @@ class InvoiceDetailView(InvoiceObjectMixin, TemplateView):
         is_payable = payable(invoice)
         balance = balance_of(self.account) if is_payable else 0
         bank_transfer = self.bank_transfer(invoice) if is_payable else None
+        cards_offered = not self.cards_refused
         percentage = format(invoice.tax_percentage.normalize(), "f")
         return super().get_context_data(
             invoice=invoice,
@@ -268,7 +269,7 @@ class InvoiceDetailView(InvoiceObjectMixin, TemplateView):
             credit_covers=money(min(balance, invoice.amount_remaining)) if balance else "",
             credit_pays_all=balance >= invoice.amount_remaining,
             bank_transfer=bank_transfer,
-            no_way_to_pay=is_payable and not (balance or bank_transfer or not self.cards_refused),
+            no_way_to_pay=is_payable and not (balance or bank_transfer or cards_offered),
             **kwargs,
         )
 
@@ -279,7 +280,9 @@ class InvoiceDetailView(InvoiceObjectMixin, TemplateView):
         if not any(each.name == "bank_transfer" for each in gateways):
             return None
         account = bank_account_of(invoice)
-        return account and {**account, "reference": invoice.number}
+        if not account:
+            return None
+        return {**account, "reference": invoice.number}
 
 
 class InvoicePayWithCreditView(InvoiceObjectMixin, View):
