@@ -208,6 +208,11 @@ def plan(
         str(INSIDE_ID),
         "--disable-userns",
         "--unshare-pid",
+        # The command is the namespace's pid 1, as a container's entrypoint is: a stop signal
+        # it has no handler for (``sh -c``) leaves it waiting for the server, which gets the
+        # signal too, saves and exits; a reaper of bubblewrap's would die with the shell and
+        # take the namespace, the server with it, down at once.
+        "--as-pid-1",
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
