@@ -1,6 +1,6 @@
-"""An open invoice on a phone: every way to pay it is on screen without scrolling sideways
-(credit, a card, the bank transfer with its IBAN and reference), and paying part with credit
-leaves the rest to transfer."""
+"""An open invoice on a phone: Billing's overview leads to it, every way to pay it is on screen
+without scrolling sideways (credit, a card, the bank transfer with its IBAN and reference), and
+paying part with credit leaves the rest to transfer."""
 
 import pytest
 
@@ -45,7 +45,14 @@ def test_on_a_phone_an_open_invoice_shows_every_way_to_pay(page, settings, cards
     page.set_viewport_size(PHONE)
     sign_in(page, owner)
 
-    page.goto(f"/billing/invoices/{invoice.id}")
+    # Billing's overview leads from the invoice to its ways to pay.
+    page.goto("/billing")
+    how_to_pay = page.locator(f"#to-pay-{invoice.id}").get_by_role("link", name="How to pay")
+    assert_within_width(how_to_pay, PHONE["width"])
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    screenshot("billing-overview-phone")
+    how_to_pay.click()
+    page.wait_for_url(f"**/billing/invoices/{invoice.id}#ways-to-pay")
 
     ways = page.locator("#ways-to-pay")
     expect(ways.get_by_role("heading", name="How to pay")).to_be_visible()

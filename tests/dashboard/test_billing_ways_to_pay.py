@@ -185,3 +185,11 @@ def test_the_pdf_of_an_open_invoice_prints_the_transfer_details(owner, account, 
 
     assert "IBAN BE71 0961 2345 6769" in text and "BIC GKCCBEBB" in text
     assert f"Reference {invoice.number}" in text
+
+
+def test_the_overview_leads_from_each_invoice_to_pay_to_its_ways_to_pay(owner, account):
+    invoice = issue(account)  # no credit: the overview has no button of its own for it
+
+    body = signed_in(owner).get("/billing").content.decode()
+
+    assert f'href="{invoice_url(invoice)}#ways-to-pay"' in body
