@@ -4,7 +4,9 @@ Ordering creates the subscription (``incomplete``), its first invoice (the first
 setup fee, the coupon's discount, the tax), finalizes it and applies the account's credit when
 it covers it. Once that invoice is paid (at once when nothing is owed) the subscription is
 ``active`` and the server or bot is created (``fulfilment``). A trial starts ``trialing`` and
-creates the server or bot at once; its first period is the trial.
+creates the server or bot at once; its first period is the trial. The order's preview
+(``subscription_order_preview``) prices the same lines with the same function, so the summary a
+customer confirms is the invoice to the minor unit, and adds the first renewal.
 
 A plan change prorates to the second (``billing.proration``): credit for the unused part of the
 old price, a charge for the rest of the period on the new one, discounted and taxed like any
@@ -24,12 +26,15 @@ from billing import transitions
 from billing.clock import billing_now
 from billing.models import (
     BalanceTransaction,
+    BillingProfile,
     BillingReason,
+    Coupon,
     CreditNote,
     Invoice,
     InvoiceStatus,
     Price,
     ProductKind,
+    PromotionCode,
     Subscription,
     SubscriptionStatus,
 )
@@ -37,6 +42,7 @@ from billing.periods import day_label, period_end
 from billing.proration import ProrationKind, proration_lines
 from billing.representations import subscription_representation
 from billing.services.credit_notes import credit_note_create
+from billing.services.cycle import renewal_lines
 from billing.services.discounts import coupon_check, coupon_for_period, coupon_redeem, discount_end
 from billing.services.fulfilment import (
     instance_of,
@@ -46,9 +52,9 @@ from billing.services.fulfilment import (
     subscription_provision,
     subscription_status_set,
 )
-from billing.services.gateways import invoice_collect
+from billing.services.gateways import credit_collects, invoice_collect
 from billing.services.invoices import invoice_create, invoice_finalize, invoice_void
-from billing.services.ledger import balance_change, billing_currency_fix
+from billing.services.ledger import balance_change, balance_of, billing_currency_fix
 from billing.services.pricing import PricedLines, price_lines
 from hosting.errors import Conflict, ValidationFailed
 from hosting.secrets_box import encrypt_secret
@@ -139,19 +145,7 @@ def _order_clean(account: Account, price: Price, order: Any) -> dict[str, Any]:
     return cleaned
 
 
-@transaction.atomic
-def subscription_order(
-    *,
-    account: Account,
-    price: Any,
-    order: Any,
-    quantity: int = 1,
-    promotion_code: str | None = None,
-    coupon: str | None = None,
-    actor: Actor,
-) -> tuple[Subscription, Invoice]:
-    """Order a plan: the subscription, its first invoice (finalized; credit applied when it
-    covers it), and the server or bot once paid (at once for a trial or nothing to pay)."""
+def _orderable(price: Any, quantity: Any) -> Price:
     price = price_orderable(price)
     if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity != 1:
         # One server or bot per subscription: the quantity is always 1 (it stays in the model
@@ -159,26 +153,54 @@ def subscription_order(
         raise ValidationFailed.field(
             "quantity", "invalid", "quantity must be 1: a subscription runs one server or bot."
         )
-    currency = billing_currency_fix(account, price.currency)
-    cleaned = order_clean(account, price, order)
+    return price
+
+
+@dataclass(frozen=True)
+class _OrderTerms:
+    """An order of ``price`` at ``at``: its coupon (and the code naming it), its first period
+    (the trial, or the first billing period) and its first invoice's lines, priced."""
+
+    price: Price
+    at: datetime
+    coupon: Coupon | None
+    promotion_code: PromotionCode | None
+    trial_end: datetime | None
+    first_end: datetime
+    first: PricedLines
+
+    def subscription(self, account: Account, order: dict[str, Any]) -> Subscription:
+        """The subscription this order makes, not saved."""
+        return Subscription(
+            account=account, price=self.price, quantity=1, order=order,
+            billing_cycle_anchor=self.first_end if self.trial_end else self.at,
+            current_period_start=self.at, current_period_end=self.first_end,
+            trial_end=self.trial_end, coupon=self.coupon,
+            discount_end=(
+                discount_end(self.coupon, self.at, self.first_end) if self.coupon else None
+            ),
+            created_at=self.at,
+        )  # fmt: skip
+
+
+def _order_terms(
+    *,
+    account: Account,
+    price: Price,
+    currency: str,
+    promotion_code: str | None,
+    coupon: str | None,
+) -> _OrderTerms:
+    """What an order comes to now; the one place its first invoice's lines are made, so the
+    preview and the order price exactly the same lines."""
     now = billing_now(account)
-    chosen = None
-    code = None
+    chosen = code = None
     if promotion_code is not None or coupon is not None:
         chosen, code = coupon_check(
             price=price, at=now, promotion_code=promotion_code, coupon_id=coupon
         )
-        coupon_redeem(chosen, code)
     trial_end = period_end(now, "day", price.trial_days) if price.trial_days else None
     first_end = trial_end or period_end(now, price.interval, price.interval_count)
-    subscription = Subscription.objects.create(
-        account=account, price=price, quantity=1, order=cleaned,
-        billing_cycle_anchor=first_end if trial_end else now, current_period_start=now,
-        current_period_end=first_end, trial_end=trial_end,
-        coupon=chosen, discount_end=discount_end(chosen, now, first_end) if chosen else None,
-        created_at=now,
-    )  # fmt: skip
-    subscription_event_record(subscription, "created", actor)
     if trial_end:
         lines = [{
             "description": f"Trial of {price.product.name} until {day_label(trial_end)}",
@@ -199,13 +221,42 @@ def subscription_order(
             }
         )
     priced = price_lines(account=account, currency=currency, lines=lines, coupon=chosen)
+    return _OrderTerms(price, now, chosen, code, trial_end, first_end, priced)
+
+
+@transaction.atomic
+def subscription_order(
+    *,
+    account: Account,
+    price: Any,
+    order: Any,
+    quantity: int = 1,
+    promotion_code: str | None = None,
+    coupon: str | None = None,
+    actor: Actor,
+) -> tuple[Subscription, Invoice]:
+    """Order a plan: the subscription, its first invoice (finalized; credit applied when it
+    covers it), and the server or bot once paid (at once for a trial or nothing to pay)."""
+    price = _orderable(price, quantity)
+    currency = billing_currency_fix(account, price.currency)
+    cleaned = order_clean(account, price, order)
+    terms = _order_terms(
+        account=account, price=price, currency=currency, promotion_code=promotion_code,
+        coupon=coupon,
+    )  # fmt: skip
+    if terms.coupon is not None:
+        coupon_redeem(terms.coupon, terms.promotion_code)
+    subscription = terms.subscription(account, cleaned)
+    subscription.save(force_insert=True)
+    subscription_event_record(subscription, "created", actor)
+    priced = terms.first
     invoice = invoice_create(
         account=account, currency=currency, lines=priced.lines, tax=priced.tax,
-        coupon=chosen if any(line["discount_amount"] for line in priced.lines) else None,
+        coupon=terms.coupon if any(line["discount_amount"] for line in priced.lines) else None,
         billing_reason=BillingReason.SUBSCRIPTION_CREATE, subscription=subscription,
-        period_start=now, period_end=first_end, actor=actor,
+        period_start=terms.at, period_end=terms.first_end, actor=actor,
     )  # fmt: skip
-    if trial_end:
+    if terms.trial_end:
         subscription = subscription_locked(subscription)
         subscription_status_set(subscription, SubscriptionStatus.TRIALING, actor=actor)
         subscription_provision(subscription, actor=actor)
@@ -215,6 +266,85 @@ def subscription_order(
     subscription.refresh_from_db()
     invoice.refresh_from_db()
     return subscription, invoice
+
+
+@dataclass(frozen=True)
+class OrderPreview:
+    """What an order would come to now: its first invoice (``first``, the same lines, tax and
+    total the order will invoice), what the account's credit pays of it at once, and the
+    invoice of the next period (``renewal``, with the coupon only while it lasts), issued
+    ahead of ``renewal_at`` and due then."""
+
+    price: Price
+    at: datetime
+    coupon: Coupon | None
+    promotion_code: PromotionCode | None
+    trial_end: datetime | None
+    first: PricedLines
+    credit_applied: int
+    renewal_at: datetime
+    renewal_end: datetime
+    renewal: PricedLines
+
+    @property
+    def total(self) -> int:
+        return self.first.total
+
+    @property
+    def due_today(self) -> int:
+        """What is left to pay now, after the credit, for the server or bot to be created."""
+        return self.first.total - self.credit_applied
+
+
+def _billed_currency_check(account: Account, currency: str) -> None:
+    """Refuse another currency than the account's, as ``billing_currency_fix`` does, without
+    fixing one: a preview writes nothing."""
+    billed_in = (
+        BillingProfile.objects.filter(account=account).values_list("currency", flat=True).first()
+    )
+    if billed_in and billed_in != currency:
+        raise Conflict(
+            f"This account is billed in {billed_in}; it cannot be billed in {currency}.",
+            details={"currency": billed_in},
+        )
+
+
+def subscription_order_preview(
+    *,
+    account: Account,
+    price: Any,
+    order: Any = None,
+    quantity: int = 1,
+    promotion_code: str | None = None,
+    coupon: str | None = None,
+) -> OrderPreview:
+    """What ``subscription_order`` with the same arguments would invoice now and at the first
+    renewal, refused as it would refuse them (``order`` is checked when given: the dashboard
+    shows the amounts before the settings are typed). Nothing is written or redeemed."""
+    price = _orderable(price, quantity)
+    _billed_currency_check(account, price.currency)
+    if order is not None:
+        order_clean(account, price, order)
+    terms = _order_terms(
+        account=account, price=price, currency=price.currency, promotion_code=promotion_code,
+        coupon=coupon,
+    )  # fmt: skip
+    # The renewal as the billing job will issue it (``cycle.renewal_lines``, the coupon of
+    # that period), for the subscription this order would make.
+    upcoming = terms.subscription(account, {})
+    lines, renewal_end = renewal_lines(upcoming)
+    renewal = price_lines(
+        account=account, currency=price.currency, lines=lines, tax=terms.first.tax,
+        coupon=coupon_for_period(upcoming, terms.first_end),
+    )  # fmt: skip
+    credit = 0
+    if terms.first.total > 0 and credit_collects(account.pk):
+        credit = max(0, min(balance_of(account), terms.first.total))
+    return OrderPreview(
+        price=price, at=terms.at, coupon=terms.coupon, promotion_code=terms.promotion_code,
+        trial_end=terms.trial_end, first=terms.first, credit_applied=credit,
+        renewal_at=terms.first_end, renewal_end=renewal_end, renewal=renewal,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
