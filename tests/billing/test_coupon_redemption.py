@@ -21,7 +21,7 @@ from billing.services.catalogue import (
     coupon_update,
     promotion_code_deactivate,
 )
-from billing.services.subscriptions import subscription_order
+from billing.services.subscriptions import subscription_order, subscription_order_preview
 from hosting.errors import ValidationFailed
 from tests.factories import AccountFactory
 from tests.servers.helpers import MINECRAFT
@@ -121,6 +121,23 @@ def test_an_unpublished_coupon_id_tells_nothing_of_the_coupons_state(clock):
     assert refusal(lambda: order(clock, plan(), coupon=coupon.id))["code"] == (
         "coupon_code_required"
     )
+
+
+@pytest.mark.django_db
+def test_an_order_preview_takes_a_coupon_id_only_as_the_order_would(clock):
+    price, coupon = plan(), welcome()
+    PromotionCode.objects.create(code="LAUNCH", coupon=coupon, max_redemptions=1, times_redeemed=1)
+
+    def preview(**named):
+        return subscription_order_preview(account=clock, price=price.id, **named)
+
+    assert refusal(lambda: preview(coupon=coupon.id))["code"] == "coupon_code_required"
+    assert refusal(lambda: preview(promotion_code="LAUNCH"))["code"] == "coupon_used_up"
+    coupon_update(coupon=coupon, directly_redeemable=True, actor=SYSTEM)
+    shown = preview(coupon=coupon.id)
+    assert (shown.coupon, shown.first.total) == (coupon, 1500)
+    coupon.refresh_from_db()
+    assert coupon.times_redeemed == 0  # a preview redeems nothing
 
 
 @pytest.mark.django_db
