@@ -135,6 +135,12 @@ class QuotaExceeded(ApplicationError):
     status, code, message = 422, "quota_exceeded", "The account's quota would be exceeded."
 
 
+class PlanLimit(ApplicationError):
+    """Beyond what the instance's plan bought: resources change with the plan, not by hand."""
+
+    status, code, message = 422, "plan_limit", "The plan of this server or bot does not allow that."
+
+
 class RateLimited(ApplicationError):
     status, code, message = 429, "rate_limited", "Too many requests; retry later."
 

@@ -197,6 +197,13 @@ class Instance(models.Model):
     memory_mb = models.PositiveIntegerField(default=2048)
     cpu_percent = models.PositiveIntegerField(default=100)
     disk_mb = models.PositiveIntegerField(default=10240)
+    plan = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The plan that binds its resources, set by billing: subscription, product, "
+        "memory_mb, cpu_percent, disk_mb (the most a customer may set); null when unbilled.",
+    )
     simulation = models.JSONField(
         default=dict,
         blank=True,

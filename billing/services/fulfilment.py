@@ -10,6 +10,7 @@ server or bot, through the servers app's own services (never around them).
 """
 
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 
@@ -76,29 +77,39 @@ def instance_of(subscription: Subscription) -> Instance | None:
     return instance
 
 
+def plan_bounds(subscription: Subscription) -> dict[str, Any]:
+    """What the subscription's plan gives its server or bot: the most a customer may set."""
+    product = subscription.price.product
+    return {
+        "subscription": subscription.id,
+        "product": product.name,
+        "memory_mb": product.memory_mb,
+        "cpu_percent": product.cpu_percent,
+        "disk_mb": product.disk_mb,
+    }
+
+
 def subscription_provision(subscription: Subscription, *, actor: Actor) -> None:
     """Create the ordered server or bot with the plan's resources (once)."""
     if subscription.server_id or subscription.bot_id:
         return
     order = dict(subscription.order)
     product = subscription.price.product
-    resources = {
-        "memory_mb": product.memory_mb,
-        "cpu_percent": product.cpu_percent,
-        "disk_mb": product.disk_mb,
-    }
+    plan = plan_bounds(subscription)
+    resources = {field: plan[field] for field in ("memory_mb", "cpu_percent", "disk_mb")}
     if product.kind == ProductKind.SERVER:
         subscription.server = server_create(
             account=subscription.account, name=order["name"], game=order["game"],
             region=order["region"], resources=resources, variables=order.get("variables") or {},
-            actor=actor,
+            plan=plan, actor=actor,
         )  # fmt: skip
     else:
         subscription.bot = bot_create(
             account=subscription.account, name=order["name"], region=order["region"],
             runtime=order["runtime"], start_command=order["start_command"],
             token=decrypt_secret(order["token_encrypted"]),
-            environment=order.get("environment") or {}, resources=resources, actor=actor,
+            environment=order.get("environment") or {}, resources=resources, plan=plan,
+            actor=actor,
         )  # fmt: skip
         order.pop("token_encrypted", None)  # the bot holds it now, encrypted; not kept twice
         subscription.order = order

@@ -47,6 +47,7 @@ from billing.services.discounts import coupon_check, coupon_for_period, coupon_r
 from billing.services.fulfilment import (
     instance_of,
     instance_terminate,
+    plan_bounds,
     subscription_event_record,
     subscription_locked,
     subscription_provision,
@@ -468,14 +469,10 @@ def subscription_change(
     subscription.save()
     subscription_event_record(subscription, "updated", actor, previous)
     instance = instance_of(subscription)
-    if instance is not None:
-        product = new_price.product
-        resources = {
-            "memory_mb": product.memory_mb,
-            "cpu_percent": product.cpu_percent,
-            "disk_mb": product.disk_mb,
-        }
-        instance_update(instance=instance, resources=resources, actor=actor)
+    if instance is not None:  # the new plan's bounds, and its resources
+        plan = plan_bounds(subscription)
+        resources = {field: plan[field] for field in ("memory_mb", "cpu_percent", "disk_mb")}
+        instance_update(instance=instance, resources=resources, plan=plan, actor=actor)
     if invoice is not None:
         invoice = invoice_finalize(invoice=invoice, actor=actor)
         if invoice.status == InvoiceStatus.OPEN:

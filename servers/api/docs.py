@@ -52,7 +52,10 @@ def instance_schema(kind: str, tag: str, detail, create_body, update_body, bulk_
             summary=f"Change a {kind}",
             description="Changes to resources, variables and start settings of a running "
             f"{kind} take effect after a restart: `restart_required` says so. 409 "
-            f"`invalid_state` while the {kind} is being deleted.",
+            f"`invalid_state` while the {kind} is being deleted. A {kind} made from an order "
+            "is bound by its plan: resources above the plan's are 422 `plan_limit` "
+            "(`details.field`, `details.limit`, `details.subscription`); more comes with a plan "
+            "change (`POST /v1/subscriptions/{id}/preview-change`, then `change`).",
             tags=[tag],
             request=update_body,
             responses={

@@ -11,7 +11,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Account
 from events.services import changed_attributes
-from hosting.errors import InvalidState, ValidationFailed
+from hosting.errors import InvalidState, PlanLimit, ValidationFailed
 from hosting.secrets_box import encrypt_secret
 from servers.models import Bot, BotRuntime, Game, Instance, Server
 from servers.models import ServerStatus as S
@@ -48,6 +48,7 @@ def server_create(
     variables: dict[str, Any] | None = None,
     auto_restart: bool = True,
     start_on_install: bool = False,
+    plan: dict[str, Any] | None = None,
     actor: Actor,
 ) -> Server:
     """Create a server in ``provisioning``; the worker provisions and installs it."""
@@ -63,7 +64,8 @@ def server_create(
     quota_check(account, Server, memory_delta=cleaned_resources["memory_mb"], adding=True)
     server = Server.objects.create(
         account=account, name=name, game=game_obj, region=region_obj, variables=cleaned_variables,
-        auto_restart=auto_restart, start_on_install=start_on_install, **cleaned_resources,
+        auto_restart=auto_restart, start_on_install=start_on_install, plan=plan,
+        **cleaned_resources,
     )  # fmt: skip
     instance_place(server, preferred_port=game_obj.default_port)
     instance_event_record(server, "created", actor)
@@ -85,6 +87,7 @@ def bot_create(
     auto_restart: bool = True,
     source: dict[str, Any] | None = None,
     archive: tuple[str, bytes] | None = None,
+    plan: dict[str, Any] | None = None,
     actor: Actor,
 ) -> Bot:
     """Create a bot in ``provisioning``; its Discord token is encrypted and never shown again."""
@@ -108,7 +111,7 @@ def bot_create(
         start_command=start_command.strip(), environment=environment,
         token_encrypted=encrypt_secret(token), token_last4=token[-4:], auto_restart=auto_restart,
         source_type=source.get("type", ""), source_url=source.get("url", ""),
-        source_ref=source.get("ref", ""), **cleaned_resources,
+        source_ref=source.get("ref", ""), plan=plan, **cleaned_resources,
     )  # fmt: skip
     instance_place(bot)
     instance_event_record(bot, "created", actor)
@@ -116,6 +119,27 @@ def bot_create(
         bot = bot_source_upload(bot=bot, filename=archive[0], content=archive[1], actor=actor)
     create_action_start(bot, actor)
     return bot
+
+
+PLAN_BOUND = ("memory_mb", "cpu_percent", "disk_mb")
+
+
+def plan_check(instance: Instance, resources: dict[str, int], actor: Actor) -> None:
+    """A customer sets a plan-bound instance's resources up to its plan, not beyond: more comes
+    with a bigger plan (a plan change, prorated). Staff and the system are not bound."""
+    plan = instance.plan
+    if not plan or (actor.user is not None and actor.user.is_staff):
+        return
+    if actor.user is None and actor.api_key is None:
+        return  # the system: billing applying a plan, the worker
+    for field in PLAN_BOUND:
+        limit = plan.get(field)
+        if limit is not None and resources.get(field, getattr(instance, field)) > limit:
+            raise PlanLimit(
+                f"Its plan ({plan.get('product', 'the plan')}) gives at most {limit} for "
+                f"{field}: change the plan for more.",
+                details={"limit": limit, "field": field, "subscription": plan.get("subscription")},
+            )
 
 
 @transaction.atomic
@@ -140,8 +164,11 @@ def instance_update(
         instance.name = clean_name(changes["name"])
     if "auto_restart" in changes:
         instance.auto_restart = bool(changes["auto_restart"])
+    if "plan" in changes:  # billing's own, with a plan change: the new bounds
+        instance.plan = changes["plan"]
     if "resources" in changes:
         resources = validate_resources(changes["resources"] or {})
+        plan_check(instance, resources, actor)
         delta = resources.get("memory_mb", instance.memory_mb) - instance.memory_mb
         quota_check(instance.account, type(instance), memory_delta=delta, adding=False)
         instance_resize_check(

@@ -28,8 +28,9 @@ from billing.services.subscriptions import (
     subscription_order,
 )
 from events.models import Event
-from hosting.errors import InvalidState, ValidationFailed
+from hosting.errors import InvalidState, PlanLimit, ValidationFailed
 from servers.models import Server
+from servers.services import instance_update
 from tests.servers.helpers import MINECRAFT, run_worker
 
 pytestmark = pytest.mark.django_db
@@ -332,3 +333,45 @@ def test_a_downgrade_after_a_partly_forgiven_upgrade_credits_only_what_was_paid(
     assert upgrade.status == "void"
     # 3075 of credit: 2050 settle the unpaid upgrade, 1025 was paid for (the Iron period).
     assert balance_of(account) == 1025
+
+
+def test_a_plans_server_cannot_be_given_more_than_its_plan_by_hand(clock, account, owner):
+    """Issue 27, case 2: a 3 GB plan's server raised to 16 GB in Settings was free hosting.
+    Its resources are the plan's; more comes with a plan change, which moves the bounds."""
+    subscription = active_subscription(account, owner, plan("Iron", 1000))
+    server = Server.objects.get(pk=subscription.server_id)
+    assert server.plan["subscription"] == subscription.id
+    customer = Actor(user=owner)
+    for field, value in (("memory_mb", 16384), ("disk_mb", 204800), ("cpu_percent", 400)):
+        with pytest.raises(PlanLimit) as refused:
+            instance_update(instance=server, resources={field: value}, actor=customer)
+        assert refused.value.details["field"] == field
+        assert refused.value.details["limit"] == getattr(server, field)
+    server.refresh_from_db()
+    assert (server.memory_mb, server.disk_mb, server.cpu_percent) == (3072, 20480, 150)
+    # Less than the plan is the customer's choice; back up to the plan too.
+    instance_update(instance=server, resources={"memory_mb": 2048}, actor=customer)
+    instance_update(instance=server, resources={"memory_mb": 3072}, actor=customer)
+
+    gold = Price.objects.create(
+        product=Product.objects.create(
+            name="Gold", kind="server", memory_mb=8192, cpu_percent=400, disk_mb=40960
+        ),
+        currency="EUR", unit_amount=1000, interval="month",
+    )  # fmt: skip
+    subscription_change(subscription=subscription, price=gold.id, actor=customer)
+    server.refresh_from_db()
+    assert server.plan["memory_mb"] == 8192 and server.memory_mb == 8192
+    with pytest.raises(PlanLimit):
+        instance_update(instance=server, resources={"memory_mb": 16384}, actor=customer)
+
+
+def test_staff_may_set_a_plans_server_beyond_its_plan(clock, account, owner, django_user_model):
+    subscription = active_subscription(account, owner, plan("Iron", 1000))
+    server = Server.objects.get(pk=subscription.server_id)
+    staff = django_user_model.objects.create_user(
+        email="ops@example.com", password="x" * 12, is_staff=True
+    )
+    instance_update(instance=server, resources={"memory_mb": 4096}, actor=Actor(user=staff))
+    server.refresh_from_db()
+    assert server.memory_mb == 4096

@@ -430,3 +430,22 @@ def test_a_key_without_billing_scopes_cannot_order_or_list(unscoped_api, catalog
     refused = post(unscoped_api, "/v1/subscriptions", order_body(catalogue.server_eur))
     assert error_of(refused, 403)["code"] == "insufficient_scope"
     assert not Subscription.objects.exists()
+
+
+def test_a_plans_server_is_refused_more_than_its_plan_with_plan_limit(paid_order, owner_api):
+    """Issue 27, case 2, through the API: the envelope names the field, the limit and the
+    subscription whose plan change gives more."""
+    server = Server.objects.get(pk=paid_order.server_id)
+    response = owner_api.patch(
+        f"/v1/servers/{server.id}",
+        json.dumps({"resources": {"memory_mb": server.memory_mb * 4}}),
+        content_type="application/json",
+    )
+    error = error_of(response, 422)
+    assert error["code"] == "plan_limit"
+    assert error["details"] == {
+        "field": "memory_mb", "limit": server.memory_mb, "subscription": paid_order.id,
+    }  # fmt: skip
+    before = server.memory_mb
+    server.refresh_from_db()
+    assert server.memory_mb == before
