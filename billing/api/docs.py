@@ -25,6 +25,7 @@ from billing.api.serializers import (
     INVOICE_EXAMPLES,
     INVOICE_LIST_EXAMPLES,
     ORDER_EXAMPLES,
+    ORDER_PREVIEW_EXAMPLES,
     PAID_INVOICE_EXAMPLES,
     PAID_INVOICE_PAY_EXAMPLES,
     PAYMENT_EXAMPLES,
@@ -49,6 +50,7 @@ from billing.api.serializers import (
     InvoicePayAnswerSerializer,
     InvoicePaySerializer,
     InvoiceSerializer,
+    OrderPreviewSerializer,
     PaymentSerializer,
     PlanChangeSerializer,
     ProductSerializer,
@@ -72,6 +74,7 @@ BALANCE_RESPONSE = envelope("balance", BalanceSerializer())
 BILLING_PROFILE_RESPONSE = envelope("billing_profile", BillingProfileSerializer())
 SUBSCRIPTION_RESPONSE = envelope("subscription", SubscriptionSerializer())
 PLAN_CHANGE_RESPONSE = envelope("plan_change", PlanChangeSerializer())
+ORDER_PREVIEW_RESPONSE = envelope("order_preview", OrderPreviewSerializer())
 COUPON_VALIDATION_RESPONSE = envelope("coupon_validation", CouponValidationSerializer())
 BILLING_CLOCK_RESPONSE = envelope("billing_clock", BillingClockSerializer())
 
@@ -608,6 +611,39 @@ SUBSCRIPTION_DOCS = dict(
                 request_only=True,
             ),
             *ORDER_EXAMPLES,
+        ],
+        tags=["Subscriptions"],
+    ),
+    preview=extend_schema(
+        summary="Preview an order",
+        description="What `POST /v1/subscriptions` with the same body would invoice, computed "
+        "exactly as the order will (nothing is written, no code is redeemed): the first "
+        "invoice's lines (the first period, or a trial's free line, and the setup fee), the "
+        "coupon's discount, the tax of the buyer's country and VAT status (`tax_rate`: a "
+        "reverse-charge business pays none), the `total`, what the account's credit pays of it "
+        "at once (`credit_applied`) and what is left `due_today`; and the `renewal`: the next "
+        "period's invoice, due when it starts, discounted only while the coupon lasts. Needs "
+        "`billing:read`, as the plan change's preview: it changes nothing. Refused exactly as "
+        f"the order would be: {ORDER_FIELD_ERRORS} Over the account's quota: 422 "
+        "`quota_exceeded`.",
+        request=SubscriptionOrderSerializer,
+        responses={200: ORDER_PREVIEW_RESPONSE, 409: ORDER_CONFLICT},
+        examples=[
+            OpenApiExample(
+                "A Minecraft server with a code",
+                value={
+                    "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
+                    "order": {
+                        "name": "Survival SMP",
+                        "region": "eu-central",
+                        "game": "minecraft-java",
+                        "variables": {"EULA": "true"},
+                    },
+                    "promotion_code": "WELCOME10",
+                },
+                request_only=True,
+            ),
+            *ORDER_PREVIEW_EXAMPLES,
         ],
         tags=["Subscriptions"],
     ),

@@ -367,6 +367,30 @@ class PlanChangeLineSerializer(serializers.Serializer):
     proration = serializers.BooleanField(read_only=True)
 
 
+def _priced_line(line: dict) -> dict:
+    """A line priced by ``billing.services.pricing`` as an invoice will show it."""
+    return {
+        "description": line["description"],
+        "price": line["price"].id,
+        "amount": line["quantity"] * line["unit_amount"],
+        "discount_amount": line["discount_amount"],
+        "tax_amount": line["tax_amount"],
+        "period": {
+            "start": timestamp(line.get("period_start")),
+            "end": timestamp(line.get("period_end")),
+        },
+    }
+
+
+def _sums(lines: list[dict]) -> dict:
+    """The invoice's sums of priced ``lines``: before discounts, the discounts, the tax."""
+    return {
+        "subtotal": sum(line["quantity"] * line["unit_amount"] for line in lines),
+        "discount": sum(line["discount_amount"] for line in lines),
+        "tax": sum(line["tax_amount"] for line in lines),
+    }
+
+
 def plan_change_representation(change) -> dict:
     """A plan change's amounts (``billing.services.subscriptions.PlanChange``)."""
     lines = change.priced.lines if change.priced else []
@@ -377,23 +401,9 @@ def plan_change_representation(change) -> dict:
         "at": timestamp(change.at),
         "currency": change.price.currency,
         "lines": [
-            {
-                "description": line["description"],
-                "price": line["price"].id,
-                "amount": line["quantity"] * line["unit_amount"],
-                "discount_amount": line["discount_amount"],
-                "tax_amount": line["tax_amount"],
-                "period": {
-                    "start": timestamp(line.get("period_start")),
-                    "end": timestamp(line.get("period_end")),
-                },
-                "proration": line.get("proration", False),
-            }
-            for line in lines
+            {**_priced_line(line), "proration": line.get("proration", False)} for line in lines
         ],
-        "subtotal": sum(line["quantity"] * line["unit_amount"] for line in lines),
-        "discount": sum(line["discount_amount"] for line in lines),
-        "tax": sum(line["tax_amount"] for line in lines),
+        **_sums(lines),
         "total": total,
         "outcome": "invoice" if total > 0 else "credit" if total < 0 else "nothing",
     }
@@ -420,6 +430,122 @@ class PlanChangeSerializer(RepresentedBy, serializers.Serializer):
         read_only=True,
         help_text="`invoice` (the difference is charged), `credit` (added to the balance) or "
         "`nothing` (a trial, or the same amount).",
+    )
+
+
+def order_preview_representation(preview) -> dict:
+    """An order's summary (``billing.services.subscriptions.OrderPreview``)."""
+    tax = preview.first.tax
+    renewal = preview.renewal
+    return {
+        "price": preview.price.id,
+        "currency": preview.price.currency,
+        "at": timestamp(preview.at),
+        "coupon": preview.coupon.id if preview.coupon else None,
+        "promotion_code": preview.promotion_code.code if preview.promotion_code else None,
+        "tax_rate": {
+            "percentage": format(tax.percentage.normalize(), "f"),
+            "inclusive": tax.inclusive,
+            "reverse_charge": tax.reverse_charge,
+            "note": tax.note,
+        },
+        "lines": [_priced_line(line) for line in preview.first.lines],
+        **_sums(preview.first.lines),
+        "setup_fee": preview.price.setup_fee,
+        "total": preview.total,
+        "trial_end": timestamp(preview.trial_end),
+        "credit_applied": preview.credit_applied,
+        "due_today": preview.due_today,
+        "renewal": {
+            "at": timestamp(preview.renewal_at),
+            "period": {
+                "start": timestamp(preview.renewal_at),
+                "end": timestamp(preview.renewal_end),
+            },
+            **_sums(renewal.lines),
+            "total": renewal.total,
+        },
+    }
+
+
+class OrderPreviewTaxSerializer(serializers.Serializer):
+    percentage = serializers.CharField(
+        read_only=True, help_text='Exact, as a string (`"21"`, `"8.875"`); `"0"` for none.'
+    )
+    inclusive = serializers.BooleanField(
+        read_only=True, help_text="Whether the prices include the tax (then it is not added)."
+    )
+    reverse_charge = serializers.BooleanField(
+        read_only=True,
+        help_text="A business in another EU member state with a valid VAT id: no VAT charged, "
+        "the buyer accounts for it.",
+    )
+    note = serializers.CharField(read_only=True, help_text="What the invoice will say about it.")
+
+
+class OrderPreviewLineSerializer(serializers.Serializer):
+    description = serializers.CharField(read_only=True)
+    price = serializers.CharField(read_only=True)
+    amount = serializers.IntegerField(read_only=True)
+    discount_amount = serializers.IntegerField(read_only=True)
+    tax_amount = serializers.IntegerField(read_only=True)
+    period = InvoiceLinePeriodSerializer(read_only=True, help_text="None for the setup fee.")
+
+
+class OrderPreviewRenewalSerializer(serializers.Serializer):
+    at = serializers.DateTimeField(
+        read_only=True,
+        help_text="When the next period starts: its invoice is issued a few days ahead (the "
+        "credit applied then) and due at this moment.",
+    )
+    period = InvoiceLinePeriodSerializer(read_only=True)
+    subtotal = serializers.IntegerField(read_only=True)
+    discount = serializers.IntegerField(
+        read_only=True, help_text="0 once the coupon's duration is over."
+    )
+    tax = serializers.IntegerField(read_only=True)
+    total = serializers.IntegerField(read_only=True, help_text="Every period's price from then on.")
+
+
+class OrderPreviewSerializer(RepresentedBy, serializers.Serializer):
+    """What ordering now would invoice, pay from the credit, and invoice at the renewal."""
+
+    represent = staticmethod(order_preview_representation)
+
+    price = serializers.CharField(read_only=True)
+    currency = serializers.CharField(read_only=True)
+    at = serializers.DateTimeField(read_only=True, help_text="The moment priced: now.")
+    coupon = serializers.CharField(
+        read_only=True, allow_null=True, help_text="The coupon the code or id gave."
+    )
+    promotion_code = serializers.CharField(read_only=True, allow_null=True)
+    tax_rate = OrderPreviewTaxSerializer(
+        read_only=True, help_text="From the billing profile's country and VAT status."
+    )
+    lines = OrderPreviewLineSerializer(
+        many=True, read_only=True, help_text="The first invoice's lines, as it will show them."
+    )
+    subtotal = serializers.IntegerField(read_only=True, help_text="Before discounts.")
+    setup_fee = serializers.IntegerField(
+        read_only=True, help_text="Part of the subtotal, once, on the first invoice."
+    )
+    discount = serializers.IntegerField(read_only=True)
+    tax = serializers.IntegerField(read_only=True, help_text="Exclusive tax added; 0 if inside.")
+    total = serializers.IntegerField(read_only=True, help_text="The first invoice's total.")
+    trial_end = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="A trial's end: nothing but a setup fee "
+        "is charged before it."
+    )  # fmt: skip
+    credit_applied = serializers.IntegerField(
+        read_only=True, help_text="What the account's credit pays of the total at once."
+    )
+    due_today = serializers.IntegerField(
+        read_only=True,
+        help_text="What is left to pay now, by card or transfer, for the server or bot to be "
+        "created: the total less the credit.",
+    )
+    renewal = OrderPreviewRenewalSerializer(
+        read_only=True, help_text="The next period's invoice, at today's tax."
     )
 
 
@@ -1032,6 +1158,69 @@ PLAN_CHANGE_EXAMPLE = {
     "total": 714,
     "outcome": "invoice",
 }
+ORDER_PREVIEW_EXAMPLE = {
+    "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
+    "currency": "EUR",
+    "at": "2026-11-01T09:00:00Z",
+    "coupon": "cpn_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc",
+    "promotion_code": "WELCOME10",
+    "tax_rate": {"percentage": "21", "inclusive": False, "reverse_charge": False, "note": ""},
+    "lines": [
+        {
+            "description": "Minecraft 4 GB (1 Nov 2026 09:00 to 1 Dec 2026 09:00)",
+            "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
+            "amount": 1200,
+            "discount_amount": 120,
+            "tax_amount": 227,
+            "period": {"start": "2026-11-01T09:00:00Z", "end": "2026-12-01T09:00:00Z"},
+        },
+        {
+            "description": "Setup fee: Minecraft 4 GB",
+            "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
+            "amount": 500,
+            "discount_amount": 50,
+            "tax_amount": 94,
+            "period": {"start": None, "end": None},
+        },
+    ],
+    "subtotal": 1700,
+    "setup_fee": 500,
+    "discount": 170,
+    "tax": 321,
+    "total": 1851,
+    "trial_end": None,
+    "credit_applied": 1000,
+    "due_today": 851,
+    "renewal": {
+        "at": "2026-12-01T09:00:00Z",
+        "period": {"start": "2026-12-01T09:00:00Z", "end": "2027-01-01T09:00:00Z"},
+        "subtotal": 1200,
+        "discount": 120,
+        "tax": 227,
+        "total": 1307,
+    },
+}
+REVERSE_CHARGE_PREVIEW_EXAMPLE = {
+    **ORDER_PREVIEW_EXAMPLE,
+    "coupon": None,
+    "promotion_code": None,
+    "tax_rate": {
+        "percentage": "0",
+        "inclusive": False,
+        "reverse_charge": True,
+        "note": "Reverse charge: VAT to be accounted for by the recipient (Article 196 of "
+        "Directive 2006/112/EC).",
+    },
+    "lines": [
+        {**line, "discount_amount": 0, "tax_amount": 0} for line in ORDER_PREVIEW_EXAMPLE["lines"]
+    ],
+    "discount": 0,
+    "tax": 0,
+    "total": 1700,
+    "credit_applied": 0,
+    "due_today": 1700,
+    "renewal": {**ORDER_PREVIEW_EXAMPLE["renewal"], "discount": 0, "tax": 0, "total": 1200},
+}
 TAX_RATE_EXAMPLE = {
     "id": "txr_5Hd6Fy2Qm7Lx4Wc9Nb1Rk8Tz",
     "display_name": "Sales tax",
@@ -1097,6 +1286,16 @@ CHANGE_EXAMPLES = [
     )
 ]
 PLAN_CHANGE_EXAMPLES = response_examples("An upgrade half-way", "plan_change", PLAN_CHANGE_EXAMPLE)
+ORDER_PREVIEW_EXAMPLES = [
+    *response_examples(
+        "A code, a setup fee and VAT; part paid from credit", "order_preview",
+        ORDER_PREVIEW_EXAMPLE,
+    ),
+    *response_examples(
+        "A business in another EU country (reverse charge)", "order_preview",
+        REVERSE_CHARGE_PREVIEW_EXAMPLE,
+    ),
+]  # fmt: skip
 CANCELED_EXAMPLES = response_examples(
     "Set to cancel at the period's end",
     "subscription",

@@ -51,6 +51,7 @@ from billing.api.serializers import (
     InvoiceMarkPaidSerializer,
     InvoicePaySerializer,
     InvoiceSerializer,
+    OrderPreviewSerializer,
     PaymentSerializer,
     PlanChangeSerializer,
     ProductSerializer,
@@ -112,6 +113,7 @@ from billing.services.subscriptions import (
     subscription_change,
     subscription_change_preview,
     subscription_order,
+    subscription_order_preview,
     subscription_resume,
 )
 from hosting.api.serializers import EmptyBodySerializer
@@ -210,8 +212,8 @@ class SubscriptionViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieve
     serializer_class = SubscriptionSerializer
     filterset_classes = {"list": SubscriptionFilter}
     required_scopes = {
-        "list": READ, "retrieve": READ, "create": WRITE, "preview_change": READ,
-        "change": WRITE, "cancel": WRITE, "resume": WRITE,
+        "list": READ, "retrieve": READ, "create": WRITE, "preview": READ,
+        "preview_change": READ, "change": WRITE, "cancel": WRITE, "resume": WRITE,
     }  # fmt: skip
 
     def caller_queryset(self, principal):
@@ -226,6 +228,16 @@ class SubscriptionViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieve
         )  # fmt: skip
         answer = _subscription_answer(subscription, invoice)
         return created(request, answer.data, f"/v1/subscriptions/{subscription.id}")
+
+    @action(detail=False, methods=["post"])
+    def preview(self, request):
+        body = validated(SubscriptionOrderSerializer, request)
+        preview = subscription_order_preview(
+            account=request.auth.account, price=body["price"], order=dict(body["order"]),
+            quantity=body["quantity"], promotion_code=body.get("promotion_code"),
+            coupon=body.get("coupon"),
+        )  # fmt: skip
+        return Response({"order_preview": OrderPreviewSerializer(preview).data})
 
     @action(detail=True, methods=["post"], url_path="preview-change")
     def preview_change(self, request, pk: str):
