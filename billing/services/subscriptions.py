@@ -310,6 +310,7 @@ def _billed_currency_check(account: Account, currency: str) -> None:
         )
 
 
+@transaction.atomic  # order_clean checks the quota under the account's row lock, as ordering does
 def subscription_order_preview(
     *,
     account: Account,

@@ -236,3 +236,13 @@ def test_the_preview_is_in_the_schema_with_examples(openapi):
     assert request["examples"]
     assert operation["responses"]["200"]["content"]["application/json"]["examples"]
     assert {"400", "401", "403", "409"} <= set(operation["responses"])
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_the_preview_answers_outside_a_test_transaction_as_in_production(
+    on_clock, owner_api, catalogue
+):
+    """The quota is checked under the account's row lock, as an order checks it: PostgreSQL
+    refuses that lock outside a transaction, which the tests' own transaction would hide."""
+    summary = data_of(post(owner_api, PREVIEW, order_body(catalogue.server_eur)))["order_preview"]
+    assert summary["total"] == 1452
