@@ -2,9 +2,12 @@
 
 Ordering is three steps on one page (``/billing/order``): the plan (one of its prices), for a
 game server the game (when the plan runs more than one), then the server's or bot's settings
-with an optional promotion code. ``subscription_order`` does the rest: the first invoice, and
-the server or bot once it is paid. The person lands on the new server when the order is paid
-at once (credit, a trial, a free price), else on the invoice to pay.
+with an optional promotion code and the order's summary (``subscription_order_preview``: the
+lines, the tax, the total, what is due today and at the renewal). The order is placed only at
+the summary the page showed: a code typed since (or anything else that changed the amounts)
+shows the new summary first. ``subscription_order`` does the rest: the first invoice, and the
+server or bot once it is paid. The person lands on the new server when the order is paid at
+once (credit, a trial, a free price), else on the invoice to pay.
 
 A subscription's page shows its plan, period and invoices; it changes the plan (a preview of
 the proration first, then the change), cancels at the period's end or now, and resumes.
@@ -24,15 +27,18 @@ from billing.forms import (
     OrderServerForm,
     PlanChangeForm,
     SubscriptionListFilter,
+    price_every,
     price_label,
 )
 from billing.models import InvoiceStatus, Price, ProductKind, Subscription, SubscriptionStatus
 from billing.selectors import invoices_of_account, products_for_sale, subscriptions_of_account
 from billing.services.subscriptions import (
+    OrderPreview,
     subscription_cancel,
     subscription_change,
     subscription_change_preview,
     subscription_order,
+    subscription_order_preview,
     subscription_resume,
 )
 from billing.views import BillingPageMixin, moment_text, period_text
@@ -119,25 +125,93 @@ class OrderView(BillingPageMixin, TemplateView):
             context["game"] = self.game
             if not needs_game:
                 context.setdefault("form", kwargs.pop("form", None) or self.form())
+                if "summary" not in kwargs:
+                    context["summary"] = self._summary_without_code()
         return super().get_context_data(**context, **kwargs)
+
+    def _summary_without_code(self) -> dict | None:
+        try:
+            return self._summary(
+                subscription_order_preview(account=self.account, price=self.price), None
+            )
+        except ApplicationError:
+            return None  # the plan cannot be ordered here: ordering says why
 
     def post(self, request, *args, **kwargs):
         if self.price is None or (self.kind == ProductKind.SERVER and self.game is None):
             messages.error(request, "Choose a plan first.")
             return redirect("billing_order")
         form = self.form(request.POST)
+        summary = None
         if form.is_valid():
             order = form.order(self.game) if self.kind == ProductKind.SERVER else form.order()
+            code = form.promotion_code()
             try:
+                preview = subscription_order_preview(
+                    account=self.account, price=self.price, order=order, promotion_code=code
+                )
+                summary = self._summary(preview, code)
+                if request.POST.get("summary") != summary["key"]:
+                    # Never an order at amounts the person has not seen: show them first.
+                    messages.info(request, self._changed(request.POST.get("summary"), code))
+                    return self.render_to_response(
+                        self.get_context_data(form=form, summary=summary)
+                    )
                 subscription, invoice = subscription_order(
-                    account=self.account, price=self.price, order=order,
-                    promotion_code=form.promotion_code(), actor=self.actor(),
+                    account=self.account, price=self.price, order=order, promotion_code=code,
+                    actor=self.actor(),
                 )  # fmt: skip
             except ApplicationError as error:
                 form.add_service_error(error)
+                summary = None
             else:
                 return self._ordered(subscription, invoice)
-        return self.render_to_response(self.get_context_data(form=form))
+        summary = summary or self._summary_without_code()
+        return self.render_to_response(self.get_context_data(form=form, summary=summary))
+
+    @staticmethod
+    def _changed(seen: str | None, code: str | None) -> str:
+        if seen is not None and seen.split("|", 1)[0] != (code or ""):
+            return "The total changed with your promotion code: check it, then place the order."
+        return "Check the total, then place the order."
+
+    def _summary(self, preview: OrderPreview, code: str | None) -> dict:
+        """The summary as the page shows it; ``key`` names the amounts shown, so that the
+        order placed is the one confirmed."""
+        currency = preview.price.currency
+        lines, tax, renewal = preview.first.lines, preview.first.tax, preview.renewal
+        subtotal = sum(line["quantity"] * line["unit_amount"] for line in lines)
+        discount = sum(line["discount_amount"] for line in lines)
+        if tax.reverse_charge:
+            tax_label = "VAT (reverse charge)"
+        else:
+            percentage = format(tax.percentage.normalize(), "f")
+            tax_label = f"Tax {percentage}%" + (" (included)" if tax.inclusive else "")
+        return {
+            "key": f"{code or ''}|{preview.total}|{preview.due_today}|{renewal.total}",
+            "lines": [
+                {
+                    "description": line["description"],
+                    "amount": self.money(line["quantity"] * line["unit_amount"], currency),
+                }
+                for line in lines
+            ],
+            "subtotal": self.money(subtotal, currency),
+            "discount": self.money(-discount, currency) if discount else "",
+            "coupon": preview.coupon.name if preview.coupon else "",
+            "tax_label": tax_label,
+            "tax_note": tax.note,
+            "tax": self.money(sum(line["tax_amount"] for line in lines), currency),
+            "total": self.money(preview.total, currency),
+            "credit": self.money(-preview.credit_applied, currency)
+            if preview.credit_applied
+            else "",
+            "due_today": self.money(preview.due_today, currency),
+            "trial_end": moment_text(preview.trial_end) if preview.trial_end else "",
+            "renewal": f"{self.money(renewal.total, currency)} {price_every(preview.price)}",
+            "renewal_at": moment_text(preview.renewal_at),
+            "renewal_discounted": any(line["discount_amount"] for line in renewal.lines),
+        }
 
     def _ordered(self, subscription, invoice):
         name = subscription.order.get("name", "")

@@ -140,14 +140,16 @@ class BillingProfileForm(ServiceErrorFormMixin, forms.Form):
 # --- Ordering a plan and managing subscriptions ------------------------------------------------
 
 
+def price_every(price) -> str:
+    """How often ``price`` bills: ``a month``, ``an hour``, ``every 12 months``."""
+    count, unit = price.interval_count, price.interval
+    return f"every {count} {unit}s" if count > 1 else ("an hour" if unit == "hour" else f"a {unit}")
+
+
 def price_label(price) -> str:
     """``8.99 EUR a month``, ``0.03 EUR an hour``, ``89.90 EUR every 12 months``, with the setup
     fee and the trial when the price has them."""
-    count, unit = price.interval_count, price.interval
-    every = (
-        f"every {count} {unit}s" if count > 1 else ("an hour" if unit == "hour" else f"a {unit}")
-    )
-    text = f"{format_amount(price.unit_amount, price.currency)} {every}"
+    text = f"{format_amount(price.unit_amount, price.currency)} {price_every(price)}"
     if price.setup_fee:
         text += f" + {format_amount(price.setup_fee, price.currency)} setup"
     if price.trial_days:
@@ -168,7 +170,7 @@ class _OrderFormMixin:
             )
         self.fields["promotion_code"] = forms.CharField(
             label="Promotion code", required=False, max_length=50,
-            help_text="If you have one: it is checked when you order.",
+            help_text="If you have one: the summary below shows it before you order.",
         )  # fmt: skip
 
     def field_for(self, service_name: str) -> str | None:

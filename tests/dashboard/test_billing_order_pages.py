@@ -60,6 +60,12 @@ def order_url(price, game="minecraft-java"):
     return f"/billing/order?price={price.id}" + (f"&game={game}" if game else "")
 
 
+def place_order(client, url, data, **kwargs):
+    """Confirm the order at the summary its page shows (``test_order_summary_page.py``)."""
+    summary = client.get(url).context["summary"]["key"]
+    return client.post(url, {**data, "summary": summary}, **kwargs)
+
+
 def test_the_plan_step_lists_plans_of_the_kind_with_their_prices(owner, account, plans):
     client = signed_in(owner, account)
     page = client.get("/billing/order").content.decode()
@@ -80,7 +86,7 @@ def test_ordering_with_credit_creates_the_server_at_once(owner, account, plans):
     credit(account, 5000)
     client = signed_in(owner, account)
 
-    response = client.post(order_url(plans["small"]), SETTINGS)
+    response = place_order(client, order_url(plans["small"]), SETTINGS)
 
     subscription = Subscription.objects.get()
     assert subscription.status == "active"
@@ -94,7 +100,7 @@ def test_ordering_with_credit_creates_the_server_at_once(owner, account, plans):
 
 def test_ordering_without_credit_lands_on_the_invoice_to_pay(owner, account, plans):
     client = signed_in(owner, account)
-    response = client.post(order_url(plans["small"]), SETTINGS, follow=True)
+    response = place_order(client, order_url(plans["small"]), SETTINGS, follow=True)
 
     invoice = Invoice.objects.get()
     assert response.redirect_chain[-1][0] == f"/billing/invoices/{invoice.id}"
@@ -123,7 +129,8 @@ def test_a_refused_order_shows_the_error_on_its_field_and_writes_nothing(owner, 
 
 def test_a_bot_plan_orders_a_bot(owner, account, plans):
     credit(account, 1000)
-    response = signed_in(owner, account).post(
+    response = place_order(
+        signed_in(owner, account),
         f"/billing/order?price={plans['bot'].id}",
         {
             "name": "Mod bot", "region": "eu-central", "runtime": "python-3.13",
@@ -138,8 +145,8 @@ def test_a_bot_plan_orders_a_bot(owner, account, plans):
 def test_subscriptions_list_searches_and_filters(owner, account, plans):
     credit(account, 5000)
     client = signed_in(owner, account)
-    client.post(order_url(plans["small"]), SETTINGS)
-    client.post(order_url(plans["small"]), {**SETTINGS, "name": "Creative"})
+    place_order(client, order_url(plans["small"]), SETTINGS)
+    place_order(client, order_url(plans["small"]), {**SETTINGS, "name": "Creative"})
 
     listed = client.get("/billing/subscriptions?q=creat").context["subscriptions"]
     assert [s.order["name"] for s in listed] == ["Creative"]
@@ -150,7 +157,7 @@ def test_subscriptions_list_searches_and_filters(owner, account, plans):
 def test_change_plan_previews_then_changes(owner, account, plans):
     credit(account, 5000)
     client = signed_in(owner, account)
-    client.post(order_url(plans["small"]), SETTINGS)
+    place_order(client, order_url(plans["small"]), SETTINGS)
     subscription = Subscription.objects.get()
     page = f"/billing/subscriptions/{subscription.id}"
 
@@ -166,7 +173,7 @@ def test_change_plan_previews_then_changes(owner, account, plans):
 def test_cancel_at_period_end_resume_then_cancel_now(owner, account, plans):
     credit(account, 5000)
     client = signed_in(owner, account)
-    client.post(order_url(plans["small"]), SETTINGS)
+    place_order(client, order_url(plans["small"]), SETTINGS)
     subscription = Subscription.objects.get()
     page = f"/billing/subscriptions/{subscription.id}"
 
@@ -182,7 +189,7 @@ def test_cancel_at_period_end_resume_then_cancel_now(owner, account, plans):
 
 def test_a_viewer_sees_subscriptions_but_cannot_order_or_cancel(owner, account, plans):
     credit(account, 5000)
-    signed_in(owner, account).post(order_url(plans["small"]), SETTINGS)
+    place_order(signed_in(owner, account), order_url(plans["small"]), SETTINGS)
     subscription = Subscription.objects.get()
     viewer = MembershipFactory(account=account, role=Role.VIEWER).user
     client = signed_in(viewer, account)
@@ -208,7 +215,7 @@ def test_an_outsider_cannot_see_another_accounts_subscription(
     owner, account, outsider, other_account, plans
 ):
     credit(account, 5000)
-    signed_in(owner, account).post(order_url(plans["small"]), SETTINGS)
+    place_order(signed_in(owner, account), order_url(plans["small"]), SETTINGS)
     subscription = Subscription.objects.get()
     client = signed_in(outsider, other_account)
     assert client.get(f"/billing/subscriptions/{subscription.id}").status_code == 404
