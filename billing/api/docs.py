@@ -553,6 +553,18 @@ SUBSCRIPTION_STATES = (
     "(a renewal is overdue), `unpaid` (suspended for it), `canceled`."
 )
 
+# An order as the examples of ordering and of its preview send it.
+SERVER_ORDER_EXAMPLE = {
+    "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
+    "order": {
+        "name": "Survival SMP",
+        "region": "eu-central",
+        "game": "minecraft-java",
+        "variables": {"EULA": "true"},
+    },
+    "promotion_code": "WELCOME10",
+}
+
 # SubscriptionViewSet
 SUBSCRIPTION_DOCS = dict(
     list=extend_schema(
@@ -584,16 +596,7 @@ SUBSCRIPTION_DOCS = dict(
         examples=[
             OpenApiExample(
                 "A Minecraft server",
-                value={
-                    "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
-                    "order": {
-                        "name": "Survival SMP",
-                        "region": "eu-central",
-                        "game": "minecraft-java",
-                        "variables": {"EULA": "true"},
-                    },
-                    "promotion_code": "WELCOME10",
-                },
+                value=SERVER_ORDER_EXAMPLE,
                 request_only=True,
             ),
             OpenApiExample(
@@ -631,16 +634,7 @@ SUBSCRIPTION_DOCS = dict(
         examples=[
             OpenApiExample(
                 "A Minecraft server with a code",
-                value={
-                    "price": "price_8Lk2Tq4Wn7Xc5Rb9Mv3HdPz1",
-                    "order": {
-                        "name": "Survival SMP",
-                        "region": "eu-central",
-                        "game": "minecraft-java",
-                        "variables": {"EULA": "true"},
-                    },
-                    "promotion_code": "WELCOME10",
-                },
+                value=SERVER_ORDER_EXAMPLE,
                 request_only=True,
             ),
             *ORDER_PREVIEW_EXAMPLES,
