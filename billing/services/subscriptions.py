@@ -561,9 +561,13 @@ def _unserved_settle(subscription: Subscription, *, at: datetime, actor: Actor) 
                 reason=CreditNote.Reason.ORDER_CHANGE, refund_to=CreditNote.RefundTo.NONE,
                 actor=actor, memo="The subscription ends before this period begins.",
             )  # fmt: skip
+    # Renewals only: a plan change's invoice (or the order's) for a period starting at ``at``
+    # was netted against the unused time a plan change already gave back; refunding it too
+    # would give the same money back twice (the conservation test found it).
     for ahead in Invoice.objects.filter(
-        subscription=subscription, status=InvoiceStatus.PAID, period_start__gte=at
-    ):
+        subscription=subscription, status=InvoiceStatus.PAID, period_start__gte=at,
+        billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+    ):  # fmt: skip
         _give_back(ahead, actor=actor)
 
 
