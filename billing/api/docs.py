@@ -583,8 +583,9 @@ SUBSCRIPTION_DOCS = dict(
     create=extend_schema(
         summary="Order a plan",
         description="Creates the subscription and its first invoice (the first period, the "
-        "setup fee, the coupon's discount and the tax), finalized at once. When the account's "
-        "credit covers it (or nothing is owed: a trial, a free price) it is paid and the "
+        "setup fee, the coupon's discount and the tax), finalized at once. The account's "
+        "credit is applied at once (partly if it does not cover it), then a saved card is "
+        "charged for the rest. Paid (or nothing owed: a trial, a free price), the "
         "subscription is `active` (or `trialing`): the server or bot is created with the plan's "
         "resources, as `POST /v1/servers` would (follow it with `server`/`bot`). Otherwise it "
         "stays `incomplete` until the invoice is paid (`POST /v1/invoices/{id}/pay`, or a "
@@ -666,10 +667,12 @@ SUBSCRIPTION_DOCS = dict(
     change=extend_schema(
         summary="Change plan",
         description="Moves the subscription to `price` now, as the preview showed: a positive "
-        "total is invoiced (`subscription_update`) and collected like a renewal (credit applied "
-        "when it covers it); a negative one is added to the balance. The server or bot gets the "
-        "new plan's resources. A renewal already issued at the old price and unpaid is issued "
-        "again at the new one. Errors as the preview's.",
+        "total is invoiced (`subscription_update`) and collected at once (the credit first, "
+        "partly if need be, then a saved card); a negative one (unused time) first settles the "
+        "subscription's invoices still owed for the period, and only the rest is added to the "
+        "balance: credit covers only what was paid. The server or bot gets the new plan's "
+        "resources and bounds (`plan_limit` beyond them). A renewal already issued at the old "
+        "price and unpaid is issued again at the new one. Errors as the preview's.",
         request=SubscriptionPriceSerializer,
         responses={200: SubscriptionChangeResultSerializer, 409: CHANGE_CONFLICT},
         examples=[
