@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Q, Sum
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from accounts.actors import SYSTEM
 from billing.clock import billing_clock_advance, billing_now
@@ -49,6 +49,10 @@ pytestmark = pytest.mark.django_db
 START = datetime(2032, 3, 10, 9, 0, tzinfo=UTC)
 AMOUNTS = (700, 1550, 3100, 6200)
 OWED = (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE)
+# Which of the invoices there are a rule takes: drawn the same way whatever the database holds,
+# so that what the service does decides nothing about what Hypothesis draws (its replays
+# compare draws, and rules that look at the database first would differ between them).
+PICK = st.integers(0, 7)
 LIVE = (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAST_DUE, SubscriptionStatus.UNPAID)
 
 
@@ -98,54 +102,57 @@ class Billing(RuleBasedStateMachine):
             description="Staff grant", actor=SYSTEM,
         )  # fmt: skip
 
-    @precondition(lambda self: not self._live())
+    @initialize(plan=st.integers(0, len(AMOUNTS) - 1))
+    def a_customer_with_a_running_plan(self, plan):
+        """Most sequences start from a plan paid by transfer, where money can leak."""
+        self.order(plan)
+        invoice = self._owed()[0]
+        invoice_mark_paid(invoice=invoice, reference="FIRST", actor=SYSTEM)
+
     @rule(plan=st.integers(0, len(AMOUNTS) - 1))
     def order(self, plan):
+        if self._live():
+            return
         self.subscription, _ = order(
             account=self.account, price=self.plans[plan].id, order=dict(MINECRAFT), actor=SYSTEM
         )
 
-    @precondition(lambda self: self._live())
     @rule(plan=st.integers(0, len(AMOUNTS) - 1))
     def change_plan(self, plan):
-        self.subscription.refresh_from_db()
-        if self.subscription.price_id == self.plans[plan].id:
+        if not self._live() or self.subscription.price_id == self.plans[plan].id:
             return
         self.subscription, _ = subscription_change(
             subscription=self.subscription, price=self.plans[plan].id, actor=SYSTEM
         )
 
-    @precondition(lambda self: self._live())
     @rule(up=st.integers(0, len(AMOUNTS) - 1), down=st.integers(0, len(AMOUNTS) - 1))
     def change_plan_and_back(self, up, down):
         """A customer who changes their mind: one plan, then another, at once."""
         self.change_plan(up)
-        if self._live():
-            self.change_plan(down)
+        self.change_plan(down)
 
-    @precondition(lambda self: self._live())
     @rule(at_period_end=st.booleans())
     def cancel(self, at_period_end):
-        self.subscription.refresh_from_db()
+        if not self._live():
+            return
         subscription_cancel(
             subscription=self.subscription, at_period_end=at_period_end, actor=SYSTEM
         )
 
-    @rule(data=st.data())
-    def pay_with_credit(self, data):
+    @rule(pick=PICK)
+    def pay_with_credit(self, pick):
         owed = self._owed()
         if owed and balance_of(self.account) > 0:
-            invoice_pay_with_credit(invoice=data.draw(st.sampled_from(owed)), actor=SYSTEM)
+            invoice_pay_with_credit(invoice=owed[pick % len(owed)], actor=SYSTEM)
 
-    @rule(data=st.data())
-    def pay_by_transfer(self, data):
+    @rule(pick=PICK)
+    def pay_by_transfer(self, pick):
         owed = self._owed()
         if owed:
-            invoice = data.draw(st.sampled_from(owed))
-            invoice_mark_paid(invoice=invoice, reference="TRANSFER", actor=SYSTEM)
+            invoice_mark_paid(invoice=owed[pick % len(owed)], reference="TRANSFER", actor=SYSTEM)
 
-    @rule(data=st.data(), share=st.sampled_from([1, 2, 3]))
-    def refund_to_balance(self, data, share):
+    @rule(pick=PICK, share=st.sampled_from([1, 2, 3]))
+    def refund_to_balance(self, pick, share):
         paid = [
             invoice
             for invoice in Invoice.objects.filter(account=self.account, status="paid").order_by(
@@ -154,7 +161,7 @@ class Billing(RuleBasedStateMachine):
             if invoice.total - invoice.amount_credited - invoice.amount_remaining > 0
         ]
         if paid:
-            invoice = data.draw(st.sampled_from(paid))
+            invoice = paid[pick % len(paid)]
             left = invoice.total - invoice.amount_credited - invoice.amount_remaining
             credit_note_create(
                 invoice=invoice, amount=max(1, left // share), reason="other",
@@ -256,7 +263,7 @@ def test_credit_is_only_ever_real(db):
     Billing.plans = _plans()
     runner = Billing.TestCase
     runner.settings = settings(
-        max_examples=60,
+        max_examples=50,
         derandomize=True,  # the same sequences each run (and the minting is among them)
         stateful_step_count=12,
         deadline=None,
