@@ -23,6 +23,7 @@ from billing.services.catalogue import (
 )
 from billing.services.subscriptions import subscription_order, subscription_order_preview
 from hosting.errors import ValidationFailed
+from tests.concurrency import race
 from tests.factories import AccountFactory
 from tests.servers.helpers import MINECRAFT
 
@@ -259,26 +260,7 @@ concurrent = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def at_once(*calls: Callable) -> tuple[list, list[BaseException]]:
-    """Run each call in its own thread (and database connection), all released together."""
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-    failures: list[BaseException] = []
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait(timeout=10)
-            results[index] = calls[index]()
-        except BaseException as failure:
-            failures.append(failure)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(index,)) for index in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results, failures
+    return race(*calls)
 
 
 def customers(count: int) -> list:

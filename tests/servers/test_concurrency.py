@@ -4,7 +4,6 @@ The simultaneous requests run in threads with their own database connections, on
 where row locks are real (SQLite serializes every writer anyway).
 """
 
-import threading
 from collections.abc import Callable
 from unittest import mock
 
@@ -16,6 +15,7 @@ from hosting.errors import ApplicationError
 from servers.models import Action, ActionStatus, Server
 from servers.services import instance_crash
 from servers.services.records import instance_status_set as set_status_for_real
+from tests.concurrency import race
 from tests.servers.helpers import MINECRAFT, run_worker
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -25,25 +25,8 @@ FIRST_STATUS = {"start": "starting", "reinstall": "installing", "delete": "delet
 
 
 def at_once(*calls: Callable) -> list:
-    """Run each call in its own thread (and database connection), all released together."""
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-    failures: list[BaseException] = []
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait(timeout=10)
-            results[index] = calls[index]()
-        except BaseException as failure:
-            failures.append(failure)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(index,)) for index in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
+    """The results of the calls raced against each other; none may raise."""
+    results, failures = race(*calls, timeout=30)
     assert not failures, failures
     return results
 
