@@ -12,9 +12,19 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Account, User
+from billing.money import format_amount
 from billing.periods import Interval
 from hosting.ids import PrefixedIdField
 from servers.models import Bot, Server
+
+
+def _money(amount: int, currency: str) -> str:
+    """Minor units as people read them in admin (``8.99 EUR``, never ``899 EUR``)."""
+    try:
+        return format_amount(amount, currency)
+    except ValueError:  # an unsaved row with no currency yet
+        return f"{amount} {currency}"
+
 
 # billing.periods.Interval is the one list of intervals; these are its model choices.
 INTERVAL_CHOICES = [(interval.value, interval.value.title()) for interval in Interval]
@@ -87,7 +97,7 @@ class Price(models.Model):
         every = (
             self.interval if self.interval_count == 1 else f"{self.interval_count} {self.interval}s"
         )
-        return f"{self.product.name}: {self.unit_amount} {self.currency} / {every}"
+        return f"{self.product.name}: {_money(self.unit_amount, self.currency)} / {every}"
 
 
 class BillingProfile(models.Model):
@@ -500,7 +510,8 @@ class BalanceTransaction(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.amount:+d} {self.currency} ({self.kind})"
+        sign = "+" if self.amount > 0 else ""
+        return f"{sign}{_money(self.amount, self.currency)} ({self.kind})"
 
 
 class PaymentStatus(models.TextChoices):
@@ -543,7 +554,7 @@ class Payment(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.id} {self.amount} {self.currency} ({self.status})"
+        return f"{self.id} {_money(self.amount, self.currency)} ({self.status})"
 
 
 class BillingClock(models.Model):

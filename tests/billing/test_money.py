@@ -199,3 +199,19 @@ def test_equal_weights_get_parts_at_most_one_unit_apart(total, weight, count):
 def test_a_non_negative_total_over_non_negative_weights_gives_non_negative_parts(total, weights):
     assume(total >= 0)
     assert all(part >= 0 for part in allocate(total, weights))
+
+
+def test_admin_shows_amounts_in_major_units_never_minor_ones():
+    """Staff read 10.70 EUR, not 1070 EUR (the order journey found this in admin)."""
+    from billing.models import BalanceTransaction, Payment, Price, Product
+
+    price = Price(product=Product(name="4 GB"), unit_amount=899, currency="EUR", interval="month")
+    assert str(price) == "4 GB: 8.99 EUR / month"
+    payment = Payment(id="pay_1", amount=1070, currency="EUR", status="succeeded")
+    assert str(payment) == "pay_1 10.70 EUR (succeeded)"
+    assert str(BalanceTransaction(amount=-500, currency="EUR", kind="adjustment")) == (
+        "-5.00 EUR (adjustment)"
+    )
+    assert str(BalanceTransaction(amount=1500, currency="JPY", kind="adjustment")) == (
+        "+1,500 JPY (adjustment)"
+    )
