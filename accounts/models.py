@@ -89,6 +89,20 @@ class Account(models.Model):
     max_memory_mb = models.PositiveIntegerField(
         default=32768, help_text="Memory of all servers and bots together, in MB."
     )
+    # What the account may run without a plan (servers and bots not ordered through billing):
+    # for hosts that bill elsewhere, staff's own servers and free tiers. Zero: all need a plan.
+    unbilled_instances = models.PositiveIntegerField(
+        default=0, help_text="Servers and bots together that may run without a plan."
+    )
+    unbilled_memory_mb = models.PositiveIntegerField(
+        default=0, help_text="Memory of all plan-less servers and bots together, in MB."
+    )
+    unbilled_cpu_percent = models.PositiveIntegerField(
+        default=0, help_text="CPU of all plan-less servers and bots together, in % of one core."
+    )
+    unbilled_disk_mb = models.PositiveIntegerField(
+        default=0, help_text="Disk of all plan-less servers and bots together, in MB."
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
     members = models.ManyToManyField(User, through="Membership", related_name="accounts")

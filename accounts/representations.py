@@ -20,8 +20,20 @@ def account_representation(account: Account) -> dict[str, Any]:
         "suspended_reason": account.suspended_reason,
         "rate_limit_per_minute": account.rate_limit_per_minute,
         "max_api_keys": account.max_api_keys,
+        "unbilled_allowance": unbilled_allowance_representation(account),
         "created_at": timestamp(account.created_at),
         "updated_at": timestamp(account.updated_at),
+    }
+
+
+def unbilled_allowance_representation(account: Account) -> dict[str, int]:
+    """What the account may run without a plan: servers and bots together, and their resources
+    together (zeros: every server and bot comes with a plan)."""
+    return {
+        "instances": account.unbilled_instances,
+        "memory_mb": account.unbilled_memory_mb,
+        "cpu_percent": account.unbilled_cpu_percent,
+        "disk_mb": account.unbilled_disk_mb,
     }
 
 

@@ -290,9 +290,14 @@ class SubscriptionDetailView(SubscriptionObjectMixin, TemplateView):
             SubscriptionStatus.CANCELED,
             SubscriptionStatus.INCOMPLETE,
         )
-        change_form = PlanChangeForm(
-            self.request.GET if "price" in self.request.GET else None, subscription=subscription
-        )
+        chosen = self.request.GET if "price" in self.request.GET else None
+        fitting, no_fit = None, False
+        if chosen is None and "fits" in self.request.GET:
+            # From a server's settings refused by its plan: the cheapest plan that gives it.
+            fitting = self._fitting_price(subscription, self.request.GET["fits"])
+            no_fit = fitting is None
+            chosen = {"price": fitting.pk} if fitting is not None else None
+        change_form = PlanChangeForm(chosen, subscription=subscription)
         preview = None
         if live and change_form.is_bound and change_form.is_valid():
             try:
@@ -315,9 +320,34 @@ class SubscriptionDetailView(SubscriptionObjectMixin, TemplateView):
             live=live,
             change_form=change_form if live else None,
             preview=preview,
+            fitting=fitting,
+            no_fit=no_fit and live,
             invoices=invoices,
             **kwargs,
         )
+
+    @staticmethod
+    def _fitting_price(subscription: Subscription, fits: str):
+        """The cheapest plan the subscription may change to that gives at least ``fits``
+        (``memory_mb:4096,disk_mb:20480``), preferring its own interval; None when none does."""
+        wanted: dict[str, int] = {}
+        for part in fits.split(",")[:3]:
+            field, _, value = part.partition(":")
+            known = field in {"memory_mb", "cpu_percent", "disk_mb"}
+            if known and value.isascii() and value.isdigit() and len(value) <= 10:
+                wanted[f"product__{field}__gte"] = int(value)
+        prices = PlanChangeForm(subscription=subscription).fields["price"].queryset.filter(**wanted)
+        game = subscription.server.game_id if subscription.server_id else None
+        fitting = [
+            price for price in prices
+            if game is None or not price.product.games or game in price.product.games
+        ]  # fmt: skip
+        current = subscription.price
+        same_interval = [
+            price for price in fitting
+            if (price.interval, price.interval_count) == (current.interval, current.interval_count)
+        ]  # fmt: skip
+        return min(same_interval or fitting, key=lambda price: price.unit_amount, default=None)
 
     def _preview(self, change) -> dict:
         currency = change.price.currency

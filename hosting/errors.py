@@ -141,6 +141,13 @@ class PlanLimit(ApplicationError):
     status, code, message = 422, "plan_limit", "The plan of this server or bot does not allow that."
 
 
+class PlanRequired(ApplicationError):
+    """Beyond what the account may run without a plan (its unbilled allowance): order one."""
+
+    status, code = 422, "plan_required"
+    message = "Servers and bots beyond the account's unbilled allowance are ordered as a plan."
+
+
 class RateLimited(ApplicationError):
     status, code, message = 429, "rate_limited", "Too many requests; retry later."
 

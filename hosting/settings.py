@@ -249,6 +249,17 @@ if not _peppers:
     _peppers = "dev=development-only-pepper-not-for-production-use"
 API_KEY_PEPPERS = parse_peppers("API_KEY_PEPPERS", _peppers)
 
+# --- What a new account may run without a plan ---------------------------------------------
+# Servers and bots come with a plan (billing); staff give an account an unbilled allowance for
+# what runs without one. New accounts (sign-ups and staff-made) start with this one: none by
+# default, so every sign-up orders; a host that bills elsewhere sets its free tier or its quotas.
+NEW_ACCOUNT_UNBILLED_ALLOWANCE = {
+    "unbilled_instances": env_int("NEW_ACCOUNT_UNBILLED_INSTANCES", 0, minimum=0),
+    "unbilled_memory_mb": env_int("NEW_ACCOUNT_UNBILLED_MEMORY_MB", 0, minimum=0),
+    "unbilled_cpu_percent": env_int("NEW_ACCOUNT_UNBILLED_CPU_PERCENT", 0, minimum=0),
+    "unbilled_disk_mb": env_int("NEW_ACCOUNT_UNBILLED_DISK_MB", 0, minimum=0),
+}
+
 # --- Rate limits (CONTRACT §6) --------------------------------------------------------------
 RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 600, minimum=1)
 RATE_LIMIT_ANON_PER_MINUTE = env_int("RATE_LIMIT_ANON_PER_MINUTE", 60, minimum=1)

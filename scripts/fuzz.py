@@ -157,6 +157,9 @@ def setup_data() -> None:
         account.max_servers = account.max_bots = 1000
         account.max_memory_mb = 10_000_000
         account.max_api_keys = 1000
+        account.unbilled_instances = 2000  # the fuzzer makes servers and bots without plans
+        account.unbilled_memory_mb = account.unbilled_disk_mb = 10_000_000
+        account.unbilled_cpu_percent = 10_000_000
         account.save()
         return account, owner
 

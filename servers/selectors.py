@@ -24,6 +24,16 @@ def bots_of_account(*, account_id: str) -> QuerySet[Bot]:
     return Bot.objects.filter(account_id=account_id, deleted_at=None)
 
 
+def unbilled_left(account) -> int:
+    """How many more servers and bots the account may create without a plan (its unbilled
+    allowance less its plan-less ones; the resources are checked when creating)."""
+    used = sum(
+        model.objects.filter(account=account, deleted_at=None, plan__isnull=True).count()
+        for model in (Server, Bot)
+    )
+    return max(account.unbilled_instances - used, 0)
+
+
 def instances_by_ids(queryset: QuerySet, ids: list[str]) -> dict[str, Instance]:
     return {instance.pk: instance for instance in queryset.filter(pk__in=ids)}
 

@@ -32,6 +32,7 @@ from events.selectors import events_of_object
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.errors import (
     ApplicationError,
+    PlanLimit,
 )
 from servers.filters import BotEventFilter, BotListFilter, ServerEventFilter, ServerListFilter
 from servers.forms import (
@@ -44,7 +45,8 @@ from servers.forms import (
 )
 from servers.models import Instance
 from servers.models import ServerStatus as S
-from servers.selectors import actions_of, bots_of_account, servers_of_account
+from servers.representations import resources_representation
+from servers.selectors import actions_of, bots_of_account, servers_of_account, unbilled_left
 from servers.services import action_request, bot_create, instance_update, server_create
 from servers.services.console import console_open
 from servers.transitions import POWER_ACTIONS, allowed_actions
@@ -285,9 +287,24 @@ class InstanceEditView(InstanceObjectMixin, FormView):
     needs = "write"
 
     def form_valid(self, form):
+        changes = form.changes()
         try:
             instance, restart_for = instance_update(
-                instance=self.instance, actor=self.actor(), **form.changes()
+                instance=self.instance, actor=self.actor(), **changes
+            )
+        except PlanLimit as error:
+            # Offer the plan change that gives what was asked, with its prorated price.
+            wanted = {**resources_representation(self.instance), **changes.get("resources", {})}
+            fits = ",".join(f"{field}:{value}" for field, value in sorted(wanted.items()))
+            subscription = (self.instance.plan or {}).get("subscription")
+            upgrade_url = (
+                f"{reverse('billing_subscription', args=[subscription])}?fits={fits}"
+                if subscription
+                else None
+            )
+            form.add_service_error(error)
+            return self.render_to_response(
+                self.get_context_data(form=form, upgrade_url=upgrade_url)
             )
         except ApplicationError as error:
             return self.refused(error, form=form)
@@ -392,7 +409,18 @@ class ServerListView(ServerPages, InstanceListView):
     sort_fields = {**InstanceListView.sort_fields, "game": "game__name"}
 
 
-class ServerCreateView(ServerPages, InstancePageMixin, TemplateView):
+class UnbilledRoomMixin:
+    """New servers and bots without a plan: the page says up front when the account's unbilled
+    allowance is used up (staff are not bound by it), pointing to ordering a plan instead."""
+
+    def get_context_data(self, **kwargs):
+        bound = not self.request.user.is_staff
+        return super().get_context_data(
+            plan_needed=bound and unbilled_left(self.account) == 0, **kwargs
+        )
+
+
+class ServerCreateView(UnbilledRoomMixin, ServerPages, InstancePageMixin, TemplateView):
     """Two steps: ``?game=`` picks the game, then a form asks for that game's variables."""
 
     needs = "write"
@@ -481,7 +509,7 @@ class BotListView(BotPages, InstanceListView):
     sort_fields = {**InstanceListView.sort_fields, "runtime": "runtime"}
 
 
-class BotCreateView(BotPages, InstancePageMixin, FormView):
+class BotCreateView(UnbilledRoomMixin, BotPages, InstancePageMixin, FormView):
     needs = "write"
     template_name = "servers/bot_form.html"
     form_class = BotCreateForm

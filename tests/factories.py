@@ -20,6 +20,12 @@ class AccountFactory(factory.django.DjangoModelFactory):
         model = Account
 
     name = factory.Sequence(lambda n: f"Customer {n}")
+    # Most tests make servers and bots without a plan, as a host billing elsewhere lets its
+    # customers: an allowance beyond any quota a test sets (tests of plans set their own).
+    unbilled_instances = 100_000
+    unbilled_memory_mb = 100_000_000
+    unbilled_cpu_percent = 100_000_000
+    unbilled_disk_mb = 100_000_000
 
 
 class MembershipFactory(factory.django.DjangoModelFactory):

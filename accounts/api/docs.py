@@ -41,6 +41,8 @@ from accounts.api.serializers import (
 from hosting.api.schema import CONFLICT, envelope, error_doc
 from hosting.api.serializers import DeletedSerializer
 
+UNBILLED_EXAMPLE = {"instances": 2, "memory_mb": 8192, "cpu_percent": 400, "disk_mb": 40960}
+
 # Built once each: every envelope() call makes a new component class of the same name.
 ACCOUNT_RESPONSE = envelope("account", AccountSerializer())
 
@@ -319,13 +321,21 @@ CUSTOMER_DOCS = dict(
     partial_update=extend_schema(
         summary="Change a customer",
         description="The name and the limits: `rate_limit_per_minute` (null: the service "
-        "default) and `max_api_keys`.",
+        "default), `max_api_keys` and the unbilled allowance: what the customer may run "
+        "without a plan (servers and bots together, and their resources together). New "
+        "customers start with the service's `NEW_ACCOUNT_UNBILLED_*` settings (none by "
+        "default): beyond the allowance, servers and bots are ordered as plans.",
         request=CustomerUpdateSerializer,
         responses=CUSTOMER_RESPONSE,
         examples=[
             OpenApiExample(
                 "Raise the limits",
                 value={"rate_limit_per_minute": 1200, "max_api_keys": 50},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Billed elsewhere: two servers without a plan",
+                value={"unbilled_allowance": UNBILLED_EXAMPLE},
                 request_only=True,
             ),
             *CUSTOMER_EXAMPLES,

@@ -23,14 +23,55 @@ POSITIVE_INTEGER_MAX = 2_147_483_647
 MAX_ROTATION_GRACE_SECONDS = int(MAX_ROTATION_GRACE.total_seconds())
 
 
+def _allowance_field(help_text: str, **kwargs) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        min_value=0, max_value=POSITIVE_INTEGER_MAX, help_text=help_text, **kwargs
+    )
+
+
+_ALLOWANCE_HELP = {
+    "instances": "Servers and bots together that may run without a plan.",
+    "memory_mb": "Memory of all plan-less servers and bots together, in MB.",
+    "cpu_percent": "CPU of all plan-less servers and bots together, in % of one core.",
+    "disk_mb": "Disk of all plan-less servers and bots together, in MB.",
+}
+
+
+class UnbilledAllowanceSerializer(serializers.Serializer):
+    """What an account may run without a plan; zeros: every server and bot comes with one."""
+
+    instances = _allowance_field(_ALLOWANCE_HELP["instances"], source="unbilled_instances")
+    memory_mb = _allowance_field(_ALLOWANCE_HELP["memory_mb"], source="unbilled_memory_mb")
+    cpu_percent = _allowance_field(_ALLOWANCE_HELP["cpu_percent"], source="unbilled_cpu_percent")
+    disk_mb = _allowance_field(_ALLOWANCE_HELP["disk_mb"], source="unbilled_disk_mb")
+
+
+class UnbilledAllowanceChangeSerializer(StrictInputSerializer):
+    """The allowance's keys to change; those not given stay."""
+
+    instances = _allowance_field(_ALLOWANCE_HELP["instances"], required=False)
+    memory_mb = _allowance_field(_ALLOWANCE_HELP["memory_mb"], required=False)
+    cpu_percent = _allowance_field(_ALLOWANCE_HELP["cpu_percent"], required=False)
+    disk_mb = _allowance_field(_ALLOWANCE_HELP["disk_mb"], required=False)
+
+
 class AccountSerializer(RepresentedBy, serializers.ModelSerializer):
     represent = staticmethod(account_representation)
+
+    unbilled_allowance = UnbilledAllowanceSerializer(
+        source="*",
+        read_only=True,
+        help_text="What the account may run without a plan (staff set it): servers and bots "
+        "beyond it are ordered (`POST /v1/subscriptions`); `POST /v1/servers` answers 422 "
+        "`plan_required`.",
+    )
 
     class Meta:
         model = Account
         fields = [
             "id", "name", "status", "suspended_at", "suspended_reason",
-            "rate_limit_per_minute", "max_api_keys", "created_at", "updated_at",
+            "rate_limit_per_minute", "max_api_keys", "unbilled_allowance", "created_at",
+            "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -181,6 +222,15 @@ class CustomerUpdateSerializer(StrictInputSerializer):
     max_api_keys = serializers.IntegerField(
         min_value=1, max_value=POSITIVE_INTEGER_MAX, required=False
     )
+    unbilled_allowance = UnbilledAllowanceChangeSerializer(
+        required=False,
+        help_text="What the account may run without a plan; the keys given change, the rest stay.",
+    )
+
+    def validate(self, attrs):
+        """The allowance's keys as the service's account settings (``unbilled_<key>``)."""
+        allowance = attrs.pop("unbilled_allowance", None) or {}
+        return attrs | {f"unbilled_{key}": value for key, value in allowance.items()}
 
 
 class CustomerSuspendSerializer(StrictInputSerializer):
@@ -203,6 +253,7 @@ ACCOUNT_EXAMPLE = {
     "suspended_reason": "",
     "rate_limit_per_minute": None,
     "max_api_keys": 25,
+    "unbilled_allowance": {"instances": 0, "memory_mb": 0, "cpu_percent": 0, "disk_mb": 0},
     "created_at": "2026-11-21T15:04:05Z",
     "updated_at": "2026-11-21T16:20:00Z",
 }

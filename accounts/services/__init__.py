@@ -9,6 +9,7 @@ below.
 
 from accounts.services.accounts import (
     ACCOUNT_LIMITS,
+    UNBILLED_ALLOWANCE,
     account_changes_clean,
     account_create,
     account_suspend,
@@ -44,6 +45,7 @@ from accounts.services.users import login_failure_record, user_update_profile
 __all__ = [
     "ACCOUNT_LIMITS",
     "MAX_ROTATION_GRACE",
+    "UNBILLED_ALLOWANCE",
     "ApiKeyPrincipal",
     "account_changes_clean",
     "account_create",

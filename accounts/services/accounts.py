@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -53,7 +54,7 @@ def account_create(
                 )
         except IntegrityError:
             raise taken from None
-    account = Account.objects.create(name=name)
+    account = Account.objects.create(name=name, **settings.NEW_ACCOUNT_UNBILLED_ALLOWANCE)
     membership = Membership.objects.create(account=account, user=user, role=Role.OWNER)
     record_event(
         type="account.created", account=account, object_type="account",
@@ -66,13 +67,21 @@ def account_create(
     return account
 
 
-# Limits staff set on an account: the one that may be null falls back to the default.
+# Limits staff set on an account: the one that may be null falls back to the default; the
+# unbilled allowance (what may run without a plan) may be zero.
+UNBILLED_ALLOWANCE = (
+    "unbilled_instances",
+    "unbilled_memory_mb",
+    "unbilled_cpu_percent",
+    "unbilled_disk_mb",
+)
 ACCOUNT_LIMITS = (
     "rate_limit_per_minute",
     "max_api_keys",
     "max_servers",
     "max_bots",
     "max_memory_mb",
+    *UNBILLED_ALLOWANCE,
 )
 _NULLABLE_LIMITS = {"rate_limit_per_minute"}
 
@@ -91,9 +100,11 @@ def account_changes_clean(**changes: Any) -> dict[str, Any]:
         elif value is None and field not in _NULLABLE_LIMITS:
             problems.append((field, "null", f"{field} cannot be empty."))
         elif value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
+            isinstance(value, bool) or not isinstance(value, int) or value < _minimum(field)
         ):
-            problems.append((field, "min_value", f"{field} must be a positive integer."))
+            problems.append(
+                (field, "min_value", f"{field} must be an integer of at least {_minimum(field)}.")
+            )
         clean[field] = value
     if problems:
         fields = [{"name": name, "code": code, "message": text} for name, code, text in problems]
@@ -101,11 +112,16 @@ def account_changes_clean(**changes: Any) -> dict[str, Any]:
     return clean
 
 
+def _minimum(field: str) -> int:
+    return 0 if field in UNBILLED_ALLOWANCE else 1
+
+
 @transaction.atomic
 def account_update(*, account: Account, actor: Actor, **changes: Any) -> Account:
     """Change an account's name or (staff only, enforced by callers' scopes) its limits:
     ``rate_limit_per_minute``, ``max_api_keys``, ``max_servers``, ``max_bots``,
-    ``max_memory_mb``. The API, the staff API and Django admin all change accounts here."""
+    ``max_memory_mb`` and the unbilled allowance (``UNBILLED_ALLOWANCE``). The API, the staff
+    API and Django admin all change accounts here."""
     changes = account_changes_clean(**changes)
     account = Account.objects.select_for_update().get(pk=account.pk)
     before = {**account_representation(account), **_limits_of(account)}

@@ -57,9 +57,10 @@ from billing.services.gateways import credit_collects, invoice_collect
 from billing.services.invoices import invoice_create, invoice_finalize, invoice_void
 from billing.services.ledger import balance_change, balance_of, billing_currency_fix
 from billing.services.pricing import PricedLines, price_lines
+from events.models import Event
 from hosting.errors import Conflict, ValidationFailed
 from hosting.secrets_box import encrypt_secret
-from servers.models import Bot, BotRuntime, Game, Server
+from servers.models import Bot, BotRuntime, Game, Server, ServerStatus
 from servers.services import instance_update
 from servers.services.validation import (
     clean_environment,
@@ -603,6 +604,30 @@ def subscription_end(subscription: Subscription, *, at: datetime, actor: Actor) 
     ):
         invoice_void(invoice=unpaid, actor=actor)
     instance_terminate(subscription, actor=actor)
+
+
+DELETION_EVENTS = {"server.status_changed": "server", "bot.status_changed": "bot"}
+
+
+def subscription_end_on_deletion(event: Event) -> None:
+    """An event consumer: a plan's server or bot deleted by its customer (its status turns
+    ``deleting``) ends its subscription now, as cancelling now would; the dashboard says so
+    before deleting. Ending a subscription deletes its instance, which is then already going."""
+    kind = DELETION_EVENTS.get(event.type)
+    if kind is None or event.data.get("object", {}).get("status") != ServerStatus.DELETING:
+        return
+    subscription = (
+        Subscription.objects.filter(**{f"{kind}_id": event.object_id})
+        .exclude(status=SubscriptionStatus.CANCELED)
+        .first()
+    )
+    if subscription is None:
+        return
+    subscription = subscription_locked(subscription)
+    if subscription.status == SubscriptionStatus.CANCELED:
+        return
+    actor = Actor(user=event.actor_user, api_key=event.actor_api_key, ip=event.actor_ip)
+    subscription_end(subscription, at=billing_now(subscription.account), actor=actor)
 
 
 @transaction.atomic

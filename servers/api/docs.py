@@ -43,7 +43,9 @@ def instance_schema(kind: str, tag: str, detail, create_body, update_body, bulk_
         create=extend_schema(
             summary=f"Create a {kind}",
             description=f"201 with `data.{kind}` in status `provisioning`; the worker provisions "
-            "and installs it. 422 `quota_exceeded` past the account's limits.",
+            "and installs it. 422 `quota_exceeded` past the account's limits; 422 "
+            f"`plan_required` past its unbilled allowance (what it may run without a plan, "
+            f"`GET /v1/account`): such a {kind} is ordered as a plan (`POST /v1/subscriptions`).",
             tags=[tag],
             request=create_body,
             responses={201: detail_envelope},
@@ -52,8 +54,10 @@ def instance_schema(kind: str, tag: str, detail, create_body, update_body, bulk_
             summary=f"Change a {kind}",
             description="Changes to resources, variables and start settings of a running "
             f"{kind} take effect after a restart: `restart_required` says so. 409 "
-            f"`invalid_state` while the {kind} is being deleted. A {kind} made from an order "
-            "is bound by its plan: resources above the plan's are 422 `plan_limit` "
+            f"`invalid_state` while the {kind} is being deleted. A {kind} without a plan grows "
+            "within the account's unbilled allowance (422 `plan_required` beyond it). A "
+            f"{kind} made from an order is bound by its plan: resources above the plan's are "
+            "422 `plan_limit` "
             "(`details.field`, `details.limit`, `details.subscription`); more comes with a plan "
             "change (`POST /v1/subscriptions/{id}/preview-change`, then `change`).",
             tags=[tag],
@@ -76,7 +80,8 @@ def instance_schema(kind: str, tag: str, detail, create_body, update_body, bulk_
             summary=f"Delete a {kind}",
             description=f"202 with the delete action; the {kind} is gone (404) once it finishes. "
             "409 `invalid_state` when it is already being deleted, `action_in_progress` while "
-            "another action runs.",
+            f"another action runs. A {kind} made from an order ends its subscription now, as "
+            "cancelling it now would (`subscription.canceled`).",
             tags=[tag],
             responses={202: ACTION_RESPONSE, 409: INSTANCE_CONFLICT},
         ),

@@ -28,6 +28,7 @@ from servers.services.validation import (
     clean_token,
     quota_check,
     region_of,
+    unbilled_check,
     validate_resources,
     validate_variables,
 )
@@ -61,7 +62,9 @@ def server_create(
     region_obj = region_of(region)
     cleaned_resources = validate_resources(DEFAULT_SERVER_RESOURCES | (resources or {}))
     cleaned_variables = validate_variables(game_obj, variables or {})
-    quota_check(account, Server, memory_delta=cleaned_resources["memory_mb"], adding=True)
+    locked = quota_check(account, Server, memory_delta=cleaned_resources["memory_mb"], adding=True)
+    if plan is None and billing_binds(actor):
+        unbilled_check(locked, cleaned_resources, adding=True)
     server = Server.objects.create(
         account=account, name=name, game=game_obj, region=region_obj, variables=cleaned_variables,
         auto_restart=auto_restart, start_on_install=start_on_install, plan=plan,
@@ -105,7 +108,9 @@ def bot_create(
     cleaned_resources = validate_resources(DEFAULT_BOT_RESOURCES | (resources or {}))
     environment = clean_environment(environment or {})
     source = clean_source(source)
-    quota_check(account, Bot, memory_delta=cleaned_resources["memory_mb"], adding=True)
+    locked = quota_check(account, Bot, memory_delta=cleaned_resources["memory_mb"], adding=True)
+    if plan is None and billing_binds(actor):
+        unbilled_check(locked, cleaned_resources, adding=True)
     bot = Bot.objects.create(
         account=account, name=name, region=region_obj, runtime=runtime,
         start_command=start_command.strip(), environment=environment,
@@ -124,14 +129,24 @@ def bot_create(
 PLAN_BOUND = ("memory_mb", "cpu_percent", "disk_mb")
 
 
+def billing_binds(actor: Actor) -> bool:
+    """Plans and the unbilled allowance bind customers (people and their API keys); staff and
+    the system (billing applying a plan, the worker) are not bound."""
+    if actor.user is not None:
+        return not actor.user.is_staff
+    return actor.api_key is not None
+
+
 def plan_check(instance: Instance, resources: dict[str, int], actor: Actor) -> None:
     """A customer sets a plan-bound instance's resources up to its plan, not beyond: more comes
-    with a bigger plan (a plan change, prorated). Staff and the system are not bound."""
+    with a bigger plan (a plan change, prorated); a plan-less one's within the account's
+    unbilled allowance."""
     plan = instance.plan
-    if not plan or (actor.user is not None and actor.user.is_staff):
+    if not billing_binds(actor):
         return
-    if actor.user is None and actor.api_key is None:
-        return  # the system: billing applying a plan, the worker
+    if not plan:
+        unbilled_check(instance.account, resources, adding=False, instance=instance)
+        return
     for field in PLAN_BOUND:
         limit = plan.get(field)
         if limit is not None and resources.get(field, getattr(instance, field)) > limit:
@@ -168,9 +183,11 @@ def instance_update(
         instance.plan = changes["plan"]
     if "resources" in changes:
         resources = validate_resources(changes["resources"] or {})
-        plan_check(instance, resources, actor)
         delta = resources.get("memory_mb", instance.memory_mb) - instance.memory_mb
-        quota_check(instance.account, type(instance), memory_delta=delta, adding=False)
+        instance.account = quota_check(
+            instance.account, type(instance), memory_delta=delta, adding=False
+        )
+        plan_check(instance, resources, actor)
         instance_resize_check(
             instance,
             memory_mb=resources.get("memory_mb", instance.memory_mb),

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import Sum
 
 from accounts.models import Account
-from hosting.errors import QuotaExceeded, ValidationFailed
+from hosting.errors import PlanRequired, QuotaExceeded, ValidationFailed
 from servers.models import (
     DISCORD_TOKEN,
     ENV_NAME,
@@ -99,9 +99,12 @@ def validate_variables(game: Game, values: dict[str, Any], *, current: dict | No
     return result
 
 
-def quota_check(account: Account, kind: type[Instance], *, memory_delta: int, adding: bool) -> None:
-    """Refuse what would take the account past its instance count or total memory."""
-    account = Account.objects.select_for_update().get(pk=account.pk)  # serializes the counts
+def quota_check(
+    account: Account, kind: type[Instance], *, memory_delta: int, adding: bool
+) -> Account:
+    """Refuse what would take the account past its instance count or total memory; returns the
+    account, locked (which serializes the counts of concurrent creations)."""
+    account = Account.objects.select_for_update().get(pk=account.pk)
     if adding:
         limit = account.max_servers if kind is Server else account.max_bots
         if kind.objects.filter(account=account, deleted_at=None).count() >= limit:
@@ -123,6 +126,45 @@ def quota_check(account: Account, kind: type[Instance], *, memory_delta: int, ad
                 f"This would use {used + memory_delta} MB of memory; the account may use "
                 f"{account.max_memory_mb} MB.",
                 details={"limit": account.max_memory_mb, "quota": "memory_mb", "used": used},
+            )
+    return account
+
+
+UNBILLED = ("memory_mb", "cpu_percent", "disk_mb")
+
+
+def unbilled_check(
+    account: Account, resources: dict[str, int], *, adding: bool, instance: Instance | None = None
+) -> None:
+    """Refuse a plan-less server or bot (or more resources for one) beyond the account's
+    unbilled allowance: servers and bots together, and their resources together. Call it with
+    the account's row locked (``quota_check``), so that two creations cannot both fit."""
+    plan_less = [
+        model.objects.filter(account=account, deleted_at=None, plan__isnull=True)
+        for model in (Server, Bot)
+    ]
+    order = "Order a plan for it (POST /v1/subscriptions) or ask your host for a larger allowance."
+    if adding:
+        count = sum(rows.count() for rows in plan_less)
+        if count + 1 > account.unbilled_instances:
+            raise PlanRequired(
+                f"The account may run {account.unbilled_instances} servers and bots without a "
+                f"plan and runs {count}. {order}",
+                details={"allowance": "instances", "limit": account.unbilled_instances,
+                         "used": count},
+            )  # fmt: skip
+    for field in UNBILLED:
+        wanted = resources.get(field, getattr(instance, field, 0))
+        delta = wanted - (getattr(instance, field) if instance is not None else 0)
+        if delta <= 0:
+            continue
+        used = sum(rows.aggregate(total=Sum(field))["total"] or 0 for rows in plan_less)
+        limit = getattr(account, f"unbilled_{field}")
+        if used + delta > limit:
+            raise PlanRequired(
+                f"Without a plan the account may use {limit} for {field} in all and uses {used}; "
+                f"this needs {delta} more. {order}",
+                details={"allowance": field, "limit": limit, "used": used},
             )
 
 

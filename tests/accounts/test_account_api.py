@@ -46,6 +46,12 @@ def test_it_shows_the_calling_keys_account(owner_api, account):
                 "suspended_reason": "",
                 "rate_limit_per_minute": None,
                 "max_api_keys": 25,
+                "unbilled_allowance": {
+                    "instances": account.unbilled_instances,
+                    "memory_mb": account.unbilled_memory_mb,
+                    "cpu_percent": account.unbilled_cpu_percent,
+                    "disk_mb": account.unbilled_disk_mb,
+                },
                 "created_at": account.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "updated_at": account.updated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
             }

@@ -417,7 +417,10 @@ def account_form(account: Account, **changes) -> dict:
     data = {
         "name": account.name, "rate_limit_per_minute": "", "max_api_keys": account.max_api_keys,
         "max_servers": account.max_servers, "max_bots": account.max_bots,
-        "max_memory_mb": account.max_memory_mb,
+        "max_memory_mb": account.max_memory_mb, "unbilled_instances": account.unbilled_instances,
+        "unbilled_memory_mb": account.unbilled_memory_mb,
+        "unbilled_cpu_percent": account.unbilled_cpu_percent,
+        "unbilled_disk_mb": account.unbilled_disk_mb,
         "memberships-TOTAL_FORMS": account.memberships.count(),
         "memberships-INITIAL_FORMS": account.memberships.count(),
         "memberships-MIN_NUM_FORMS": 0, "memberships-MAX_NUM_FORMS": 1000,
@@ -607,3 +610,17 @@ def test_invitations_are_read_only(staff_client, invitation):
     assert (post.status_code, delete.status_code) == (403, 403)
     invitation.refresh_from_db()
     assert (invitation.role, invitation.status) == ("developer", "pending")
+
+
+def test_staff_set_the_unbilled_allowance_in_admin(staff_client, account, owner):
+    """What the account may run without a plan (issue 27): zero is a valid allowance."""
+    response = staff_client.post(
+        admin_url(Account, "change", account.pk),
+        account_form(account, unbilled_instances=0, unbilled_memory_mb=4096),
+        secure=True,
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    account.refresh_from_db()
+    assert (account.unbilled_instances, account.unbilled_memory_mb) == (0, 4096)
+    event = Event.objects.get(type="account.updated", object_id=account.pk)
+    assert event.data["object"]["unbilled_allowance"]["memory_mb"] == 4096

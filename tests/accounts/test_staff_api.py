@@ -74,6 +74,12 @@ def test_a_staff_key_reads_every_account(
         "suspended_reason": "",
         "rate_limit_per_minute": None,
         "max_api_keys": 25,
+        "unbilled_allowance": {
+            "instances": account.unbilled_instances,
+            "memory_mb": account.unbilled_memory_mb,
+            "cpu_percent": account.unbilled_cpu_percent,
+            "disk_mb": account.unbilled_disk_mb,
+        },
         "created_at": account.created_at.strftime(TIMESTAMP),
         "updated_at": account.updated_at.strftime(TIMESTAMP),
         "owners": [owner.email],

@@ -221,3 +221,87 @@ def test_an_outsider_cannot_see_another_accounts_subscription(
     assert client.get(f"/billing/subscriptions/{subscription.id}").status_code == 404
     client.post(f"/billing/subscriptions/{subscription.id}/cancel", {"at_period_end": "0"})
     assert Subscription.objects.get().status == "active"
+
+
+# --- A plan's server: its settings offer the upgrade, deleting it ends the plan ---------------
+
+
+def _plan_server(client, account, plans) -> tuple[Subscription, Server]:
+    credit(account, 5000)
+    place_order(client, order_url(plans["small"]), SETTINGS)
+    run_worker()
+    subscription = Subscription.objects.get()
+    return subscription, Server.objects.get(pk=subscription.server_id)
+
+
+def test_settings_beyond_the_plan_offer_the_plan_that_fits_with_its_prorated_price(
+    owner, account, plans
+):
+    client = signed_in(owner, account)
+    subscription, server = _plan_server(client, account, plans)
+    edit = f"/servers/{server.id}/edit"
+    page = client.get(edit).content.decode()
+    assert "Its plan, Minecraft 2 GB, gives at most 2048 MB of memory" in page
+
+    form = {"name": server.name, "memory_mb": "4096", "cpu_percent": "100", "disk_mb": "10240",
+            "auto_restart": "on", "variable_EULA": "on"}  # fmt: skip
+    refused = client.post(edit, form)
+    assert refused.status_code == 200
+    assert "gives at most 2048 for memory_mb" in refused.content.decode()
+    upgrade = refused.context["upgrade_url"]
+    assert upgrade == (
+        f"/billing/subscriptions/{subscription.id}?fits=cpu_percent:100,disk_mb:10240,"
+        "memory_mb:4096"
+    )
+    server.refresh_from_db()
+    assert server.memory_mb == 2048
+
+    offer = client.get(upgrade)
+    assert offer.context["fitting"] == plans["big"]
+    assert offer.context["preview"]["total"] == "6.00 EUR"  # prorated: 12.00 - 6.00
+    assert "Minecraft 4 GB" in offer.content.decode()
+    client.post(f"/billing/subscriptions/{subscription.id}/change", {"price": plans["big"].id})
+    run_worker()
+    # The new plan's bounds: now the same settings are saved.
+    saved = client.post(edit, form, follow=True)
+    assert messages_of(saved)[-1].startswith("Saved"), messages_of(saved)
+    server.refresh_from_db()
+    assert server.memory_mb == 4096
+
+
+def test_asking_for_more_than_any_plan_gives_says_so(owner, account, plans):
+    client = signed_in(owner, account)
+    subscription, _ = _plan_server(client, account, plans)
+    response = client.get(f"/billing/subscriptions/{subscription.id}?fits=memory_mb:999999")
+    assert response.context["no_fit"] is True and response.context["preview"] is None
+    assert 'id="no-fitting-plan"' in response.content.decode()
+    # Junk in the query is ignored, never an error.
+    junk = client.get(f"/billing/subscriptions/{subscription.id}?fits=memory_mb:%D9%A2,,:x")
+    assert junk.status_code == 200
+
+
+def test_deleting_a_plans_server_asks_then_ends_the_plan(owner, account, plans):
+    client = signed_in(owner, account)
+    subscription, server = _plan_server(client, account, plans)
+    page = client.get(f"/servers/{server.id}/delete").content.decode()
+    assert 'id="ends-plan"' in page and "Minecraft 2 GB" in page
+    assert "Delete server and end its plan" in page
+    client.post(f"/servers/{server.id}/delete")
+    subscription.refresh_from_db()
+    assert subscription.status == "canceled"
+
+
+def test_new_server_says_up_front_when_only_a_plan_will_do(owner, account, plans):
+    account.unbilled_instances = 0
+    account.save()
+    client = signed_in(owner, account)
+    for page in ("/servers/new", "/bots/new"):
+        body = client.get(page).content.decode()
+        assert 'id="plan-needed"' in body and 'id="order-plan-instead"' in body, page
+    refused = client.post("/servers/new?game=minecraft-java", SETTINGS | {
+        "memory_mb": "2048", "cpu_percent": "100", "disk_mb": "10240"})  # fmt: skip
+    assert "plan" in refused.content.decode().lower()
+    assert not Server.objects.exists()
+    account.unbilled_instances = 1
+    account.save()
+    assert 'id="plan-needed"' not in client.get("/servers/new").content.decode()

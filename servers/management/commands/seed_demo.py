@@ -78,7 +78,18 @@ class Command(BaseCommand):
             # Room to try creating servers and bots on top of the demo fleet.
             account.max_servers = max(account.max_servers, servers + 20)
             account.max_memory_mb = max(account.max_memory_mb, (servers + 30) * 2048)
-            account.save(update_fields=["max_servers", "max_memory_mb", "updated_at"])
+            # The demo's servers run without a plan, as a host billing elsewhere would give
+            # them; room for a few more, so "New server" works as well as ordering a plan.
+            account.unbilled_instances = max(account.unbilled_instances, servers + 5)
+            account.unbilled_memory_mb = max(account.unbilled_memory_mb, (servers + 5) * 4096)
+            account.unbilled_cpu_percent = max(account.unbilled_cpu_percent, (servers + 5) * 400)
+            account.unbilled_disk_mb = max(account.unbilled_disk_mb, (servers + 5) * 40960)
+            account.save(
+                update_fields=[
+                    "max_servers", "max_memory_mb", "unbilled_instances", "unbilled_memory_mb",
+                    "unbilled_cpu_percent", "unbilled_disk_mb", "updated_at",
+                ]
+            )  # fmt: skip
             owner = account.memberships.get(user__email__iexact=email).user
             # One live demo key at a time, or every run would take one more of the account's
             # key quota until seeding (and so ./scripts/run) fails.

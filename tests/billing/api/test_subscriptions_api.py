@@ -10,6 +10,7 @@ import pytest
 from accounts.actors import SYSTEM
 from billing.models import Coupon, Invoice, Price, PromotionCode, Subscription
 from billing.services import balance_change, balance_of
+from billing.services.renewals import billing_run
 from events.models import Event
 from servers.models import Server
 from tests.billing.api.conftest import T0, at, data_of, error_of, listed
@@ -449,3 +450,39 @@ def test_a_plans_server_is_refused_more_than_its_plan_with_plan_limit(paid_order
     before = server.memory_mb
     server.refresh_from_db()
     assert server.memory_mb == before
+
+
+def test_deleting_a_plans_server_ends_its_subscription(paid_order, owner_api, owner, account):
+    """Issue 27: a plan's server deleted by its customer ends the subscription now (as cancelling
+    now would), attributed to who deleted it; the renewal issued ahead is voided."""
+    at(account, paid_order.current_period_end - timedelta(days=2))
+    billing_run()  # the billing job issues the renewal ahead
+    renewal = Invoice.objects.get(subscription=paid_order, billing_reason="subscription_cycle")
+    balance = balance_of(account)
+    response = owner_api.delete(f"/v1/servers/{paid_order.server_id}")
+    assert response.status_code == 202, response.content
+    paid_order.refresh_from_db()
+    assert paid_order.status == "canceled" and paid_order.ended_at is not None
+    renewal.refresh_from_db()
+    # Credit paid the renewal at issue: it goes back, as the period will never be served.
+    assert (renewal.status, renewal.amount_credited) == ("paid", renewal.total)
+    assert balance_of(account) == balance + renewal.total
+    ended = Event.objects.get(type="subscription.canceled", object_id=paid_order.id)
+    assert ended.actor_user == owner and ended.actor_api_key is not None
+    run_worker()
+    assert Server.objects.get(pk=paid_order.server_id).deleted_at is not None
+    # Nothing charges it again.
+    at(account, paid_order.current_period_end + timedelta(days=40))
+    billing_run()
+    assert not Invoice.objects.filter(subscription=paid_order, status="open").exists()
+
+
+def test_deleting_a_server_without_a_plan_touches_no_subscription(paid_order, owner_api, account):
+    other = Server.objects.create(
+        account=account, name="Free", game_id="minecraft-java", region_id="eu-central",
+        status="stopped",
+    )  # fmt: skip
+    response = owner_api.delete(f"/v1/servers/{other.id}")
+    assert response.status_code == 202, response.content
+    paid_order.refresh_from_db()
+    assert paid_order.status == "active"
