@@ -81,6 +81,10 @@ def token_matches(token: str, *, digest: str | None, pepper_id: str | None) -> b
     is still digested and compared, against a stand-in, and never matches: every wrong token
     costs the same work, so the time of the answer does not tell whether a key id exists.
     """
+    # Our tokens are ASCII; any other text (a header decoded as Latin-1, a surrogate) is simply
+    # not one, and is digested as a stand-in of the same length so the work stays the same.
+    if not token.isascii():
+        token, digest = "?" * len(token), None
     known = digest is not None and pepper_id in settings.API_KEY_PEPPERS
     candidate = digest_token(token, pepper_id if known else current_pepper_id())
     matches = hmac.compare_digest(candidate or "", digest if known else _STAND_IN_DIGEST)
