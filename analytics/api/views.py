@@ -2,7 +2,6 @@
 
 from datetime import timedelta
 
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
@@ -29,6 +28,7 @@ from analytics.selectors.usage import (
     metrics_plan,
     metrics_series,
     parse_metrics,
+    usage_range,
     usage_range_level,
 )
 from hosting.api.params import datetime_value, integer_value, invalid_parameter, single_value
@@ -82,6 +82,7 @@ def range_parameters(default: str) -> list[OpenApiParameter]:
 
 
 DEFAULT_RANGE = timedelta(hours=24)
+USAGE_RANGE = timedelta(days=30)
 METRICS_PARAMETERS = [
     OpenApiParameter(
         "metrics",
@@ -137,8 +138,9 @@ class InstanceMetricsViewSet(InstanceAnalyticsMixin, ApiViewSet):
     def retrieve(self, request, pk=None):
         instance = self.instance(pk)
         params = request.query_params
-        end = datetime_value(params, "end") or timezone.now()
-        start = datetime_value(params, "start") or end - DEFAULT_RANGE
+        start, end = usage_range(
+            datetime_value(params, "start"), datetime_value(params, "end"), default=DEFAULT_RANGE
+        )
         step = integer_value(params, "step", default=0, minimum=MIN_STEP, maximum=10**8) or None
         aggregate = single_value(params, "aggregate") or "avg"
         if aggregate not in rollups.AGGREGATES:
@@ -206,8 +208,9 @@ class AccountUsageViewSet(ApiViewSet):
     )
     def retrieve(self, request):
         params = request.query_params
-        end = datetime_value(params, "end") or timezone.now()
-        start = datetime_value(params, "start") or end - timedelta(days=30)
+        start, end = usage_range(
+            datetime_value(params, "start"), datetime_value(params, "end"), default=USAGE_RANGE
+        )
         top = single_value(params, "top") or "cpu_percent"
         if top not in TOP_METRICS:
             raise invalid_parameter("top", "invalid", "top is one of: " + ", ".join(TOP_METRICS))

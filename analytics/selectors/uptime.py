@@ -21,8 +21,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from analytics.models import UptimeDay, UptimeRecordedDay
+from analytics.selectors.ranges import asked_range
 from events.selectors import lifecycle_events
-from hosting.errors import InvalidParameter
 
 UP, DOWN, OFF = "up", "down", "off"
 # Statuses that say nobody means the instance to run, whoever set them.
@@ -30,7 +30,7 @@ _OFF_STATUSES = frozenset(
     {"stopping", "suspended", "deleting", "installing", "provisioning", "install_failed"}
 )
 MAX_RANGE = timedelta(days=400)
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+DEFAULT_RANGE = timedelta(days=30)
 
 
 @dataclass(frozen=True)
@@ -182,18 +182,11 @@ def _changes(events) -> dict[str, list[Change]]:
 def uptime_range(
     start: datetime | None, end: datetime | None, *, now: datetime | None = None
 ) -> tuple[datetime, datetime]:
-    """The range asked for, or the last 30 days; never past now, nor before 1970."""
+    """The range asked for, or the last 30 days; never past now, nor before 1970 (nothing ran
+    before the Unix epoch, and a year below 1000 has no 4-digit timestamp); a bound at the
+    calendar's edge is a 400 naming it (``analytics.selectors.ranges``)."""
     now = now or timezone.now()
-    end = min(end or now, now)
-    # Nothing ran before the Unix epoch (and a year below 1000 has no 4-digit timestamp).
-    start = max(start or end - timedelta(days=30), EPOCH)
-    if end <= start:
-        raise InvalidParameter.named(
-            "end", "invalid", "end must be after start, and start before now."
-        )
-    if end - start > MAX_RANGE:
-        raise InvalidParameter.named("start", "invalid", "A range of at most 400 days.")
-    return start.astimezone(UTC), end.astimezone(UTC)
+    return asked_range(start, end, default=DEFAULT_RANGE, longest=MAX_RANGE, latest=now, now=now)
 
 
 def log_start(now: datetime | None = None) -> datetime:

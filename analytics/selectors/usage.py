@@ -21,12 +21,12 @@ from django.utils import timezone
 from analytics import rollups
 from analytics.models import UsageDay, UsageHour, UsageLatest, UsageMinute, UsageSample
 from analytics.models.usage import COUNTERS
+from analytics.selectors.ranges import asked_range
 from hosting.errors import InvalidParameter
 
 MAX_POINTS = 500
 MIN_STEP = 10
 MAX_RANGE = timedelta(days=3660)
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Steps chosen when the caller gives none, or when theirs gives too many points.
 NICE_STEPS = (
     10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200,
@@ -90,15 +90,20 @@ def _at(seconds: int) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
-def _checked_range(start: datetime, end: datetime, now: datetime) -> tuple[datetime, datetime]:
-    """``[start, end)`` cut to the Unix epoch and to a day from now (nothing was measured
-    outside), or a 400 naming the parameter."""
-    start, end = max(start, EPOCH), min(end, now + timedelta(days=1))
-    if end <= start:
-        raise InvalidParameter.named("end", "invalid", "end must be after start.")
-    if end - start > MAX_RANGE:
-        raise InvalidParameter.named("start", "invalid", "A range of at most 3,660 days.")
-    return start, end
+def usage_range(
+    start: datetime | None,
+    end: datetime | None,
+    *,
+    default: timedelta = timedelta(0),
+    now: datetime | None = None,
+) -> tuple[datetime, datetime]:
+    """The range a usage query asks for (``default`` long when given by one end only), cut
+    to the Unix epoch and to a day from now (nothing was measured outside), or a 400 naming
+    the parameter (``analytics.selectors.ranges``)."""
+    now = now or timezone.now()
+    return asked_range(
+        start, end, default=default, longest=MAX_RANGE, latest=now + timedelta(days=1), now=now
+    )
 
 
 def metrics_plan(
@@ -107,7 +112,7 @@ def metrics_plan(
     """Where and how to read ``[start, end)``: the step (grown to at most ``MAX_POINTS``
     buckets), the range aligned on it, and the table to read."""
     now = now or timezone.now()
-    start, end = _checked_range(start, end, now)
+    start, end = usage_range(start, end, now=now)
     if step is not None and step < MIN_STEP:
         raise InvalidParameter.named("step", "invalid", f"A step of {MIN_STEP} seconds or more.")
     span = _epoch(end) - _epoch(start)
@@ -253,7 +258,7 @@ def usage_range_level(
     week, hour rows from six hours, else minute rows, or coarser where those have expired),
     and the range widened to whole rows of it."""
     now = now or timezone.now()
-    start, end = _checked_range(start, end, now)
+    start, end = usage_range(start, end, now=now)
     span = end - start
     index = 0 if span >= timedelta(days=7) else 1 if span >= timedelta(hours=6) else 2
     level = LEVELS[index]
