@@ -61,15 +61,27 @@ class UserAdminForm(UserChangeForm):
 
     clean_email = ProfileForm.clean_email
 
+    def clean(self):
+        cleaned = super().clean()
+        staff, superuser = cleaned.get("is_staff"), cleaned.get("is_superuser")
+        role = cleaned.get("staff_role")
+        if staff and not superuser and not role:
+            self.add_error("staff_role", "Choose the staff member's job: it decides their rights.")
+        if role and not staff:
+            self.add_error("staff_role", "Only staff have a staff role.")
+        return cleaned
+
 
 # Who may sign in and whether as staff: Django's own flags, which no service owns.
-USER_ACCESS_FIELDS = ("is_active", "is_staff", "is_superuser")
+USER_ACCESS_FIELDS = ("is_active", "is_staff", "staff_role", "is_superuser")
 
 
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
     """Name and e-mail change through ``user_update_profile`` (the ``user.updated`` events of
-    the user's accounts); the access flags, groups and password are Django's own.
+    the user's accounts); the access flags, groups and password are Django's own, and a staff
+    member's job (``staff_role``, whose rights are the table in ``accounts/roles.py``) is set
+    beside them.
 
     Users are neither added nor deleted here: customers sign up or are invited, staff create
     customers with ``POST /v1/admin/customers`` and staff users with ``createsuperuser``; a user
@@ -79,14 +91,16 @@ class UserAdmin(DjangoUserAdmin):
 
     form = UserAdminForm
     ordering = ["email"]
-    list_display = ["email", "name", "is_active", "is_staff", "date_joined", "last_login"]
-    list_filter = ["is_active", "is_staff", "is_superuser"]
+    list_display = [
+        "email", "name", "is_active", "is_staff", "staff_role", "date_joined", "last_login",
+    ]  # fmt: skip
+    list_filter = ["is_active", "is_staff", "staff_role", "is_superuser"]
     search_fields = ["email", "name", "id"]
     readonly_fields = ["id", "date_joined", "last_login"]
     fieldsets = [
         (None, {"fields": ["id", "email", "password"]}),
         ("Profile", {"fields": ["name"]}),
-        ("Access", {"fields": ["is_active", "is_staff", "is_superuser", "groups"]}),
+        ("Access", {"fields": ["is_active", "is_staff", "staff_role", "is_superuser", "groups"]}),
         ("Dates", {"fields": ["date_joined", "last_login"]}),
     ]
 

@@ -8,6 +8,11 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts import signals  # noqa: F401 - connects the cache invalidation
+        from accounts.roles import STAFF_API_AREAS
+        from hosting.api.permissions import staff_areas_register
+
+        # The staff API's areas live with the staff roles; the scope check asks them.
+        staff_areas_register(STAFF_API_AREAS)
 
 
 class HostingAdminConfig(admin_apps.AdminConfig):

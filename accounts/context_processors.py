@@ -11,7 +11,9 @@ def dashboard(request) -> dict:
     # pages that draw the navigation ask, and only for staff.
     desk = {
         "can_use_desk": lambda: bool(
-            user is not None and user.is_staff and departments_of_staff(user).exists()
+            user is not None
+            and getattr(user, "works_desk", False)
+            and departments_of_staff(user).exists()
         )
     }
     membership = getattr(request, "membership", None)

@@ -8,7 +8,14 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.roles import Role
+from accounts.roles import (
+    Role,
+    StaffRole,
+    staff_role_can_see,
+    staff_role_has_module_perms,
+    staff_role_has_perm,
+    staff_role_works_desk,
+)
 from hosting.ids import PrefixedIdField
 
 
@@ -46,6 +53,13 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_staff = models.BooleanField(
         default=False, help_text="Hosting company staff: may use Django admin and staff scopes."
     )
+    staff_role = models.CharField(
+        max_length=16,
+        choices=StaffRole.choices,
+        blank=True,
+        help_text="What a staff member's job lets them do (accounts/roles.py); superusers are "
+        "administrators whatever it says, and it means nothing for users who are not staff.",
+    )
     is_active = models.BooleanField(
         default=True, help_text="Inactive users cannot sign in and their API keys stop working."
     )
@@ -62,6 +76,34 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def __str__(self) -> str:
         return self.email
+
+    @property
+    def staff_role_now(self) -> str | None:
+        """The staff role this user acts in (``accounts/roles.py``): ``None`` unless active staff,
+        administrator for superusers, ``""`` for staff without a role."""
+        if not (self.is_active and self.is_staff):
+            return None
+        if self.is_superuser:
+            return StaffRole.ADMINISTRATOR
+        return self.staff_role
+
+    @property
+    def works_desk(self) -> bool:
+        """Does the staff role answer tickets at the desk (its departments decide which)?"""
+        return staff_role_works_desk(self.staff_role_now)
+
+    def staff_can_see(self, area: str) -> bool:
+        """May this user read a staff area (``StaffArea``): its reports and staff pages?"""
+        return staff_role_can_see(self.staff_role_now, area)
+
+    def has_perm(self, perm: str, obj=None) -> bool:
+        """Django's permissions (superusers, groups) and those of the staff role's table."""
+        return super().has_perm(perm, obj) or staff_role_has_perm(self.staff_role_now, perm)
+
+    def has_module_perms(self, app_label: str) -> bool:
+        return super().has_module_perms(app_label) or staff_role_has_module_perms(
+            self.staff_role_now, app_label
+        )
 
 
 class Account(models.Model):

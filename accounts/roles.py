@@ -6,6 +6,7 @@ a dashboard page asks ``role_can(role, Right.X)``.
 """
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.db import models
 
@@ -39,12 +40,29 @@ SCOPES: dict[str, str] = {
     "api_keys:read": "List and read API keys",
     "api_keys:write": "Create, rotate and revoke API keys",
 }
-# Only keys of staff users may hold these; they open the cross-account staff API.
+# Only keys of staff users may hold these; they open the cross-account staff API
+# (``/v1/admin/...``). ``admin:read`` and ``admin:write`` cover every staff area (what staff keys
+# held before staff roles, and what administrators hold); ``admin:<area>:read|write`` one area.
 STAFF_SCOPES: dict[str, str] = {
-    "admin:read": "Read every customer account (hosting staff only)",
-    "admin:write": "Create, change and suspend customer accounts (hosting staff only)",
+    "admin:read": "Read everything staff may read (hosting staff only)",
+    "admin:write": "Change everything staff may change (hosting staff only)",
+    "admin:customers:read": "Read every customer account and its members (hosting staff only)",
+    "admin:customers:write": "Create, change and suspend customer accounts (hosting staff only)",
+    "admin:billing:read": "Read invoices, subscriptions, balances and the catalogue (staff only)",
+    "admin:billing:write": "Mark paid, void, credit, and change the catalogue (hosting staff only)",
+    "admin:support:read": "Read every ticket of the desk (hosting staff only)",
+    "admin:support:write": "Answer, assign and change tickets (hosting staff only)",
+    "admin:nodes:read": "Read nodes, their allocations and the fleet (hosting staff only)",
+    "admin:nodes:write": "Add, change and remove nodes and allocations (hosting staff only)",
 }
 ALL_SCOPES: dict[str, str] = SCOPES | STAFF_SCOPES
+# What each staff scope of every area stands for: admin:read is admin:<each area>:read.
+STAFF_UMBRELLA: dict[str, frozenset[str]] = {
+    f"admin:{verb}": frozenset(
+        scope for scope in STAFF_SCOPES if scope.count(":") == 2 and scope.endswith(f":{verb}")
+    )
+    for verb in ("read", "write")
+}
 
 _READ_ONLY = {scope for scope in SCOPES if scope.endswith(":read")}
 
@@ -69,28 +87,34 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
 
 
 def expand_implied(scopes: Iterable[str]) -> frozenset[str]:
-    """Add the read scope that every write or power scope implies."""
+    """Add what each scope implies: the read scope of every write or power scope, and every
+    staff area's scope of ``admin:read`` / ``admin:write``."""
     expanded = set(scopes)
     for scope in scopes:
-        area, _, action = scope.partition(":")
+        expanded |= STAFF_UMBRELLA.get(scope, frozenset())
+    for scope in list(expanded):
+        area, _, action = scope.rpartition(":")
         if action in {"write", "power"}:
             expanded.add(f"{area}:read")
     return frozenset(expanded)
 
 
-def scopes_allowed_for(role: str | None, *, is_staff: bool) -> frozenset[str]:
-    """Every scope a user with this role may exercise (staff also get the staff scopes)."""
+def scopes_allowed_for(
+    role: str | None, *, is_staff: bool, staff_role: str | None = None
+) -> frozenset[str]:
+    """Every scope a user with this role may exercise; staff add their staff role's scopes."""
     allowed = set(ROLE_SCOPES.get(role, frozenset())) if role else set()
-    if is_staff:
-        allowed |= set(STAFF_SCOPES)
+    if is_staff and (rights := staff_rights(staff_role)) is not None:
+        allowed |= rights.scopes
     return frozenset(allowed)
 
 
 def effective_scopes(
-    key_scopes: Iterable[str], role: str | None, *, is_staff: bool
+    key_scopes: Iterable[str], role: str | None, *, is_staff: bool, staff_role: str | None = None
 ) -> frozenset[str]:
-    """A key's rights right now: its (implied) scopes within what the user's role allows."""
-    return expand_implied(key_scopes) & expand_implied(scopes_allowed_for(role, is_staff=is_staff))
+    """A key's rights right now: its (implied) scopes within what the user's roles allow."""
+    allowed = scopes_allowed_for(role, is_staff=is_staff, staff_role=staff_role)
+    return expand_implied(key_scopes) & expand_implied(allowed)
 
 
 def unknown_scopes(scopes: Iterable[str]) -> list[str]:
@@ -121,7 +145,166 @@ def role_can(role: str | None, right: str) -> bool:
     return role is not None and right in ROLE_RIGHTS.get(role, frozenset())
 
 
-def grantable_scopes(role: str | None, *, is_staff: bool) -> list[str]:
+def grantable_scopes(
+    role: str | None, *, is_staff: bool, staff_role: str | None = None
+) -> list[str]:
     """Scopes a user may put on a key, in display order."""
-    allowed = expand_implied(scopes_allowed_for(role, is_staff=is_staff))
+    allowed = expand_implied(scopes_allowed_for(role, is_staff=is_staff, staff_role=staff_role))
     return [scope for scope in ALL_SCOPES if scope in allowed]
+
+
+# --- Staff roles ---------------------------------------------------------------------------------
+#
+# What a member of the hosting company's staff may do follows from their job, in one table: the
+# ``admin:*`` scopes their API keys may hold (held scopes beyond them stop working the moment
+# the role shrinks, as customers' keys do), the Django admin pages they may view or change, and
+# whether they work the support desk (which queues then is their departments' business).
+# Superusers are administrators whatever their role says; users who are not staff have none.
+# A staff user without a role keeps what every staff user had before roles (every staff scope and
+# the desk; in Django admin only what Django's own permissions give): installs and code that make
+# staff users without a role go on working. Admin's user form asks for a role.
+
+
+class StaffRole(models.TextChoices):
+    SUPPORT_AGENT = "support_agent", "Support agent"
+    BILLING = "billing", "Billing"
+    FLEET = "fleet", "Fleet and nodes"
+    ADMINISTRATOR = "administrator", "Administrator"
+
+
+class StaffArea(models.TextChoices):
+    """The parts of the staff API; a staff endpoint's area names the scopes it needs."""
+
+    CUSTOMERS = "customers", "Customer accounts"
+    BILLING = "billing", "Billing back office"
+    SUPPORT = "support", "Support desk"
+    NODES = "nodes", "Nodes and the fleet"
+
+
+# Django admin access: "view" lets a role read a model's pages, "manage" also add, change and
+# delete there (each page still refuses what its own rules forbid, such as deleting an invoice).
+VIEW, MANAGE = "view", "manage"
+ALL_MODELS = "*"
+
+
+@dataclass(frozen=True)
+class StaffRights:
+    scopes: frozenset[str]
+    # "app_label.model_name" (or "app_label.*", or "*") -> VIEW or MANAGE
+    admin: dict[str, str]
+    works_desk: bool
+
+
+NO_STAFF_ROLE = ""
+
+STAFF_ROLE_RIGHTS: dict[str, StaffRights] = {
+    NO_STAFF_ROLE: StaffRights(
+        scopes=frozenset({"admin:read", "admin:write"}), admin={}, works_desk=True
+    ),
+    StaffRole.SUPPORT_AGENT: StaffRights(
+        scopes=frozenset({"admin:customers:read", "admin:support:write"}),
+        admin={
+            "accounts.account": VIEW, "accounts.membership": VIEW,
+            "servers.server": VIEW, "servers.bot": VIEW, "servers.action": VIEW,
+            "support.ticket": VIEW, "support.department": VIEW, "support.slapolicy": VIEW,
+            "support.macro": MANAGE,
+        },
+        works_desk=True,
+    ),
+    # Billing questions arrive as tickets of the Billing department: billing staff answer them.
+    StaffRole.BILLING: StaffRights(
+        scopes=frozenset({"admin:customers:read", "admin:billing:write", "admin:support:write"}),
+        admin={
+            "accounts.account": VIEW, "accounts.membership": VIEW,
+            "billing.*": MANAGE, "stripe_gateway.*": VIEW, "analytics.*": VIEW,
+            "support.ticket": VIEW, "support.macro": MANAGE,
+        },
+        works_desk=True,
+    ),
+    StaffRole.FLEET: StaffRights(
+        scopes=frozenset({"admin:customers:read", "admin:nodes:write"}),
+        admin={"accounts.account": VIEW, "accounts.membership": VIEW, "servers.*": MANAGE},
+        works_desk=False,
+    ),
+    StaffRole.ADMINISTRATOR: StaffRights(
+        scopes=frozenset({"admin:read", "admin:write"}),
+        admin={ALL_MODELS: MANAGE},
+        works_desk=True,
+    ),
+}  # fmt: skip
+
+# The staff business reports (API and staff pages) and the area whose read scope each needs.
+STAFF_REPORT_AREAS: dict[str, str] = {
+    "mrr": StaffArea.BILLING, "revenue": StaffArea.BILLING, "churn": StaffArea.BILLING,
+    "ar-aging": StaffArea.BILLING, "tickets": StaffArea.SUPPORT, "fleet": StaffArea.NODES,
+    "nodes": StaffArea.NODES,
+}  # fmt: skip
+
+# Which area each staff endpoint belongs to, by its path under /v1 (the first match wins). An
+# endpoint declares ``admin:read`` or ``admin:write``; it needs that verb in its area.
+STAFF_API_AREAS: tuple[tuple[str, str], ...] = (
+    (r"admin/customers/[^/]+/(balance-transactions|billing-clock|billing-profile)(/|$)",
+     StaffArea.BILLING),
+    (r"admin/customers(/|$)", StaffArea.CUSTOMERS),
+    (r"admin/(invoices|credit-notes|subscriptions|products|prices|tax-rates|coupons"
+     r"|promotion-codes)(/|$)", StaffArea.BILLING),
+    *((rf"admin/reports/{name}/?$", area) for name, area in STAFF_REPORT_AREAS.items()),
+    (r"admin/tickets(/|$)", StaffArea.SUPPORT),
+    (r"admin/nodes(/|$)", StaffArea.NODES),
+)  # fmt: skip
+
+
+def staff_rights(staff_role: str | None) -> StaffRights | None:
+    """The row of a staff role (``None``: not staff, so no staff rights at all)."""
+    return None if staff_role is None else STAFF_ROLE_RIGHTS.get(staff_role)
+
+
+def staff_area_scope(area: str, verb: str) -> str:
+    """The scope of ``verb`` ("read" or "write") in a staff area: ``admin:billing:write``."""
+    return f"admin:{area}:{verb}"
+
+
+def staff_role_can_see(staff_role: str | None, area: str) -> bool:
+    """May this staff role read the area (its reports, its pages)?"""
+    rights = staff_rights(staff_role)
+    return rights is not None and staff_area_scope(area, "read") in expand_implied(rights.scopes)
+
+
+def staff_role_works_desk(staff_role: str | None) -> bool:
+    rights = staff_rights(staff_role)
+    return rights is not None and rights.works_desk
+
+
+def staff_role_admin_access(staff_role: str | None, app_label: str, model_name: str) -> str | None:
+    """VIEW, MANAGE or None: what the role may do with a model's Django admin pages."""
+    rights = staff_rights(staff_role)
+    if rights is None:
+        return None
+    admin = rights.admin
+    return (
+        admin.get(f"{app_label}.{model_name}")
+        or admin.get(f"{app_label}.*")
+        or admin.get(ALL_MODELS)
+    )
+
+
+def staff_role_has_perm(staff_role: str | None, perm: str) -> bool:
+    """Django's model permission ``app_label.<action>_<model>`` by the table: VIEW grants the
+    view permission, MANAGE all four; other permissions only to administrators."""
+    app_label, _, codename = perm.partition(".")
+    action, _, model_name = codename.partition("_")
+    rights = staff_rights(staff_role)
+    if rights is not None and rights.admin.get(ALL_MODELS) == MANAGE:
+        return True
+    access = staff_role_admin_access(staff_role, app_label, model_name)
+    if action not in {"view", "add", "change", "delete"} or access is None:
+        return False
+    return access == MANAGE or action == "view"
+
+
+def staff_role_has_module_perms(staff_role: str | None, app_label: str) -> bool:
+    """Does the role see anything of the app in Django admin (its index)?"""
+    rights = staff_rights(staff_role)
+    if rights is None:
+        return False
+    return any(key == ALL_MODELS or key.partition(".")[0] == app_label for key in rights.admin)

@@ -264,12 +264,13 @@ class TicketFieldsForm(forms.Form):
 
 
 class DeskMixin(ServiceRefusalMixin, LoginRequiredMixin):
-    """A page of the desk: for staff who work at least one department, else the 404 page."""
+    """A page of the desk: for staff whose role works the desk (``accounts/roles.py``) and who
+    work at least one department, else the 404 page."""
 
     def dispatch(self, request, *args, **kwargs):
         if not request.user.is_authenticated:
             return self.handle_no_permission()
-        if not request.user.is_staff or not self.departments:
+        if not request.user.works_desk or not self.departments:
             raise Http404("No such page.")
         return super().dispatch(request, *args, **kwargs)
 

@@ -14,6 +14,7 @@ from accounts.representations import (
     api_key_representation,
 )
 from accounts.roles import (
+    STAFF_SCOPES,
     effective_scopes,
     expand_implied,
     scopes_allowed_for,
@@ -97,11 +98,21 @@ def api_key_create(
         raise ValidationFailed.field(
             "user", "not_a_member", "The user is not a member of this account."
         )
-    role_allows = expand_implied(scopes_allowed_for(role, is_staff=user.is_staff))
-    _refuse_scopes(sorted(set(scopes) - role_allows), f"The role {role!r} may not grant")
+    staff_role = user.staff_role_now
+    role_allows = expand_implied(
+        scopes_allowed_for(role, is_staff=user.is_staff, staff_role=staff_role)
+    )
+    denied = sorted(set(scopes) - role_allows)
+    _refuse_scopes(
+        [scope for scope in denied if scope in STAFF_SCOPES],
+        f"The staff role {staff_role!r} may not grant" if staff_role else "Only staff may grant",
+    )
+    _refuse_scopes(denied, f"The role {role!r} may not grant")
     if actor.api_key is not None:
         # A key can only mint keys within its own rights, or a narrow key could widen itself.
-        key_allows = effective_scopes(actor.api_key.scopes, role, is_staff=user.is_staff)
+        key_allows = effective_scopes(
+            actor.api_key.scopes, role, is_staff=user.is_staff, staff_role=user.staff_role_now
+        )
         _refuse_scopes(sorted(set(scopes) - key_allows), "The calling API key may not grant")
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed.field("expires_at", "in_past", "The expiry must be in the future.")
@@ -170,7 +181,12 @@ def api_key_rotate(
         raise PermissionDenied("Only a key's own user can rotate it; revoke it instead.")
     if actor.api_key is not None:
         role = role_in(account=api_key.account, user=api_key.user)
-        key_allows = effective_scopes(actor.api_key.scopes, role, is_staff=api_key.user.is_staff)
+        key_allows = effective_scopes(
+            actor.api_key.scopes,
+            role,
+            is_staff=api_key.user.is_staff,
+            staff_role=api_key.user.staff_role_now,
+        )
         _refuse_scopes(
             sorted(set(api_key.scopes) - key_allows), "The calling API key may not grant"
         )

@@ -79,7 +79,12 @@ def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
         user=api_key.user,
         account=api_key.account,
         role=api_key.role,
-        scopes=effective_scopes(api_key.scopes, api_key.role, is_staff=api_key.user.is_staff),
+        scopes=effective_scopes(
+            api_key.scopes,
+            api_key.role,
+            is_staff=api_key.user.is_staff,
+            staff_role=api_key.user.staff_role_now,
+        ),
     )
 
 

@@ -65,7 +65,11 @@ class ApiKeyCreateView(AccountChangeMixin, FormView):
     refused_url = "api_keys"
 
     def get_form_kwargs(self):
-        grantable = grantable_scopes(self.role, is_staff=self.request.user.is_staff)
+        grantable = grantable_scopes(
+            self.role,
+            is_staff=self.request.user.is_staff,
+            staff_role=self.request.user.staff_role_now,
+        )
         return super().get_form_kwargs() | {"grantable": grantable}
 
     def form_valid(self, form):

@@ -1,11 +1,52 @@
-"""Scope checks: a view names the scopes each action needs; the key must hold all of them."""
+"""Scope checks: a view names the scopes each action needs; the key must hold all of them.
 
+A staff endpoint (``/v1/admin/...``) declares ``admin:read`` or ``admin:write``; which staff
+area it belongs to comes from its path, by the table the accounts app registers at start-up
+(``accounts/roles.py``), and the endpoint then needs that verb in its area:
+``admin:billing:write`` for ``POST /v1/admin/invoices/{id}/void``. ``admin:write`` itself holds
+every area's write (CONTRACT §5), so a key that held it before staff roles still works.
+"""
+
+import re
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.permissions import BasePermission
 
 from hosting.errors import AuthenticationRequired, InsufficientScope
+
+STAFF_VERBS = {"admin:read": "read", "admin:write": "write"}
+API_PREFIX = "/v1/"
+
+# (path pattern under /v1, area), first match wins; filled by ``staff_areas_register``.
+_staff_areas: list[tuple[re.Pattern[str], str]] = []
+
+
+def staff_areas_register(areas: Iterable[tuple[str, str]]) -> None:
+    """Say which staff area each staff endpoint's path belongs to (the accounts app does)."""
+    _staff_areas[:] = [(re.compile(pattern), area) for pattern, area in areas]
+
+
+def staff_area_of(path: str) -> str | None:
+    relative = path.removeprefix(API_PREFIX)
+    return next((area for pattern, area in _staff_areas if pattern.match(relative)), None)
+
+
+def scopes_in_area(required: list[str], path: str) -> list[str]:
+    """``required`` with each staff verb made its area's scope, for the endpoint at ``path``.
+
+    A staff endpoint whose path has no area fails closed with a 500, like an undeclared scope.
+    """
+    if not any(scope in STAFF_VERBS for scope in required):
+        return required
+    area = staff_area_of(path)
+    if area is None:
+        raise ImproperlyConfigured(f"No staff area is registered for {path!r}.")
+    return [
+        f"admin:{area}:{STAFF_VERBS[scope]}" if scope in STAFF_VERBS else scope
+        for scope in required
+    ]
 
 
 def required_scopes_for(view, method: str) -> list[str]:
@@ -25,14 +66,22 @@ def required_scopes_for(view, method: str) -> list[str]:
     return list(scopes)
 
 
-def require_scopes(*, required: list[str], held: AbstractSet[str]) -> None:
-    """Raise ``insufficient_scope`` naming the missing scopes unless ``held`` has them all."""
+def require_scopes(
+    *, required: list[str], held: AbstractSet[str], declared: list[str] | None = None
+) -> None:
+    """Raise ``insufficient_scope`` unless ``held`` has every scope of ``required``.
+
+    ``details.required_scopes`` names what the endpoint declares (``declared``, when the staff
+    verbs were made area scopes): holding those is always enough; the message names both.
+    """
     if missing := sorted(set(required) - held):
-        raise InsufficientScope(
-            f"This operation needs the scope{'s' if len(missing) > 1 else ''} "
-            f"{', '.join(missing)}.",
-            details={"required_scopes": required},
-        )
+        shown = required if declared is None else declared
+        message = f"This operation needs the scope{'s' if len(missing) > 1 else ''} "
+        if narrower := sorted(set(required) - set(shown)):
+            message += f"{', '.join(shown)} (or, for this area only, {', '.join(narrower)})."
+        else:
+            message += f"{', '.join(missing)}."
+        raise InsufficientScope(message, details={"required_scopes": shown})
 
 
 class HasRequiredScopes(BasePermission):
@@ -40,8 +89,9 @@ class HasRequiredScopes(BasePermission):
         principal = request.auth
         if principal is None:
             raise AuthenticationRequired()
-        required = required_scopes_for(view, request.method)
+        declared = required_scopes_for(view, request.method)
+        required = scopes_in_area(declared, request.path_info)
         # Kept with an idempotent request's answer: a replay needs these scopes still.
         request._request.required_scopes = required
-        require_scopes(required=required, held=principal.scopes)
+        require_scopes(required=required, held=principal.scopes, declared=declared)
         return True

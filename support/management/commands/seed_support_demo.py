@@ -1,6 +1,6 @@
 """``manage.py seed_support_demo``: the desk's departments and SLA policy, a staff member who
-works them, macros, and a few tickets of the demo account (run after ``seed_demo``, as
-``./scripts/run`` does).
+works them (staff role billing: the desk and the billing back office), macros, and a few
+tickets of the demo account (run after ``seed_demo``, as ``./scripts/run`` does).
 
 Everything goes through the support services, as staff and the customer would make it. Running
 it again creates nothing twice: policies, departments and macros are found by name, the staff
@@ -12,7 +12,7 @@ from django.db import transaction
 
 from accounts.actors import SYSTEM, Actor
 from accounts.models import Account, Membership, User
-from accounts.roles import Role
+from accounts.roles import Role, StaffRole
 from support.models import Department, Macro, SlaPolicy, Ticket
 from support.services.departments import department_save, sla_policy_save
 from support.services.macros import macro_create
@@ -86,11 +86,17 @@ class Command(BaseCommand):
         )
 
     def _staff(self, password: str | None) -> User:
+        # Billing staff: the desk (every department, Billing's included) and the billing back
+        # office in admin, as a demo shows both (accounts/roles.py).
         staff = User.objects.filter(email__iexact=STAFF_EMAIL).first()
         if staff is None:
             staff = User.objects.create_user(
-                email=STAFF_EMAIL, password=password, name="Sam (Support)", is_staff=True
-            )
+                email=STAFF_EMAIL, password=password, name="Sam (Support)", is_staff=True,
+                staff_role=StaffRole.BILLING,
+            )  # fmt: skip
+        elif staff.is_staff and not staff.staff_role:
+            staff.staff_role = StaffRole.BILLING
+            staff.save(update_fields=["staff_role"])
         return staff
 
     def _tickets(self, owner: User, account: Account, staff: User, departments: dict) -> int:
