@@ -66,7 +66,8 @@ def auth_middleware(node: Node):
         if scheme.lower() != "bearer":
             raise InvalidToken("A valid node token is required.")
         if given.startswith("hmn_"):
-            if not hmac.compare_digest(given.encode(), expected):
+            # aiohttp keeps a header's undecodable bytes as surrogates: compare them as bytes.
+            if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected):
                 raise InvalidToken("A valid node token is required.")
         elif not verify_request_token(
             given, public_key=node.console_key, node_id=node.config.node_id

@@ -50,8 +50,8 @@ class ConsoleGrant:
 def verify_request_token(token: str, *, public_key: Ed25519PublicKey | None, node_id: str) -> bool:
     """Whether ``token`` is the control plane's signed request token for this node: EdDSA,
     ``scope`` ``node``, this node's id as audience, at most a few minutes long, not expired."""
-    if public_key is None:
-        return False
+    if public_key is None or not isinstance(token, str) or not token.isascii():
+        return False  # a JWT is ASCII; other text (a header's undecodable bytes) is not one
     try:
         claims = jwt.decode(
             token, key=public_key, algorithms=["EdDSA"], audience=node_id, issuer=ISSUER,
@@ -67,7 +67,7 @@ def verify_console_token(
 ) -> ConsoleGrant:
     if public_key is None:
         raise ConsoleAuthError("this node has no console key yet")
-    if not isinstance(token, str):
+    if not isinstance(token, str) or not token.isascii():
         raise ConsoleAuthError("invalid token")
     try:
         claims = jwt.decode(

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import NamedTuple
 
+import pycountry
 from stdnum import exceptions as stdnum_errors
 from stdnum.eu import vat as eu_vat
 from stdnum.util import clean, get_cc_module
@@ -54,10 +55,18 @@ REVERSE_CHARGE_NOTE = (
 TAX_EXEMPT_NOTE = "Tax exempt: no tax charged."
 
 # An ISO 3166-2 subdivision code by its shape: the country's code, "-" and one to three letters
-# or digits (US-NY, ES-CN, NL-BQ1); the country may be left out (NY). No installed library lists
-# the subdivisions themselves (python-stdnum has none; pycountry is no dependency), so names
-# such as "New York" are not recognised.
+# or digits (US-NY, ES-CN, NL-BQ1); the country may be left out (NY). Names such as "New York"
+# are not recognised.
 _COUNTRY_CODE = re.compile(r"[A-Z]{2}")
+
+
+def is_country(code: str) -> bool:
+    """Whether ``code`` (upper case) is an ISO 3166-1 alpha-2 code of a country, as pycountry's
+    copy of the standard lists them: ``DE`` yes; ``ZZ``, ``EU`` (no country) and ``UK`` (the
+    United Kingdom is ``GB``) no."""
+    return bool(_COUNTRY_CODE.fullmatch(code)) and pycountry.countries.get(alpha_2=code) is not None
+
+
 SUBDIVISION = re.compile(r"(?:(?P<country>[A-Z]{2})-)?(?P<code>[A-Z0-9]{1,3})")
 
 _HUNDRED = Decimal(100)

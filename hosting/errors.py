@@ -91,6 +91,13 @@ class MethodNotAllowed(ApplicationError):
     status, code, message = 405, "method_not_allowed", "This method is not allowed here."
 
 
+class PayloadTooLarge(ApplicationError):
+    """A body past the server's limits: its size, or how many fields or files a form has."""
+
+    status, code = 413, "payload_too_large"
+    message = "The request body is too large or has too many parts."
+
+
 class UnsupportedMediaType(ApplicationError):
     status = 415
     code = "unsupported_media_type"

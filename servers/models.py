@@ -1,5 +1,6 @@
 import re
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
@@ -8,6 +9,7 @@ from django.utils import timezone
 from accounts.models import Account, ApiKey, User
 from hosting.fields import StorableJSONField
 from hosting.ids import PrefixedIdField
+from servers.game_checks import template_problems, variables_problems
 
 slug_validator = RegexValidator(
     r"^[a-z0-9]+(?:-[a-z0-9]+)*$", "Use a lowercase hyphenated slug, like 'minecraft-java'."
@@ -68,6 +70,22 @@ class Game(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """A game is saved (in admin) only as the agent and the variables' checks will read it,
+        never to fail at a customer's first create or start."""
+        problems = {}
+        if found := variables_problems(self.variables):
+            problems["variables"] = found
+        keys = {
+            definition["key"]
+            for definition in (self.variables if isinstance(self.variables, list) else [])
+            if isinstance(definition, dict) and isinstance(definition.get("key"), str)
+        }
+        if found := template_problems(self.template, keys):
+            problems["template"] = found
+        if problems:
+            raise ValidationError(problems)
 
 
 # A bot's environment variable names.

@@ -35,7 +35,7 @@ from billing.models import (
 )
 from billing.money import UnsupportedCurrency, validate_currency
 from billing.periods import MAX_INTERVAL_COUNT, Interval, InvalidRecurring, validate_recurring
-from billing.tax import InvalidTaxRate, validate_percentage
+from billing.tax import InvalidTaxRate, is_country, validate_percentage
 from hosting.errors import Conflict, ValidationFailed
 from servers.models import BotRuntime
 from servers.selectors import game_catalogue, region_catalogue
@@ -53,7 +53,6 @@ PROMOTION_CODE = re.compile(r"^[A-Z0-9_-]{3,50}$")
 # ISO 3166-1 alpha-2 by its shape only: no country list is installed (neither pycountry nor
 # django-countries is a dependency, and python-stdnum has none), so "XX" passes; a rate for a
 # country nobody is in is harmless, as no billing profile matches it.
-COUNTRY_CODE = re.compile(r"^[A-Z]{2}$")
 # An ISO 3166-2 subdivision, stored whole (``US-NY``); ``NY`` is taken as the rate's country's.
 SUBDIVISION = re.compile(r"^(?:(?P<country>[A-Z]{2})-)?(?P<code>[A-Z0-9]{1,3})$")
 PERCENT_OFF_STEP = Decimal("0.01")
@@ -319,7 +318,7 @@ def price_archive(*, price: Price, actor: Actor) -> Price:
 def _tax_place(country: Any, region: Any) -> tuple[str, str]:
     """``(country, region)`` normalised: ``("NL", "")``, ``("US", "US-NY")``."""
     country = _text("country", country, max_length=2, required=True).upper()
-    if not COUNTRY_CODE.fullmatch(country):
+    if not is_country(country):
         raise ValidationFailed.field(
             "country", "invalid", "country must be a two-letter ISO 3166-1 code, like NL."
         )

@@ -4,7 +4,6 @@ Finalizing an invoice copies the profile onto it, so a change here reaches only 
 finalized afterwards. The currency is not set here: the account's first invoice fixes it.
 """
 
-import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -16,7 +15,7 @@ from accounts.models import Account
 from billing.models import BillingProfile
 from billing.representations import billing_profile_representation
 from billing.services.gateways import GATEWAYS
-from billing.tax import InvalidVatId, subdivision_code, vat_id_check
+from billing.tax import InvalidVatId, is_country, subdivision_code, vat_id_check
 from events.services import changed_attributes, record_event
 from hosting.errors import ValidationFailed
 
@@ -32,7 +31,6 @@ TEXT_FIELDS: dict[str, int] = {
 }
 EDITABLE_FIELDS = frozenset({*TEXT_FIELDS, "country", "vat_id", "tax_exempt", "payment_gateways"})
 STAFF_ONLY_FIELDS = frozenset({"tax_exempt", "payment_gateways"})
-COUNTRY_CODE = re.compile(r"[A-Z]{2}")
 # As typed, separators included ("DE 136.695.976"); stored compact, well within the column.
 VAT_ID_INPUT_LIMIT = 64
 
@@ -80,7 +78,7 @@ def billing_profile_update(
     if "country" in changes:
         country, problem = _text(changes["country"], 2)
         country = country.upper()
-        if problem is None and country and not COUNTRY_CODE.fullmatch(country):
+        if problem is None and country and not is_country(country):
             problem = ("invalid", "A country is its two-letter ISO 3166-1 code, such as DE.")
         if problem:
             problems.append(("country", *problem))

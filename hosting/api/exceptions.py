@@ -7,7 +7,13 @@ route call ``error_response`` for errors that happen outside DRF under ``/v1/``.
 import logging
 from typing import Any
 
-from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import (
+    ObjectDoesNotExist,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
@@ -32,6 +38,14 @@ _DRF_ERRORS: list[tuple[type[Exception], type[errors.ApplicationError]]] = [
     # concurrent delete): the object does not exist, which is a 404, not a server error.
     (ObjectDoesNotExist, errors.NotFound),
     (drf.MethodNotAllowed, errors.MethodNotAllowed),
+    # Django's own limits on a body (DATA_UPLOAD_MAX_MEMORY_SIZE, DATA_UPLOAD_MAX_NUMBER_FIELDS,
+    # DATA_UPLOAD_MAX_NUMBER_FILES), raised while a parser reads it.
+    (RequestDataTooBig, errors.PayloadTooLarge),
+    (TooManyFieldsSent, errors.PayloadTooLarge),
+    (TooManyFilesSent, errors.PayloadTooLarge),
+    # Any other request Django finds suspicious (a malformed multipart body, say) is the
+    # client's fault, as Django's own handler says for pages (400).
+    (SuspiciousOperation, errors.ValidationFailed),
 ]
 _BY_STATUS = {
     cls.status: cls
@@ -84,6 +98,8 @@ def as_application_error(exc: Exception) -> errors.ApplicationError:
             message = str(getattr(exc, "detail", "")) or None
             if target in (errors.InvalidJson, errors.MethodNotAllowed):
                 return target(message)
+            if target is errors.ValidationFailed:
+                return target("The request body is malformed.")
             return target()
     if isinstance(exc, drf.APIException) and exc.status_code in _BY_STATUS:
         return _BY_STATUS[exc.status_code]()

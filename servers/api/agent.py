@@ -51,6 +51,16 @@ class NodeTokenScheme(OpenApiAuthenticationExtension):
         }
 
 
+class AgentHelloServerSerializer(StrictInputSerializer):
+    """One process the agent runs now, as it reports it."""
+
+    id = serializers.RegexField(r"^(srv|bot)_[A-Za-z0-9]{1,60}$", help_text="Its id.")
+    status = serializers.ChoiceField(
+        ["installing", "install_failed", "starting", "running", "stopping", "stopped"]
+    )
+    pid = serializers.IntegerField(min_value=1, max_value=2**22, allow_null=True)
+
+
 class AgentHelloSerializer(StrictInputSerializer):
     boot_id = serializers.CharField(max_length=64)
     version = serializers.CharField(max_length=64)
@@ -64,7 +74,10 @@ class AgentHelloSerializer(StrictInputSerializer):
         "agents older than the sandbox: the node's isolation is then unknown.",
     )
     servers = serializers.ListField(
-        child=serializers.DictField(), required=False, help_text="What the agent runs now."
+        child=AgentHelloServerSerializer(),
+        required=False,
+        max_length=10_000,
+        help_text="What the agent runs now.",
     )
 
 

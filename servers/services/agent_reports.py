@@ -77,14 +77,24 @@ def _live_ids(node: Node, ids: set[str]) -> set[str]:
     return found
 
 
+# What an agent's clock may say: anything else is a broken clock, refused before any arithmetic
+# on it (at the calendar's edges, converting an offset or adding a retention overflows).
+EARLIEST_REPORT = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST_REPORT = datetime(9000, 1, 1, tzinfo=UTC)
+
+
 def _time(value: Any, where: str) -> datetime:
     try:
         moment = datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
+        if moment is not None and moment.tzinfo is not None:
+            moment = moment.astimezone(UTC)
+    except (ValueError, OverflowError):
         moment = None
-    if moment is None or moment.tzinfo is None:
-        raise ValidationFailed.field(where, "invalid", "An ISO 8601 time with its UTC offset.")
-    return moment.astimezone(UTC)
+    if moment is None or moment.tzinfo is None or not EARLIEST_REPORT <= moment < LATEST_REPORT:
+        raise ValidationFailed.field(
+            where, "invalid", "An ISO 8601 time with its UTC offset, from the year 2000 on."
+        )
+    return moment
 
 
 def _number(value: Any, where: str, *, nullable: bool = False, integer: bool = True) -> Any:

@@ -7,6 +7,7 @@ the same port nor overbook a node; the unique allocation of a server backs this 
 """
 
 import ipaddress
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -90,6 +91,9 @@ CAPACITY_LIMITS = {
 }  # fmt: skip
 
 
+PORT_OR_RANGE = re.compile(r"(?P<low>[0-9]{1,5})(?:-(?P<high>[0-9]{1,5}))?", re.ASCII)
+
+
 def parse_allocations(ip: Any, ports: Any) -> list[tuple[str, int]]:
     """``ip`` and ``"25565-25600, 27015"`` as ``(ip, port)`` pairs, or a field error."""
     try:
@@ -102,10 +106,13 @@ def parse_allocations(ip: Any, ports: Any) -> list[tuple[str, int]]:
         raise ValidationFailed.field("ports", "required", "Ports such as 25565-25600, 27015.")
     found: list[int] = []
     for part in ports.replace(" ", "").split(","):
-        low, _, high = part.partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
-            raise ValidationFailed.field("ports", "invalid", f"{part!r} is not a port or range.")
-        first, last = int(low), int(high or low)
+        # ASCII digits only (``str.isdigit`` takes ``٢`` and ``²``), and a range has both ends.
+        match = PORT_OR_RANGE.fullmatch(part)
+        if match is None:
+            raise ValidationFailed.field(
+                "ports", "invalid", f"{part!r} is not a port or range such as 25565-25600."
+            )
+        first, last = int(match["low"]), int(match["high"] or match["low"])
         if not 1 <= first <= last <= 65535:
             raise ValidationFailed.field("ports", "invalid", f"{part} is outside 1-65535.")
         found.extend(range(first, last + 1))

@@ -35,6 +35,30 @@ def test_it_refuses_a_wrong_node_token(agent):
             }
 
 
+@pytest.mark.parametrize(
+    "raw", [b"Bearer hmn_\xff\xfe" + b"a" * 48, b"Bearer \xc3\xa9" * 8, b"Bearer eyJ\xff.x.y"]
+)
+def test_a_token_of_any_bytes_is_invalid_token_not_a_crash(agent, raw):
+    """Issue 28: aiohttp keeps a header's undecodable bytes as surrogates; every credential
+    check treats them as a wrong token (401), never an encoding error (500)."""
+    with agent.api() as api:
+        response = api.get("/api/system", headers=[(b"Authorization", raw)])
+    assert response.status_code == 401, response.text
+    assert response.json()["error"]["code"] == "invalid_token"
+
+
+def test_the_token_checks_take_any_text():
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from agent.ws import ConsoleAuthError, verify_console_token, verify_request_token
+
+    key = Ed25519PrivateKey.generate().public_key()
+    for token in ["\udcff", "é" * 40, "eyJ\u0663.x.y", 5]:
+        assert verify_request_token(token, public_key=key, node_id=NODE_ID) is False
+        with pytest.raises(ConsoleAuthError):
+            verify_console_token(token, public_key=key, node_id=NODE_ID, server_id="srv_x")
+
+
 def test_it_refuses_the_token_with_another_scheme(agent):
     with agent.api() as api:
         response = api.get("/api/system", headers={"Authorization": f"Basic {agent.token}"})

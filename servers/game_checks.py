@@ -1,0 +1,113 @@
+"""What a game of the catalogue must be before it is saved: its template as the node agent will
+read it (agent/spec.py refuses the same things, but only at a customer's first start) and its
+variables as ``validate_variables`` reads them. Plain rules on plain data (standard library
+only), used by ``Game.clean`` and so by Django admin."""
+
+import re
+from typing import Any
+
+from servers.game_templates import BUILT_INS, TEMPLATE_KEYS
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+VARIABLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$", re.ASCII)
+STOP_SIGNALS = ("SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGKILL")
+MAX_SCRIPT_CHARS = 64 * 1024
+SCRIPTS = ("install_script", "start_command", "stop_command")
+VARIABLE_TYPES = {"string": str, "integer": int, "boolean": bool, "enum": str}
+VARIABLE_KEYS = frozenset(
+    {"key", "name", "type", "default", "required", "min", "max", "min_length", "max_length",
+     "choices", "must_be", "description"}
+)  # fmt: skip
+
+
+def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
+    """Why the agent would refuse ``template`` (none: it is fine)."""
+    if not isinstance(template, dict):
+        return ["The template is a JSON object."]
+    problems = [f"{key!r} is not a template key." for key in sorted(set(template) - TEMPLATE_KEYS)]
+    for key in (*SCRIPTS, "ready_pattern"):
+        value = template.get(key, "")
+        if not isinstance(value, str):
+            problems.append(f"{key} is text.")
+        elif len(value) > MAX_SCRIPT_CHARS:
+            problems.append(f"{key} has at most {MAX_SCRIPT_CHARS} characters.")
+    start = template.get("start_command")
+    if (isinstance(start, str) and not start.strip()) or start is None:
+        problems.append("start_command is required.")
+    pattern = template.get("ready_pattern", "")
+    if isinstance(pattern, str):
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            problems.append(f"ready_pattern is not a regular expression ({error}).")
+    signal = template.get("stop_signal", "SIGTERM")
+    if not isinstance(signal, str) or _signal(signal) not in STOP_SIGNALS:
+        problems.append(f"stop_signal is one of {', '.join(STOP_SIGNALS)}.")
+    for key in ("stop_timeout_seconds", "ready_timeout_seconds"):
+        value = template.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
+            problems.append(f"{key} is a number of seconds above 0, at most 86400.")
+    known = variable_keys | BUILT_INS
+    for key in SCRIPTS:
+        value = template.get(key, "")
+        for name in PLACEHOLDER.findall(value) if isinstance(value, str) else ():
+            if name not in known:
+                problems.append(f"{key} uses {{{{{name}}}}}, which is no variable of the game.")
+    return problems
+
+
+def _signal(name: str) -> str:
+    name = name.upper()
+    return name if name.startswith("SIG") else f"SIG{name}"
+
+
+def variables_problems(variables: Any) -> list[str]:
+    """Why ``variables`` are not a list of variable definitions (none: they are fine)."""
+    if not isinstance(variables, list):
+        return ["The variables are a JSON list of objects."]
+    problems: list[str] = []
+    seen: set[str] = set()
+    for index, definition in enumerate(variables):
+        where = f"Variable {index + 1}"
+        if not isinstance(definition, dict):
+            problems.append(f"{where} is an object.")
+            continue
+        key = definition.get("key")
+        if not isinstance(key, str) or not VARIABLE_KEY.match(key):
+            problems.append(f"{where}: key is a name such as MAX_PLAYERS.")
+            continue
+        where = f"Variable {key}"
+        if key in seen:
+            problems.append(f"{where} is defined twice.")
+        seen.add(key)
+        problems += [f"{where}: {name!r} is not a variable setting."
+                     for name in sorted(set(definition) - VARIABLE_KEYS)]  # fmt: skip
+        if not isinstance(definition.get("name"), str) or not definition["name"].strip():
+            problems.append(f"{where}: name is required.")
+        kind = definition.get("type")
+        if kind not in VARIABLE_TYPES:
+            problems.append(f"{where}: type is one of {', '.join(VARIABLE_TYPES)}.")
+            continue
+        choices = definition.get("choices")
+        if kind == "enum" and (
+            not isinstance(choices, list) or not choices
+            or not all(isinstance(choice, str) for choice in choices)
+        ):  # fmt: skip
+            problems.append(f"{where}: an enum lists its choices as text.")
+        if "default" in definition and not _fits(kind, definition["default"], choices):
+            problems.append(f"{where}: the default is not a {kind} it allows.")
+        for bound in ("min", "max", "min_length", "max_length"):
+            value = definition.get(bound, 0)
+            if isinstance(value, bool) or not isinstance(value, int):
+                problems.append(f"{where}: {bound} is an integer.")
+    return problems
+
+
+def _fits(kind: str, value: Any, choices: Any) -> bool:
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "enum":
+        return isinstance(choices, list) and value in choices
+    return isinstance(value, str)
