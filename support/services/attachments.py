@@ -4,8 +4,11 @@ files by default, any ``django-storages`` backend when configured), never at a p
 A file is refused (400 ``validation_failed``, naming it) when it is too large
 (``SUPPORT_ATTACHMENT_MAX_BYTES``), when a message carries too many
 (``SUPPORT_ATTACHMENTS_PER_MESSAGE``), when its name's type is not one a help desk needs
-(``ALLOWED_TYPES``), or when its content is recognisably of another type than its name says (a
-program named ``logs.txt``). The name is only shown: the stored file is named by its id.
+(``ALLOWED_TYPES``), or when its content is not what its name says (``type_mismatch``). The
+type stored is the content's: an image, PDF or archive must be recognised as exactly that by
+its bytes (``filetype``), so a page of HTML named ``invoice.pdf`` is refused rather than kept as
+a PDF; a text, log, CSV or JSON file must be text and not markup a browser would render as a
+page (``content_kind``). The name is only shown: the stored file is named by its id.
 """
 
 import mimetypes
@@ -28,8 +31,14 @@ ALLOWED_TYPES = frozenset(
         "application/gzip", "application/x-tar", "application/x-gzip",
     }
 )  # fmt: skip
-# Extensions the platform's mimetypes table may not know.
-EXTRA_TYPES = {".log": "text/plain", ".yml": "text/plain", ".yaml": "text/plain"}
+# Types whose content is text: their bytes must be text (``content_kind``), which the name then
+# names more precisely. Every other allowed type has a signature its content must carry.
+TEXT_TYPES = frozenset({"text/plain", "text/csv", "application/json"})
+# Extensions the platform's mimetypes table may not know (or calls by an encoding only).
+EXTRA_TYPES = {
+    ".log": "text/plain", ".yml": "text/plain", ".yaml": "text/plain",
+    ".gz": "application/gzip", ".tgz": "application/gzip",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -64,17 +73,65 @@ def check_upload(upload: Upload) -> tuple[str, str]:
             "attachments", "type_not_allowed",
             f"{name}: only images, PDF, text, logs and archives can be attached.",
         )  # fmt: skip
-    sniffed = filetype.guess_mime(upload.content)
-    if sniffed is not None and sniffed != declared and not _same_family(sniffed, declared):
+    if content_kind(upload.content) != _kind(declared):
         raise ValidationFailed.field(
-            "attachments", "type_mismatch", f"{name} is not the kind of file its name says."
-        )
+            "attachments", "type_mismatch",
+            f"{name} is not the kind of file its name says.",
+        )  # fmt: skip
     return name, declared
 
 
-def _same_family(sniffed: str, declared: str) -> bool:
-    # gzip is sniffed as application/gzip whatever the name's table calls it.
-    return {sniffed, declared} <= {"application/gzip", "application/x-gzip"}
+def _kind(content_type: str) -> str:
+    """What ``content_kind`` finds in a file of ``content_type``."""
+    if content_type in TEXT_TYPES:
+        return "text/plain"
+    return _SAME_FORMAT.get(content_type, content_type)
+
+
+# gzip is sniffed as application/gzip whatever the name's table calls it.
+_SAME_FORMAT = {"application/x-gzip": "application/gzip"}
+
+# The WHATWG MIME Sniffing Standard's patterns of a page (§7.1, "identifying an unknown MIME
+# type"): after leading whitespace, a tag a browser renders as HTML, ended by a space or ">";
+# and XML (SVG, which runs scripts, among it). Written out here: the magic-number libraries
+# know binary signatures only, or an HTML page only by its doctype.
+_PAGE_TAGS = (
+    b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
+    b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--",
+)  # fmt: skip
+_TAG_ENDS = frozenset({b"", b" ", b">", b"\t", b"\n", b"\x0c", b"\r"})
+# The standard's "binary data bytes": a file with one of them in its head is not text.
+_BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+_TEXT_BOMS = (b"\xfe\xff", b"\xff\xfe", b"\xef\xbb\xbf")
+_HEAD_BYTES = 1445  # the standard's resource header
+
+
+def content_kind(content: bytes) -> str:
+    """The type ``content`` itself shows: a signature ``filetype`` knows (``image/png``,
+    ``application/pdf``, ``application/x-executable`` ...), else ``text/html`` or ``text/xml``
+    for markup, ``text/plain`` for text, ``application/octet-stream`` for anything else."""
+    sniffed = filetype.guess_mime(content)
+    if sniffed is not None:
+        return _SAME_FORMAT.get(sniffed, sniffed)
+    head = content[:_HEAD_BYTES]
+    if head.startswith(_TEXT_BOMS):
+        head = head.removeprefix(b"\xef\xbb\xbf")
+        if not head.startswith((b"\xfe\xff", b"\xff\xfe")):
+            return _markup_or_text(head)
+        return "text/plain"  # UTF-16, whose zero bytes are no binary
+    if any(byte in _BINARY_BYTES for byte in head):
+        return "application/octet-stream"
+    return _markup_or_text(head)
+
+
+def _markup_or_text(head: bytes) -> str:
+    start = head.lstrip(b" \t\n\x0c\r").lower()
+    if start.startswith(b"<?xml") or start.startswith(b"<svg"):
+        return "text/xml"
+    for tag in _PAGE_TAGS:
+        if start.startswith(tag) and start[len(tag) : len(tag) + 1] in _TAG_ENDS:
+            return "text/html"
+    return "text/plain"
 
 
 def attachments_add(*, message: Message, uploads: list[Upload]) -> list[Attachment]:
