@@ -434,7 +434,25 @@ SUPPORT_MAIL_MAX_BYTES = env_int("SUPPORT_MAIL_MAX_BYTES", 30 * 1024 * 1024, min
 # door is never open without a lock. Every ANYMAIL_* variable reaches anymail's settings without
 # its prefix: ANYMAIL_MAILGUN_WEBHOOK_SIGNING_KEY, ANYMAIL_POSTMARK_SERVER_TOKEN, ...
 ANYMAIL = env_prefixed("ANYMAIL_")
+# Only the provider named here is mounted (its anymail name: mailgun, postmark, amazon_ses, ...);
+# every other provider's path is 404. The secret and the provider come together, or neither.
+SUPPORT_INBOUND_PROVIDER = (env_str("SUPPORT_INBOUND_PROVIDER") or "").lower()
 SUPPORT_INBOUND_WEBHOOK = bool(ANYMAIL.get("WEBHOOK_SECRET"))
+if bool(SUPPORT_INBOUND_PROVIDER) != SUPPORT_INBOUND_WEBHOOK:
+    raise ImproperlyConfigured(
+        "Set both ANYMAIL_WEBHOOK_SECRET and SUPPORT_INBOUND_PROVIDER (the provider whose "
+        "inbound webhook is mounted), or neither."
+    )
+# Mail into the desk acts as a user (staff, or a customer in their account) only when the
+# topmost Authentication-Results header written by one of these authserv-ids (our own MTA's,
+# or the inbound provider's) says dmarc=pass for the From domain. Empty: no mail is.
+SUPPORT_MAIL_TRUSTED_AUTHSERV_IDS = env_list("SUPPORT_MAIL_TRUSTED_AUTHSERV_IDS", [])
+# What customers see of staff (dashboard, API, mail): "team", the team's name only, or
+# "first_name", a staff member's first name beside it. Never an address or a user id.
+SUPPORT_STAFF_SHOWN_AS = (env_str("SUPPORT_STAFF_SHOWN_AS") or "team").lower()
+if SUPPORT_STAFF_SHOWN_AS not in {"team", "first_name"}:
+    raise ImproperlyConfigured("SUPPORT_STAFF_SHOWN_AS must be team or first_name.")
+SUPPORT_TEAM_NAME = env_str("SUPPORT_TEAM_NAME") or "Support team"
 
 # --- Django REST Framework and OpenAPI ------------------------------------------------------
 REST_FRAMEWORK = {

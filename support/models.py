@@ -195,7 +195,8 @@ class MessageKind(models.TextChoices):
 class Message(models.Model):
     """One entry of a ticket's conversation: a public reply (customer or staff), an internal
     note (staff only: never shown to customers anywhere), or a system entry (a status or
-    assignment change)."""
+    assignment change; ``staff_only`` for those naming a staff member, such as who the ticket
+    is assigned to, which customers never see)."""
 
     id = PrefixedIdField(prefix="msg")
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="messages")
@@ -205,6 +206,7 @@ class Message(models.Model):
     )
     author_email = models.EmailField(blank=True)
     from_staff = models.BooleanField(default=False)
+    staff_only = models.BooleanField(default=False)
     body = models.TextField()
     channel = models.CharField(max_length=10, choices=Channel.choices)
     # The Message-ID of the e-mail it came in as, or went out as: one message per mail.

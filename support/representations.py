@@ -4,10 +4,17 @@ A ticket's representation has two audiences. Customers see the conversation with
 notes and without staff-only fields (assignee, tags, SLA breach flags); staff see everything
 (``staff=True``). Events carry the customer's view, so a webhook of the customer's account can
 never hold an internal note.
+
+What customers see of staff is one rule, ``staff_shown``: the team's name
+(``SUPPORT_TEAM_NAME``), or with ``SUPPORT_STAFF_SHOWN_AS=first_name`` a staff member's first
+name beside it; never their address, their user id, or who the ticket is assigned to.
 """
 
 from typing import Any
 
+from django.conf import settings
+
+from accounts.models import User
 from hosting.representations import timestamp
 from support.models import Attachment, Department, Message, MessageKind, SlaPolicy, Ticket
 
@@ -88,17 +95,38 @@ def attachment_representation(attachment: Attachment) -> dict[str, Any]:
     }
 
 
-def message_representation(message: Message) -> dict[str, Any]:
-    """One entry of the conversation. Callers never hand an internal note to a customer's
-    view (``support.selectors.messages_visible``); ``kind`` says what it is for staff."""
+def staff_shown(user: User | None) -> str:
+    """A staff member as customers see them (``SUPPORT_STAFF_SHOWN_AS``)."""
+    team = settings.SUPPORT_TEAM_NAME
+    first_name = (user.name.split() or [""])[0] if user is not None else ""
+    if settings.SUPPORT_STAFF_SHOWN_AS == "first_name" and first_name:
+        return f"{first_name} ({team})"
+    return team
+
+
+def author_shown(message: Message) -> str:
+    """Who wrote an entry, as customers see it (dashboard, API, mail): staff by
+    ``staff_shown``, people of the account by their name or address."""
+    if message.from_staff:
+        return staff_shown(message.author)
+    if message.author is not None:
+        return message.author.name or message.author.email
+    return message.author_email or "Someone"
+
+
+def message_representation(message: Message, *, staff: bool = False) -> dict[str, Any]:
+    """One entry of the conversation. Callers never hand an internal note or a staff-only
+    entry to a customer's view (``support.selectors.messages_visible``); ``kind`` says what
+    it is for staff. Customers see a staff author by name only (``author_shown``)."""
     return {
         "id": message.id,
         "ticket": message.ticket_id,
         "kind": message.kind,
         "author": {
-            "user": message.author_id,
-            "email": message.author_email or None,
+            "user": message.author_id if staff or not message.from_staff else None,
+            "email": (message.author_email or None) if staff or not message.from_staff else None,
             "staff": message.from_staff,
+            "name": author_shown(message),
         },
         "body": message.body,
         "channel": message.channel,

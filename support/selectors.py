@@ -37,10 +37,15 @@ def tickets_for_staff(user: User) -> QuerySet[Ticket]:
 
 
 def messages_visible(ticket: Ticket, *, staff: bool) -> QuerySet[Message]:
-    """The conversation as its reader may see it: customers never get internal notes."""
-    messages = Message.objects.filter(ticket=ticket).prefetch_related("attachments")
+    """The conversation as its reader may see it: customers never get internal notes, nor
+    the system entries that name staff (``staff_only``: who the ticket is assigned to)."""
+    messages = (
+        Message.objects.filter(ticket=ticket)
+        .select_related("author")
+        .prefetch_related("attachments")
+    )
     if not staff:
-        messages = messages.filter(kind__in=PUBLIC_KINDS)
+        messages = messages.filter(kind__in=PUBLIC_KINDS, staff_only=False)
     return messages.order_by("created_at", "id")
 
 

@@ -28,6 +28,7 @@ from hosting.errors import ApplicationError
 from hosting.http import download_response
 from support.forms import TicketCreateForm, TicketListFilter, TicketRateForm, TicketReplyForm
 from support.models import Channel, Ticket, TicketStatus
+from support.representations import author_shown
 from support.selectors import attachment_for_customer, messages_visible, tickets_of_account
 from support.services.tickets import (
     Requester,
@@ -126,16 +127,6 @@ class TicketCreateView(TicketPageMixin, FormView):
 # --- One ticket ------------------------------------------------------------------------------
 
 
-def author_shown(message) -> str:
-    """Who wrote an entry, as the customer sees it: the hosting company's staff as a team,
-    people of the account by their name or address."""
-    if message.from_staff:
-        return "Support team"
-    if message.author is not None:
-        return message.author.name or message.author.email
-    return message.author_email or "Someone"
-
-
 class TicketDetailView(TicketObjectMixin, TemplateView):
     """The ticket and its conversation (public replies and system entries, never an internal
     note) with its files; replying (a POST here), closing, reopening a resolved ticket and
@@ -145,7 +136,7 @@ class TicketDetailView(TicketObjectMixin, TemplateView):
 
     def get_context_data(self, reply_form=None, rate_form=None, **kwargs):
         ticket = self.ticket
-        conversation = list(messages_visible(ticket, staff=False).select_related("author"))
+        conversation = list(messages_visible(ticket, staff=False))
         for entry in conversation:
             entry.author_shown = author_shown(entry)
         if self.can_write:

@@ -101,9 +101,18 @@ class AttachmentSerializer(serializers.Serializer):
 
 
 class AuthorSerializer(serializers.Serializer):
-    user = serializers.CharField(read_only=True, allow_null=True)
-    email = serializers.EmailField(read_only=True, allow_null=True)
+    user = serializers.CharField(
+        read_only=True, allow_null=True, help_text="null for staff (and for mail not "
+        "authenticated as a user) in the customers' API.",
+    )  # fmt: skip
+    email = serializers.EmailField(
+        read_only=True, allow_null=True, help_text="null for staff in the customers' API."
+    )
     staff = serializers.BooleanField(read_only=True, help_text="Written by the hosting company.")
+    name = serializers.CharField(
+        read_only=True, help_text="Who wrote it, as customers see it: staff by the team's name "
+        "(`SUPPORT_TEAM_NAME`; with `SUPPORT_STAFF_SHOWN_AS=first_name` also a first name).",
+    )  # fmt: skip
 
 
 class MessageSerializer(RepresentedBy, serializers.ModelSerializer):
@@ -126,7 +135,9 @@ class MessageSerializer(RepresentedBy, serializers.ModelSerializer):
 
 
 class StaffMessageSerializer(MessageSerializer):
-    """One entry of the conversation, internal notes included."""
+    """One entry of the conversation, internal notes included, staff authors by their id."""
+
+    represent = staticmethod(partial(message_representation, staff=True))
 
     kind = serializers.ChoiceField(choices=MessageKind.choices, read_only=True)
 
@@ -247,7 +258,7 @@ MESSAGE_EXAMPLE = {
     "id": "msg_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc",
     "ticket": TICKET_EXAMPLE["id"],
     "kind": "public",
-    "author": {"user": "usr_8Mv3HdPz1Lk2Tq4Wn7Xc5Rb9", "email": None, "staff": True},
+    "author": {"user": None, "email": None, "staff": True, "name": "Support team"},
     "body": "The world file is damaged; I restored last night's backup. Try starting it now.",
     "channel": "web",
     "attachments": [
@@ -273,8 +284,12 @@ STAFF_TICKET_EXAMPLE = {
         "paused": True,
     },
 }
-NOTE_EXAMPLE = {
+STAFF_MESSAGE_EXAMPLE = {
     **MESSAGE_EXAMPLE,
+    "author": {**MESSAGE_EXAMPLE["author"], "user": "usr_8Mv3HdPz1Lk2Tq4Wn7Xc5Rb9"},
+}
+NOTE_EXAMPLE = {
+    **STAFF_MESSAGE_EXAMPLE,
     "kind": "internal",
     "body": "Second world corruption this month: check the node's disk.",
     "attachments": [],
@@ -298,6 +313,6 @@ STAFF_TICKET_LIST_EXAMPLES = response_examples("Answered, waiting on the custome
                                        STAFF_TICKET_EXAMPLE)  # fmt: skip
 NOTE_EXAMPLES = response_examples("An internal note", "message", NOTE_EXAMPLE)
 STAFF_MESSAGE_LIST_EXAMPLES = [
-    *response_examples("A staff reply with a log", None, MESSAGE_EXAMPLE),
+    *response_examples("A staff reply with a log", None, STAFF_MESSAGE_EXAMPLE),
     *response_examples("An internal note", None, NOTE_EXAMPLE),
 ]

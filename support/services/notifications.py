@@ -10,7 +10,11 @@
 - **Staff.** A new ticket and a customer's reply notify the ticket's assignee, or the
   department's staff while nobody is assigned; an assignment notifies the new assignee. They
   are marked ``Auto-Submitted: auto-generated`` (a notice, not a person's answer) and also carry
-  the signed Reply-To, so staff may answer from their mail.
+  the signed Reply-To; staff may answer from their mail where the desk can authenticate it
+  (``SUPPORT_MAIL_TRUSTED_AUTHSERV_IDS``, see ``support.services.mail``), and the notice only
+  says so then.
+- **Who is named.** Customers' mail names staff as ``author_shown`` does on every other page
+  (the team's name by default), never a staff member's address.
 
 Nothing is sent in the request: the service that wrote the message queues one task in its own
 transaction (the task table is in the same database, so a rollback queues nothing), and the
@@ -29,6 +33,7 @@ from django.utils.crypto import salted_hmac
 
 from accounts.models import User
 from support.models import Message, MessageKind, Ticket
+from support.representations import author_shown
 
 SALT = "support.reply-token"
 
@@ -128,7 +133,8 @@ def ticket_message_mail_send(message_id: str) -> int:
     to = customer_recipients(ticket, author_email=author_email)
     if to:
         _send(
-            ticket, to=to, template="reply", context={"message": message},
+            ticket, to=to, template="reply",
+            context={"message": message, "author": author_shown(message)},
             headers={"Message-ID": message_id_header(message), **threading},
         )  # fmt: skip
         sent += 1
@@ -138,7 +144,10 @@ def ticket_message_mail_send(message_id: str) -> int:
             opened = root == own_id or root is None
             _send(
                 ticket, to=staff, template="staff_new" if opened else "staff_reply",
-                context={"message": message, "desk_url": _page_url("desk_ticket", ticket)},
+                context={
+                    "message": message, "desk_url": _page_url("desk_ticket", ticket),
+                    "staff_mail_replies": bool(settings.SUPPORT_MAIL_TRUSTED_AUTHSERV_IDS),
+                },
                 headers={"Auto-Submitted": "auto-generated", **threading},
             )  # fmt: skip
             sent += 1

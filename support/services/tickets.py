@@ -7,6 +7,12 @@ of the account, through the dashboard, the API or mail) or the hosting company's
 change records its event in the same transaction; public replies and status changes are
 ``ticket.replied`` / ``ticket.status_changed``, internal notes record none (they are never
 shown to customers, and webhooks belong to the customer's account).
+
+Events belong to the customer's account, so they hold only what customers see
+(``support.representations``): the customer's view of the ticket, previous values of that view
+only (a change of tags alone records nothing; an assignment says no more than that it
+happened), and no staff member as their actor (staff's changes are recorded as the system's;
+the desk's conversation keeps who did what).
 """
 
 from dataclasses import dataclass
@@ -135,17 +141,25 @@ def _linked(account: Account | None, links: dict[str, str | None]) -> dict[str, 
     return found
 
 
-def _record(ticket: Ticket, type: str, actor: Actor, previous: dict | None = None) -> None:
+def _record(
+    ticket: Ticket, type: str, actor: Actor, previous: dict | None = None, *, by_staff: bool
+) -> None:
+    """Record the ticket's event, as its account may read it: a staff member's change has no
+    person, key or address as its actor (customers see staff as the team only)."""
     record_event(
         type=type, account=ticket.account, object_type="ticket",
-        obj=ticket_representation(ticket), actor=actor, previous_attributes=previous,
+        obj=ticket_representation(ticket), actor=SYSTEM if by_staff else actor,
+        previous_attributes=previous,
     )  # fmt: skip
 
 
-def _system_entry(ticket: Ticket, text: str, actor: Actor, now: datetime) -> None:
+def _system_entry(
+    ticket: Ticket, text: str, actor: Actor, now: datetime, *, staff_only: bool = False
+) -> None:
     Message.objects.create(
         ticket=ticket, kind=MessageKind.SYSTEM, author=actor.user, body=text,
         channel=Channel.WEB, from_staff=bool(actor.user and actor.user.is_staff), created_at=now,
+        staff_only=staff_only,
     )  # fmt: skip
 
 
@@ -216,7 +230,7 @@ def ticket_open(
         body=body, channel=channel, email_message_id=email_message_id, created_at=now,
     )  # fmt: skip
     attachments_add(message=message, uploads=uploads or [])
-    _record(ticket, "ticket.created", actor)
+    _record(ticket, "ticket.created", actor, by_staff=by_staff)
     message_mail_queue(message)
     return ticket, message
 
@@ -304,10 +318,10 @@ def ticket_reply(
     ticket.save()
     # Last: the files are written only once nothing else can refuse the reply.
     attachments_add(message=message, uploads=uploads or [])
-    _record(ticket, "ticket.replied", actor)
+    _record(ticket, "ticket.replied", actor, by_staff=by_staff)
     message_mail_queue(message)
     if previous:
-        _record(ticket, "ticket.status_changed", actor, previous)
+        _record(ticket, "ticket.status_changed", actor, previous, by_staff=by_staff)
     return message
 
 
@@ -330,7 +344,7 @@ def ticket_status_change(*, ticket: Ticket, status: str, actor: Actor, by_staff:
     ticket.updated_at = now
     ticket.save()
     _system_entry(ticket, f"Status: {TicketStatus(status).label}.", actor, now)
-    _record(ticket, "ticket.status_changed", actor, previous)
+    _record(ticket, "ticket.status_changed", actor, previous, by_staff=by_staff)
     return ticket
 
 
@@ -358,19 +372,17 @@ def ticket_assign(*, ticket: Ticket, assignee: User | None, actor: Actor) -> Tic
         )
     if ticket.assignee_id == (assignee.pk if assignee else None):
         return ticket
-    previous = {"assignee": ticket.assignee_id}
     now = timezone.now()
     ticket.assignee = assignee
     ticket.updated_at = now
     ticket.save()
     who = (assignee.name or assignee.email) if assignee else "nobody"
-    _system_entry(ticket, f"Assigned to {who}.", actor, now)
+    # Who works the ticket is the desk's business: staff see the entry, customers do not.
+    _system_entry(ticket, f"Assigned to {who}.", actor, now, staff_only=True)
     if assignee is not None and assignee != actor.user:
         assignment_mail_queue(ticket)
-    record_event(
-        type="ticket.assigned", account=ticket.account, object_type="ticket",
-        obj=ticket_representation(ticket), actor=actor, previous_attributes=previous,
-    )  # fmt: skip
+    # That it was assigned, not to whom: the customer's view has no assignee.
+    _record(ticket, "ticket.assigned", actor, by_staff=True)
     return ticket
 
 
@@ -378,7 +390,10 @@ def ticket_assign(*, ticket: Ticket, assignee: User | None, actor: Actor) -> Tic
 def ticket_update(*, ticket: Ticket, changes: dict[str, Any], actor: Actor) -> Ticket:
     """Staff change the department, priority, tags or links; the SLA due times follow."""
     ticket = _locked(ticket)
-    before = ticket_representation(ticket, staff=True)
+    before, before_for_staff = (
+        ticket_representation(ticket),
+        ticket_representation(ticket, staff=True),
+    )
     unknown = sorted(set(changes) - {"department", "priority", "tags", "server", "bot", "invoice"})
     if unknown:
         raise ValidationFailed.field(unknown[0], "unknown_field", "This field is not accepted.")
@@ -402,12 +417,13 @@ def ticket_update(*, ticket: Ticket, changes: dict[str, Any], actor: Actor) -> T
     now = timezone.now()
     if {"department", "priority"} & set(changes):
         sla_retarget(ticket, now)
-    previous = changed_attributes(before, ticket_representation(ticket, staff=True))
-    if not previous:
+    if before_for_staff == ticket_representation(ticket, staff=True):
         return ticket
+    previous = changed_attributes(before, ticket_representation(ticket))
     ticket.updated_at = now
     ticket.save()
-    _record(ticket, "ticket.updated", actor, previous)
+    if previous:  # a change customers do not see (tags) records no event of their account
+        _record(ticket, "ticket.updated", actor, previous, by_staff=True)
     return ticket
 
 
@@ -436,7 +452,7 @@ def ticket_rate(*, ticket: Ticket, rating: Any, comment: str = "", actor: Actor)
     ticket.rating, ticket.rating_comment = rating, comment.strip()
     ticket.updated_at = timezone.now()
     ticket.save()
-    _record(ticket, "ticket.updated", actor, previous)
+    _record(ticket, "ticket.updated", actor, previous, by_staff=False)
     return ticket
 
 
@@ -471,7 +487,7 @@ def ticket_merge(*, source: Ticket, target: Ticket, actor: Actor) -> Ticket:
     source.updated_at = now
     source.save()
     _system_entry(target, f"Ticket #{source.number} was merged into this one.", actor, now)
-    _record(source, "ticket.status_changed", actor, previous)
+    _record(source, "ticket.status_changed", actor, previous, by_staff=True)
     return target
 
 

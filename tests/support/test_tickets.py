@@ -158,7 +158,7 @@ def test_assignment_is_to_staff_of_the_department(owner, account, technical, age
 
     assert Ticket.objects.get(pk=ticket.pk).assignee == agent
     event = Event.objects.get(type="ticket.assigned")
-    assert event.data["previous_attributes"] == {"assignee": None}
+    assert event.data["previous_attributes"] == {}  # customers never see who (issue 28)
     assert (
         Message.objects.filter(ticket=ticket, kind="system").get().body.startswith("Assigned to ")
     )
