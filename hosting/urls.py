@@ -28,5 +28,6 @@ urlpatterns = [
 ]
 
 if settings.SUPPORT_INBOUND_WEBHOOK:
-    # Mail into the desk through the mail provider's inbound webhook (support.apps connects it).
-    urlpatterns.append(path("anymail/", include("anymail.urls")))
+    # Mail into the desk through the configured provider's inbound webhook only (any other
+    # provider's path is 404; support.apps connects the signal).
+    urlpatterns.append(path("anymail/", include("support.inbound_urls")))

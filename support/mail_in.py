@@ -6,6 +6,11 @@ C extension) turns HTML-only mail into text. Quote and signature stripping is ou
 code: the PyPI candidates cut customers' text after any "Thanks," or "- item" line, or missed
 Outlook header blocks, and a help desk must never lose what the customer wrote.
 
+Who sent a message is only what its From header claims, which anyone can write. The claim counts
+(``sender_authenticated``) only when an ``Authentication-Results`` header (RFC 8601) written by a
+mail server we trust says DMARC passed for the From address's own domain; ``authres`` (the
+parser dkimpy uses for ARC) reads the header.
+
 Everything here faces the open internet, so it is lenient by design: only input that is no
 message at all (empty, or without a From address) raises ``MalformedMessage``; odd charsets,
 broken headers, dates or encodings degrade to a best effort instead of failing. No regular
@@ -27,6 +32,7 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
 
+import authres
 from bs4 import BeautifulSoup, NavigableString, PageElement, Tag
 from bs4.element import PreformattedString
 
@@ -68,6 +74,8 @@ class InboundMail:
     is_auto_generated: bool
     auto_reason: str
     date: datetime | None
+    # Whether a trusted mail server vouches for ``sender`` (see ``sender_authenticated``).
+    sender_authenticated: bool = False
 
 
 def parse_message(
@@ -75,13 +83,16 @@ def parse_message(
     *,
     max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES,
     allowed_types: frozenset[str] | None = None,
+    trusted_authserv_ids: Iterable[str] = (),
 ) -> InboundMail:
     """Parse one raw message (the bytes as received, headers and body).
 
     ``allowed_types``, when given, lists the attachment content types to keep (``image/*``
     keeps every image); others, and those over ``max_attachment_bytes``, are listed in
-    ``refused_attachments`` with the reason instead. Raises ``MalformedMessage`` only when the
-    input is not a message at all.
+    ``refused_attachments`` with the reason instead. ``trusted_authserv_ids``: the
+    ``Authentication-Results`` writers whose word is taken (``sender_authenticated``); none by
+    default, so no message is authenticated. Raises ``MalformedMessage`` only when the input is
+    not a message at all.
     """
     if not isinstance(raw, bytes | bytearray):
         raise TypeError(f"raw must be bytes, not {type(raw).__name__}")
@@ -132,6 +143,8 @@ def parse_message(
         is_auto_generated=bool(auto_reason),
         auto_reason=auto_reason,
         date=_date(message),
+        sender_authenticated=len(senders) == 1
+        and sender_authenticated(message, sender, trusted_authserv_ids=trusted_authserv_ids),
     )
 
 
@@ -289,6 +302,94 @@ _REPLY_SUBJECT = re.compile(
     r"\s*(?:re|aw|sv|vs|antw|antwort|r|rif|odp|ynt|res|回复|答复|返信)\s*(?:\[\d+\])?\s*[:\uff1a]",
     re.IGNORECASE,
 )
+
+# --- who sent it -----------------------------------------------------------------------------
+
+# Longer headers are not read (a real one is a few hundred characters; the parser is slow).
+_MAX_AUTH_RESULTS_CHARS = 16 * 1024
+
+
+def sender_authenticated(
+    message: Message, sender: str, *, trusted_authserv_ids: Iterable[str]
+) -> bool:
+    """Whether a trusted mail server vouches that ``sender`` (the one From address) wrote it.
+
+    Only the topmost ``Authentication-Results`` header whose authserv-id is trusted counts: our
+    own server adds its header above those the message arrived with, so a forged one below it
+    with the same id never speaks (nor one with any other id). It must say ``dmarc=pass`` with
+    ``header.from`` being the From address's domain: DMARC's pass means SPF or DKIM passed for
+    a domain aligned with exactly that From domain. A header that cannot be read is no proof.
+    """
+    trusted = {each.strip().lower() for each in trusted_authserv_ids if each.strip()}
+    if not trusted:
+        return False
+    domain = sender.rpartition("@")[2].rstrip(".").lower()
+    for key, value in message.raw_items():
+        if key.lower() != "authentication-results":
+            continue
+        value = _scrub(value)
+        authserv_id = value.partition(";")[0].split()
+        if not authserv_id or authserv_id[0].lower() not in trusted:
+            continue
+        return any(
+            result.method == "dmarc"
+            and result.result == "pass"
+            and any(
+                (prop.type, prop.name) == ("header", "from")
+                and prop.value.rstrip(".").lower() == domain
+                for prop in result.properties
+            )
+            for result in _auth_results(value)
+        )
+    return False
+
+
+def _auth_results(value: str) -> list:
+    """The results of one ``Authentication-Results`` value; a result that breaks the grammar
+    is left out (some providers add properties RFC 8601 does not allow, which would otherwise
+    hide their well-formed DMARC result)."""
+    if len(value) > _MAX_AUTH_RESULTS_CHARS:
+        return []
+    value = " ".join(value.split())
+    try:
+        return list(authres.AuthenticationResultsHeader.parse_value(value).results)
+    except authres.AuthResError:
+        pass
+    pieces = _top_level_pieces(value)
+    results = []
+    for piece in pieces[1:]:
+        try:
+            parsed = authres.AuthenticationResultsHeader.parse_value(f"{pieces[0]}; {piece}")
+        except authres.AuthResError:
+            continue
+        results.extend(parsed.results)
+    return results
+
+
+def _top_level_pieces(value: str) -> list[str]:
+    """``value`` split at the semicolons outside comments and quoted strings."""
+    pieces, current, depth, quoted, escaped = [], [], 0, False, False
+    for ch in value:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif quoted:
+            quoted = ch != '"'
+        elif ch == '"':
+            quoted = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif ch == ";" and depth == 0:
+            pieces.append("".join(current).strip())
+            current = []
+            continue
+        current.append(ch)
+    pieces.append("".join(current).strip())
+    return [piece for piece in pieces if piece]
+
 
 # --- auto-generated mail ----------------------------------------------------------------------
 

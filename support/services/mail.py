@@ -5,8 +5,20 @@ nothing (with the reason).
   (``support+<token>@…``, the Reply-To of every mail the desk sends: ``reply_address``), else
   by ``In-Reply-To`` / ``References`` naming a message of the ticket. Only what the sender
   wrote is kept (quoted history stripped by ``support.mail_in``).
-- **New tickets.** A message to a department's address opens a ticket there: for the user
-  with the sender's address and their account when there is one, else a guest ticket.
+- **Who wrote it.** A From header is only a claim. Mail acts as a user (a customer of an
+  account, or staff) only when it is authenticated: a trusted mail server
+  (``SUPPORT_MAIL_TRUSTED_AUTHSERV_IDS``) says DMARC passed for the From domain
+  (``support.mail_in.sender_authenticated``). Otherwise it is a message from that address
+  and nothing more: never staff's, never a user's.
+- **Replies.** Staff answer by mail only when authenticated (the reply is then staff's and is
+  mailed to the customers). Anyone else may reply when their address is the ticket's requester
+  or copied on it (as the desk's mail reached them there); a member of the account whose
+  address is not on the ticket only when authenticated. Unauthenticated mail claiming a staff
+  address is treated as the stranger it then is: refused, unless that address is a customer of
+  the ticket.
+- **New tickets.** A message to a department's address opens a ticket there: in the sender's
+  account, as that user, when the mail is authenticated and a user has the address; else a
+  guest ticket known by the address alone (which staff may link to an account).
 - **Refused** (nothing written): a message over ``SUPPORT_MAIL_MAX_BYTES``, auto-replies and
   bounces, a sender past
   ``SUPPORT_MAIL_PER_SENDER_PER_HOUR``, a message already taken (same Message-ID), a reply to a
@@ -80,9 +92,17 @@ def _thread(mail: InboundMail) -> Ticket | None:
     return None
 
 
-def _participant(ticket: Ticket, sender: str) -> tuple[bool, User | None, bool]:
-    """Whether ``sender`` may reply on ``ticket``: (may, the user, as staff)."""
-    user = User.objects.filter(email__iexact=sender, is_active=True).first()
+def _user_of(mail: InboundMail) -> User | None:
+    """The user the mail comes from: only when it is authenticated, else nobody (the From
+    header alone is anyone's to write)."""
+    if not mail.sender_authenticated:
+        return None
+    return User.objects.filter(email__iexact=mail.sender, is_active=True).first()
+
+
+def _participant(ticket: Ticket, mail: InboundMail) -> tuple[bool, User | None, bool]:
+    """Whether the mail's sender may reply on ``ticket``: (may, the user, as staff)."""
+    user, sender = _user_of(mail), mail.sender
     if (
         user is not None
         and user.is_staff
@@ -145,6 +165,7 @@ def mail_receive(raw: bytes) -> MailOutcome:
     mail = parse_message(
         raw, max_attachment_bytes=settings.SUPPORT_ATTACHMENT_MAX_BYTES,
         allowed_types=ALLOWED_TYPES,
+        trusted_authserv_ids=settings.SUPPORT_MAIL_TRUSTED_AUTHSERV_IDS,
     )  # fmt: skip
     if mail.is_auto_generated:
         return MailOutcome("refused", reason=f"automatic mail ({mail.auto_reason})")
@@ -169,7 +190,7 @@ def _take(mail: InboundMail) -> MailOutcome:
     body = (mail.reply_text or mail.text).strip() + _refusal_note(refused)
     ticket = _thread(mail)
     if ticket is not None:
-        may, user, staff = _participant(ticket, mail.sender)
+        may, user, staff = _participant(ticket, mail)
         if not may:
             return MailOutcome("refused", ticket, reason="the sender is not part of this ticket")
         if ticket.status != TicketStatus.CLOSED:
@@ -187,7 +208,7 @@ def _take(mail: InboundMail) -> MailOutcome:
         ).first()
         if department is None:
             return MailOutcome("refused", reason="no department takes mail at this address")
-    user = User.objects.filter(email__iexact=mail.sender, is_active=True).first()
+    user = _user_of(mail)
     membership = user.memberships.select_related("account").first() if user else None
     requester = Requester(
         email=mail.sender, name=mail.sender_name, user=user,

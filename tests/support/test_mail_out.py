@@ -177,9 +177,13 @@ def test_a_mail_answer_to_the_desks_message_id_threads_onto_the_ticket(
 
 
 def test_teammates_copied_on_a_new_mail_are_kept_and_strangers_are_not(
-    owner, teammate, account, technical
+    owner, teammate, account, technical, settings
 ):
+    # Only authenticated mail opens a ticket in an account (issue 28).
+    settings.SUPPORT_MAIL_TRUSTED_AUTHSERV_IDS = ["mx.desk.example"]
+    domain = owner.email.rpartition("@")[2]
     raw = (
+        f"Authentication-Results: mx.desk.example; dmarc=pass header.from={domain}\r\n"
         f"From: {owner.email}\r\nTo: support@desk.example\r\n"
         f"Cc: {teammate.email}, stranger@else.example\r\nSubject: Lag\r\n"
         "Message-ID: <new-1@mail.example>\r\nContent-Type: text/plain\r\n\r\nLag spikes.\r\n"
