@@ -113,6 +113,12 @@ def test_a_new_customer_signs_up_and_finds_servers_in_a_long_list(page, screensh
     # Demo-like data: two servers made as the dashboard makes them, installed by the real
     # worker (stopped, each with its address), and 28 more at rest, made directly.
     account = Account.objects.get(name="Analytical Hosting")
+    # A sign-up orders plans (no unbilled allowance); this host gives one, as staff would.
+    Account.objects.filter(pk=account.pk).update(
+        unbilled_instances=2, unbilled_memory_mb=8192, unbilled_cpu_percent=400,
+        unbilled_disk_mb=40960,
+    )  # fmt: skip
+    account.refresh_from_db()
     actor = Actor(user=User.objects.get(email="ada@example.com"))
     for name in ["Survival SMP", "Creative SMP"]:
         server_create(account=account, actor=actor, **{**MINECRAFT, "name": name})
