@@ -248,7 +248,8 @@ STAFF_API_AREAS: tuple[tuple[str, str], ...] = (
     (r"admin/customers(/|$)", StaffArea.CUSTOMERS),
     (r"admin/(invoices|credit-notes|subscriptions|products|prices|tax-rates|coupons"
      r"|promotion-codes)(/|$)", StaffArea.BILLING),
-    *((rf"admin/reports/{name}/?$", area) for name, area in STAFF_REPORT_AREAS.items()),
+    # A report and its downloads (``mrr.csv``).
+    *((rf"admin/reports/{name}(\.\w+)?/?$", area) for name, area in STAFF_REPORT_AREAS.items()),
     (r"admin/tickets(/|$)", StaffArea.SUPPORT),
     (r"admin/nodes(/|$)", StaffArea.NODES),
 )  # fmt: skip

@@ -103,10 +103,11 @@ def api_key_create(
         scopes_allowed_for(role, is_staff=user.is_staff, staff_role=staff_role)
     )
     denied = sorted(set(scopes) - role_allows)
-    _refuse_scopes(
-        [scope for scope in denied if scope in STAFF_SCOPES],
-        f"The staff role {staff_role!r} may not grant" if staff_role else "Only staff may grant",
-    )
+    if staff_role is not None:  # staff: the staff scopes are their staff role's to refuse
+        _refuse_scopes(
+            [scope for scope in denied if scope in STAFF_SCOPES],
+            f"The staff role {staff_role or 'none'!r} may not grant",
+        )
     _refuse_scopes(denied, f"The role {role!r} may not grant")
     if actor.api_key is not None:
         # A key can only mint keys within its own rights, or a narrow key could widen itself.
