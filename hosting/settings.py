@@ -507,6 +507,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "hosting.api.schema.postprocess_envelopes",
         "idempotency.schema.document_idempotency",
+        "analytics.api.docs.type_metric_points",
+        "analytics.api.docs.split_csv_downloads",
     ],
 }
 

@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from analytics.api.report_downloads import urlpatterns as report_download_urlpatterns
 from analytics.api.reports import urlpatterns as report_urlpatterns
 from analytics.api.views import (
     AccountUsageViewSet,
@@ -11,6 +12,7 @@ from hosting.ids import ID_PATTERN
 urlpatterns = [
     path("analytics/usage", AccountUsageViewSet.as_view({"get": "retrieve"}), name="account-usage"),
     *report_urlpatterns,
+    *report_download_urlpatterns,
     re_path(
         rf"^servers/(?P<pk>{ID_PATTERN})/metrics$",
         InstanceMetricsViewSet.as_view({"get": "retrieve"}, kind="server"),

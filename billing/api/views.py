@@ -132,15 +132,24 @@ if TYPE_CHECKING:
 
 READ, WRITE = ["billing:read"], ["billing:write"]
 STAFF_READ, STAFF_WRITE = ["admin:read"], ["admin:write"]
+PDF_OCTETS = "application/octet-stream"
 
 
-def _pdf_response(document: DocumentSnapshot) -> HttpResponse:
-    """The document's PDF as a download named after its number."""
+def _pdf_response(request, document: DocumentSnapshot) -> HttpResponse:
+    """The document's PDF as a download named after its number: ``application/pdf``, or the
+    same bytes as ``application/octet-stream`` for a client that accepts that and not PDF (the
+    two media types the schema documents; generated clients read the second as bytes)."""
     # WeasyPrint takes ~2 s to import: loaded on the first download, not with the URLconf
     # (the dashboard's download view does the same).
     from billing.pdf import render_document_pdf
 
-    response = HttpResponse(render_document_pdf(document), content_type="application/pdf")
+    accepted = request.headers.get("Accept", "")
+    content_type = (
+        PDF_OCTETS
+        if PDF_OCTETS in accepted and "application/pdf" not in accepted
+        else "application/pdf"
+    )
+    response = HttpResponse(render_document_pdf(document), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{document["number"]}.pdf"'
     return response
 
@@ -285,7 +294,7 @@ class InvoiceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
 
     @action(detail=True, methods=["get"])
     def pdf(self, request, pk: str):
-        return _pdf_response(invoice_document(self.get_object()))
+        return _pdf_response(request, invoice_document(self.get_object()))
 
     @action(detail=True, methods=["post"])
     def pay(self, request, pk: str):
@@ -328,7 +337,7 @@ class CreditNoteViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMi
 
     @action(detail=True, methods=["get"])
     def pdf(self, request, pk: str):
-        return _pdf_response(credit_note_document(self.get_object()))
+        return _pdf_response(request, credit_note_document(self.get_object()))
 
 
 @extend_schema_view(**BALANCE_TRANSACTION_DOCS)
@@ -422,7 +431,7 @@ class AdminInvoiceViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
 
     @action(detail=True, methods=["get"])
     def pdf(self, request, pk: str):
-        return _pdf_response(invoice_document(self.get_object()))
+        return _pdf_response(request, invoice_document(self.get_object()))
 
     @action(detail=True, methods=["post"], url_path="mark-paid")
     def mark_paid(self, request, pk: str):

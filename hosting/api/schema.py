@@ -247,12 +247,15 @@ _ERRORS: dict[str, tuple[str, str, str, dict | None]] = {
 }
 
 # Answered by the HTTP server in front of the API (gunicorn: a request line over 4094 bytes), so
-# its body is that server's, not the envelope: the request never reaches the service.
-URI_TOO_LONG = {
-    "description": "URI Too Long: the request line is longer than the HTTP server accepts (4094 "
-    "bytes with the bundled gunicorn configuration). Answered before the API, so the body is "
-    "not the JSON envelope."
-}
+# its body is that server's, not the envelope: the request never reaches the service. Said once,
+# in the document's description and as a component, not on every operation: a response without a
+# body in each operation turns every return type of a generated client into ``Any``.
+URI_TOO_LONG_TEXT = (
+    "A request line longer than the HTTP server accepts (4094 bytes with the bundled gunicorn "
+    "configuration) is answered `414 URI Too Long` by that server, before the API: its body is "
+    "not the JSON envelope, and no operation lists it."
+)
+URI_TOO_LONG = {"description": f"URI Too Long. {URI_TOO_LONG_TEXT}"}
 LOCATION_HEADERS = {
     "201": {
         "description": "The address of the created resource, where one has its own.",
@@ -365,6 +368,26 @@ def _link_creates(result: dict[str, Any]) -> None:
         create["responses"]["201"]["links"] = links
 
 
+BINARY_PART = "application/octet-stream"
+
+
+def _binary_parts(content: dict[str, Any], schemas: dict[str, Any]) -> None:
+    """A file part of a ``multipart/form-data`` body is declared binary the OpenAPI 3.1 way
+    (``contentMediaType``, and the part's ``encoding``) beside 3.0's ``format: binary``, which
+    openapi-python-client reads as a file: generated clients send it as bytes, not text."""
+    media = content.get("multipart/form-data")
+    if not media or "schema" not in media:
+        return
+    schema = media["schema"]
+    if "$ref" in schema:
+        schema = schemas.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    for name, prop in schema.get("properties", {}).items():
+        part = prop.get("items", {}) if prop.get("type") == "array" else prop
+        if part.get("format") == "binary":
+            part["contentMediaType"] = BINARY_PART
+            media.setdefault("encoding", {})[name] = {"contentType": BINARY_PART}
+
+
 def postprocess_envelopes(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
     """Wrap 2xx bodies in the success envelope and document the errors every call can get."""
     result.setdefault("components", {}).setdefault("schemas", {}).update(ERROR_COMPONENTS)
@@ -383,6 +406,9 @@ def postprocess_envelopes(result: dict[str, Any], generator, request, public) ->
                     )
                     if status in LOCATION_HEADERS:
                         headers["Location"] = LOCATION_HEADERS[status]
+            _binary_parts(
+                operation.get("requestBody", {}).get("content", {}), result["components"]["schemas"]
+            )
             for parameter in operation.get("parameters", []):
                 if parameter.get("in") == "query":
                     _non_empty(parameter["schema"])
@@ -396,6 +422,9 @@ def postprocess_envelopes(result: dict[str, Any], generator, request, public) ->
                 needed.append("404")
             for status in needed:
                 responses.setdefault(status, documented_error(status))
-            responses.setdefault("414", URI_TOO_LONG)
+    result["components"].setdefault("responses", {})["UriTooLong"] = URI_TOO_LONG
+    info = result.setdefault("info", {})
+    if URI_TOO_LONG_TEXT not in info.get("description", ""):
+        info["description"] = f"{info.get('description', '')}\n\n{URI_TOO_LONG_TEXT}".strip()
     _link_creates(result)
     return result

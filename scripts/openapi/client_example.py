@@ -6,8 +6,12 @@ renamed component, an untyped object, a required field that should be optional) 
 build.
 """
 
+import datetime
+
 from hosting_management_service_api_client import AuthenticatedClient
+from hosting_management_service_api_client.api.analytics import servers_metrics_retrieve
 from hosting_management_service_api_client.api.events import events_list
+from hosting_management_service_api_client.api.invoices import invoices_pdf_retrieve
 from hosting_management_service_api_client.api.servers import (
     servers_actions_create,
     servers_create,
@@ -54,7 +58,9 @@ def running_server_names(client: AuthenticatedClient) -> list[str]:
 
 
 def create_and_start(client: AuthenticatedClient) -> str:
-    variables = ServerCreateRequestVariables.from_dict({"EULA": True, "MAX_PLAYERS": 20})
+    variables = ServerCreateRequestVariables()
+    variables["EULA"] = True
+    variables["MAX_PLAYERS"] = 20
     # Fields with server-side defaults (auto_restart, start_on_install) may be left out.
     body = ServerCreateRequest(
         name="Survival SMP", game="minecraft-java", region="eu-central", variables=variables
@@ -78,9 +84,31 @@ def last_status_change(client: AuthenticatedClient, server_id: str) -> str | Non
         return None
     for event in answer.data.events:
         actor = event.actor.user or event.actor.api_key or "system"
-        before = event.data.previous_attributes.additional_properties.get("status")
-        return f"{event.type_} by {actor} (was {before})"
+        changed = ", ".join(event.data.previous_attributes.additional_keys)
+        return f"{event.type_} by {actor} (changed {changed or 'nothing'})"
     return None
+
+
+def cpu_peak(client: AuthenticatedClient, server_id: str) -> tuple[datetime.datetime, float]:
+    """Metric points are typed ``[time, value]`` pairs."""
+    answer = servers_metrics_retrieve.sync(server_id, client=client, metrics="cpu_percent")
+    if answer is None or isinstance(answer, ErrorEnvelope):
+        raise RuntimeError(describe_error(answer) if answer else "no answer")
+    peak: tuple[datetime.datetime, float] = (answer.data.metrics.start, 0.0)
+    for series in answer.data.metrics.series:
+        for time, value in series.points:
+            is_point = isinstance(time, datetime.datetime) and isinstance(value, float | int)
+            if is_point and value > peak[1]:
+                peak = (time, float(value))
+    return peak
+
+
+def invoice_pdf(client: AuthenticatedClient, invoice_id: str) -> bytes:
+    """A download is the bytes it is, without any configuration of the generator."""
+    answer = invoices_pdf_retrieve.sync(invoice_id, client=client)
+    if answer is None or isinstance(answer, ErrorEnvelope):
+        raise RuntimeError(describe_error(answer) if answer else "no answer")
+    return answer.payload.read()
 
 
 if __name__ == "__main__":
