@@ -5,8 +5,8 @@ Money columns hold integers in minor units beside a ``currency`` column of the s
 never adds up two currencies); a ``percent`` is a fraction of 1 with at most 4 decimals
 (``0.0525`` is 5.25 %); ``seconds``, ``count`` and ``bytes`` are whole numbers, ``number``
 one with at most 2 decimals (CPU as a percentage of one core); a ``month`` is
-``YYYY-MM`` and a ``date`` ``YYYY-MM-DD`` (UTC). A figure that cannot be worked out (a rate over
-nothing, a percentile of no tickets) is None.
+``YYYY-MM``, a ``date`` ``YYYY-MM-DD`` and a ``time`` ``YYYY-MM-DDTHH:MM:SSZ`` (UTC). A
+figure that cannot be worked out (a rate over nothing, a percentile of no tickets) is None.
 
 Months are UTC calendar months; a range of months is ``[first, last]``, both included.
 """
@@ -18,8 +18,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 COLUMN_TYPES = (
-    "month", "date", "string", "integer", "number", "bytes", "money", "percent", "seconds",
-    "count",
+    "month", "date", "time", "string", "integer", "number", "bytes", "money", "percent",
+    "seconds", "count",
 )  # fmt: skip
 _FOUR_DECIMALS = Decimal("0.0001")
 
@@ -73,6 +73,11 @@ def midnight(day: date) -> datetime:
 
 def month_label(month: date) -> str:
     return f"{month:%Y-%m}"
+
+
+def time_label(moment: datetime | None) -> str | None:
+    """A ``time`` cell: ``2026-11-21T15:04:05Z`` (UTC), None for none."""
+    return None if moment is None else f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
 
 
 def share(part: int, whole: int) -> float | None:

@@ -1,5 +1,6 @@
 """The public shapes of analytics answers, built once here for the API and the dashboard."""
 
+from collections.abc import Mapping, Set
 from datetime import datetime
 from typing import Any
 
@@ -100,10 +101,16 @@ def account_usage_representation(
     names: dict[str, tuple[str, str]],
     top: str,
     limit: int,
+    listed: Set[str] | None = None,
+    deleted: Mapping[str, datetime] | None = None,
 ) -> dict[str, Any]:
-    """An account's usage over a range: totals, and its ``limit`` largest consumers of
-    ``top``. ``names``: instance id → (kind, name)."""
-    ranked = sorted(consumers, key=lambda c: (getattr(c, top) or 0, c.instance_id), reverse=True)[
+    """An account's usage over a range: totals of every consumer, and the ``limit`` largest
+    consumers of ``top`` among those ``listed`` (default: all; a caller sees by name only
+    the kinds it may read). ``names``: instance id → (kind, name); ``deleted``: instance id →
+    when it was deleted (history keeps deleted instances, marked)."""
+    deleted = deleted or {}
+    shown = [c for c in consumers if listed is None or c.instance_id in listed]
+    ranked = sorted(shown, key=lambda c: (getattr(c, top) or 0, c.instance_id), reverse=True)[
         :limit
     ]
     return {
@@ -132,6 +139,9 @@ def account_usage_representation(
                 "disk_bytes": c.disk_bytes,
                 "network_rx_bytes": c.network_rx_bytes,
                 "network_tx_bytes": c.network_tx_bytes,
+                "deleted_at": (
+                    timestamp(deleted[c.instance_id]) if c.instance_id in deleted else None
+                ),
             }
             for c in ranked
         ],

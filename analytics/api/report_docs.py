@@ -27,7 +27,8 @@ AR_AGING_GROUPS = ("bucket", "account")
 FLEET_GROUPS = ("status", "node", "region")
 
 TYPES = (
-    "`month` `YYYY-MM` and `date` `YYYY-MM-DD` (UTC); `string`; `integer`; `money` an integer "
+    "`month` `YYYY-MM`, `date` `YYYY-MM-DD` and `time` `YYYY-MM-DDTHH:MM:SSZ` (UTC); "
+    "`string`; `integer`; `money` an integer "
     "in the minor unit of the currency named by the row's column given in the column's "
     "`currency` (amounts of different currencies are never added up); `percent` a fraction "
     "of 1 with at most 4 decimals (`0.0525` is 5.25 %); `seconds`, `count` and `bytes` whole "
@@ -67,7 +68,8 @@ ANSWER = (
     '`Content-Disposition: attachment; filename="<report>-<parameters>.csv"`), a header row '
     "of the column names, then one line per row; money in minor units, null as an empty cell, "
     "text that a spreadsheet would take for a formula (starting with `=`, `+`, `-`, `@`, a tab "
-    "or a carriage return) prefixed with `'`."
+    "or a carriage return, also after blanks or invisible characters, in fullwidth form, or "
+    "after a `;` or `,` list separator) gets a `'` before that character."
 )
 # One component for every report: built once (each envelope() call makes a new one).
 REPORT_RESPONSE = OpenApiResponse(envelope("report", ReportSerializer()), description=ANSWER)
@@ -251,8 +253,10 @@ USAGE_REPORT_DOC = _doc(
     "Usage report",
     "Per month and server or bot that reported (months in order, then by name): its samples, "
     "average and peak CPU (in % of one core) and memory, the most disk it used, bytes "
-    "received and sent. From the day rollups, which are kept for ever. Keys with "
-    "`analytics:read`; only the key's own account.",
+    "received and sent. From the day rollups, which are kept for ever; a server or bot "
+    "deleted since keeps its rows, under its last name, with `deleted_at`. Keys with "
+    "`analytics:read` see the rows of the servers if they also hold `servers:read`, of the "
+    "bots if they also hold `bots:read`; only the key's own account.",
     [START_MONTH, END_MONTH],
     _examples(
         "Two months of one server",
@@ -262,9 +266,9 @@ USAGE_REPORT_DOC = _doc(
         _rows(
             USAGE_COLUMNS,
             ("2026-09", "server", SERVER_ID, "Survival SMP", 259200, 38.5, 187.25,
-             3221225472, 4294967296, 8589934592, 48318382080, 193273528320),
+             3221225472, 4294967296, 8589934592, 48318382080, 193273528320, None),
             ("2026-10", "server", SERVER_ID, "Survival SMP", 267840, 41.02, 200.0,
-             3435973837, 4294967296, 9663676416, 51539607552, 206158430208),
+             3435973837, 4294967296, 9663676416, 51539607552, 206158430208, None),
         ),
     ),
     tag="Analytics",
@@ -276,8 +280,11 @@ UPTIME_REPORT_DOC = _doc(
     "which it ran (null when it was never meant to run), the seconds up and down, and the "
     "incidents (crashes) that began in the month; worked out from its status changes and "
     "crashes as `GET /v1/servers/{id}/uptime` does (the event log, and before it the days "
-    "housekeeping recorded); a month none of whose days is known has no figures (null). Keys "
-    "with `analytics:read`; only the key's own account.",
+    "housekeeping recorded); a month none of whose days is known has no figures (null). A "
+    "server or bot deleted since is listed in the months it existed, under its last name, "
+    "with `deleted_at`. Keys with `analytics:read` see the rows of the servers if they also "
+    "hold `servers:read`, of the bots if they also hold `bots:read`; only the key's own "
+    "account.",
     [START_MONTH, END_MONTH],
     _examples(
         "A month with one crash",
@@ -286,8 +293,9 @@ UPTIME_REPORT_DOC = _doc(
         UPTIME_COLUMNS,
         _rows(
             UPTIME_COLUMNS,
-            ("2026-10", "bot", BOT_ID, "Moderation bot", 1.0, 2678400, 0, 0),
-            ("2026-10", "server", SERVER_ID, "Survival SMP", 0.9996, 2677200, 1200, 1),
+            ("2026-10", "bot", BOT_ID, "Moderation bot", 1.0, 1296000, 0, 0,
+             "2026-10-16T00:00:00Z"),
+            ("2026-10", "server", SERVER_ID, "Survival SMP", 0.9996, 2677200, 1200, 1, None),
         ),
     ),
     tag="Analytics",

@@ -1,7 +1,8 @@
 """The report endpoints (customer and staff), each with a CSV export of the same rows.
 
 A customer's usage, uptime and spend are ``GET /v1/analytics/reports/{usage,uptime,spend}``
-(``analytics:read``; spend also ``billing:read``); the staff's
+(``analytics:read``; usage and uptime list only the servers, or bots, the key may read; spend
+also needs ``billing:read``); the staff's
 business reports are ``GET /v1/admin/reports/{mrr,revenue,ar-aging,churn,tickets,fleet}``
 (``admin:read``). Every one answers ``data.report`` (``analytics.representations``), or with
 ``format=csv`` a CSV download; a refusal is the JSON error envelope either way.
@@ -19,6 +20,7 @@ from rest_framework.response import Response
 from analytics.api import report_docs as docs
 from analytics.reporting import Report, month_start
 from analytics.representations import report_csv_response, report_representation
+from analytics.selectors.instances import kinds_readable
 from analytics.selectors.reports_billing import ar_aging_report, revenue_report, spend_report
 from analytics.selectors.reports_mrr import churn_report, mrr_report
 from analytics.selectors.reports_operations import fleet_report, tickets_report
@@ -148,7 +150,10 @@ class UsageReportViewSet(ReportViewSet):
 
     def report(self, params: QueryDict) -> Report:
         first, last = _month_range(params)
-        return usage_report(account_id=self.request.auth.account.id, first=first, last=last)
+        return usage_report(
+            account_id=self.request.auth.account.id, first=first, last=last,
+            kinds=kinds_readable(self.request.auth.scopes),
+        )  # fmt: skip
 
 
 @extend_schema_view(retrieve=docs.UPTIME_REPORT_DOC)
@@ -157,7 +162,10 @@ class UptimeReportViewSet(ReportViewSet):
 
     def report(self, params: QueryDict) -> Report:
         first, last = _month_range(params)
-        return uptime_report(account_id=self.request.auth.account.id, first=first, last=last)
+        return uptime_report(
+            account_id=self.request.auth.account.id, first=first, last=last,
+            kinds=kinds_readable(self.request.auth.scopes),
+        )  # fmt: skip
 
 
 @extend_schema_view(retrieve=docs.MRR_DOC)

@@ -152,6 +152,11 @@ class ConsumerSerializer(serializers.Serializer):
     disk_bytes = serializers.IntegerField(help_text="The most it used in the range.")
     network_rx_bytes = serializers.IntegerField(allow_null=True)
     network_tx_bytes = serializers.IntegerField(allow_null=True)
+    deleted_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When it was deleted; null while it exists. History keeps deleted servers "
+        "and bots, under their last name.",
+    )
 
 
 class AccountUsageSerializer(serializers.Serializer):
@@ -171,7 +176,11 @@ class AccountUsageSerializer(serializers.Serializer):
             "network_tx_bytes",
         ]
     )
-    consumers = ConsumerSerializer(many=True, help_text="The largest consumers of `top`.")
+    consumers = ConsumerSerializer(
+        many=True,
+        help_text="The largest consumers of `top` among the servers (with `servers:read`) "
+        "and bots (with `bots:read`) the key may read; `totals` count every one.",
+    )
 
 
 ACCOUNT_USAGE_EXAMPLE = {
@@ -200,6 +209,7 @@ ACCOUNT_USAGE_EXAMPLE = {
             "disk_bytes": 21474836480,
             "network_rx_bytes": 90194313216,
             "network_tx_bytes": 410169376768,
+            "deleted_at": None,
         },
         {
             "id": "bot_2Kd8Wq5Nz1Xc7Lm4Rb9Ht3Py6",
@@ -213,6 +223,7 @@ ACCOUNT_USAGE_EXAMPLE = {
             "disk_bytes": 5368709120,
             "network_rx_bytes": 1073741824,
             "network_tx_bytes": 2147483648,
+            "deleted_at": "2026-11-20T09:15:00Z",
         },
     ],
 }

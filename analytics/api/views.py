@@ -20,6 +20,7 @@ from analytics.representations import (
     metrics_representation,
     uptime_representation,
 )
+from analytics.selectors.instances import KIND_SCOPES, instances_ever, kinds_readable
 from analytics.selectors.uptime import instances_uptime, uptime_range
 from analytics.selectors.usage import (
     MIN_STEP,
@@ -108,7 +109,14 @@ METRICS_PARAMETERS = [
 
 
 class InstanceAnalyticsMixin:
+    """One server's or bot's figures: ``analytics:read`` and the read scope of its kind (a
+    role that may not read servers reads none of their figures)."""
+
     kind = "server"
+
+    @property
+    def required_scopes(self) -> dict[str, list[str]]:
+        return {"retrieve": [*READ, KIND_SCOPES[self.kind]]}
 
     def instance(self, pk: str):
         of_account = servers_of_account if self.kind == "server" else bots_of_account
@@ -121,15 +129,14 @@ class InstanceAnalyticsMixin:
 class InstanceMetricsViewSet(InstanceAnalyticsMixin, ApiViewSet):
     """``GET /v1/servers/{id}/metrics`` and ``/v1/bots/{id}/metrics``."""
 
-    required_scopes = {"retrieve": READ}
-
     @extend_schema(
         summary="Usage series",
         description="CPU, memory, disk, network, players and uptime of one server or bot "
         "over a range, in at most 500 buckets per series, read from the raw samples (kept "
         "3 days), the minute rows (30 days), the hour rows (13 months) or the day rows "
         "(for ever), whichever fits the step. Gauges give the `aggregate` of each bucket's "
-        "samples, network counters the bytes moved in it.",
+        "samples, network counters the bytes moved in it. Needs `analytics:read` and the "
+        "read scope of the instance's kind (`servers:read`, `bots:read`).",
         parameters=METRICS_PARAMETERS,
         responses={200: envelope("metrics", MetricsSerializer()), 400: SERIES_BAD},
         examples=METRICS_EXAMPLES,
@@ -158,8 +165,6 @@ class InstanceMetricsViewSet(InstanceAnalyticsMixin, ApiViewSet):
 class InstanceUptimeViewSet(InstanceAnalyticsMixin, ApiViewSet):
     """``GET /v1/servers/{id}/uptime`` and ``/v1/bots/{id}/uptime``."""
 
-    required_scopes = {"retrieve": READ}
-
     @extend_schema(
         summary="Uptime and incidents",
         description="The share of the time the server or bot was meant to run during which it "
@@ -168,7 +173,8 @@ class InstanceUptimeViewSet(InstanceAnalyticsMixin, ApiViewSet):
         "purpose; time stopped on purpose, suspended or installing counts neither way. The "
         "event log keeps `EVENT_RETENTION_DAYS` (30 by default); earlier days come from the "
         "uptime housekeeping records each day (whole UTC days, without the incidents' "
-        "details), and a day neither covers is null.",
+        "details), and a day neither covers is null. Needs `analytics:read` and the read scope "
+        "of the instance's kind (`servers:read`, `bots:read`).",
         parameters=[
             *range_parameters("30 days"),
         ],
@@ -194,7 +200,10 @@ class AccountUsageViewSet(ApiViewSet):
         description="Totals over a range for every server and bot of the account that "
         "reported, and its largest consumers of one figure. Read from day rows for a range of "
         "a week or more, hour rows from six hours, minute rows below (the range is widened to "
-        "whole rows).",
+        "whole rows). The totals count every server and bot of the account, deleted since or "
+        "not (`analytics:read`); the consumers list, by name, only the servers (with "
+        "`servers:read`) and bots (with `bots:read`) the key may read, a deleted one with its "
+        "`deleted_at`.",
         parameters=[
             *range_parameters("30 days"),
             OpenApiParameter(
@@ -216,20 +225,18 @@ class AccountUsageViewSet(ApiViewSet):
             raise invalid_parameter("top", "invalid", "top is one of: " + ", ".join(TOP_METRICS))
         limit = integer_value(params, "limit", default=10, minimum=1, maximum=100)
         start, end, level = usage_range_level(start, end)
-        account_id = request.auth.account.id
-        names = {
-            pk: ("server", name)
-            for pk, name in servers_of_account(account_id=account_id).values_list("id", "name")
-        } | {
-            pk: ("bot", name)
-            for pk, name in bots_of_account(account_id=account_id).values_list("id", "name")
-        }
-        consumers = account_usage(instance_ids=names, start=start, end=end, level=level)
+        instances = instances_ever(account_id=request.auth.account.id)
+        readable = kinds_readable(request.auth.scopes)
+        consumers = account_usage(
+            instance_ids=[i.pk for i in instances], start=start, end=end, level=level
+        )
         return Response(
             {
                 "usage": account_usage_representation(
-                    start=start, end=end, level=level, consumers=consumers, names=names,
-                    top=top, limit=limit,
+                    start=start, end=end, level=level, consumers=consumers,
+                    names={i.pk: (i.kind, i.name) for i in instances}, top=top, limit=limit,
+                    listed={i.pk for i in instances if i.kind in readable},
+                    deleted={i.pk: i.deleted_at for i in instances if i.deleted_at},
                 )
             }
         )  # fmt: skip

@@ -1,10 +1,14 @@
 """The customer's usage and uptime reports, per month and per server or bot.
 
-Usage comes from the day rollups (kept for ever): a month's row for a server adds up its day
-rows. Uptime comes from the event log where it reaches and from the recorded days before
-(``analytics.selectors.uptime``); a month none of whose days is known has no figures (null).
+A server or bot deleted since stays in the months it existed, under its last name, with its
+``deleted_at`` (``analytics.selectors.instances``); only the kinds the caller may read
+(``kinds``) are listed. Usage comes from the day rollups (kept for ever): a month's row for a
+server adds up its day rows. Uptime comes from the event log where it reaches and from the
+recorded days before (``analytics.selectors.uptime``); a month none of whose days is known has
+no figures (null).
 """
 
+from collections.abc import Iterable
 from datetime import date
 
 from django.db.models import Max, Sum
@@ -19,9 +23,10 @@ from analytics.reporting import (
     month_label,
     months,
     share,
+    time_label,
 )
+from analytics.selectors.instances import instances_ever
 from analytics.selectors.uptime import instances_uptime
-from servers.selectors import bots_of_account, servers_of_account
 
 INSTANCE_COLUMNS = (
     Column("month", "month", "Month"),
@@ -39,6 +44,7 @@ USAGE_COLUMNS = (
     Column("disk_bytes_max", "bytes", "Disk (most used)"),
     Column("network_rx_bytes", "bytes", "Received"),
     Column("network_tx_bytes", "bytes", "Sent"),
+    Column("deleted_at", "time", "Deleted"),
 )
 UPTIME_COLUMNS = (
     *INSTANCE_COLUMNS,
@@ -46,17 +52,17 @@ UPTIME_COLUMNS = (
     Column("up_seconds", "seconds", "Running"),
     Column("down_seconds", "seconds", "Meant to run, not running"),
     Column("incidents", "count", "Incidents (crashes)"),
+    Column("deleted_at", "time", "Deleted"),
 )
 
 
-def _instances(account_id: str) -> list:
-    return [*servers_of_account(account_id=account_id), *bots_of_account(account_id=account_id)]
-
-
-def usage_report(*, account_id: str, first: date, last: date) -> Report:
-    """Per month and server or bot that reported: its samples, average and peak CPU and
-    memory, the most disk, bytes received and sent; months in order, then by name."""
-    instances = {instance.pk: instance for instance in _instances(account_id)}
+def usage_report(*, account_id: str, first: date, last: date, kinds: Iterable[str]) -> Report:
+    """Per month and server or bot of ``kinds`` that reported (deleted since or not): its
+    samples, average and peak CPU and memory, the most disk, bytes received and sent; months
+    in order, then by name."""
+    instances = {
+        instance.pk: instance for instance in instances_ever(account_id=account_id, kinds=kinds)
+    }
     rows = []
     for month in months(first, last):
         sums = (
@@ -86,6 +92,7 @@ def usage_report(*, account_id: str, first: date, last: date) -> Report:
                     "memory_bytes_avg": round(row["memory"] / row["n"]),
                     "memory_bytes_max": row["memory_max"], "disk_bytes_max": row["disk"],
                     "network_rx_bytes": row["rx"], "network_tx_bytes": row["tx"],
+                    "deleted_at": time_label(instance.deleted_at),
                 }
             )  # fmt: skip
         rows += sorted(found, key=lambda r: (r["name"].lower(), r["instance_id"]))
@@ -95,19 +102,23 @@ def usage_report(*, account_id: str, first: date, last: date) -> Report:
     )  # fmt: skip
 
 
-def uptime_report(*, account_id: str, first: date, last: date) -> Report:
-    """Per month and server or bot: uptime, time up and down, and incidents that began in
-    the month; a month none of whose days is known (before the event log, not recorded) is
-    null."""
-    instances = _instances(account_id)
+def uptime_report(*, account_id: str, first: date, last: date, kinds: Iterable[str]) -> Report:
+    """Per month and server or bot of ``kinds`` that existed in it (deleted since or not):
+    uptime, time up and down, and incidents that began in the month; a month none of whose
+    days is known (before the event log, not recorded) is null."""
+    instances = instances_ever(account_id=account_id, kinds=kinds)
     now = timezone.now()
     rows = []
     for month in months(first, last):
         start, end = midnight(month), min(midnight(month_after(month)), now)
-        figures = instances_uptime(instances, start=start, end=end, now=now) if start < end else {}
-        for instance in sorted(instances, key=lambda i: (i.name.lower(), i.pk)):
-            if instance.created_at >= end:
-                continue
+        existing = [
+            instance
+            for instance in instances
+            if instance.created_at < end
+            and (instance.deleted_at is None or instance.deleted_at >= start)
+        ]
+        figures = instances_uptime(existing, start=start, end=end, now=now) if start < end else {}
+        for instance in sorted(existing, key=lambda i: (i.name.lower(), i.pk)):
             uptime = figures.get(instance.pk)
             known = uptime is not None and uptime.known
             up = round(uptime.up_seconds) if known else None
@@ -120,6 +131,7 @@ def uptime_report(*, account_id: str, first: date, last: date) -> Report:
                     "up_seconds": up, "down_seconds": down,
                     "incidents": sum(day.incidents for day in uptime.days if day.known)
                     if known else None,
+                    "deleted_at": time_label(instance.deleted_at),
                 }
             )  # fmt: skip
     return Report(

@@ -6,21 +6,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from analytics.models import UptimeDay, UptimeRecordedDay
+from analytics.selectors.instances import instances_during
 from analytics.selectors.uptime import instances_uptime, log_start
-from servers.selectors import bots_live, servers_live
 
 
 def uptime_day_record(*, day: date, now: datetime | None = None) -> UptimeRecordedDay:
-    """Record every live server's and bot's uptime on ``day`` (a finished UTC day the event log
-    covers), replacing what was recorded for it: a row per instance meant to run that day."""
+    """Record the uptime on ``day`` (a finished UTC day the event log covers) of every server
+    and bot that existed that day, deleted since or not, replacing what was recorded for it:
+    a row per instance meant to run that day."""
     now = now or timezone.now()
     start = datetime(day.year, day.month, day.day, tzinfo=UTC)
     end = start + timedelta(days=1)
-    instances = [
-        instance
-        for queryset in (servers_live(), bots_live())
-        for instance in queryset.filter(created_at__lt=end)
-    ]
+    instances = instances_during(start=start, end=end)
     figures = instances_uptime(instances, start=start, end=end, now=now)
     rows = [
         UptimeDay(

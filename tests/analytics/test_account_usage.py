@@ -62,13 +62,13 @@ def test_totals_and_the_largest_consumers(owner_api, fleet):
                 "id": bot.id, "kind": "bot", "name": "Mod bot", "samples": 1,
                 "cpu_percent": 5.0, "cpu_percent_max": 5.0, "memory_bytes": 1000,
                 "memory_bytes_max": 1000, "disk_bytes": 1, "network_rx_bytes": None,
-                "network_tx_bytes": None,
+                "network_tx_bytes": None, "deleted_at": None,
             },
             {
                 "id": server.id, "kind": "server", "name": "Survival", "samples": 2,
                 "cpu_percent": 100.0, "cpu_percent_max": 150.0, "memory_bytes": 200,
                 "memory_bytes_max": 300, "disk_bytes": 9, "network_rx_bytes": 30,
-                "network_tx_bytes": None,
+                "network_tx_bytes": None, "deleted_at": None,
             },
         ],
     }  # fmt: skip

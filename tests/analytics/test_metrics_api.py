@@ -157,7 +157,7 @@ def test_the_owner_and_a_teammate_read_it_and_an_outsider_gets_404(
     owner_api, account, make_token, client_for, outsider_api, server, measured
 ):
     teammate = MembershipFactory(account=account, role=Role.DEVELOPER).user
-    teammate_api = client_for(make_token(teammate, account, ["analytics:read"]))
+    teammate_api = client_for(make_token(teammate, account, ["analytics:read", "servers:read"]))
     for client in (owner_api, teammate_api):
         assert client.get(f"/v1/servers/{server.id}/metrics").status_code == 200
     answer = outsider_api.get(f"/v1/servers/{server.id}/metrics")
@@ -167,12 +167,16 @@ def test_the_owner_and_a_teammate_read_it_and_an_outsider_gets_404(
     assert owner_api.get(f"/v1/bots/{server.id}/metrics").status_code == 404
 
 
-def test_it_needs_analytics_read(account, owner, make_token, client_for, server):
-    answer = client_for(make_token(owner, account, ["servers:read"])).get(
-        f"/v1/servers/{server.id}/metrics"
-    )
-    assert answer.status_code == 403
-    assert answer.json()["error"]["details"]["required_scopes"] == ["analytics:read"]
+def test_it_needs_analytics_and_servers_read(account, owner, make_token, client_for, server):
+    for scopes in (["servers:read"], ["analytics:read"]):
+        answer = client_for(make_token(owner, account, scopes)).get(
+            f"/v1/servers/{server.id}/metrics"
+        )
+        assert answer.status_code == 403
+        assert answer.json()["error"]["details"]["required_scopes"] == [
+            "analytics:read",
+            "servers:read",
+        ]
 
 
 @pytest.mark.parametrize(

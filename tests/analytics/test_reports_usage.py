@@ -54,19 +54,19 @@ def test_usage_per_month_and_server(owner_api, account, other_account):
         {"month": "2026-10", "kind": "server", "instance_id": server.id, "name": "Survival",
          "samples": 400, "cpu_percent_avg": 17.5, "cpu_percent_max": 80.0,
          "memory_bytes_avg": 125, "memory_bytes_max": 300, "disk_bytes_max": 9,
-         "network_rx_bytes": 15, "network_tx_bytes": 20},
+         "network_rx_bytes": 15, "network_tx_bytes": 20, "deleted_at": None},
         {"month": "2026-11", "kind": "bot", "instance_id": bot.id, "name": "Mod bot",
          "samples": 10, "cpu_percent_avg": 1.5, "cpu_percent_max": 3.0,
          "memory_bytes_avg": 64, "memory_bytes_max": 64, "disk_bytes_max": 1,
-         "network_rx_bytes": None, "network_tx_bytes": None},
+         "network_rx_bytes": None, "network_tx_bytes": None, "deleted_at": None},
     ]  # fmt: skip
     csv = get(owner_api, "/v1/analytics/reports/usage", start_month="2026-10",
               end_month="2026-11", format="csv")  # fmt: skip
     assert csv["Content-Type"].startswith("text/csv")
     lines = csv.content.decode().splitlines()
     assert lines[0].startswith("month,kind,instance_id,name,samples,cpu_percent_avg")
-    assert lines[1] == f"2026-10,server,{server.id},Survival,400,17.5,80.0,125,300,9,15,20"
-    assert lines[2] == f"2026-11,bot,{bot.id},Mod bot,10,1.5,3.0,64,64,1,,"
+    assert lines[1] == f"2026-10,server,{server.id},Survival,400,17.5,80.0,125,300,9,15,20,"
+    assert lines[2] == f"2026-11,bot,{bot.id},Mod bot,10,1.5,3.0,64,64,1,,,"
 
 
 def _event(instance, when, event, previous, status):
@@ -96,11 +96,13 @@ def test_uptime_per_month_within_the_event_log(owner_api, account, settings):
         # before the log and were not recorded (not known); from the 17th to November, 15
         # days running = 1,296,000 s.
         {"month": "2026-10", "kind": "server", "instance_id": server.id, "name": "Survival",
-         "uptime": 1.0, "up_seconds": 1296000, "down_seconds": 0, "incidents": 0},
+         "uptime": 1.0, "up_seconds": 1296000, "down_seconds": 0, "incidents": 0,
+         "deleted_at": None},
         # November to now (14.5 days = 1,252,800 s): down 21 minutes (1,260 s) after the
         # crash; 1,251,540 / 1,252,800 = 0.99899 → 0.999.
         {"month": "2026-11", "kind": "server", "instance_id": server.id, "name": "Survival",
-         "uptime": 0.999, "up_seconds": 1251540, "down_seconds": 1260, "incidents": 1},
+         "uptime": 0.999, "up_seconds": 1251540, "down_seconds": 1260, "incidents": 1,
+         "deleted_at": None},
     ]  # fmt: skip
 
 
@@ -111,7 +113,8 @@ def test_months_before_the_event_log_have_no_uptime(owner_api, account, settings
                end_month="2026-09").json()["data"]["report"]["rows"]  # fmt: skip
     assert rows == [
         {"month": "2026-09", "kind": "server", "instance_id": server.id, "name": server.name,
-         "uptime": None, "up_seconds": None, "down_seconds": None, "incidents": None},
+         "uptime": None, "up_seconds": None, "down_seconds": None, "incidents": None,
+         "deleted_at": None},
     ]  # fmt: skip
 
 
