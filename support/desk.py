@@ -34,6 +34,7 @@ from django.views.generic import ListView
 
 from accounts.actors import Actor
 from accounts.models import User
+from accounts.roles import StaffArea
 from billing.money import format_amount
 from billing.selectors import invoices_payable_of_account
 from events.selectors import events_of_account
@@ -430,8 +431,9 @@ class DeskTicketView(DeskMixin, View):
         }
 
     def customer_context(self) -> dict | None:
-        """The account's servers and bots, unpaid invoices and latest events (a guest ticket
-        has none: only the requester's address is known)."""
+        """The account's servers and bots, unpaid invoices (for staff whose role reads billing,
+        ``accounts/roles.py``) and latest events (a guest ticket has none: only the
+        requester's address is known)."""
         account_id = self.ticket.account_id
         if account_id is None:
             return None
@@ -441,13 +443,19 @@ class DeskTicketView(DeskMixin, View):
         bots = list(
             bots_of_account(account_id=account_id).order_by("name", "id")[: CONTEXT_ROWS + 1]
         )
-        invoices = list(invoices_payable_of_account(account_id=account_id)[: CONTEXT_ROWS + 1])
+        can_see_billing = self.request.user.staff_can_see(StaffArea.BILLING)
+        invoices = (
+            list(invoices_payable_of_account(account_id=account_id)[: CONTEXT_ROWS + 1])
+            if can_see_billing
+            else []
+        )
         for invoice in invoices:
             invoice.remaining_shown = format_amount(invoice.amount_remaining, invoice.currency)
         return {
             "servers": servers[:CONTEXT_ROWS], "more_servers": len(servers) > CONTEXT_ROWS,
             "bots": bots[:CONTEXT_ROWS], "more_bots": len(bots) > CONTEXT_ROWS,
-            "invoices": invoices[:CONTEXT_ROWS], "more_invoices": len(invoices) > CONTEXT_ROWS,
+            "can_see_billing": can_see_billing, "invoices": invoices[:CONTEXT_ROWS],
+            "more_invoices": len(invoices) > CONTEXT_ROWS,
             "events": [
                 (event, _event_object(event))
                 for event in events_of_account(account_id=account_id)[:CONTEXT_ROWS]

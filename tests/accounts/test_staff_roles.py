@@ -13,14 +13,17 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from accounts.actors import Actor
 from accounts.models import ApiKey, User
 from accounts.roles import STAFF_SCOPES, Role, StaffRole
 from accounts.services import api_key_create
 from billing.models import BalanceTransaction, CreditNote, Invoice, Payment
+from billing.services import invoice_create, invoice_finalize
 from hosting.api.permissions import scopes_in_area, staff_area_of
 from hosting.errors import InsufficientScope
 from servers.models import Node
 from support.models import Department, Ticket
+from support.services.tickets import Requester, ticket_open
 from tests.billing.test_seed_demo import EMAIL, run
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 
@@ -379,6 +382,35 @@ def test_only_roles_that_work_the_desk_reach_it(company, technical, role, status
     response = admin_client(user).get(reverse("desk"))
 
     assert response.status_code == status
+
+
+@pytest.mark.parametrize(
+    ("role", "shown"), [(StaffRole.SUPPORT_AGENT, False), (StaffRole.BILLING, True)]
+)
+def test_the_desk_shows_a_customers_invoices_only_to_roles_that_read_billing(
+    company, technical, owner, account, role, shown
+):
+    invoice = invoice_finalize(
+        invoice=invoice_create(
+            account=account, currency="EUR",
+            lines=[{"description": "Plan", "quantity": 1, "unit_amount": 1250}],
+        )
+    )  # fmt: skip
+    ticket, _ = ticket_open(
+        requester=Requester(email=owner.email, name="Owner", user=owner, account=account),
+        subject="Slow", body="Since today.", department=technical, channel="web",
+        actor=Actor(user=owner),
+    )  # fmt: skip
+    user = staff_member(company, role)
+    technical.members.add(user)
+
+    response = admin_client(user).get(reverse("desk_ticket", args=[ticket.id]))
+
+    assert response.status_code == 200
+    customer = response.context["customer"]
+    assert [each.id for each in customer["invoices"]] == ([invoice.id] if shown else [])
+    assert ("12.50 EUR" in response.content.decode()) is shown
+    assert ("Open invoices" in response.content.decode()) is shown
 
 
 @pytest.mark.parametrize(
