@@ -43,11 +43,17 @@ from django.utils import timezone
 from accounts.actors import SYSTEM, Actor
 from accounts.models import User
 from hosting.errors import ValidationFailed
-from support.mail_in import InboundMail, parse_message, reply_token_from
+from support.mail_in import InboundMail, MalformedMessage, parse_message, reply_token_from
 from support.models import Channel, Department, Message, Ticket, TicketStatus
 from support.services.attachments import ALLOWED_TYPES, Upload, check_upload
 from support.services.notifications import message_of_header, reply_token
-from support.services.tickets import Requester, teammates, ticket_open, ticket_reply
+from support.services.tickets import (
+    BODY_LIMIT,
+    Requester,
+    teammates,
+    ticket_open,
+    ticket_reply,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +145,16 @@ def _uploads(mail: InboundMail) -> tuple[list[Upload], list[tuple[str, str]]]:
     return kept, refused
 
 
+def _fitted(text: str, refused: list[tuple[str, str]]) -> str:
+    """The message's text with the note of refused files, cut to what a message holds
+    (``BODY_LIMIT``) with a note saying so: a long mail is kept, not refused."""
+    note = _refusal_note(refused)
+    if len(text) + len(note) <= BODY_LIMIT:
+        return text + note
+    cut = f"\n\n[Shortened: the mail's text was {len(text)} characters long]"
+    return text[: BODY_LIMIT - len(cut) - len(note)] + cut + note
+
+
 def _refusal_note(refused: list[tuple[str, str]]) -> str:
     if not refused:
         return ""
@@ -149,9 +165,14 @@ def _refusal_note(refused: list[tuple[str, str]]) -> str:
 def anymail_inbound_received(
     sender: object, event: AnymailInboundEvent, esp_name: str, **kwargs: object
 ) -> None:
-    """The second door: django-anymail's inbound webhook hands over one message (from any
-    provider it supports), which is taken exactly as the pipe command takes one."""
-    outcome = mail_receive(event.message.as_bytes())
+    """The second door: django-anymail's inbound webhook hands over one message (from the
+    provider configured), which is taken exactly as the pipe command takes one. A post that is
+    no message is dropped with the reason (answered 200, so the provider does not retry it)."""
+    try:
+        outcome = mail_receive(event.message.as_bytes())
+    except MalformedMessage as error:
+        logger.info("Inbound mail through %s: dropped, not a message (%s)", esp_name, error)
+        return
     logger.info(
         "Inbound mail through %s: %s %s", esp_name, outcome.result,
         outcome.ticket.number if outcome.ticket else outcome.reason,
@@ -187,7 +208,7 @@ def mail_receive(raw: bytes) -> MailOutcome:
 
 def _take(mail: InboundMail) -> MailOutcome:
     uploads, refused = _uploads(mail)
-    body = (mail.reply_text or mail.text).strip() + _refusal_note(refused)
+    body = _fitted((mail.reply_text or mail.text).strip() or "(no text)", refused)
     ticket = _thread(mail)
     if ticket is not None:
         may, user, staff = _participant(ticket, mail)
@@ -195,7 +216,7 @@ def _take(mail: InboundMail) -> MailOutcome:
             return MailOutcome("refused", ticket, reason="the sender is not part of this ticket")
         if ticket.status != TicketStatus.CLOSED:
             message = ticket_reply(
-                ticket=ticket, body=body or "(no text)", actor=Actor(user=user),
+                ticket=ticket, body=body, actor=Actor(user=user),
                 by_staff=staff, channel=Channel.EMAIL, author_email=mail.sender,
                 email_message_id=mail.message_id, uploads=uploads,
             )  # fmt: skip
@@ -216,7 +237,7 @@ def _take(mail: InboundMail) -> MailOutcome:
     )  # fmt: skip
     opened, message = ticket_open(
         requester=requester, subject=(mail.subject or "(no subject)")[:200],
-        body=(mail.text.strip() or "(no text)") + _refusal_note(refused), department=department,
+        body=_fitted(mail.text.strip() or "(no text)", refused), department=department,
         channel=Channel.EMAIL, actor=Actor(user=user) if user else SYSTEM, by_staff=False,
         email_message_id=mail.message_id,
         # Teammates the sender copied, as the desk copies them on its replies; anyone else

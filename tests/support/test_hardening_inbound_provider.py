@@ -137,3 +137,12 @@ def test_the_service_mounts_the_configured_provider_and_no_other():
         "/anymail/postmark/inbound/ 404",
         "/anymail/mailgun/tracking/ 404",
     ]
+
+
+def test_a_signed_post_that_is_no_message_is_taken_and_dropped(client):
+    answer = client.post(
+        "/anymail/mailgun/inbound_mime/", signed(b"Subject: no sender\r\n\r\nhi\r\n"), **auth()
+    )
+
+    assert answer.status_code == 200  # dropped: the provider must not retry it
+    assert not Ticket.objects.exists()

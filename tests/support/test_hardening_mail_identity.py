@@ -189,3 +189,24 @@ def test_staff_notices_offer_a_mail_answer_only_when_the_desk_can_check_it(
     open_ticket(owner, account, technical)
     (notice,) = [each for each in send_desk_mail() if agent.email in each.to]
     assert "reply to this e-mail" in notice.body
+
+
+def test_a_mail_longer_than_a_message_holds_is_kept_shortened(
+    owner, account, technical, billing_department
+):
+    text = "A very long log line.\n" * 5000  # 110,000 characters
+    raw = (
+        "From: anna@example.com\r\nTo: billing@desk.example\r\nSubject: Logs\r\n"
+        "Message-ID: <long-1@example.com>\r\nContent-Type: text/plain\r\n\r\n" + text
+    ).encode()
+    opened = mail_receive(raw)
+    ticket = open_ticket(owner, account, technical)
+    replied = mail_receive(raw.replace(b"long-1", b"long-2").replace(
+        b"billing@desk.example", reply_address(ticket).encode()
+    ).replace(b"anna@example.com", owner.email.encode()))  # fmt: skip
+
+    assert (opened.result, replied.result) == ("opened", "replied")
+    for outcome in (opened, replied):
+        body = Message.objects.get(pk=outcome.message.pk).body
+        assert len(body) == 50_000 and body.startswith("A very long log line.")
+        assert body.endswith("[Shortened: the mail's text was 109999 characters long]")
