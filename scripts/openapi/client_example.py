@@ -97,8 +97,9 @@ def cpu_peak(client: AuthenticatedClient, server_id: str) -> tuple[datetime.date
     peak: tuple[datetime.datetime, float] = (answer.data.metrics.start, 0.0)
     for series in answer.data.metrics.series:
         for time, value in series.points:
-            is_point = isinstance(time, datetime.datetime) and isinstance(value, float | int)
-            if is_point and value > peak[1]:
+            if not (isinstance(time, datetime.datetime) and isinstance(value, float | int)):
+                continue
+            if value > peak[1]:
                 peak = (time, float(value))
     return peak
 
