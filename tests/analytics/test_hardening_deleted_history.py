@@ -10,6 +10,7 @@ from analytics.models import UptimeDay
 from analytics.services.uptime import uptime_day_record
 from analytics.services.usage import Measurement, usage_record
 from servers.models import Bot, Server
+from tests.dashboard import signed_in
 from tests.factories import BotFactory, ServerFactory
 from tests.servers.helpers import run_worker
 
@@ -133,3 +134,11 @@ def test_the_day_of_a_deletion_is_recorded_for_uptime(account):
     Server.objects.filter(pk=server.pk).update(deleted_at=TODAY + timedelta(hours=1))
     uptime_day_record(day=YESTERDAY.date(), now=TODAY + timedelta(hours=2))
     assert UptimeDay.objects.filter(instance_id=server.id, day=YESTERDAY.date()).exists()
+
+
+@pytest.mark.xfail(strict=True, reason="analytics/views.py overview: names from instances_ever")
+def test_the_overview_lists_a_deleted_consumer_marked_without_a_link(owner, gone):
+    server, _, _ = gone
+    page = signed_in(owner).get("/overview").content.decode()
+    assert f"server, deleted {server.deleted_at:%Y-%m-%d}" in page
+    assert f"/servers/{server.id}" not in page
