@@ -16,6 +16,13 @@ Unix socket and a private Redis server is started inside the namespace.
 Operations that would destroy the fuzzer's own key or account (revoking or rotating API keys,
 removing or demoting members, suspending customers) run in a second pass with keys made for
 them, so the first pass keeps its credentials to the end.
+
+Every operation must be reached with valid input: ``setup_data`` seeds what each one needs (a
+department and tickets, nodes with the agent's token, a plan with prices, invoices, a card...),
+scripts/schemathesis-objects.toml pins their ids, and scripts/fuzz_hooks.py counts the answers.
+The run ends with a report of how many cases of each operation got a 2xx (also in
+var/fuzz/coverage.txt) and fails when one never did, unless NEVER_2XX lists it with its reason.
+The database is dropped and re-created: its name must contain ``fuzz``.
 """
 
 import argparse
@@ -53,6 +60,21 @@ DESTRUCTIVE_OPERATIONS = [
 # phase's use-after-free check takes for a deleted resource still served. (API keys behave the
 # same and are in the destructive pass, which has no stateful phase.) The other passes fuzz it.
 REVOKED_NOT_DELETED = ["account_invitations_destroy"]
+
+# Operations that no fuzz run can bring to a 2xx, with the reason. Every other operation of the
+# live schema must be answered with a 2xx at least once over the passes (examples, coverage,
+# fuzzing, stateful, destructive), or the run fails; one listed here that does get a 2xx fails
+# it too, so the list cannot outlive its reason. Keep it short: seed what an operation needs
+# (setup_data) and pin it (scripts/schemathesis-objects.toml) instead.
+NEVER_2XX: dict[str, str] = {
+    # Saving, removing and choosing cards, and the SetupIntent a browser saves one with, are
+    # Stripe's (live API calls); the fuzz run has no Stripe account (STRIPE_* unset: 4xx
+    # `payment_not_supported`). Listing and reading a saved card are fuzzed (a card is seeded).
+    "payment_methods_create": "needs Stripe",
+    "payment_methods_destroy": "needs Stripe",
+    "payment_methods_default_create": "needs Stripe",
+    "payment_methods_setup_intents_create": "needs Stripe",
+}
 
 
 def log(message: str) -> None:
@@ -106,9 +128,17 @@ def server_env(database_url: str) -> dict[str, str]:
 
 
 def reset_database(database_url: str) -> None:
+    """Drop and create the run's database. Its name must say it is the fuzzer's (``fuzz`` in it),
+    so that a URL pointed at another database (CI's ``hosting``, a developer's) is refused
+    rather than dropped."""
     import psycopg
 
     name = database_url.rsplit("/", 1)[1].split("?")[0]
+    if "fuzz" not in name:
+        raise SystemExit(
+            f"The fuzzer drops and re-creates its database: {name!r} does not look like one made "
+            "for it (its name must contain 'fuzz', as the default hosting_fuzz does)."
+        )
     with psycopg.connect(database_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -147,6 +177,9 @@ def setup_data() -> None:
     from events.models import Event
     from servers.models import Action
     from servers.services import bot_create, server_create
+    from servers.services.instances import bot_source_upload
+    from servers.services.nodes import node_allocations_add, node_create
+    from stripe_gateway.models import PaymentMethod
     from webhooks.services import endpoint_create, endpoint_send_test
 
     def staff_account(name: str, email: str) -> tuple[Account, object]:
@@ -189,6 +222,41 @@ def setup_data() -> None:
         start_command="python bot.py", token="fuzz-discord-bot-token-0123456789",
     )  # fmt: skip
     action = Action.objects.filter(server=server).first()  # its "create"
+    # A node with its token (the agent endpoints' credential) in a region of its own, so that
+    # the fuzzer's servers in eu-central stay on the simulated driver; a server and a bot on it
+    # (their consoles; the bot's uploaded code is what the agent downloads), and a node that
+    # staff may delete.
+    node, node_token = node_create(
+        name="fuzz-node-1", region="us-east", agent_url="http://127.0.0.1:9",
+        memory_mb=1_000_000, disk_mb=10_000_000, cpu_percent=25_600, actor=actor,
+    )  # fmt: skip
+    node_allocations_add(node=node, ip="127.0.0.1", ports="30000-30099", actor=actor)
+    spare_node, rotated_node = (
+        node_create(
+            name=name,
+            region="us-east",
+            agent_url="http://127.0.0.1:9",
+            memory_mb=1024,
+            disk_mb=1024,
+            cpu_percent=100,
+            maintenance=True,
+            actor=actor,
+        )[0]
+        for name in ("fuzz-node-2", "fuzz-node-3")
+    )
+    node_server = server_create(
+        account=main, actor=actor, name="Fuzz SMP on a node", game="minecraft-java",
+        region="us-east", variables={"EULA": True},
+    )  # fmt: skip
+    node_bot = bot_create(
+        account=main, actor=actor, name="Fuzz bot on a node", region="us-east",
+        runtime="python-3.13", start_command="python bot.py",
+        token="fuzz-discord-bot-token-9876543210",
+    )  # fmt: skip
+    node_bot = bot_source_upload(
+        bot=node_bot, filename="bot.tar.gz", content=_tar_gz({"bot.py": b"print('hi')\n"}),
+        actor=actor,
+    )  # fmt: skip
     endpoint, _ = endpoint_create(
         account=main, url="http://127.0.0.1:9/hook", enabled_events=["*"], actor=actor
     )
@@ -205,6 +273,12 @@ def setup_data() -> None:
     victim_customer = account_create(name="Suspended by the fuzzer", owner_email="v@example.com")
     _, spare_token = full_key(spare, spare_owner, "Fuzzer (destructive pass)")
     books = billing_setup(main, actor)
+    # A card as Stripe would have saved it (saving one takes Stripe: see NEVER_2XX), to read.
+    card = PaymentMethod.objects.create(
+        account=main, stripe_id="pm_fuzz_card", brand="visa", last4="4242", exp_month=12,
+        exp_year=2040, is_default=True,
+    )  # fmt: skip
+    desk = support_setup(main, main_owner, actor)
     print(
         json.dumps(
             {
@@ -222,11 +296,65 @@ def setup_data() -> None:
                     "FUZZ_API_KEY_ID": victim_key_id,
                     "FUZZ_VICTIM_MEMBER_ID": victim_member.id,
                     "FUZZ_VICTIM_CUSTOMER_ID": victim_customer.id,
+                    "FUZZ_NODE_ID": node.id,
+                    "FUZZ_SPARE_NODE_ID": spare_node.id,
+                    "FUZZ_ROTATE_NODE_ID": rotated_node.id,
+                    "FUZZ_NODE_TOKEN": node_token,
+                    "FUZZ_NODE_SERVER_ID": node_server.id,
+                    "FUZZ_NODE_BOT_ID": node_bot.id,
+                    "FUZZ_PAYMENT_METHOD_ID": card.id,
                     **books,
+                    **desk,
                 },
             }
         )
     )
+
+
+def _tar_gz(files: dict[str, bytes]) -> bytes:
+    import io
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, content in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            archive.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+def support_setup(main, owner, actor) -> dict[str, str]:
+    """(Run inside Django, from ``setup_data``.) The desk: a department the fuzzer's staff user
+    works (customers may pick it), and tickets of the main account, one per operation that
+    uses its ticket up (closed, reopened, rated, merged into another), so that the others keep
+    reaching an open one. Returns the FUZZ_* ids of scripts/schemathesis-objects.toml."""
+    from support.models import Channel, Priority
+    from support.services.departments import department_save
+    from support.services.tickets import Requester, ticket_close, ticket_open
+
+    department = department_save(
+        department=None, name="Fuzz Technical", email="", default_priority=Priority.NORMAL,
+        sla_policy=None, customer_visible=True, active=True, members=[owner], actor=actor,
+    )  # fmt: skip
+    requester = Requester(email=owner.email, name="Fuzz", user=owner, account=main)
+
+    def ticket(subject: str):
+        opened, _ = ticket_open(
+            requester=requester, subject=subject, body="The server does not start.",
+            department=department, channel=Channel.API, actor=actor,
+        )  # fmt: skip
+        return opened
+
+    tickets = {
+        f"FUZZ_{use}_TICKET_ID": ticket(f"Fuzz ticket ({use.lower()})")
+        for use in ("OPEN", "CLOSE", "REOPEN", "RATE", "MERGE", "MERGE_INTO")
+    }
+    for use in ("REOPEN", "RATE"):
+        ticket_close(ticket=tickets[f"FUZZ_{use}_TICKET_ID"], actor=actor)
+    return {"FUZZ_DEPARTMENT_ID": department.id, "FUZZ_STAFF_USER_ID": str(owner.id)} | {
+        name: opened.id for name, opened in tickets.items()
+    }
 
 
 def billing_setup(main, actor) -> dict[str, str]:
@@ -385,7 +513,63 @@ def schemathesis(
     for operation in exclude:
         command += ["--exclude-operation-id", operation]
     log(f"schemathesis, {tag} pass ({phases})")
-    return subprocess.run(command, env={**os.environ, **ids}, check=False).returncode
+    env = {
+        **os.environ,
+        **ids,
+        "SCHEMATHESIS_HOOKS": str(ROOT / "scripts" / "fuzz_hooks.py"),
+        "FUZZ_COVERAGE_FILE": str(REPORT_DIR / f"coverage-{tag}.json"),
+    }
+    return subprocess.run(command, env=env, check=False).returncode
+
+
+def operation_ids() -> list[str]:
+    """Every operation of the live schema."""
+    with urllib.request.urlopen(f"{BASE_URL}/v1/openapi.json", timeout=30) as response:
+        schema = json.load(response)
+    return sorted(
+        operation["operationId"]
+        for item in schema["paths"].values()
+        for method, operation in item.items()
+        if method in {"get", "put", "post", "patch", "delete"}
+    )
+
+
+def coverage_report(operations: list[str], tags: list[str]) -> int:
+    """Per operation, the cases sent and how many got a 2xx (counted by scripts/fuzz_hooks.py
+    over every pass); 1 when an operation never got one (NEVER_2XX aside) or when a listed one
+    did. Written to var/fuzz/coverage.txt as well."""
+    counts: dict[str, dict[str, int]] = {operation: {} for operation in operations}
+    for tag in tags:
+        path = REPORT_DIR / f"coverage-{tag}.json"
+        if not path.exists():
+            continue
+        for operation, statuses in json.loads(path.read_text()).items():
+            merged = counts.setdefault(operation, {})
+            for status, count in statuses.items():
+                merged[status] = merged.get(status, 0) + count
+    lines, unreached, stale = [], [], []
+    for operation in sorted(counts):
+        statuses = counts[operation]
+        cases = sum(statuses.values())
+        ok = sum(count for status, count in statuses.items() if status.startswith("2"))
+        others = " ".join(f"{status}:{count}" for status, count in sorted(statuses.items()))
+        mark = "  "
+        if ok == 0 and operation not in NEVER_2XX:
+            unreached.append(operation)
+            mark = "!!"
+        elif ok and operation in NEVER_2XX:
+            stale.append(operation)
+            mark = "!!"
+        lines.append(f"{mark} {ok:6d} 2xx of {cases:6d}  {operation}  ({others or 'never called'})")
+    text = "\n".join(lines)
+    (REPORT_DIR / "coverage.txt").write_text(text + "\n")
+    log("2xx answers per operation (all passes):")
+    print(text, flush=True)
+    for operation in unreached:
+        log(f"{operation} never got a 2xx: seed what it needs (setup_data) or list it in NEVER_2XX")
+    for operation in stale:
+        log(f"{operation} got a 2xx although NEVER_2XX lists it: take it off the list")
+    return 1 if unreached or stale else 0
 
 
 def main() -> int:
@@ -451,6 +635,10 @@ def main() -> int:
                 stderr=subprocess.STDOUT,
             )
         wait_until_up(f"{BASE_URL}/healthz")
+        started = time.monotonic()
+        for old in REPORT_DIR.glob("coverage-*.json"):
+            old.unlink()
+        operations = operation_ids()
         ids = tokens["ids"]
         pinned, plain = pinned_config(), ROOT / "scripts" / "schemathesis.toml"
         phases = args.phases.split(",")
@@ -470,6 +658,8 @@ def main() -> int:
             tokens["destructive"], ids, args, phases=fuzzing or "fuzzing", config=pinned,
             include=DESTRUCTIVE_OPERATIONS, exclude=[], tag="destructive",
         )  # fmt: skip
+        failed |= coverage_report(operations, ["main", "stateful", "destructive"])
+        log(f"schemathesis took {time.monotonic() - started:.0f} s")
     finally:
         for process in processes:
             with contextlib.suppress(ProcessLookupError):
