@@ -5,6 +5,7 @@ the envelope, naming a parameter that was sent."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from analytics.services.usage import Measurement, usage_record
 from tests.analytics.conftest import staff_key
@@ -160,3 +161,9 @@ def test_samples_at_the_edges_are_counted_out_of_range(instances, value):
         ]
     )  # fmt: skip
     assert (recorded.stored, recorded.out_of_range) == (0, 1)
+
+
+@pytest.mark.parametrize("day", ["0001-01-01", "1969-12-31", "9999-12-31", "0000-01-01"])
+def test_the_mrr_snapshot_command_refuses_days_outside_the_reports(day):
+    with pytest.raises(CommandError):
+        call_command("mrr_snapshot", "--day", day)

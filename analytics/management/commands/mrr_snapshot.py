@@ -5,6 +5,8 @@ from django.utils import timezone
 
 from analytics.services.snapshots import mrr_snapshot_take
 
+EARLIEST = date(1970, 1, 1)
+
 
 class Command(BaseCommand):
     help = (
@@ -25,5 +27,9 @@ class Command(BaseCommand):
             raise CommandError("--day is a date written YYYY-MM-DD.") from None
         if chosen > today:
             raise CommandError("--day cannot be in the future.")
+        if chosen < EARLIEST:
+            # The reports start in 1970: a snapshot before would be read as every later month's
+            # starting point, and walked day by day from there.
+            raise CommandError("--day is 1970-01-01 or later.")
         taken = mrr_snapshot_take(day=chosen)
         self.stdout.write(f"MRR of {taken.day:%Y-%m-%d}: {taken.accounts} paying accounts")
