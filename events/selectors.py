@@ -3,16 +3,22 @@
 from collections.abc import Iterable
 
 from django.db.models import F, Q, QuerySet, Window
-from django.db.models.functions import RowNumber
+from django.db.models.functions import Coalesce, RowNumber
 
 from events.models import Event
 from events.visibility import visible_events_q
 
 
+# Whether the hosting company's staff caused the event: customers see them only as "staff".
+STAFF_ACTOR = Coalesce(F("actor_user__is_staff"), False)
+
+
 def events_of_object(*, account_id: str, object_id: str) -> QuerySet[Event]:
     """An object's own events and those of its actions, newest first, within one account."""
-    return Event.objects.filter(account_id=account_id).filter(
-        Q(object_id=object_id) | Q(related_id=object_id)
+    return (
+        Event.objects.filter(account_id=account_id)
+        .filter(Q(object_id=object_id) | Q(related_id=object_id))
+        .annotate(actor_is_staff=STAFF_ACTOR)
     )
 
 
@@ -30,8 +36,10 @@ def events_visible_to(
     *, account_id: str, role: str | None, user_id: str | None, scopes: Iterable[str]
 ) -> QuerySet[Event]:
     """The account's events that this role, user and scopes may see (``events.visibility``)."""
-    return Event.objects.filter(account_id=account_id).filter(
-        visible_events_q(role=role, user_id=user_id, scopes=scopes)
+    return (
+        Event.objects.filter(account_id=account_id)
+        .filter(visible_events_q(role=role, user_id=user_id, scopes=scopes))
+        .annotate(actor_is_staff=STAFF_ACTOR)
     )
 
 

@@ -8,6 +8,9 @@ class EventActorSerializer(serializers.Serializer):
     user = serializers.CharField(allow_null=True, help_text="The user (`usr_...`), if a person.")
     api_key = serializers.CharField(allow_null=True, help_text="The API key (`key_...`) used.")
     ip = serializers.CharField(allow_null=True, help_text="The client address.")
+    staff = serializers.BooleanField(
+        help_text="The hosting company's staff did it: shown without user, key or address."
+    )
 
 
 class EventDataSerializer(serializers.Serializer):
@@ -37,8 +40,14 @@ class EventSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(EventActorSerializer)
     def get_actor(self, event: Event) -> dict:
+        staff = getattr(event, "actor_is_staff", None)
+        if staff is None:  # not annotated (``events_visible_to`` is): read the user
+            staff = event.actor_user_id is not None and event.actor_user.is_staff
+        if staff:
+            return {"user": None, "api_key": None, "ip": None, "staff": True}
         return {
             "user": event.actor_user_id,
             "api_key": event.actor_api_key_id,
             "ip": event.actor_ip,
+            "staff": False,
         }

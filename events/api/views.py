@@ -28,7 +28,12 @@ EVENT_EXAMPLE = {
         },
         "previous_attributes": {"status": "starting"},
     },
-    "actor": {"user": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df", "api_key": None, "ip": "203.0.113.7"},
+    "actor": {
+        "user": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df",
+        "api_key": None,
+        "ip": "203.0.113.7",
+        "staff": False,
+    },
 }
 
 SCOPE_NOTE = (

@@ -76,7 +76,7 @@ def test_the_list_is_the_accounts_log_newest_first(reader_api, log):
         "type": "server.created",
         "created_at": "2026-11-01T12:00:00Z",
         "data": {"object": {"id": "srv_4Xb9Qe2LmT0sWc8RkP1nZa7Y"}, "previous_attributes": {}},
-        "actor": {"user": None, "api_key": None, "ip": None},
+        "actor": {"user": None, "api_key": None, "ip": None, "staff": False},
     }
 
 
@@ -126,6 +126,24 @@ def test_it_records_the_actor_of_an_api_change(owner_api, owner):
     assert event["actor"]["user"] == owner.id
     assert event["actor"]["api_key"].startswith("key_")
     assert event["actor"]["ip"] == "127.0.0.1"
+
+
+def test_a_staff_actor_is_shown_as_staff_without_who_or_where(owner_api, owner, account):
+    """Issue 28: what customers see of staff is one rule (the desk's): the hosting company's
+    staff act as "staff", never by user id, key or address, in the API and the Activity page."""
+    from accounts.actors import Actor
+    from accounts.services import account_update
+    from tests.dashboard import signed_in
+    from tests.factories import UserFactory
+
+    staff = UserFactory(email="sam@hosting.example", is_staff=True)
+    account_update(account=account, actor=Actor(user=staff, ip="198.51.100.9"), max_api_keys=30)
+
+    event = owner_api.get("/v1/events?type=account.updated").json()["data"]["events"][0]
+    assert event["actor"] == {"user": None, "api_key": None, "ip": None, "staff": True}
+    page = signed_in(owner, account).get("/settings/activity").content.decode()
+    assert "Hosting staff" in page
+    assert "sam@hosting.example" not in page and "198.51.100.9" not in page
 
 
 @pytest.mark.parametrize("path", ["/v1/events", "/v1/events/evt_000000000000000000000000"])
