@@ -8,7 +8,6 @@ from django.db.models.functions import Coalesce, RowNumber
 from events.models import Event
 from events.visibility import visible_events_q
 
-
 # Whether the hosting company's staff caused the event: customers see them only as "staff".
 STAFF_ACTOR = Coalesce(F("actor_user__is_staff"), False)
 
