@@ -8,6 +8,7 @@ file; PostgreSQL is the production database.
 from pathlib import Path
 
 import dj_database_url
+import pycountry
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
@@ -327,7 +328,11 @@ USAGE_HOUR_RETENTION_DAYS = env_int("USAGE_HOUR_RETENTION_DAYS", 397, minimum=31
 # invoice. BILLING_SELLER_ADDRESS separates lines with "|" (or newlines); an empty
 # BILLING_SELLER_VAT_ID prints none. The defaults are a demo seller.
 _seller_country = (env_str("BILLING_SELLER_COUNTRY") or "BE").upper()
-if not (len(_seller_country) == 2 and _seller_country.isascii() and _seller_country.isalpha()):
+if not (
+    len(_seller_country) == 2
+    and _seller_country.isascii()
+    and pycountry.countries.get(alpha_2=_seller_country) is not None
+):
     raise ImproperlyConfigured(
         f"BILLING_SELLER_COUNTRY must be an ISO 3166-1 two-letter code, got {_seller_country!r}."
     )

@@ -253,6 +253,8 @@ def test_it_starts_in_debug_without_a_secret_key_or_peppers(tmp_path):
         ({"EMAIL_HOST": None}, ["EMAIL_HOST", "EMAIL_CONSOLE_ALLOWED=true"]),
         ({"EMAIL_HOST": None, "EMAIL_CONSOLE_ALLOWED": "false"}, ["EMAIL_HOST"]),
         ({"EMAIL_CONSOLE_ALLOWED": "maybe"}, ["EMAIL_CONSOLE_ALLOWED", "'maybe'"]),
+        ({"BILLING_SELLER_COUNTRY": "ZZ"}, ["BILLING_SELLER_COUNTRY", "'ZZ'"]),
+        ({"BILLING_SELLER_COUNTRY": "EU"}, ["BILLING_SELLER_COUNTRY", "'EU'"]),
     ],
 )
 def test_it_refuses_to_start_on_a_bad_or_missing_value(tmp_path, overrides, needles):
