@@ -27,6 +27,7 @@ from analytics.representations import (
     report_representation,
     report_table,
 )
+from analytics.selectors.instances import instances_ever, kinds_readable
 from analytics.selectors.reports_billing import ar_aging_report, revenue_report, spend_report
 from analytics.selectors.reports_mrr import churn_report, mrr_report
 from analytics.selectors.reports_operations import fleet_report, tickets_report
@@ -67,9 +68,10 @@ class AccountOverviewView(AreaPageMixin, TemplateView):
                     "statuses": [(labels[s], n) for s, n in sorted(counts.items()) if n],
                 }
             )
-        names = {pk: ("server", name) for pk, name in servers.values_list("id", "name")} | {
-            pk: ("bot", name) for pk, name in bots.values_list("id", "name")
-        }
+        # History keeps deleted servers and bots (marked); the role names only the kinds it reads.
+        instances = instances_ever(account_id=account_id)
+        names = {instance.pk: (instance.kind, instance.name) for instance in instances}
+        readable = kinds_readable(scopes_allowed_for(self.role, is_staff=False))
         end = timezone.now()
         start = (end - timedelta(days=OVERVIEW_DAYS - 1)).replace(
             hour=0, minute=0, second=0, microsecond=0
@@ -79,6 +81,9 @@ class AccountOverviewView(AreaPageMixin, TemplateView):
         usage = account_usage_representation(
             start=start, end=end, level=day_level, consumers=consumers, names=names,
             top="cpu_percent", limit=5,
+            listed={instance.pk for instance in instances if instance.kind in readable},
+            deleted={instance.pk: instance.deleted_at for instance in instances
+                     if instance.deleted_at},
         )  # fmt: skip
         daily = account_daily_usage(instance_ids=names, start=start, end=end)
         return super().get_context_data(

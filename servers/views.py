@@ -194,7 +194,8 @@ class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
             recent_actions=recent[:10],
             polling=instance.status in TRANSITIONAL,
             usage=usage_latest(instance.pk) if instance.node_id else None,
-            can_read_usage="analytics:read" in scopes_allowed_for(self.role, is_staff=False),
+            can_read_usage={"analytics:read", f"{self.area}:read"}
+            <= scopes_allowed_for(self.role, is_staff=False),
             usage_ranges=[("1h", "1 h"), ("24h", "24 h"), ("7d", "7 d"), ("30d", "30 d")],
             **kwargs,
         )
@@ -211,7 +212,9 @@ class InstanceUsageView(InstanceObjectMixin, View):
     http_method_names = ["get"]
 
     def get(self, request, *args, **kwargs):
-        if "analytics:read" not in scopes_allowed_for(self.role, is_staff=False):
+        if not {"analytics:read", f"{self.area}:read"} <= scopes_allowed_for(
+            self.role, is_staff=False
+        ):
             return JsonResponse(
                 {"success": False, "error": {"code": "permission_denied",
                                              "message": "Your role may not read usage."}},

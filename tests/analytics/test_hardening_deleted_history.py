@@ -136,7 +136,6 @@ def test_the_day_of_a_deletion_is_recorded_for_uptime(account):
     assert UptimeDay.objects.filter(instance_id=server.id, day=YESTERDAY.date()).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="analytics/views.py overview: names from instances_ever")
 def test_the_overview_lists_a_deleted_consumer_marked_without_a_link(owner, gone):
     server, _, _ = gone
     page = signed_in(owner).get("/overview").content.decode()

@@ -128,18 +128,15 @@ def test_spend_needs_analytics_and_billing_read(api_as, role):
     assert answer.status_code == (200 if {"analytics:read", "billing:read"} <= held else 403)
 
 
-# -- dashboard pages (servers/views.py and analytics/views.py belong to other engineers; the
-# -- change they need is described in the hand-over; strict xfail flips when it lands)
+# -- dashboard pages: the server page's usage JSON and the account overview follow the same rule
 
 
-@pytest.mark.xfail(strict=True, reason="servers/views.py InstanceUsageView: needs servers:read")
 def test_the_billing_role_gets_no_server_usage_json(account, fleet):
     user = MembershipFactory(account=account, role=Role.BILLING).user
     answer = signed_in(user).get(f"/servers/{fleet['server'].id}/usage", {"range": "1h"})
     assert answer.status_code in (403, 404)
 
 
-@pytest.mark.xfail(strict=True, reason="analytics/views.py overview: consumers by kind scope")
 def test_the_billing_roles_overview_names_no_server(account, fleet):
     user = MembershipFactory(account=account, role=Role.BILLING).user
     page = signed_in(user).get("/overview").content.decode()
