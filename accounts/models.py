@@ -9,6 +9,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.roles import (
+    STAFF_ROLE_RIGHTS,
     Role,
     StaffRole,
     staff_role_can_see,
@@ -104,6 +105,13 @@ class User(AbstractBaseUser, PermissionsMixin):
         return super().has_module_perms(app_label) or staff_role_has_module_perms(
             self.staff_role_now, app_label
         )
+
+
+def desk_staff_q() -> Q:
+    """The users who answer tickets at the desk, as a query: active staff whose role works the
+    desk (``User.works_desk``), superusers always."""
+    roles = [role for role, rights in STAFF_ROLE_RIGHTS.items() if rights.works_desk]
+    return Q(is_active=True, is_staff=True) & (Q(is_superuser=True) | Q(staff_role__in=roles))
 
 
 class Account(models.Model):

@@ -33,7 +33,7 @@ from django.views import View
 from django.views.generic import ListView
 
 from accounts.actors import Actor
-from accounts.models import User
+from accounts.models import User, desk_staff_q
 from accounts.roles import StaffArea
 from billing.money import format_amount
 from billing.selectors import invoices_payable_of_account
@@ -82,7 +82,7 @@ CONTEXT_ROWS = 10
 def staff_of(departments: QuerySet[Department]) -> QuerySet[User]:
     """The active staff members of ``departments``: who tickets there may be given to."""
     return (
-        User.objects.filter(support_departments__in=departments, is_staff=True, is_active=True)
+        User.objects.filter(desk_staff_q(), support_departments__in=departments)
         .distinct()
         .order_by("email")
     )

@@ -141,11 +141,12 @@ def department_save(
     department.sla_policy = sla_policy
     department.customer_visible = bool(customer_visible)
     department.active = bool(active)
-    strangers = [user.email for user in members if not (user.is_staff and user.is_active)]
+    strangers = [user.email for user in members if not user.works_desk]
     if strangers:
         raise ValidationFailed.field(
             "members", "not_staff",
-            f"Only active staff can work a department; not: {', '.join(sorted(strangers))}.",
+            "Only active staff whose role works the desk can work a department; not: "
+            f"{', '.join(sorted(strangers))}.",
         )  # fmt: skip
     department.save()
     department.members.set(members)

@@ -31,7 +31,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.crypto import salted_hmac
 
-from accounts.models import User
+from accounts.models import User, desk_staff_q
 from support.models import Message, MessageKind, Ticket
 from support.representations import author_shown
 
@@ -89,7 +89,7 @@ def staff_recipients(ticket: Ticket) -> list[str]:
     if ticket.assignee_id is not None:
         users = User.objects.filter(pk=ticket.assignee_id, is_active=True)
     else:
-        users = ticket.department.members.filter(is_active=True, is_staff=True)
+        users = ticket.department.members.filter(desk_staff_q())
     return list(users.order_by("id").values_list("email", flat=True))
 
 

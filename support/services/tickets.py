@@ -25,7 +25,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.actors import SYSTEM, Actor
-from accounts.models import Account, User
+from accounts.models import Account, User, desk_staff_q
 from billing.models import Invoice
 from events.services import changed_attributes, record_event
 from hosting.errors import (
@@ -166,7 +166,7 @@ def _system_entry(
 def _next_assignee(department: Department) -> User | None:
     """Round robin over the department's staff: the one whose last assignment here is
     oldest (never assigned first)."""
-    members = list(department.members.filter(is_active=True, is_staff=True).order_by("id"))
+    members = list(department.members.filter(desk_staff_q()).order_by("id"))
     if not members:
         return None
     latest: dict[int, datetime] = {}
@@ -365,7 +365,7 @@ def ticket_assign(*, ticket: Ticket, assignee: User | None, actor: Actor) -> Tic
     """Give the ticket to a staff member of its department (or to nobody)."""
     ticket = _locked(ticket)
     if assignee is not None and not (
-        assignee.is_staff and ticket.department.members.filter(pk=assignee.pk).exists()
+        assignee.works_desk and ticket.department.members.filter(pk=assignee.pk).exists()
     ):
         raise ValidationFailed.field(
             "assignee", "not_in_department", "Assign to a staff member of the ticket's department."

@@ -447,3 +447,34 @@ def test_the_demo_staff_member_works_the_desk_and_the_billing_back_office(db):
     assert desk.status_code == 200
     assert client.get(changelist(Node)).status_code == 403
     assert User.objects.get(email="staff@example.com").staff_role == StaffRole.BILLING
+
+
+def test_only_staff_who_work_the_desk_join_departments_or_take_tickets(company, customer):
+    """Fleet staff do not work the desk: they cannot be put in a department, given a ticket, or
+    hear of one (a department made before the roles keeps them, but passes them by)."""
+    from hosting.errors import ValidationFailed
+    from support.services.departments import department_save
+    from support.services.notifications import staff_recipients
+    from support.services.tickets import ticket_assign
+
+    fleet = staff_member(company, StaffRole.FLEET)
+    agent = staff_member(company, StaffRole.SUPPORT_AGENT)
+    with pytest.raises(ValidationFailed) as refused:
+        department_save(
+            department=None, name="Ops", email="ops@desk.example", default_priority="normal",
+            sla_policy=None, customer_visible=True, active=True, members=[fleet, agent],
+            actor=Actor(user=agent),
+        )  # fmt: skip
+    assert fleet.email in refused.value.message
+    department = Department.objects.create(name="Ops", email="ops@desk.example")
+    department.members.add(fleet, agent)  # as a department made before staff roles
+    ticket, _ = ticket_open(
+        requester=Requester(email="someone@example.com", account=customer), subject="Help",
+        body="It broke.", department=department, channel="web", actor=Actor(),
+    )  # fmt: skip
+    with pytest.raises(ValidationFailed):
+        ticket_assign(ticket=ticket, assignee=fleet, actor=Actor(user=agent))
+    assert ticket_assign(ticket=ticket, assignee=agent, actor=Actor(user=agent)).assignee == agent
+    ticket.assignee = None
+    assert fleet.email not in staff_recipients(ticket)
+    assert agent.email in staff_recipients(ticket)
