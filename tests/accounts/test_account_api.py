@@ -6,17 +6,11 @@ from rest_framework.test import APIClient
 from accounts.models import ApiKey
 from accounts.roles import Role, grantable_scopes
 from events.models import Event
+from tests.envelopes import error_of
 from tests.factories import MembershipFactory
 from tests.test_openapi import validator_for
 
 ACCOUNT = "/v1/account"
-
-
-def error_of(response, status: int) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False
-    return body["error"]
 
 
 @pytest.fixture

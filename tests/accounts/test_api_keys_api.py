@@ -11,19 +11,13 @@ from accounts.models import ApiKey
 from accounts.roles import SCOPES, Role, grantable_scopes
 from events.models import Event
 from tests.conftest import auth_queries
+from tests.envelopes import error_of
 from tests.factories import MembershipFactory
 from tests.test_openapi import validator_for
 
 KEYS = "/v1/api-keys"
 TOKEN = re.compile(r"^hms_[0-9A-Za-z]{50}$")
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
-
-
-def error_of(response, status: int) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False
-    return body["error"]
 
 
 def key_of(api) -> ApiKey:

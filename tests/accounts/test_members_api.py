@@ -14,19 +14,13 @@ from accounts.roles import Role, grantable_scopes
 from accounts.services import invitation_accept, invitation_create, invitation_for_token
 from events.models import Event
 from tests.conftest import auth_queries
+from tests.envelopes import error_of
 from tests.factories import MembershipFactory, ServerFactory, UserFactory
 from tests.test_openapi import validator_for
 
 MEMBERS = "/v1/account/members"
 INVITATIONS = "/v1/account/invitations"
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
-
-
-def error_of(response, status: int) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False
-    return body["error"]
 
 
 def caller_key(api) -> ApiKey:

@@ -9,18 +9,12 @@ from accounts.models import Account, ApiKey, Membership, User
 from accounts.roles import Role
 from events.models import Event
 from tests.conftest import auth_queries
+from tests.envelopes import error_of
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.test_openapi import validator_for
 
 CUSTOMERS = "/v1/admin/customers"
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
-
-
-def error_of(response, status: int) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False
-    return body["error"]
 
 
 def key_of(api) -> ApiKey:

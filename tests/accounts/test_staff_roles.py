@@ -25,18 +25,12 @@ from servers.models import Node
 from support.models import Department, Ticket
 from support.services.tickets import Requester, ticket_open
 from tests.billing.test_seed_demo import EMAIL, run
+from tests.envelopes import error_of
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 ALL_STAFF = ["admin:read", "admin:write"]
-
-
-def error_of(response, status: int) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False
-    return body["error"]
 
 
 @pytest.fixture

@@ -10,20 +10,15 @@ from accounts.models import ApiKey, Membership
 from accounts.roles import Role
 from accounts.services import api_key_revoke
 from hosting.ids import random_base62
+from tests.envelopes import error_body
 
 SERVERS = "/v1/servers"
-
-
-def error_of(response) -> dict:
-    body = response.json()
-    assert body["success"] is False
-    return body["error"]
 
 
 def assert_401(response, code: str) -> None:
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == 'Bearer realm="api"'
-    assert error_of(response)["code"] == code
+    assert error_body(response)["code"] == code
 
 
 def test_it_requires_a_key(db, client_for):
@@ -58,7 +53,7 @@ def test_unknown_keys_and_wrong_secrets_get_identical_answers(owner, account, ma
     for candidate in (wrong_secret, unknown_id, bad_checksum, "hms_short"):
         response = client.get(SERVERS, HTTP_AUTHORIZATION=f"Bearer {candidate}")
         assert_401(response, "invalid_api_key")
-        error = error_of(response)
+        error = error_body(response)
         answers.append((error["message"], error.get("details")))
     assert len(set(map(repr, answers))) == 1
 
@@ -147,7 +142,7 @@ def test_demoting_a_user_demotes_their_keys_at_once(teammate, account, make_toke
     membership.save()
     response = api.get(SERVERS)
     assert response.status_code == 403
-    error = error_of(response)
+    error = error_body(response)
     assert error["code"] == "insufficient_scope"
     assert error["details"] == {"required_scopes": ["servers:read"]}
 
@@ -156,8 +151,8 @@ def test_a_key_without_the_scope_is_refused(owner, account, make_token, client_f
     api = client_for(make_token(owner, account, ["billing:read"]))
     response = api.get(SERVERS)
     assert response.status_code == 403
-    assert error_of(response)["code"] == "insufficient_scope"
-    assert error_of(response)["details"]["required_scopes"] == ["servers:read"]
+    assert error_body(response)["code"] == "insufficient_scope"
+    assert error_body(response)["details"]["required_scopes"] == ["servers:read"]
 
 
 def test_a_suspended_accounts_keys_get_account_suspended(owner, account, make_token, client_for):
@@ -166,7 +161,7 @@ def test_a_suspended_accounts_keys_get_account_suspended(owner, account, make_to
     account.save()
     response = api.get(SERVERS)
     assert response.status_code == 403
-    assert error_of(response)["code"] == "account_suspended"
+    assert error_body(response)["code"] == "account_suspended"
 
 
 def test_allowed_ips_limit_where_a_key_works(owner, account, make_token, client_for):
@@ -175,7 +170,7 @@ def test_allowed_ips_limit_where_a_key_works(owner, account, make_token, client_
     assert inside.get(SERVERS, REMOTE_ADDR="127.0.0.1").status_code == 200
     response = outside.get(SERVERS, REMOTE_ADDR="127.0.0.1")
     assert response.status_code == 403
-    assert error_of(response)["code"] == "ip_not_allowed"
+    assert error_body(response)["code"] == "ip_not_allowed"
     assert outside.get(SERVERS, REMOTE_ADDR="203.0.113.9").status_code == 200
 
 

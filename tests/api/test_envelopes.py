@@ -2,20 +2,14 @@ import json
 
 import pytest
 
+from tests.envelopes import error_body
+
 pytestmark = pytest.mark.urls("tests.api.urls")
 
 
 @pytest.fixture
 def api(owner_api):
     return owner_api
-
-
-def error_of(response) -> dict:
-    assert response["Content-Type"] == "application/json"
-    body = response.json()
-    assert body["success"] is False
-    assert body["error"]["request_id"] == response["X-Request-Id"]
-    return body["error"]
 
 
 def test_a_success_is_wrapped_in_the_envelope(api):
@@ -27,20 +21,20 @@ def test_a_success_is_wrapped_in_the_envelope(api):
 def test_malformed_json_gets_invalid_json(api):
     response = api.generic("POST", "/v1/_test/echo", "{not json", content_type="application/json")
     assert response.status_code == 400
-    assert error_of(response)["code"] == "invalid_json"
+    assert error_body(response)["code"] == "invalid_json"
 
 
 def test_another_media_type_gets_unsupported_media_type(api):
     response = api.generic("POST", "/v1/_test/echo", "name=x", content_type="text/plain")
     assert response.status_code == 415
-    assert error_of(response)["code"] == "unsupported_media_type"
+    assert error_body(response)["code"] == "unsupported_media_type"
 
 
 def test_an_unknown_path_under_v1_gets_a_json_not_found(api):
     for path in ("/v1/nothing-here", "/v1/servers/", "/v1", "/v1/servers/srv_x/extra"):
         response = api.get(path)
         assert response.status_code == 404, path
-        assert error_of(response)["code"] == "not_found"
+        assert error_body(response)["code"] == "not_found"
 
 
 def test_paths_answer_without_a_trailing_slash_redirect(api):
@@ -51,14 +45,14 @@ def test_a_method_the_endpoint_lacks_gets_method_not_allowed(api):
     for method in ("put", "patch", "delete", "options"):
         response = getattr(api, method)("/v1/servers")
         assert response.status_code == 405, method
-        assert error_of(response)["code"] == "method_not_allowed"
+        assert error_body(response)["code"] == "method_not_allowed"
 
 
 def test_an_error_inside_a_view_is_an_internal_error_without_details(api, caplog):
     api.raise_request_exception = False
     response = api.get("/v1/_test/broken")
     assert response.status_code == 500
-    error = error_of(response)
+    error = error_body(response)
     assert error["code"] == "internal_error"
     assert "secret-database-password" not in response.content.decode()
     assert any(record.levelname == "ERROR" for record in caplog.records)
@@ -68,14 +62,14 @@ def test_an_error_outside_drf_is_an_internal_error_too(api):
     api.raise_request_exception = False
     response = api.get("/v1/_test/plain-broken")
     assert response.status_code == 500
-    assert error_of(response)["code"] == "internal_error"
+    assert error_body(response)["code"] == "internal_error"
 
 
 def test_a_view_that_declares_no_scopes_fails_closed(api):
     api.raise_request_exception = False
     response = api.get("/v1/_test/undeclared")
     assert response.status_code == 500
-    assert error_of(response)["code"] == "internal_error"
+    assert error_body(response)["code"] == "internal_error"
 
 
 def test_every_response_carries_a_request_id(api, client):

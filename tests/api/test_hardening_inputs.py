@@ -13,16 +13,9 @@ from accounts.roles import Role
 from servers.models import Game, Node
 from servers.services import bot_create
 from servers.services.nodes import node_allocations_add, node_create
+from tests.envelopes import error_of
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.servers.test_bots_api import BOT
-
-
-def error_of(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False and body["error"]["code"] == code, body
-    assert body["error"]["request_id"].startswith("req_")
-    return body["error"]
 
 
 @pytest.fixture

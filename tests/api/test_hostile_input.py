@@ -19,6 +19,7 @@ from hosting.api.parsers import MAX_DEPTH
 from servers.models import Bot, Server
 from tests.dashboard import field_errors as form_field_errors
 from tests.dashboard import signed_in
+from tests.envelopes import error_of
 from tests.factories import ServerFactory
 from tests.servers.helpers import MINECRAFT
 from webhooks.models import WebhookEndpoint
@@ -30,15 +31,6 @@ BOT = {
     "start_command": "python bot.py",
     "token": "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gh7Kx2.abcdefghijklmnop",
 }
-
-
-def error_of(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    assert response["Content-Type"] == "application/json"
-    body = response.json()
-    assert body["success"] is False
-    assert body["error"]["code"] == code
-    return body["error"]
 
 
 def parameter_errors(response) -> list[tuple[str, str]]:

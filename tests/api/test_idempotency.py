@@ -19,6 +19,7 @@ from idempotency.models import IdempotencyRecord
 from idempotency.services import RequestFingerprint
 from servers.api import views as server_views
 from servers.models import Server
+from tests.envelopes import error_of
 
 SERVERS = "/v1/servers"
 REPLAYED = "Idempotent-Replayed"
@@ -35,13 +36,6 @@ def post(api, path: str, body: dict, key: str | None = "key-1", **extra):
     if key is not None:
         extra["HTTP_IDEMPOTENCY_KEY"] = key
     return api.post(path, json.dumps(body), content_type="application/json", **extra)
-
-
-def error_of(response, status: int) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False
-    return body["error"]
 
 
 def key_id_of(token: str) -> str:

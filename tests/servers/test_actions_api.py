@@ -8,6 +8,7 @@ from django_tasks_db.models import DBTaskResult
 from events.models import Event
 from servers.models import ACTIVE_ACTION, Action, Server
 from tests.conftest import auth_queries
+from tests.envelopes import error_of
 from tests.factories import ServerFactory
 from tests.servers.helpers import MINECRAFT, run_worker
 
@@ -18,12 +19,6 @@ BOT = {
     "start_command": "node index.js",
     "token": "a-discord-bot-token-of-30-chars",
 }
-
-
-def error_of(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    assert response.json()["error"]["code"] == code
-    return response.json()["error"]
 
 
 def post_action(api, server_id: str, action_type: str):

@@ -16,6 +16,7 @@ from events.models import Event
 from hosting.secrets_box import decrypt_secret
 from servers.models import Action, Bot
 from tests.conftest import auth_queries
+from tests.envelopes import error_of
 from tests.factories import UserFactory
 from tests.servers.helpers import run_worker
 
@@ -29,12 +30,6 @@ BOT = {
     "token": TOKEN,
     "environment": {"LOG_LEVEL": "info", "PREFIX": "!"},
 }
-
-
-def error_of(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    assert response.json()["error"]["code"] == code
-    return response.json()["error"]
 
 
 def field_errors(response) -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@ import pytest
 
 from events.models import Event
 from servers.models import Action, Server
+from tests.envelopes import error_of
 from tests.servers.helpers import MINECRAFT, run_worker
 
 DEFAULT_VARIABLES = {"EULA": True, "VERSION": "latest", "MAX_PLAYERS": 20, "DIFFICULTY": "normal"}
@@ -17,14 +18,6 @@ def created_id(api, **overrides) -> str:
     response = create(api, **overrides)
     assert response.status_code == 201, response.content
     return response.json()["data"]["server"]["id"]
-
-
-def error_of(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False
-    assert body["error"]["code"] == code
-    return body["error"]
 
 
 def field_errors(response) -> list[tuple[str, str]]:

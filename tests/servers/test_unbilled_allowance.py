@@ -12,6 +12,7 @@ from accounts.services import account_create, account_update
 from events.models import Event
 from servers.models import Bot, Server
 from servers.services import server_create
+from tests.envelopes import error_of
 from tests.factories import UserFactory
 from tests.servers.helpers import MINECRAFT
 from tests.servers.test_bots_api import BOT
@@ -25,14 +26,6 @@ def allow(account: Account, **allowance: int) -> None:
     for key, value in (ZERO | allowance).items():
         setattr(account, f"unbilled_{key}", value)
     account.save()
-
-
-def error_of(response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False
-    assert body["error"]["code"] == code, body
-    return body["error"]
 
 
 def create_server(api, **resources):

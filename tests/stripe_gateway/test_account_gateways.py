@@ -13,8 +13,9 @@ from billing.services.gateways import CARDS_NOT_FOR_ACCOUNT, collection_gateways
 from billing.services.profile import billing_profile_update
 from billing.services.renewals import billing_run
 from stripe_gateway.models import PaymentMethod
-from tests.billing.api.conftest import data_of, error_of, listed
+from tests.billing.api.conftest import data_of, listed
 from tests.billing.test_subscriptions import START, order, plan
+from tests.envelopes import error_of
 from tests.factories import AccountFactory, MembershipFactory
 from tests.servers.helpers import run_worker
 from tests.stripe_gateway.helpers import save_card

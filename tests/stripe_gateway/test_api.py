@@ -5,7 +5,8 @@ remove cards; an outsider's key finds none of them (404); a key without ``billin
 import pytest
 
 from stripe_gateway.models import PaymentMethod
-from tests.billing.api.conftest import data_of, error_of, listed
+from tests.billing.api.conftest import data_of, listed
+from tests.envelopes import error_of
 from tests.stripe_gateway.helpers import save_card
 
 pytestmark = pytest.mark.django_db

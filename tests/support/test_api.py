@@ -8,7 +8,8 @@ from accounts.actors import Actor
 from events.models import Event
 from support.models import Ticket
 from support.services.tickets import ticket_reply, ticket_status_change
-from tests.billing.api.conftest import data_of, error_of, listed
+from tests.billing.api.conftest import data_of, listed
+from tests.envelopes import error_of
 from tests.factories import ServerFactory
 
 pytestmark = pytest.mark.django_db

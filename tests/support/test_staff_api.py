@@ -7,7 +7,8 @@ import pytest
 from accounts.roles import Role
 from events.models import Event
 from support.models import Message, Ticket
-from tests.billing.api.conftest import data_of, error_of, listed
+from tests.billing.api.conftest import data_of, listed
+from tests.envelopes import error_of
 from tests.factories import AccountFactory, MembershipFactory
 from tests.support.test_tickets import open_ticket
 

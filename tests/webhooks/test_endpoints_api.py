@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from events.models import Event
 from hosting.secrets_box import decrypt_secret
 from tests.conftest import auth_queries
+from tests.envelopes import error_of
 from tests.test_openapi import validator_for
 from webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
@@ -28,11 +29,6 @@ ENDPOINT_FIELDS = {
 
 def create(api, **body):
     return api.post("/v1/webhooks", {"url": URL, "enabled_events": ["*"], **body}, format="json")
-
-
-def error_of(response, status: int) -> dict:
-    assert response.status_code == status, response.content
-    return response.json()["error"]
 
 
 def fields_of(response) -> list[tuple[str, str]]:

@@ -46,13 +46,6 @@ BUYER = {
 }
 
 
-def error_of(response, status: int) -> dict:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body["success"] is False
-    return body["error"]
-
-
 def data_of(response, status: int = 200) -> dict:
     assert response.status_code == status, response.content
     body = response.json()

@@ -6,7 +6,8 @@ code."""
 import pytest
 
 from billing.models import Invoice
-from tests.billing.api.conftest import data_of, error_of, listed
+from tests.billing.api.conftest import data_of, listed
+from tests.envelopes import error_of
 
 # (method, path with {placeholders} from the books, body, what it needs)
 OBJECT_ENDPOINTS = [

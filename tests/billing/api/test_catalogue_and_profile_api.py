@@ -4,7 +4,8 @@ import pytest
 
 from billing.models import BillingProfile
 from events.models import Event
-from tests.billing.api.conftest import data_of, error_of, listed
+from tests.billing.api.conftest import data_of, listed
+from tests.envelopes import error_of
 from tests.test_openapi import response_schema_validator, validator_for
 
 PROFILE = "/v1/billing-profile"

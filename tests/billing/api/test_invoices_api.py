@@ -13,8 +13,9 @@ from billing.models import BalanceTransaction, Invoice, Payment, Subscription
 from billing.representations import invoice_representation
 from billing.services import balance_of
 from events.models import Event
-from tests.billing.api.conftest import DAY, PLAN, SETUP, T0, at, data_of, error_of, issue, listed
+from tests.billing.api.conftest import DAY, PLAN, SETUP, T0, at, data_of, issue, listed
 from tests.conftest import auth_queries
+from tests.envelopes import error_of
 from tests.test_openapi import response_schema_validator, validator_for
 
 INVOICES = "/v1/invoices"

@@ -11,7 +11,8 @@ from billing.representations import (
     credit_note_representation,
     payment_representation,
 )
-from tests.billing.api.conftest import DAY, T0, data_of, error_of, listed
+from tests.billing.api.conftest import DAY, T0, data_of, listed
+from tests.envelopes import error_of
 from tests.test_openapi import response_schema_validator
 
 

@@ -10,8 +10,9 @@ from accounts.actors import SYSTEM
 from billing.models import Coupon, Invoice, Price, PromotionCode, Subscription, TaxRate
 from billing.services.profile import billing_profile_update
 from billing.tax import REVERSE_CHARGE_NOTE
-from tests.billing.api.conftest import T0, at, data_of, error_of
+from tests.billing.api.conftest import T0, at, data_of
 from tests.billing.api.test_subscriptions_api import order_body, post, top_up
+from tests.envelopes import error_of
 
 pytestmark = pytest.mark.django_db
 PREVIEW = "/v1/subscriptions/preview"

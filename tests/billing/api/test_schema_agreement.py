@@ -6,7 +6,8 @@ import json
 import pytest
 
 from billing.models import Product
-from tests.billing.api.conftest import data_of, error_of, listed
+from tests.billing.api.conftest import data_of, listed
+from tests.envelopes import error_of
 
 pytestmark = pytest.mark.django_db
 

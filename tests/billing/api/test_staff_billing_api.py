@@ -11,7 +11,8 @@ from billing.models import BalanceTransaction, CreditNote, Invoice, Payment
 from billing.representations import invoice_representation
 from billing.services import balance_of
 from events.models import Event
-from tests.billing.api.conftest import DAY, T0, at, data_of, error_of, listed
+from tests.billing.api.conftest import DAY, T0, at, data_of, listed
+from tests.envelopes import error_of
 from tests.test_openapi import validator_for
 
 ADMIN_INVOICES = "/v1/admin/invoices"

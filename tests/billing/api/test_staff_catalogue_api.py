@@ -9,7 +9,8 @@ from accounts.actors import SYSTEM
 from billing.models import Coupon, Invoice, Price, Product, PromotionCode, Subscription, TaxRate
 from billing.services import balance_change
 from billing.services.subscriptions import subscription_order
-from tests.billing.api.conftest import T0, at, data_of, error_of, listed
+from tests.billing.api.conftest import T0, at, data_of, listed
+from tests.envelopes import error_of
 from tests.factories import AccountFactory
 from tests.servers.helpers import MINECRAFT
 

@@ -13,7 +13,8 @@ from billing.services import balance_change, balance_of
 from billing.services.renewals import billing_run
 from events.models import Event
 from servers.models import Server
-from tests.billing.api.conftest import T0, at, data_of, error_of, listed
+from tests.billing.api.conftest import T0, at, data_of, listed
+from tests.envelopes import error_of
 from tests.servers.helpers import MINECRAFT, run_worker
 
 pytestmark = pytest.mark.django_db
