@@ -3,15 +3,16 @@
 import importlib
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.roles import SCOPES, Role
+from accounts.roles import SCOPES, Role, StaffRole
 from accounts.services import api_key_create
 from hosting.api import throttling
 from hosting.api.throttling import counter_store
-from tests.factories import AccountFactory, MembershipFactory
+from tests.factories import AccountFactory, MembershipFactory, UserFactory
 
 
 def auth_queries() -> int:
@@ -106,6 +107,33 @@ def other_account(db):
 @pytest.fixture
 def outsider(other_account):
     return MembershipFactory(account=other_account, role=Role.OWNER).user
+
+
+# --- The hosting company's staff (an administrator, in an account of their own) --------------
+
+
+@pytest.fixture
+def staff_account(db):
+    return AccountFactory(name="Hosting Company", created_at=datetime(2020, 1, 1, tzinfo=UTC))
+
+
+@pytest.fixture
+def staff(staff_account):
+    user = UserFactory(
+        email="ops@hosting.example", is_staff=True, staff_role=StaffRole.ADMINISTRATOR
+    )
+    MembershipFactory(account=staff_account, user=user, role=Role.OWNER)
+    return user
+
+
+@pytest.fixture
+def staff_api(staff, staff_account, make_token, client_for) -> APIClient:
+    return client_for(make_token(staff, staff_account, ["admin:read", "admin:write"]))
+
+
+@pytest.fixture
+def staff_reader_api(staff, staff_account, make_token, client_for) -> APIClient:
+    return client_for(make_token(staff, staff_account, ["admin:read"]))
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from accounts.roles import Role
 from events.models import Event
 from tests.conftest import auth_queries
 from tests.envelopes import error_of
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.factories import AccountFactory, MembershipFactory
 from tests.test_openapi import validator_for
 
 CUSTOMERS = "/v1/admin/customers"
@@ -21,28 +21,6 @@ def key_of(api) -> ApiKey:
     """The key an APIClient authenticates with."""
     token = api._credentials["HTTP_AUTHORIZATION"].removeprefix("Bearer ")
     return ApiKey.objects.get(key_id=token[4:16])
-
-
-@pytest.fixture
-def staff_account(db):
-    return AccountFactory(name="Hosting Company", created_at=datetime(2020, 1, 1, tzinfo=UTC))
-
-
-@pytest.fixture
-def staff(staff_account):
-    user = UserFactory(email="ops@hosting.example", is_staff=True)
-    MembershipFactory(account=staff_account, user=user, role=Role.OWNER)
-    return user
-
-
-@pytest.fixture
-def staff_api(staff, staff_account, make_token, client_for):
-    return client_for(make_token(staff, staff_account, ["admin:read", "admin:write"]))
-
-
-@pytest.fixture
-def staff_reader_api(staff, staff_account, make_token, client_for):
-    return client_for(make_token(staff, staff_account, ["admin:read"]))
 
 
 def customer_ids(response) -> list[str]:

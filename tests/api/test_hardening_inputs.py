@@ -9,12 +9,11 @@ from django.core.exceptions import ValidationError
 from django.test import Client
 
 from accounts.actors import SYSTEM
-from accounts.roles import Role
 from servers.models import Game, Node
 from servers.services import bot_create
 from servers.services.nodes import node_allocations_add, node_create
 from tests.envelopes import error_of
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.factories import UserFactory
 from tests.servers.test_bots_api import BOT
 
 
@@ -27,14 +26,6 @@ def node(db):
     node_allocations_add(node=node, ip="127.0.0.1", ports="25565-25567", actor=SYSTEM)
     node.token = token
     return node
-
-
-@pytest.fixture
-def staff_api(db, make_token, client_for):
-    account = AccountFactory(name="Hosting Company")
-    staff = UserFactory(email="ops@hosting.example", is_staff=True)
-    MembershipFactory(account=account, user=staff, role=Role.OWNER)
-    return client_for(make_token(staff, account, ["admin:read", "admin:write"]))
 
 
 # --- Multipart limits -----------------------------------------------------------------------

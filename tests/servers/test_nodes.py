@@ -18,7 +18,7 @@ from servers.services.nodes import (
     node_token_rotate,
 )
 from servers.signing import ISSUER, public_key_pem
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.factories import MembershipFactory
 
 # Samples older than the raw retention (3 days) are refused, so the tests' time is recent.
 MEASURED_AT = (datetime.now(UTC) - timedelta(hours=1)).replace(microsecond=0)
@@ -48,14 +48,6 @@ def create_server(account, **overrides):
 
 def agent_client(client_for, token):
     return client_for(token)
-
-
-@pytest.fixture
-def staff_api(db, make_token, client_for):
-    account = AccountFactory(name="Hosting Company")
-    staff = UserFactory(email="ops@hosting.example", is_staff=True)
-    MembershipFactory(account=account, user=staff, role=Role.OWNER)
-    return client_for(make_token(staff, account, ["admin:read", "admin:write"]))
 
 
 # --- Tokens ---------------------------------------------------------------------------------

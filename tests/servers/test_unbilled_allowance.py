@@ -171,16 +171,6 @@ def test_members_cannot_set_their_own_allowance(account, owner_api):
     assert Account.objects.get(pk=account.pk).unbilled_instances == 0
 
 
-@pytest.fixture
-def staff_api(db, make_token, client_for):
-    from tests.factories import AccountFactory, MembershipFactory
-
-    staff_account = AccountFactory(name="Hosting Company")
-    staff = UserFactory(email="ops@hosting.example", is_staff=True)
-    MembershipFactory(account=staff_account, user=staff, role="owner")
-    return client_for(make_token(staff, staff_account, ["admin:read", "admin:write"]))
-
-
 def test_staff_set_part_of_the_allowance_and_the_change_is_an_event(account, staff_api):
     allow(account, instances=1, memory_mb=2048, cpu_percent=100, disk_mb=10240)
     response = staff_api.patch(

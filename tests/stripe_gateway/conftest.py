@@ -16,9 +16,6 @@ from tests.billing.api.conftest import (  # noqa: F401 (fixtures)
     mate,
     mate_api,
     reader_api,
-    staff,
-    staff_account,
-    staff_api,
     unscoped_api,
 )
 

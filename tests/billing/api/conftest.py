@@ -24,7 +24,7 @@ from billing.services import (
     invoice_pay_with_credit,
 )
 from billing.services.profile import billing_profile_update
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.factories import MembershipFactory
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -149,28 +149,6 @@ def demoted_api(account, make_token, client_for):
     membership.role = Role.DEVELOPER  # saved, so a cached key lookup is dropped too
     membership.save()
     return client
-
-
-@pytest.fixture
-def staff_account(db):
-    return AccountFactory(name="Hosting Company")
-
-
-@pytest.fixture
-def staff(staff_account):
-    user = UserFactory(email="ops@hosting.example", is_staff=True)
-    MembershipFactory(account=staff_account, user=user, role=Role.OWNER)
-    return user
-
-
-@pytest.fixture
-def staff_api(staff, staff_account, make_token, client_for):
-    return client_for(make_token(staff, staff_account, ["admin:read", "admin:write"]))
-
-
-@pytest.fixture
-def staff_reader_api(staff, staff_account, make_token, client_for):
-    return client_for(make_token(staff, staff_account, ["admin:read"]))
 
 
 @pytest.fixture
