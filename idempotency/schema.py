@@ -56,8 +56,12 @@ def _document(operation: dict[str, Any]) -> None:
 
 
 def document_idempotency(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
-    """Every POST under /v1 takes ``Idempotency-Key`` (idempotency/middleware.py)."""
+    """Every POST under /v1 called with an API key takes ``Idempotency-Key``
+    (idempotency/middleware.py keeps answers per API key). The node agent's endpoints (their own
+    token) and anonymous ones (providers' webhooks) do not: the header is not read there, so it is
+    not documented there."""
     for operations in result.get("paths", {}).values():
-        if "post" in operations:
-            _document(operations["post"])
+        post = operations.get("post")
+        if post and any("BearerAuth" in each for each in post.get("security", [])):
+            _document(post)
     return result

@@ -187,3 +187,30 @@ def test_a_pdf_answers_the_media_type_asked_for(owner_api, books, accept, media)
     assert response.status_code == 200
     assert response["Content-Type"] == media
     assert response.content.startswith(b"%PDF-")
+
+
+def test_a_delete_documents_what_it_answers(openapi):
+    """CONTRACT §3: 200 with ``data: {"id", "deleted": true}`` (or 202 with the action), never
+    a bodiless 204 the API does not send."""
+    answers = {
+        operation["operationId"]: sorted(s for s in operation["responses"] if s.startswith("2"))
+        for _, method, operation in operations(openapi)
+        if method == "delete"
+    }
+
+    assert answers["admin_nodes_destroy"] == ["200"]
+    assert all(statuses in (["200"], ["202"]) for statuses in answers.values()), answers
+
+
+def test_only_operations_called_with_an_api_key_take_an_idempotency_key(openapi):
+    """The middleware keeps answers per API key: the agent's endpoints (a node token) never read
+    the header, so a schema that offered it would promise what they do not do."""
+    offered = {
+        operation["operationId"]
+        for _, method, operation in operations(openapi)
+        if method == "post"
+        and "Idempotency-Key" in [each["name"] for each in operation.get("parameters", [])]
+    }
+
+    assert {"agent_hello", "agent_usage", "agent_events"}.isdisjoint(offered)
+    assert {"servers_create", "tickets_create", "subscriptions_create"} <= offered

@@ -9,7 +9,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
-from hosting.api.serializers import StrictInputSerializer
+from hosting.api.serializers import DeletedSerializer, StrictInputSerializer
 
 _STRICT_DOC = inspect.cleandoc(StrictInputSerializer.__doc__ or "")
 NOT_ONLY_WHITESPACE = (
@@ -39,6 +39,15 @@ class AutoSchema(openapi.AutoSchema):
             # space as Python's str.strip() sees it (written out: JSON Schema's \s differs).
             schema.setdefault("pattern", NOT_ONLY_WHITESPACE)
         return schema
+
+    def _get_response_bodies(self, direction="response"):
+        """A ``DELETE`` that documents no answer of its own answers as ``deleted()`` does (CONTRACT
+        §3: 200 with ``{"id", "deleted": true}``), not drf-spectacular's bodiless 204."""
+        bodies = super()._get_response_bodies(direction)
+        if self.method == "DELETE" and list(bodies) == ["204"] and "content" not in bodies["204"]:
+            deleted = self._get_response_for_code(DeletedSerializer, "200", direction=direction)
+            return {"200": deleted}
+        return bodies
 
     def _map_serializer(self, serializer, direction, bypass_extensions=False):
         schema = super()._map_serializer(serializer, direction, bypass_extensions)
