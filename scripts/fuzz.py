@@ -222,6 +222,17 @@ def setup_data() -> None:
         start_command="python bot.py", token="fuzz-discord-bot-token-0123456789",
     )  # fmt: skip
     action = Action.objects.filter(server=server).first()  # its "create"
+    # What DELETE /v1/servers/{id} and /v1/bots/{id} are pinned to: the fuzzer reuses ids it saw
+    # in lists, and deleting the server of a plan ends its subscription.
+    spare_server = server_create(
+        account=main, actor=actor, name="Fuzz SMP to delete", game="minecraft-java",
+        region="eu-central", variables={"EULA": True},
+    )  # fmt: skip
+    spare_bot = bot_create(
+        account=main, actor=actor, name="Fuzz bot to delete", region="eu-central",
+        runtime="python-3.13", start_command="python bot.py",
+        token="fuzz-discord-bot-token-0123456780",
+    )  # fmt: skip
     # A node with its token (the agent endpoints' credential) in a region of its own, so that
     # the fuzzer's servers in eu-central stay on the simulated driver; a server and a bot on it
     # (their consoles; the bot's uploaded code is what the agent downloads), and a node that
@@ -268,7 +279,8 @@ def setup_data() -> None:
     _, main_token = full_key(main, main_owner, "Fuzzer")
 
     spare, spare_owner = staff_account("Fuzz Spare Hosting", "fuzz-spare@example.com")
-    victim_key_id, _ = full_key(spare, spare_owner, "Revoked and rotated by the fuzzer")
+    victim_key_id, _ = full_key(spare, spare_owner, "Revoked by the fuzzer")
+    rotated_key_id, _ = full_key(spare, spare_owner, "Rotated by the fuzzer")
     victim_member = member(spare, spare_owner, "victim@example.com", Role.DEVELOPER)
     victim_customer = account_create(name="Suspended by the fuzzer", owner_email="v@example.com")
     _, spare_token = full_key(spare, spare_owner, "Fuzzer (destructive pass)")
@@ -294,6 +306,9 @@ def setup_data() -> None:
                     "FUZZ_INVITATION_ID": pending.id,
                     "FUZZ_MEMBER_ID": teammate.id,
                     "FUZZ_API_KEY_ID": victim_key_id,
+                    "FUZZ_ROTATED_API_KEY_ID": rotated_key_id,
+                    "FUZZ_SPARE_SERVER_ID": spare_server.id,
+                    "FUZZ_SPARE_BOT_ID": spare_bot.id,
                     "FUZZ_VICTIM_MEMBER_ID": victim_member.id,
                     "FUZZ_VICTIM_CUSTOMER_ID": victim_customer.id,
                     "FUZZ_NODE_ID": node.id,
@@ -329,9 +344,15 @@ def support_setup(main, owner, actor) -> dict[str, str]:
     works (customers may pick it), and tickets of the main account, one per operation that
     uses its ticket up (closed, reopened, rated, merged into another), so that the others keep
     reaching an open one. Returns the FUZZ_* ids of scripts/schemathesis-objects.toml."""
-    from support.models import Channel, Priority
+    from support.models import Attachment, Channel, Priority
+    from support.services.attachments import Upload
     from support.services.departments import department_save
-    from support.services.tickets import Requester, ticket_close, ticket_open
+    from support.services.tickets import (
+        Requester,
+        ticket_close,
+        ticket_open,
+        ticket_status_change,
+    )
 
     department = department_save(
         department=None, name="Fuzz Technical", email="", default_priority=Priority.NORMAL,
@@ -339,22 +360,28 @@ def support_setup(main, owner, actor) -> dict[str, str]:
     )  # fmt: skip
     requester = Requester(email=owner.email, name="Fuzz", user=owner, account=main)
 
-    def ticket(subject: str):
+    def ticket(subject: str, uploads=None):
         opened, _ = ticket_open(
             requester=requester, subject=subject, body="The server does not start.",
-            department=department, channel=Channel.API, actor=actor,
+            department=department, channel=Channel.API, actor=actor, uploads=uploads,
         )  # fmt: skip
         return opened
 
     tickets = {
         f"FUZZ_{use}_TICKET_ID": ticket(f"Fuzz ticket ({use.lower()})")
-        for use in ("OPEN", "CLOSE", "REOPEN", "RATE", "MERGE", "MERGE_INTO")
+        for use in ("CLOSE", "REOPEN", "RATE", "MERGE", "MERGE_INTO", "STATUS", "STAFF_REPLY")
     }
-    for use in ("REOPEN", "RATE"):
-        ticket_close(ticket=tickets[f"FUZZ_{use}_TICKET_ID"], actor=actor)
-    return {"FUZZ_DEPARTMENT_ID": department.id, "FUZZ_STAFF_USER_ID": str(owner.id)} | {
-        name: opened.id for name, opened in tickets.items()
-    }
+    log_file = Upload(filename="server.log", content=b"[12:00:01] Server stopped.\n")
+    tickets["FUZZ_OPEN_TICKET_ID"] = ticket("Fuzz ticket (open)", uploads=[log_file])
+    attachment = Attachment.objects.get(message__ticket=tickets["FUZZ_OPEN_TICKET_ID"])
+    ticket_close(ticket=tickets["FUZZ_RATE_TICKET_ID"], actor=actor)
+    # Customers reopen what staff resolved (a closed ticket stays closed).
+    ticket_status_change(
+        ticket=tickets["FUZZ_REOPEN_TICKET_ID"], status="resolved", actor=actor, by_staff=True
+    )
+    ids = {"FUZZ_DEPARTMENT_ID": department.id, "FUZZ_STAFF_USER_ID": str(owner.id)}
+    ids["FUZZ_ATTACHMENT_ID"] = attachment.id
+    return ids | {name: opened.id for name, opened in tickets.items()}
 
 
 def billing_setup(main, actor) -> dict[str, str]:
@@ -424,8 +451,11 @@ def billing_setup(main, actor) -> dict[str, str]:
     order = {"name": "Fuzz plan", "region": "eu-central", "game": "minecraft-java",
              "variables": {"EULA": True}}  # fmt: skip
     subscription, paid = subscription_order(account=main, price=price, order=order, actor=actor)
-    to_cancel, _ = subscription_order(
-        account=main, price=price, order=order, promotion_code="FUZZ10", actor=actor
+    to_cancel, staff_cancel = (
+        subscription_order(
+            account=main, price=price, order=order, promotion_code="FUZZ10", actor=actor
+        )[0]
+        for _ in range(2)
     )
     line = {"description": "Extra backup storage", "quantity": 1, "unit_amount": 300}
     uses = ("PAY", "MARK_PAID", "VOID", "UNCOLLECTIBLE")
@@ -458,6 +488,7 @@ def billing_setup(main, actor) -> dict[str, str]:
         "FUZZ_BALANCE_TRANSACTION_ID": topup.id,
         "FUZZ_SUBSCRIPTION_ID": subscription.id,
         "FUZZ_CANCEL_SUBSCRIPTION_ID": to_cancel.id,
+        "FUZZ_STAFF_CANCEL_SUBSCRIPTION_ID": staff_cancel.id,
         "FUZZ_PAID_INVOICE_ID": paid.id,
         "FUZZ_PAYMENT_ID": Payment.objects.get(invoice=paid).id,
         "FUZZ_CREDIT_NOTE_ID": credit_note.id,
