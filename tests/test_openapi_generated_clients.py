@@ -214,3 +214,11 @@ def test_only_operations_called_with_an_api_key_take_an_idempotency_key(openapi)
 
     assert {"agent_hello", "agent_usage", "agent_events"}.isdisjoint(offered)
     assert {"servers_create", "tickets_create", "subscriptions_create"} <= offered
+
+
+def test_a_field_with_a_regex_of_its_own_is_documented_by_that_regex(openapi):
+    """Not by the generic "not only white space" pattern, which let the fuzzer send ids the
+    server refuses as schema-valid."""
+    server = openapi["components"]["schemas"]["AgentHelloServerRequest"]["properties"]["id"]
+
+    assert server["pattern"] == "^(srv|bot)_[A-Za-z0-9]{1,60}$"

@@ -4,6 +4,7 @@ import inspect
 import json
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
@@ -34,9 +35,11 @@ class AutoSchema(openapi.AutoSchema):
             and field.trim_whitespace
             and not field.allow_blank
             and schema.get("type") == "string"
+            and not any(isinstance(each, RegexValidator) for each in field.validators)
         ):
             # Trimmed, then required not to be empty: it needs a character that is not white
-            # space as Python's str.strip() sees it (written out: JSON Schema's \s differs).
+            # space as Python's str.strip() sees it (written out: JSON Schema's \s differs). A
+            # field with a regex of its own (RegexField) is documented by that regex instead.
             schema.setdefault("pattern", NOT_ONLY_WHITESPACE)
         return schema
 
