@@ -21,6 +21,29 @@ from hosting.errors import (
 )
 
 
+def account_lock(*account_ids: str, skip_locked: bool = False) -> set[str]:
+    """Lock the accounts' rows for the rest of the transaction; the ids locked (with
+    ``skip_locked``, those no other transaction holds: the rest are passed over, not waited for).
+
+    The one account lock. It serializes what is counted or written per account (quotas, keys,
+    the credit ledger, payment methods, webhook endpoints, plan changes). **Lock order:** an
+    account's row before anything else of it that is locked, and several accounts in id order:
+    the account before a document number series (``billing.services.invoices``), before its
+    subscriptions and invoices, so that two transactions never each hold one and wait for the
+    other. Call it inside ``transaction.atomic``."""
+    return set(
+        Account.objects.select_for_update(skip_locked=skip_locked)
+        .filter(pk__in=account_ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def account_locked(account_id: str) -> Account:
+    """The account re-read under its lock (``account_lock``), for a change or a count."""
+    return Account.objects.select_for_update().get(pk=account_id)
+
+
 @transaction.atomic
 def account_create(
     *,
@@ -123,7 +146,7 @@ def account_update(*, account: Account, actor: Actor, **changes: Any) -> Account
     ``max_memory_mb`` and the unbilled allowance (``UNBILLED_ALLOWANCE``). The API, the staff
     API and Django admin all change accounts here."""
     changes = account_changes_clean(**changes)
-    account = Account.objects.select_for_update().get(pk=account.pk)
+    account = account_locked(account.pk)
     before = {**account_representation(account), **_limits_of(account)}
     for field, value in changes.items():
         setattr(account, field, value)
@@ -146,7 +169,7 @@ def _limits_of(account: Account) -> dict[str, Any]:
 @transaction.atomic
 def account_suspend(*, account: Account, reason: str = "", actor: Actor) -> Account:
     """Suspend an account (staff): its keys answer 403 and its dashboard turns read-only."""
-    account = Account.objects.select_for_update().get(pk=account.pk)
+    account = account_locked(account.pk)
     if account.is_suspended:
         return account
     before = account_representation(account)
@@ -165,7 +188,7 @@ def account_suspend(*, account: Account, reason: str = "", actor: Actor) -> Acco
 @transaction.atomic
 def account_unsuspend(*, account: Account, actor: Actor) -> Account:
     """Lift a suspension (staff): its keys and dashboard work again. Idempotent."""
-    account = Account.objects.select_for_update().get(pk=account.pk)
+    account = account_locked(account.pk)
     if not account.is_suspended:
         return account
     before = account_representation(account)

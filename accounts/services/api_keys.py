@@ -21,6 +21,7 @@ from accounts.roles import (
     unknown_scopes,
 )
 from accounts.selectors import role_in
+from accounts.services.accounts import account_lock
 from events.services import changed_attributes, record_event
 from hosting.errors import (
     Conflict,
@@ -118,7 +119,7 @@ def api_key_create(
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed.field("expires_at", "in_past", "The expiry must be in the future.")
     allowed_ips = normalize_allowed_ips(allowed_ips)
-    Account.objects.select_for_update().filter(pk=account.pk).first()  # serialize the count
+    account_lock(account.pk)  # serialize the count
     if _live_keys(account).count() >= account.max_api_keys:
         raise QuotaExceeded(
             f"This account already has {account.max_api_keys} API keys, its limit; "

@@ -14,6 +14,7 @@ from django.db import connection, transaction
 
 from accounts.actors import SYSTEM, Actor
 from accounts.models import Account
+from accounts.services import account_lock
 from billing import transitions
 from billing.clock import billing_now, on_test_clock
 from billing.models import (
@@ -60,16 +61,6 @@ def document_number(series: str, *, account: Account) -> str:
     never each hold one and wait for the other."""
     account_lock(account.pk)
     return document_numbers(series, 1)[0]
-
-
-def account_lock(*account_ids: str) -> set[str]:
-    """Lock the accounts' rows (in id order); the ids locked."""
-    return set(
-        Account.objects.select_for_update()
-        .filter(pk__in=account_ids)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
 
 
 def document_numbers(series: str, count: int) -> list[str]:

@@ -9,6 +9,7 @@ from django.db.models import Sum
 
 from accounts.actors import Actor
 from accounts.models import Account
+from accounts.services import account_lock
 from billing.clock import billing_now
 from billing.models import BalanceTransaction, BillingProfile, CreditNote, Invoice
 from billing.money import UnsupportedCurrency, validate_currency
@@ -59,7 +60,7 @@ def balance_change(
         raise ValidationFailed.field("amount", "invalid", "amount must be a non-zero integer.")
     if not description.strip():
         raise ValidationFailed.field("description", "required", "Say why the balance changes.")
-    Account.objects.select_for_update().filter(pk=account.pk).first()  # one ledger writer
+    account_lock(account.pk)  # one ledger writer
     currency = billing_currency_fix(account, currency)
     current = balance_of(account)
     if current + amount < 0:

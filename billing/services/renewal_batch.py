@@ -37,7 +37,7 @@ from django.db import connection, transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
 
-from accounts.models import Account
+from accounts.services import account_lock
 from billing import transitions
 from billing.models import (
     BalanceTransaction,
@@ -141,12 +141,7 @@ def _plan(
     ]
     if not candidates:
         return [], passed, {}
-    locked_accounts = set(
-        Account.objects.select_for_update(skip_locked=True)
-        .filter(pk__in={each.account_id for each in candidates})
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    locked_accounts = account_lock(*{each.account_id for each in candidates}, skip_locked=True)
     passed += [each.id for each in candidates if each.account_id not in locked_accounts]
     candidates = [each for each in candidates if each.account_id in locked_accounts]
     if not candidates:

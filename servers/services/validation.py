@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db.models import Sum
 
 from accounts.models import Account
+from accounts.services import account_locked
 from hosting.errors import PlanRequired, QuotaExceeded, ValidationFailed
 from servers.models import (
     DISCORD_TOKEN,
@@ -104,7 +105,7 @@ def quota_check(
 ) -> Account:
     """Refuse what would take the account past its instance count or total memory; returns the
     account, locked (which serializes the counts of concurrent creations)."""
-    account = Account.objects.select_for_update().get(pk=account.pk)
+    account = account_locked(account.pk)
     if adding:
         limit = account.max_servers if kind is Server else account.max_bots
         if kind.objects.filter(account=account, deleted_at=None).count() >= limit:

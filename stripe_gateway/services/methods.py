@@ -7,6 +7,7 @@ from django.db import transaction
 
 from accounts.actors import Actor
 from accounts.models import Account
+from accounts.services import account_lock
 from events.services import record_event
 from hosting.errors import Conflict, ValidationFailed
 from stripe_gateway.models import PaymentMethod
@@ -72,7 +73,7 @@ def payment_method_save(*, account: Account, setup_intent: str, actor: Actor) ->
 
 @transaction.atomic
 def _keep(account: Account, stripe_id: str, card, actor: Actor) -> PaymentMethod:
-    Account.objects.select_for_update().filter(pk=account.pk).first()  # one writer of defaults
+    account_lock(account.pk)  # one writer of defaults
     existing = PaymentMethod.objects.filter(account=account, stripe_id=stripe_id).first()
     if existing is not None:
         return existing
@@ -88,7 +89,7 @@ def _keep(account: Account, stripe_id: str, card, actor: Actor) -> PaymentMethod
 @transaction.atomic
 def payment_method_set_default(*, method: PaymentMethod, actor: Actor) -> PaymentMethod:
     """Make ``method`` the card renewals charge."""
-    Account.objects.select_for_update().filter(pk=method.account_id).first()
+    account_lock(method.account_id)
     method = PaymentMethod.objects.select_for_update().get(pk=method.pk)
     if method.is_default:
         return method
@@ -118,7 +119,7 @@ def payment_method_remove(*, method: PaymentMethod, actor: Actor) -> None:
 def payment_method_forget(method: PaymentMethod, actor: Actor) -> None:
     """Forget a card already detached at Stripe (by us, or there: its notification); the
     newest other card becomes the default if it was."""
-    Account.objects.select_for_update().filter(pk=method.account_id).first()
+    account_lock(method.account_id)
     method = PaymentMethod.objects.filter(pk=method.pk).first()
     if method is None:
         return

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor
 from accounts.models import Account
+from accounts.services import account_lock
 from events.catalogue import is_event_pattern, pattern_matches
 from events.services import changed_attributes, record_event
 from hosting.errors import NotFound, QuotaExceeded, ValidationFailed
@@ -88,7 +89,7 @@ def endpoint_create(
     """
     url = validate_url(url)
     patterns = clean_patterns(enabled_events)
-    Account.objects.select_for_update().filter(pk=account.pk).first()
+    account_lock(account.pk)
     if account.webhook_endpoints.count() >= settings.WEBHOOKS_MAX_ENDPOINTS:
         raise QuotaExceeded(
             f"An account may have {settings.WEBHOOKS_MAX_ENDPOINTS} webhook endpoints.",
@@ -146,7 +147,7 @@ def endpoint_delete(*, endpoint: WebhookEndpoint, actor: Actor) -> None:
     # The account's row first, as the account's other writers lock it: a change that holds it
     # and is recording an event for this endpoint (``delivery._hold``) then finishes before
     # the delete starts, rather than the two waiting on each other.
-    Account.objects.select_for_update().filter(pk=endpoint.account_id).first()
+    account_lock(endpoint.account_id)
     locked = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint.pk).first()
     if locked is None:
         raise NotFound()
