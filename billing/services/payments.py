@@ -65,6 +65,13 @@ def payment_open(
 
 
 @transaction.atomic
+def payment_gateway_id_set(payment: Payment, gateway_payment_id: str) -> None:
+    """Note the gateway's own id of a payment under way (a Stripe PaymentIntent), by which its
+    notifications find it again."""
+    Payment.objects.filter(pk=payment.pk).update(gateway_payment_id=gateway_payment_id)
+    payment.gateway_payment_id = gateway_payment_id
+
+
 def payment_succeeded(
     payment: Payment, *, gateway_payment_id: str = "", actor: Actor = SYSTEM
 ) -> Payment:

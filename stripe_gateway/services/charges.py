@@ -28,7 +28,12 @@ from django.utils import timezone
 
 from accounts.actors import SYSTEM, Actor
 from billing.models import Invoice, Payment, PaymentStatus
-from billing.services.payments import payment_failed, payment_open, payment_succeeded
+from billing.services.payments import (
+    payment_failed,
+    payment_gateway_id_set,
+    payment_open,
+    payment_succeeded,
+)
 from stripe_gateway.models import PaymentMethod, StripeCharge
 from stripe_gateway.services.client import stripe_client
 from stripe_gateway.services.customers import stripe_customer_id
@@ -106,7 +111,7 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
             )
             charge.payment_intent = intent.id
             charge.save(update_fields=["payment_intent"])
-            Payment.objects.filter(pk=payment.pk).update(gateway_payment_id=intent.id)
+            payment_gateway_id_set(payment, intent.id)
         params: dict = {"off_session": charge.off_session}  # the card: set at creation
         if not charge.off_session:
             params["return_url"] = charge.return_url
