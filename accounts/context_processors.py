@@ -1,27 +1,16 @@
-"""Template context of every dashboard page: the current account, role, rights and switcher."""
+"""Template context of every dashboard page: the current account, role, rights and switcher
+(the desk's link is support's: ``support.context_processors``)."""
 
 from accounts.roles import ROLE_SCOPES, Right, role_can
 from accounts.selectors import accounts_of_user
-from support.selectors import departments_of_staff
 
 
 def dashboard(request) -> dict:
-    user = getattr(request, "user", None)
-    # The staff desk's link, with or without an account of one's own; a callable, so only
-    # pages that draw the navigation ask, and only for staff.
-    desk = {
-        "can_use_desk": lambda: bool(
-            user is not None
-            and getattr(user, "works_desk", False)
-            and departments_of_staff(user).exists()
-        )
-    }
     membership = getattr(request, "membership", None)
     if membership is None:
-        return {"current_account": None, "current_membership": None, **desk}
+        return {"current_account": None, "current_membership": None}
     role = membership.role
     return {
-        **desk,
         "current_account": membership.account,
         "current_membership": membership,
         "can_manage_team": role_can(role, Right.MANAGE_TEAM),
