@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from analytics.api.agent_usage import AgentUsageView
 from analytics.api.report_downloads import urlpatterns as report_download_urlpatterns
 from analytics.api.reports import urlpatterns as report_urlpatterns
 from analytics.api.views import (
@@ -10,6 +11,7 @@ from analytics.api.views import (
 from hosting.ids import ID_PATTERN
 
 urlpatterns = [
+    path("agent/usage", AgentUsageView.as_view(), name="agent-usage"),
     path("analytics/usage", AccountUsageViewSet.as_view({"get": "retrieve"}), name="account-usage"),
     *report_urlpatterns,
     *report_download_urlpatterns,

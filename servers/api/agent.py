@@ -1,7 +1,8 @@
 """The endpoints node agents call (``/v1/agent/...``), authenticated with the node token.
 
 Not for API keys: an ``hms_`` key gets 401 ``invalid_token`` here, and a node token gets
-nothing anywhere else. See agent/PROTOCOL.md for the whole protocol.
+nothing anywhere else. See agent/PROTOCOL.md for the whole protocol. Usage samples are
+analytics' (``analytics.api.agent_usage``), on these same terms.
 """
 
 from django.http import FileResponse
@@ -17,10 +18,8 @@ from hosting.api.views import API_METHODS, validated
 from servers.models import NodeIsolation
 from servers.services.agent_reports import (
     MAX_EVENTS_PER_BATCH,
-    MAX_SAMPLES_PER_BATCH,
     agent_events,
     agent_hello,
-    usage_ingest,
 )
 from servers.services.nodes import bot_source_for_node, node_authenticate
 
@@ -81,10 +80,6 @@ class AgentHelloSerializer(StrictInputSerializer):
     )
 
 
-class AgentUsageSerializer(StrictInputSerializer):
-    samples = serializers.ListField(child=serializers.DictField(), max_length=MAX_SAMPLES_PER_BATCH)
-
-
 class AgentEventsSerializer(StrictInputSerializer):
     events = serializers.ListField(child=serializers.DictField(), max_length=MAX_EVENTS_PER_BATCH)
 
@@ -95,7 +90,7 @@ class AgentView(APIView):
     http_method_names = API_METHODS
 
 
-_ACCEPTED = inline_serializer(
+BATCH_ACCEPTED = inline_serializer(
     name="AgentBatchAccepted",
     fields={"accepted": serializers.IntegerField(), "rejected": serializers.IntegerField()},
 )
@@ -156,44 +151,6 @@ class AgentHelloView(AgentView):
         )
 
 
-class AgentUsageView(AgentView):
-    @extend_schema(
-        operation_id="agent_usage",
-        summary="Agent: usage samples",
-        description=f"A batch of up to {MAX_SAMPLES_PER_BATCH} samples. Samples of servers and "
-        "bots that are not on the node are not stored (`rejected`). 400 `validation_failed` "
-        "names the first bad sample; nothing of that batch is stored.",
-        tags=[TAG],
-        request=AgentUsageSerializer,
-        responses={202: _ACCEPTED},
-        examples=[
-            OpenApiExample(
-                "Samples",
-                value={
-                    "samples": [
-                        {
-                            "instance_id": "srv_8fK2mQ9xR4tV7wY1zA3bC5dE",
-                            "at": "2026-11-24T10:00:05+00:00",
-                            "cpu_percent": 12.5,
-                            "memory_bytes": 734003200,
-                            "disk_bytes": 1610612736,
-                            "network_rx_bytes": None,
-                            "network_tx_bytes": None,
-                            "uptime_seconds": 3605,
-                        }
-                    ]
-                },
-                request_only=True,
-            ),
-            OpenApiExample("Stored", value={"accepted": 1, "rejected": 0}, response_only=True),
-        ],
-    )
-    def post(self, request):
-        body = request.data if isinstance(request.data, dict) else {}
-        accepted, rejected = usage_ingest(node=request.auth, samples=body.get("samples"))
-        return Response({"accepted": accepted, "rejected": rejected}, status=202)
-
-
 class AgentEventsView(AgentView):
     @extend_schema(
         operation_id="agent_events",
@@ -203,7 +160,7 @@ class AgentEventsView(AgentView):
         "`stopped` (stopped without being asked, e.g. from its console) and `running`.",
         tags=[TAG],
         request=AgentEventsSerializer,
-        responses=_ACCEPTED,
+        responses=BATCH_ACCEPTED,
         examples=[
             OpenApiExample(
                 "A crash",

@@ -2,7 +2,7 @@ from django.urls import path, re_path
 
 from hosting.api.routers import ApiRouter
 from hosting.ids import ID_PATTERN
-from servers.api.agent import AgentBotSourceView, AgentEventsView, AgentHelloView, AgentUsageView
+from servers.api.agent import AgentBotSourceView, AgentEventsView, AgentHelloView
 from servers.api.nodes import NodeViewSet
 from servers.api.views import ActionViewSet, BotViewSet, GameViewSet, RegionViewSet, ServerViewSet
 
@@ -17,7 +17,6 @@ router.register("admin/nodes", NodeViewSet, basename="node")
 urlpatterns = [
     *router.urls,
     path("agent/hello", AgentHelloView.as_view(), name="agent-hello"),
-    path("agent/usage", AgentUsageView.as_view(), name="agent-usage"),
     path("agent/events", AgentEventsView.as_view(), name="agent-events"),
     re_path(
         rf"^agent/bots/(?P<pk>{ID_PATTERN})/source$",

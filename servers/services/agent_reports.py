@@ -1,4 +1,5 @@
-"""What node agents report: hello (with the state to sync to), usage samples and process events.
+"""What node agents report: hello (with the state to sync to) and process events (their usage
+samples are analytics': ``analytics.services.ingest``).
 
 A report about an instance that is not on the reporting node is ignored (counted as rejected),
 so a node can never touch another node's servers.
@@ -8,10 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
 from accounts.actors import SYSTEM
-from analytics.services.usage import Measurement, usage_record
 from hosting.errors import ValidationFailed
 from servers.drivers.spec import desired_state, instance_spec
 from servers.models import Bot, Node, NodeIsolation, Server
@@ -21,8 +20,6 @@ from servers.services.nodes import node_seen
 from servers.services.records import instance_locked, instance_status_set
 from servers.signing import public_key_pem
 
-MAX_SAMPLES_PER_BATCH = 5000
-MAX_PLAYERS = 1_000_000
 MAX_EVENTS_PER_BATCH = 500
 # Instances an agent is told about: everything it has been asked to create and not yet deleted.
 SYNCED_STATUSES = [S.INSTALLING, S.INSTALL_FAILED, S.STOPPED, S.STARTING, S.RUNNING,
@@ -64,7 +61,8 @@ def agent_hello(
     }
 
 
-def _live_ids(node: Node, ids: set[str]) -> set[str]:
+def live_instance_ids(node: Node, ids: set[str]) -> set[str]:
+    """Which of ``ids`` are live servers and bots of ``node``: what it may report about."""
     found: set[str] = set()
     for model, prefix in ((Server, "srv_"), (Bot, "bot_")):
         wanted = [i for i in ids if i.startswith(prefix)]
@@ -83,7 +81,8 @@ EARLIEST_REPORT = datetime(2000, 1, 1, tzinfo=UTC)
 LATEST_REPORT = datetime(9000, 1, 1, tzinfo=UTC)
 
 
-def _time(value: Any, where: str) -> datetime:
+def report_time(value: Any, where: str) -> datetime:
+    """An agent's timestamp (ISO 8601 with its offset) in UTC, or a field error."""
     try:
         moment = datetime.fromisoformat(value) if isinstance(value, str) else None
         if moment is not None and moment.tzinfo is not None:
@@ -95,61 +94,6 @@ def _time(value: Any, where: str) -> datetime:
             where, "invalid", "An ISO 8601 time with its UTC offset, from the year 2000 on."
         )
     return moment
-
-
-def _number(value: Any, where: str, *, nullable: bool = False, integer: bool = True) -> Any:
-    if value is None and nullable:
-        return None
-    kinds = (int,) if integer else (int, float)
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, kinds)
-        or value != value  # NaN
-        or not 0 <= value <= (MAX_PLAYERS if where.endswith(".players") else 2**62)
-    ):
-        raise ValidationFailed.field(where, "invalid", "A number of 0 or more.")
-    return value
-
-
-def usage_ingest(*, node: Node, samples: Any) -> tuple[int, int]:
-    """Store a batch of samples (``analytics.services.usage``); returns ``(accepted,
-    rejected)``: rejected are samples of instances not on this node and samples too old or
-    from the future. A sample sent again is accepted and stored once."""
-    if not isinstance(samples, list) or not 0 < len(samples) <= MAX_SAMPLES_PER_BATCH:
-        raise ValidationFailed.field(
-            "samples", "invalid", f"1 to {MAX_SAMPLES_PER_BATCH} samples in a batch."
-        )
-    measurements = []
-    for index, sample in enumerate(samples):
-        where = f"samples[{index}]"
-        if not isinstance(sample, dict) or not isinstance(sample.get("instance_id"), str):
-            raise ValidationFailed.field(where, "invalid", "Each sample names its instance_id.")
-        measurements.append(
-            Measurement(
-                instance_id=sample["instance_id"][:64],
-                at=_time(sample.get("at"), f"{where}.at"),
-                cpu_percent=float(
-                    _number(sample.get("cpu_percent"), f"{where}.cpu_percent", integer=False)
-                ),
-                memory_bytes=_number(sample.get("memory_bytes"), f"{where}.memory_bytes"),
-                disk_bytes=_number(sample.get("disk_bytes"), f"{where}.disk_bytes"),
-                players=_number(sample.get("players"), f"{where}.players", nullable=True),
-                network_rx_bytes=_number(
-                    sample.get("network_rx_bytes"), f"{where}.network_rx_bytes", nullable=True
-                ),
-                network_tx_bytes=_number(
-                    sample.get("network_tx_bytes"), f"{where}.network_tx_bytes", nullable=True
-                ),
-                uptime_seconds=int(
-                    _number(sample.get("uptime_seconds"), f"{where}.uptime_seconds", integer=False)
-                ),
-            )
-        )
-    live = _live_ids(node, {m.instance_id for m in measurements})
-    recorded = usage_record(measurements=[m for m in measurements if m.instance_id in live])
-    Node.objects.filter(pk=node.pk).update(last_seen_at=timezone.now())  # it is alive
-    accepted = recorded.stored + recorded.duplicates
-    return accepted, len(measurements) - accepted
 
 
 EVENT_TYPES = ("crashed", "stopped", "running")
@@ -178,8 +122,8 @@ def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
             raise ValidationFailed.field(
                 where, "invalid", f"instance_id, type ({', '.join(EVENT_TYPES)}) and a reason."
             )
-        _time(event.get("at"), f"{where}.at")
-    live = _live_ids(node, {event["instance_id"] for event in events})
+        report_time(event.get("at"), f"{where}.at")
+    live = live_instance_ids(node, {event["instance_id"] for event in events})
     accepted = 0
     for event in events:
         if event["instance_id"] not in live:

@@ -1,0 +1,69 @@
+"""Usage samples node agents send (``POST /v1/agent/usage``): checked, then stored for the
+live servers and bots of the sending node only (``usage_record``)."""
+
+from typing import Any
+
+from django.utils import timezone
+
+from analytics.services.usage import Measurement, usage_record
+from hosting.errors import ValidationFailed
+from servers.models import Node
+from servers.services.agent_reports import live_instance_ids, report_time
+
+MAX_SAMPLES_PER_BATCH = 5000
+MAX_PLAYERS = 1_000_000
+
+
+def _number(value: Any, where: str, *, nullable: bool = False, integer: bool = True) -> Any:
+    if value is None and nullable:
+        return None
+    kinds = (int,) if integer else (int, float)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, kinds)
+        or value != value  # NaN
+        or not 0 <= value <= (MAX_PLAYERS if where.endswith(".players") else 2**62)
+    ):
+        raise ValidationFailed.field(where, "invalid", "A number of 0 or more.")
+    return value
+
+
+def usage_ingest(*, node: Node, samples: Any) -> tuple[int, int]:
+    """Store a batch of samples (``analytics.services.usage``); returns ``(accepted,
+    rejected)``: rejected are samples of instances not on this node and samples too old or
+    from the future. A sample sent again is accepted and stored once."""
+    if not isinstance(samples, list) or not 0 < len(samples) <= MAX_SAMPLES_PER_BATCH:
+        raise ValidationFailed.field(
+            "samples", "invalid", f"1 to {MAX_SAMPLES_PER_BATCH} samples in a batch."
+        )
+    measurements = []
+    for index, sample in enumerate(samples):
+        where = f"samples[{index}]"
+        if not isinstance(sample, dict) or not isinstance(sample.get("instance_id"), str):
+            raise ValidationFailed.field(where, "invalid", "Each sample names its instance_id.")
+        measurements.append(
+            Measurement(
+                instance_id=sample["instance_id"][:64],
+                at=report_time(sample.get("at"), f"{where}.at"),
+                cpu_percent=float(
+                    _number(sample.get("cpu_percent"), f"{where}.cpu_percent", integer=False)
+                ),
+                memory_bytes=_number(sample.get("memory_bytes"), f"{where}.memory_bytes"),
+                disk_bytes=_number(sample.get("disk_bytes"), f"{where}.disk_bytes"),
+                players=_number(sample.get("players"), f"{where}.players", nullable=True),
+                network_rx_bytes=_number(
+                    sample.get("network_rx_bytes"), f"{where}.network_rx_bytes", nullable=True
+                ),
+                network_tx_bytes=_number(
+                    sample.get("network_tx_bytes"), f"{where}.network_tx_bytes", nullable=True
+                ),
+                uptime_seconds=int(
+                    _number(sample.get("uptime_seconds"), f"{where}.uptime_seconds", integer=False)
+                ),
+            )
+        )
+    live = live_instance_ids(node, {m.instance_id for m in measurements})
+    recorded = usage_record(measurements=[m for m in measurements if m.instance_id in live])
+    Node.objects.filter(pk=node.pk).update(last_seen_at=timezone.now())  # it is alive
+    accepted = recorded.stored + recorded.duplicates
+    return accepted, len(measurements) - accepted
