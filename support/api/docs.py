@@ -135,15 +135,19 @@ REPLY_DOC = extend_schema(
     tags=TAGS,
 )
 
+ATTACHMENT_FILE = OpenApiResponse(
+    OpenApiTypes.BINARY, description="The file, with its own `Content-Type`."
+)
 ATTACHMENT_DOCS = dict(
     retrieve=extend_schema(
         summary="Download an attachment",
         description="The file of a reply on one of the account's tickets, as a download under "
         "its name. Files of staff's internal notes are never served here (404).",
+        # Served with the file's own type (text/plain, image/png, ...): declared as bytes for
+        # generated clients (they read application/octet-stream), and as any type besides.
         responses={
-            (200, "application/octet-stream"): OpenApiResponse(
-                OpenApiTypes.BINARY, description="The file, with its own `Content-Type`."
-            )
+            (200, "application/octet-stream"): ATTACHMENT_FILE,
+            (200, "*/*"): ATTACHMENT_FILE,
         },
         tags=TAGS,
     ),
