@@ -7,11 +7,14 @@ from rest_framework.response import Response
 
 from analytics.services.ingest import MAX_SAMPLES_PER_BATCH, usage_ingest
 from hosting.api.serializers import StrictInputSerializer
+from hosting.api.views import validated
 from servers.api.agent import BATCH_ACCEPTED, TAG, AgentView
 
 
 class AgentUsageSerializer(StrictInputSerializer):
-    samples = serializers.ListField(child=serializers.DictField(), max_length=MAX_SAMPLES_PER_BATCH)
+    samples = serializers.ListField(
+        child=serializers.DictField(), min_length=1, max_length=MAX_SAMPLES_PER_BATCH
+    )
 
 
 class AgentUsageView(AgentView):
@@ -47,6 +50,6 @@ class AgentUsageView(AgentView):
         ],
     )
     def post(self, request):
-        body = request.data if isinstance(request.data, dict) else {}
-        accepted, rejected = usage_ingest(node=request.auth, samples=body.get("samples"))
+        body = validated(AgentUsageSerializer, request)
+        accepted, rejected = usage_ingest(node=request.auth, samples=body["samples"])
         return Response({"accepted": accepted, "rejected": rejected}, status=202)

@@ -81,7 +81,9 @@ class AgentHelloSerializer(StrictInputSerializer):
 
 
 class AgentEventsSerializer(StrictInputSerializer):
-    events = serializers.ListField(child=serializers.DictField(), max_length=MAX_EVENTS_PER_BATCH)
+    events = serializers.ListField(
+        child=serializers.DictField(), min_length=1, max_length=MAX_EVENTS_PER_BATCH
+    )
 
 
 class AgentView(APIView):
@@ -180,8 +182,8 @@ class AgentEventsView(AgentView):
         ],
     )
     def post(self, request):
-        body = request.data if isinstance(request.data, dict) else {}
-        accepted, rejected = agent_events(node=request.auth, events=body.get("events"))
+        body = validated(AgentEventsSerializer, request)
+        accepted, rejected = agent_events(node=request.auth, events=body["events"])
         return Response({"accepted": accepted, "rejected": rejected})
 
 
