@@ -5,15 +5,38 @@ from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from analytics.services.ingest import MAX_SAMPLES_PER_BATCH, usage_ingest
+from analytics.services.ingest import MAX_PLAYERS, MAX_SAMPLES_PER_BATCH, usage_ingest
 from hosting.api.serializers import StrictInputSerializer
 from hosting.api.views import validated
-from servers.api.agent import BATCH_ACCEPTED, TAG, AgentView
+from servers.api.agent import BATCH_ACCEPTED, TAG, AgentTimeField, AgentView
+
+
+def _amount(help_text: str, **kwargs) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0, max_value=2**62, help_text=help_text, **kwargs)
+
+
+class AgentSampleSerializer(StrictInputSerializer):
+    """One measurement of one server or bot, as the agent takes it."""
+
+    instance_id = serializers.CharField(max_length=64, help_text="The server or bot.")
+    at = AgentTimeField(help_text="When it was measured.")
+    cpu_percent = serializers.FloatField(min_value=0, max_value=2**62)
+    memory_bytes = _amount("Resident memory.")
+    disk_bytes = _amount("Disk used by its folder.")
+    network_rx_bytes = _amount("Bytes received since the last sample.", allow_null=True,
+                               required=False)  # fmt: skip
+    network_tx_bytes = _amount("Bytes sent since the last sample.", allow_null=True,
+                               required=False)  # fmt: skip
+    players = serializers.IntegerField(
+        min_value=0, max_value=MAX_PLAYERS, allow_null=True, required=False,
+        help_text="Players online, for games whose query protocol says.",
+    )  # fmt: skip
+    uptime_seconds = serializers.FloatField(min_value=0, max_value=2**62)
 
 
 class AgentUsageSerializer(StrictInputSerializer):
     samples = serializers.ListField(
-        child=serializers.DictField(), min_length=1, max_length=MAX_SAMPLES_PER_BATCH
+        child=AgentSampleSerializer(), min_length=1, max_length=MAX_SAMPLES_PER_BATCH
     )
 
 
@@ -50,6 +73,6 @@ class AgentUsageView(AgentView):
         ],
     )
     def post(self, request):
-        body = validated(AgentUsageSerializer, request)
-        accepted, rejected = usage_ingest(node=request.auth, samples=body["samples"])
+        validated(AgentUsageSerializer, request)  # the shape; the service reads the raw values
+        accepted, rejected = usage_ingest(node=request.auth, samples=request.data["samples"])
         return Response({"accepted": accepted, "rejected": rejected}, status=202)

@@ -7,7 +7,13 @@ analytics' (``analytics.api.agent_usage``), on these same terms.
 
 from django.http import FileResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.response import Response
@@ -15,11 +21,14 @@ from rest_framework.views import APIView
 
 from hosting.api.serializers import StrictInputSerializer
 from hosting.api.views import API_METHODS, validated
+from hosting.errors import ValidationFailed
 from servers.models import NodeIsolation
 from servers.services.agent_reports import (
+    EVENT_TYPES,
     MAX_EVENTS_PER_BATCH,
     agent_events,
     agent_hello,
+    report_time,
 )
 from servers.services.nodes import bot_source_for_node, node_authenticate
 
@@ -80,9 +89,35 @@ class AgentHelloSerializer(StrictInputSerializer):
     )
 
 
+@extend_schema_field(OpenApiTypes.DATETIME)
+class AgentTimeField(serializers.Field):
+    """An agent's timestamp: ISO 8601 with its UTC offset, from the year 2000 on (what
+    ``report_time`` takes; the calendar's edges are a field error, never an overflow)."""
+
+    def to_internal_value(self, data):
+        try:
+            return report_time(data, self.field_name)
+        except ValidationFailed as refused:
+            raise serializers.ValidationError(refused.message, code="invalid") from None
+
+    def to_representation(self, value):
+        return value.isoformat()
+
+
+class AgentEventSerializer(StrictInputSerializer):
+    """One process event, as the agent reports it."""
+
+    instance_id = serializers.CharField(max_length=64, help_text="The server or bot.")
+    type = serializers.ChoiceField(EVENT_TYPES)
+    reason = serializers.CharField(
+        max_length=4000, required=False, allow_blank=True, help_text="Why, in the agent's words."
+    )
+    at = AgentTimeField(help_text="When it happened.")
+
+
 class AgentEventsSerializer(StrictInputSerializer):
     events = serializers.ListField(
-        child=serializers.DictField(), min_length=1, max_length=MAX_EVENTS_PER_BATCH
+        child=AgentEventSerializer(), min_length=1, max_length=MAX_EVENTS_PER_BATCH
     )
 
 
@@ -182,8 +217,8 @@ class AgentEventsView(AgentView):
         ],
     )
     def post(self, request):
-        body = validated(AgentEventsSerializer, request)
-        accepted, rejected = agent_events(node=request.auth, events=body["events"])
+        validated(AgentEventsSerializer, request)  # the shape; the service reads the raw values
+        accepted, rejected = agent_events(node=request.auth, events=request.data["events"])
         return Response({"accepted": accepted, "rejected": rejected})
 
 

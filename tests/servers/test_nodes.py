@@ -281,11 +281,11 @@ def test_usage_of_the_nodes_own_instances_is_stored(account, client_for):
 @pytest.mark.parametrize(
     "bad, field",
     [
-        ({"at": "yesterday"}, "samples[0].at"),
-        ({"at": "2026-11-24T10:00:00"}, "samples[0].at"),
-        ({"memory_bytes": -1}, "samples[0].memory_bytes"),
-        ({"cpu_percent": "12"}, "samples[0].cpu_percent"),
-        ({"uptime_seconds": True}, "samples[0].uptime_seconds"),
+        ({"at": "yesterday"}, "samples.0.at"),
+        ({"at": "2026-11-24T10:00:00"}, "samples.0.at"),
+        ({"memory_bytes": -1}, "samples.0.memory_bytes"),
+        ({"cpu_percent": "12"}, "samples.0.cpu_percent"),
+        ({"uptime_seconds": True}, "samples.0.uptime_seconds"),
     ],
 )
 def test_a_bad_sample_refuses_the_whole_batch(account, client_for, bad, field):
