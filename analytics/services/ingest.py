@@ -1,6 +1,7 @@
 """Usage samples node agents send (``POST /v1/agent/usage``): checked, then stored for the
 live servers and bots of the sending node only (``usage_record``)."""
 
+from datetime import UTC, datetime
 from typing import Any
 
 from django.utils import timezone
@@ -12,6 +13,10 @@ from servers.services.agent_reports import live_instance_ids, report_time
 
 MAX_SAMPLES_PER_BATCH = 5000
 MAX_PLAYERS = 1_000_000
+# A sample's time outside these is a broken clock: the sample is rejected (counted) before any
+# arithmetic on it (a retention subtracted from year 1 overflows).
+EARLIEST_SAMPLE = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST_SAMPLE = datetime(9000, 1, 1, tzinfo=UTC)
 
 
 def _number(value: Any, where: str, *, nullable: bool = False, integer: bool = True) -> Any:
@@ -63,7 +68,12 @@ def usage_ingest(*, node: Node, samples: Any) -> tuple[int, int]:
             )
         )
     live = live_instance_ids(node, {m.instance_id for m in measurements})
-    recorded = usage_record(measurements=[m for m in measurements if m.instance_id in live])
+    recorded = usage_record(
+        measurements=[
+            m for m in measurements
+            if m.instance_id in live and EARLIEST_SAMPLE <= m.at < LATEST_SAMPLE
+        ]
+    )  # fmt: skip
     Node.objects.filter(pk=node.pk).update(last_seen_at=timezone.now())  # it is alive
     accepted = recorded.stored + recorded.duplicates
     return accepted, len(measurements) - accepted

@@ -91,8 +91,8 @@ class AgentHelloSerializer(StrictInputSerializer):
 
 @extend_schema_field(OpenApiTypes.DATETIME)
 class AgentTimeField(serializers.Field):
-    """An agent's timestamp: ISO 8601 with its UTC offset, from the year 2000 on (what
-    ``report_time`` takes; the calendar's edges are a field error, never an overflow)."""
+    """An agent's timestamp: ISO 8601 with its UTC offset, any year (``report_time``; an offset
+    carrying it past the calendar's edge is that edge, never an overflow)."""
 
     def to_internal_value(self, data):
         try:

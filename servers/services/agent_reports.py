@@ -75,25 +75,21 @@ def live_instance_ids(node: Node, ids: set[str]) -> set[str]:
     return found
 
 
-# What an agent's clock may say: anything else is a broken clock, refused before any arithmetic
-# on it (at the calendar's edges, converting an offset or adding a retention overflows).
-EARLIEST_REPORT = datetime(2000, 1, 1, tzinfo=UTC)
-LATEST_REPORT = datetime(9000, 1, 1, tzinfo=UTC)
-
-
 def report_time(value: Any, where: str) -> datetime:
-    """An agent's timestamp (ISO 8601 with its offset) in UTC, or a field error."""
+    """An agent's timestamp (ISO 8601 with its offset) in UTC, or a field error. Any year is a
+    time (the schema's date-time); one whose offset would carry it past the calendar's edge is
+    that edge. What a time is used for decides whether it is plausible (``usage_ingest``)."""
     try:
         moment = datetime.fromisoformat(value) if isinstance(value, str) else None
-        if moment is not None and moment.tzinfo is not None:
-            moment = moment.astimezone(UTC)
-    except (ValueError, OverflowError):
+    except ValueError:
         moment = None
-    if moment is None or moment.tzinfo is None or not EARLIEST_REPORT <= moment < LATEST_REPORT:
-        raise ValidationFailed.field(
-            where, "invalid", "An ISO 8601 time with its UTC offset, from the year 2000 on."
-        )
-    return moment
+    if moment is None or moment.tzinfo is None:
+        raise ValidationFailed.field(where, "invalid", "An ISO 8601 time with its UTC offset.")
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        edge = datetime.min if moment.year == 1 else datetime.max
+        return edge.replace(tzinfo=UTC)
 
 
 EVENT_TYPES = ("crashed", "stopped", "running")
