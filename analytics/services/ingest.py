@@ -22,6 +22,8 @@ LATEST_SAMPLE = datetime(9000, 1, 1, tzinfo=UTC)
 def _number(value: Any, where: str, *, nullable: bool = False, integer: bool = True) -> Any:
     if value is None and nullable:
         return None
+    if integer and isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON's 7.0 is the integer 7 (JSON Schema's "integer" says so too)
     kinds = (int,) if integer else (int, float)
     if (
         isinstance(value, bool)

@@ -297,3 +297,19 @@ def test_future_timestamps_still_work_near_now(node, placed_bot, client_for):
     response = client_for(node.token).post("/v1/agent/usage", {"samples": [sample]}, format="json")
     assert response.status_code == 202, response.content
     assert response.json()["data"]["accepted"] == 1
+
+
+def test_integral_floats_are_integers_as_the_schema_says(node, placed_bot, client_for):
+    """The fuzzer's schema-valid sample: 406587775.0 bytes is an integer in JSON Schema."""
+    at = (datetime.now(UTC) - timedelta(minutes=5)).isoformat()
+    sample = {"instance_id": placed_bot.id, "at": at, "cpu_percent": 1.5,
+              "memory_bytes": 406587775.0, "disk_bytes": 128001.0, "network_rx_bytes": 753.0,
+              "network_tx_bytes": 618.0, "players": 3.0, "uptime_seconds": 10.0}  # fmt: skip
+    response = client_for(node.token).post("/v1/agent/usage", {"samples": [sample]}, format="json")
+    assert response.status_code == 202, response.content
+    assert response.json()["data"] == {"accepted": 1, "rejected": 0}
+    fractional = sample | {"memory_bytes": 1.5}
+    response = client_for(node.token).post(
+        "/v1/agent/usage", {"samples": [fractional]}, format="json"
+    )
+    error_of(response, 400, "validation_failed")
