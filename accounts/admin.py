@@ -92,8 +92,14 @@ class UserAdmin(DjangoUserAdmin):
     form = UserAdminForm
     ordering = ["email"]
     list_display = [
-        "email", "name", "is_active", "is_staff", "staff_role", "date_joined", "last_login",
-    ]  # fmt: skip
+        "email",
+        "name",
+        "is_active",
+        "is_staff",
+        "staff_role",
+        "date_joined",
+        "last_login",
+    ]
     list_filter = ["is_active", "is_staff", "staff_role", "is_superuser"]
     search_fields = ["email", "name", "id"]
     readonly_fields = ["id", "date_joined", "last_login"]
@@ -194,9 +200,17 @@ class InvitationAdmin(ReadOnlyAdmin):
     search_fields = ["email", "id", "account__name", "account__id"]
     list_select_related = ["account"]
     readonly_fields = [
-        "id", "account", "email", "role", "invited_by", "created_at", "expires_at",
-        "accepted_at", "accepted_by", "revoked_at",
-    ]  # fmt: skip
+        "id",
+        "account",
+        "email",
+        "role",
+        "invited_by",
+        "created_at",
+        "expires_at",
+        "accepted_at",
+        "accepted_by",
+        "revoked_at",
+    ]
     exclude = ["token_digest"]
 
     @admin.display(description="Status")
@@ -224,16 +238,35 @@ class ApiKeyAdmin(admin.ModelAdmin):
     """
 
     list_display = [
-        "name", "prefix", "account", "user", "key_status", "scope_list",
-        "last_used_at", "last_used_ip", "expires_at", "created_at",
-    ]  # fmt: skip
+        "name",
+        "prefix",
+        "account",
+        "user",
+        "key_status",
+        "scope_list",
+        "last_used_at",
+        "last_used_ip",
+        "expires_at",
+        "created_at",
+    ]
     list_filter = ["revoked_at", "expires_at", "created_at"]
     search_fields = ["key_id", "id", "name", "user__email", "account__name", "account__id"]
     list_select_related = ["account", "user"]
     fields = [
-        "id", "prefix", "name", "account", "user", "scopes", "allowed_ips", "expires_at",
-        "revoked_at", "last_used_at", "last_used_ip", "created_by", "created_at",
-    ]  # fmt: skip
+        "id",
+        "prefix",
+        "name",
+        "account",
+        "user",
+        "scopes",
+        "allowed_ips",
+        "expires_at",
+        "revoked_at",
+        "last_used_at",
+        "last_used_ip",
+        "created_by",
+        "created_at",
+    ]
     readonly_fields = fields
     actions = ["revoke_keys"]
 

@@ -204,9 +204,14 @@ STAFF_ROLE_RIGHTS: dict[str, StaffRights] = {
     StaffRole.SUPPORT_AGENT: StaffRights(
         scopes=frozenset({"admin:customers:read", "admin:support:write"}),
         admin={
-            "accounts.account": VIEW, "accounts.membership": VIEW,
-            "servers.server": VIEW, "servers.bot": VIEW, "servers.action": VIEW,
-            "support.ticket": VIEW, "support.department": VIEW, "support.slapolicy": VIEW,
+            "accounts.account": VIEW,
+            "accounts.membership": VIEW,
+            "servers.server": VIEW,
+            "servers.bot": VIEW,
+            "servers.action": VIEW,
+            "support.ticket": VIEW,
+            "support.department": VIEW,
+            "support.slapolicy": VIEW,
             "support.macro": MANAGE,
         },
         works_desk=True,
@@ -215,9 +220,13 @@ STAFF_ROLE_RIGHTS: dict[str, StaffRights] = {
     StaffRole.BILLING: StaffRights(
         scopes=frozenset({"admin:customers:read", "admin:billing:write", "admin:support:write"}),
         admin={
-            "accounts.account": VIEW, "accounts.membership": VIEW,
-            "billing.*": MANAGE, "stripe_gateway.*": VIEW, "analytics.*": VIEW,
-            "support.ticket": VIEW, "support.macro": MANAGE,
+            "accounts.account": VIEW,
+            "accounts.membership": VIEW,
+            "billing.*": MANAGE,
+            "stripe_gateway.*": VIEW,
+            "analytics.*": VIEW,
+            "support.ticket": VIEW,
+            "support.macro": MANAGE,
         },
         works_desk=True,
     ),
@@ -231,28 +240,37 @@ STAFF_ROLE_RIGHTS: dict[str, StaffRights] = {
         admin={ALL_MODELS: MANAGE},
         works_desk=True,
     ),
-}  # fmt: skip
+}
 
 # The staff business reports (API and staff pages) and the area whose read scope each needs.
 STAFF_REPORT_AREAS: dict[str, str] = {
-    "mrr": StaffArea.BILLING, "revenue": StaffArea.BILLING, "churn": StaffArea.BILLING,
-    "ar-aging": StaffArea.BILLING, "tickets": StaffArea.SUPPORT, "fleet": StaffArea.NODES,
+    "mrr": StaffArea.BILLING,
+    "revenue": StaffArea.BILLING,
+    "churn": StaffArea.BILLING,
+    "ar-aging": StaffArea.BILLING,
+    "tickets": StaffArea.SUPPORT,
+    "fleet": StaffArea.NODES,
     "nodes": StaffArea.NODES,
-}  # fmt: skip
+}
 
 # Which area each staff endpoint belongs to, by its path under /v1 (the first match wins). An
 # endpoint declares ``admin:read`` or ``admin:write``; it needs that verb in its area.
 STAFF_API_AREAS: tuple[tuple[str, str], ...] = (
-    (r"admin/customers/[^/]+/(balance-transactions|billing-clock|billing-profile)(/|$)",
-     StaffArea.BILLING),
+    (
+        r"admin/customers/[^/]+/(balance-transactions|billing-clock|billing-profile)(/|$)",
+        StaffArea.BILLING,
+    ),
     (r"admin/customers(/|$)", StaffArea.CUSTOMERS),
-    (r"admin/(invoices|credit-notes|subscriptions|products|prices|tax-rates|coupons"
-     r"|promotion-codes)(/|$)", StaffArea.BILLING),
+    (
+        r"admin/(invoices|credit-notes|subscriptions|products|prices|tax-rates|coupons"
+        r"|promotion-codes)(/|$)",
+        StaffArea.BILLING,
+    ),
     # A report and its downloads (``mrr.csv``).
     *((rf"admin/reports/{name}(\.\w+)?/?$", area) for name, area in STAFF_REPORT_AREAS.items()),
     (r"admin/tickets(/|$)", StaffArea.SUPPORT),
     (r"admin/nodes(/|$)", StaffArea.NODES),
-)  # fmt: skip
+)
 
 
 def staff_rights(staff_role: str | None) -> StaffRights | None:

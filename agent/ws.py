@@ -54,9 +54,13 @@ def verify_request_token(token: str, *, public_key: Ed25519PublicKey | None, nod
         return False  # a JWT is ASCII; other text (a header's undecodable bytes) is not one
     try:
         claims = jwt.decode(
-            token, key=public_key, algorithms=["EdDSA"], audience=node_id, issuer=ISSUER,
+            token,
+            key=public_key,
+            algorithms=["EdDSA"],
+            audience=node_id,
+            issuer=ISSUER,
             options={"require": ["exp", "iat", "aud", "iss", "scope"]},
-        )  # fmt: skip
+        )
     except jwt.InvalidTokenError:
         return False
     return claims["scope"] == "node" and claims["exp"] - claims["iat"] <= 300

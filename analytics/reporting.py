@@ -18,9 +18,18 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 COLUMN_TYPES = (
-    "month", "date", "time", "string", "integer", "number", "bytes", "money", "percent",
-    "seconds", "count",
-)  # fmt: skip
+    "month",
+    "date",
+    "time",
+    "string",
+    "integer",
+    "number",
+    "bytes",
+    "money",
+    "percent",
+    "seconds",
+    "count",
+)
 _FOUR_DECIMALS = Decimal("0.0001")
 
 

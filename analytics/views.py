@@ -79,12 +79,18 @@ class AccountOverviewView(AreaPageMixin, TemplateView):
         day_level = LEVELS[0]
         consumers = account_usage(instance_ids=names, start=start, end=end, level=day_level)
         usage = account_usage_representation(
-            start=start, end=end, level=day_level, consumers=consumers, names=names,
-            top="cpu_percent", limit=5,
+            start=start,
+            end=end,
+            level=day_level,
+            consumers=consumers,
+            names=names,
+            top="cpu_percent",
+            limit=5,
             listed={instance.pk for instance in instances if instance.kind in readable},
-            deleted={instance.pk: instance.deleted_at for instance in instances
-                     if instance.deleted_at},
-        )  # fmt: skip
+            deleted={
+                instance.pk: instance.deleted_at for instance in instances if instance.deleted_at
+            },
+        )
         daily = account_daily_usage(instance_ids=names, start=start, end=end)
         return super().get_context_data(
             fleet=fleet,

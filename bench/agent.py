@@ -204,20 +204,25 @@ def create_node(servers: int, python: str) -> Setup:
     Game.objects.update_or_create(
         slug=GAME,
         defaults={
-            "name": entry["name"], "default_port": entry["default_port"],
-            "variables": entry["variables"], "template": template,
+            "name": entry["name"],
+            "default_port": entry["default_port"],
+            "variables": entry["variables"],
+            "template": template,
         },
-    )  # fmt: skip
+    )
     account = Account.objects.create(
         name="bench-agent", max_servers=servers + 10, max_memory_mb=(servers + 10) * 1024
     )
     agent_port = free_port()
     node, token = node_create(
-        name="bench-node-1", region=REGION, agent_url=f"http://127.0.0.1:{agent_port}",
+        name="bench-node-1",
+        region=REGION,
+        agent_url=f"http://127.0.0.1:{agent_port}",
         memory_mb=(servers + 10) * RESOURCES["memory_mb"],
         disk_mb=(servers + 10) * RESOURCES["disk_mb"],
-        cpu_percent=min(25_600, servers * RESOURCES["cpu_percent"]), actor=SYSTEM,
-    )  # fmt: skip
+        cpu_percent=min(25_600, servers * RESOURCES["cpu_percent"]),
+        actor=SYSTEM,
+    )
     count = servers + SPARE_ALLOCATIONS
     base = port_range(count)
     node_allocations_add(
@@ -283,9 +288,13 @@ def start_agent(args, setup: Setup, work: Path, control_plane_url: str) -> Agent
         command = [sys.executable, "-m", "cProfile", "-o", args.profile_agent, "-m", "agent"]
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
     return Agent(process, f"http://127.0.0.1:{setup.agent_port}", setup.token, data_root, log_path)
 
 
@@ -315,8 +324,9 @@ def wait_for_agent(agent: Agent, node, timeout: float = 30) -> None:
             if agent_call(node, "GET", "system")[0] == 200:
                 return
         time.sleep(0.2)
-    raise RuntimeError(f"the agent took no request token within {timeout:.0f} s (no hello?):\n"
-                       f"{agent.log_tail()}")  # fmt: skip
+    raise RuntimeError(
+        f"the agent took no request token within {timeout:.0f} s (no hello?):\n{agent.log_tail()}"
+    )
 
 
 def _kill_group(pid: int) -> None:
@@ -414,9 +424,13 @@ def place_and_start(args, setup: Setup) -> list[Started]:
             break
         began = time.perf_counter()
         server = server_create(
-            account=setup.account, name=f"Bench {number:03d}", game=GAME, region=REGION,
-            resources=RESOURCES, actor=SYSTEM,
-        )  # fmt: skip
+            account=setup.account,
+            name=f"Bench {number:03d}",
+            game=GAME,
+            region=REGION,
+            resources=RESOURCES,
+            actor=SYSTEM,
+        )
         placed = time.perf_counter()
         entry = Started(server, (placed - began) * 1000)
         done.append(entry)
@@ -501,10 +515,13 @@ def measure_agent_cpu(agent: Agent, gunicorn: Server, seconds: float) -> CpuWind
     app_ticks = sum(app_after[p] - app_before.get(p, 0) for p in app_after)
     share = 100 / (CLK_TCK * wall)
     return CpuWindow(
-        running=running, seconds=wall, agent_percent=(own_after - own_before) * share,
+        running=running,
+        seconds=wall,
+        agent_percent=(own_after - own_before) * share,
         children_percent=(children_after - children_before) * share,
-        control_plane_percent=app_ticks * share, rss_mb=rss_mb(pid),
-    )  # fmt: skip
+        control_plane_percent=app_ticks * share,
+        rss_mb=rss_mb(pid),
+    )
 
 
 # --- 3. The console --------------------------------------------------------------------------
@@ -694,12 +711,18 @@ def usage_bodies(instance_ids: list[str], batch: int, count: int) -> list[bytes]
         samples = []
         for index in range(batch):
             at = now - timedelta(seconds=5 * (number * batch + index))
-            samples.append({
-                "instance_id": instance_ids[index % len(instance_ids)], "at": at.isoformat(),
-                "cpu_percent": round(index % 97 * 0.37, 2), "memory_bytes": 40_000_000 + index,
-                "disk_bytes": 28_672, "network_rx_bytes": None, "network_tx_bytes": None,
-                "uptime_seconds": 600 + index,
-            })  # fmt: skip
+            samples.append(
+                {
+                    "instance_id": instance_ids[index % len(instance_ids)],
+                    "at": at.isoformat(),
+                    "cpu_percent": round(index % 97 * 0.37, 2),
+                    "memory_bytes": 40_000_000 + index,
+                    "disk_bytes": 28_672,
+                    "network_rx_bytes": None,
+                    "network_tx_bytes": None,
+                    "uptime_seconds": 600 + index,
+                }
+            )
         bodies.append(json.dumps({"samples": samples}).encode())
     return bodies
 
@@ -709,9 +732,11 @@ def post_usage(port: int, token: str, body: bytes) -> tuple[int, int, bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
         connection.request(
-            "POST", "/v1/agent/usage", body=body,
+            "POST",
+            "/v1/agent/usage",
+            body=body,
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        )  # fmt: skip
+        )
         response = connection.getresponse()
         answer = response.read()
     finally:
@@ -770,10 +795,14 @@ def measure_ingest(args, gunicorn: Server, setup: Setup, instance_ids: list[str]
 
     thousands = max(totals["accepted"], 1) / 1000
     return IngestResult(
-        seconds=seconds, requests=totals["requests"], accepted=totals["accepted"],
-        errors=errors, latencies_ms=latencies, app_cpu_ms=ms(app_before, app_after) / thousands,
+        seconds=seconds,
+        requests=totals["requests"],
+        accepted=totals["accepted"],
+        errors=errors,
+        latencies_ms=latencies,
+        app_cpu_ms=ms(app_before, app_after) / thousands,
         db_cpu_ms=ms(db_before, db_after) / thousands,
-    )  # fmt: skip
+    )
 
 
 # --- Report ----------------------------------------------------------------------------------
@@ -856,36 +885,48 @@ def report(args, entries, start_cpu, stops, cpu_windows, console, ingest) -> lis
             + (f"; first: {ingest.errors[0]}" if ingest.errors else "")
         )
 
-    goals = [(f"{len(started)} of {args.servers} servers placed and started on one agent",
-              len(started) == args.servers)]  # fmt: skip
+    goals = [
+        (
+            f"{len(started)} of {args.servers} servers placed and started on one agent",
+            len(started) == args.servers,
+        )
+    ]
     idle = next((w for w in cpu_windows if w.running == args.idle), None)
     if idle:
-        goals.append((
-            f"agent CPU with {idle.running} idle servers: {idle.agent_percent:.2f} % of a core "
-            f"(goal < {GOAL_AGENT_CPU_PERCENT:g} %)",
-            idle.agent_percent < GOAL_AGENT_CPU_PERCENT,
-        ))  # fmt: skip
+        goals.append(
+            (
+                f"agent CPU with {idle.running} idle servers: {idle.agent_percent:.2f} % of a core "
+                f"(goal < {GOAL_AGENT_CPU_PERCENT:g} %)",
+                idle.agent_percent < GOAL_AGENT_CPU_PERCENT,
+            )
+        )
     if console:
         slowest = max(console.pings_ms, default=float("inf"))
         paced = console.sustained
-        goals.append((
-            f"console: {paced.steady_per_second:,.0f} lines/s to one client, steady, over a "
-            f"{args.flood_seconds:g} s flood of {args.flood_rate:,} lines/s (goal >= "
-            f"{GOAL_CONSOLE_LINES:,}; whole flood {paced.lines_per_second:,.0f}, one-command "
-            f"burst {console.burst.lines_per_second:,.0f})",
-            paced.steady_per_second >= GOAL_CONSOLE_LINES,
-        ))  # fmt: skip
-        goals.append((
-            f"game not blocked while spamming: slowest ping {slowest:.1f} ms of "
-            f"{len(console.pings_ms)} (goal <= {GOAL_PING_MS} ms)",
-            slowest <= GOAL_PING_MS and not console.ping_errors,
-        ))  # fmt: skip
+        goals.append(
+            (
+                f"console: {paced.steady_per_second:,.0f} lines/s to one client, steady, over a "
+                f"{args.flood_seconds:g} s flood of {args.flood_rate:,} lines/s (goal >= "
+                f"{GOAL_CONSOLE_LINES:,}; whole flood {paced.lines_per_second:,.0f}, one-command "
+                f"burst {console.burst.lines_per_second:,.0f})",
+                paced.steady_per_second >= GOAL_CONSOLE_LINES,
+            )
+        )
+        goals.append(
+            (
+                f"game not blocked while spamming: slowest ping {slowest:.1f} ms of "
+                f"{len(console.pings_ms)} (goal <= {GOAL_PING_MS} ms)",
+                slowest <= GOAL_PING_MS and not console.ping_errors,
+            )
+        )
     if ingest:
-        goals.append((
-            f"usage ingest: {ingest.per_second:,.0f} samples/s with one web worker "
-            f"(goal >= {GOAL_INGEST:,})",
-            ingest.per_second >= GOAL_INGEST and not ingest.errors,
-        ))  # fmt: skip
+        goals.append(
+            (
+                f"usage ingest: {ingest.per_second:,.0f} samples/s with one web worker "
+                f"(goal >= {GOAL_INGEST:,})",
+                ingest.per_second >= GOAL_INGEST and not ingest.errors,
+            )
+        )
     print("\nGoals:")
     for text, passed in goals:
         print(f"  {'PASS' if passed else 'FAIL'}  {text}")
@@ -902,32 +943,40 @@ def parse_args():
     parser.add_argument("--cpu-seconds", type=float, default=30, help="each CPU window")
     parser.add_argument("--spam-lines", type=int, default=200_000)
     parser.add_argument(
-        "--flood-rate", type=int, default=50_000,
+        "--flood-rate",
+        type=int,
+        default=50_000,
         help="lines/s of the paced console flood (spam commands every 0.1 s)",
-    )  # fmt: skip
+    )
     parser.add_argument("--flood-seconds", type=float, default=10)
     parser.add_argument(
-        "--console-max-lines", type=int, metavar="N",
+        "--console-max-lines",
+        type=int,
+        metavar="N",
         help="the agent's AGENT_CONSOLE_MAX_LINES_PER_SECOND (default: the agent's, 20,000)",
-    )  # fmt: skip
+    )
     parser.add_argument("--ingest-seconds", type=float, default=15)
     parser.add_argument("--ingest-threads", type=int, default=3)
     parser.add_argument("--ingest-batch", type=int, default=1000, help="samples per request")
     parser.add_argument(
-        "--start-budget", type=float, default=210,
+        "--start-budget",
+        type=float,
+        default=210,
         help="seconds for placing and starting; stops early past it",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--postgres", default="postgres://postgres@127.0.0.1:5432",
+        "--postgres",
+        default="postgres://postgres@127.0.0.1:5432",
         help=f"server URL without a database name; the bench uses {DB_NAME} on it",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--redis", default="redis://127.0.0.1:6379/12", help="the control plane's Redis database"
     )
     parser.add_argument(
-        "--profile-agent", metavar="FILE",
+        "--profile-agent",
+        metavar="FILE",
         help="run the agent under cProfile and write its stats to FILE (slows it down)",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     if not 0 < args.idle <= args.servers:
         parser.error("--idle must be 1 to --servers")

@@ -302,10 +302,14 @@ def create_accounts(args) -> tuple[str, str, list[str], str, str, str]:
     )
     ingest = Account.objects.create(name="bench-ingest", max_servers=INGEST_SERVERS)
     node, node_token = node_create(
-        name="bench-analytics-node", region=REGION, agent_url="http://127.0.0.1:9",
-        memory_mb=INGEST_SERVERS * 2048, disk_mb=INGEST_SERVERS * 10240, cpu_percent=25_600,
+        name="bench-analytics-node",
+        region=REGION,
+        agent_url="http://127.0.0.1:9",
+        memory_mb=INGEST_SERVERS * 2048,
+        disk_mb=INGEST_SERVERS * 10240,
+        cpu_percent=25_600,
         actor=SYSTEM,
-    )  # fmt: skip
+    )
     return measured.pk, token, [a.pk for a in fillers], ingest.pk, node_token, node.pk
 
 
@@ -331,8 +335,16 @@ def load_all_servers(args, db_url: str) -> Dataset:
         account_ids = ids("=", measured)
         query_ids = ids("<>", ingest)
         ingest_ids = ids("=", ingest)
-    return Dataset(measured, token, account_ids, query_ids, ingest_ids, node_token,
-                   datetime.min.replace(tzinfo=UTC), datetime.min.replace(tzinfo=UTC))  # fmt: skip
+    return Dataset(
+        measured,
+        token,
+        account_ids,
+        query_ids,
+        ingest_ids,
+        node_token,
+        datetime.min.replace(tzinfo=UTC),
+        datetime.min.replace(tzinfo=UTC),
+    )
 
 
 def generate_history(args, db_url: str, data: Dataset) -> None:
@@ -381,16 +393,23 @@ def generate_history(args, db_url: str, data: Dataset) -> None:
                 conn.execute(day_sql, params)
             day += timedelta(days=1)
             if day.day % 5 == 0 or day >= end_hour:
-                log(f"  history up to {min(day, end_hour):%Y-%m-%d %H:%M}: "
-                    f"{time.monotonic() - began:.0f} s")  # fmt: skip
+                log(
+                    f"  history up to {min(day, end_hour):%Y-%m-%d %H:%M}: "
+                    f"{time.monotonic() - began:.0f} s"
+                )
     data.timings["history rows"] = time.monotonic() - began
 
 
 def table_sizes(conn: psycopg.Connection) -> list[tuple[str, int, int, int, int, int]]:
     """(table, partitions, rows, heap bytes, index bytes, total bytes) of the usage tables."""
     sizes = []
-    for table in ("analytics_usage_sample", "analytics_usage_minute", "analytics_usage_hour",
-                  "analytics_usage_day", "analytics_usage_latest"):  # fmt: skip
+    for table in (
+        "analytics_usage_sample",
+        "analytics_usage_minute",
+        "analytics_usage_hour",
+        "analytics_usage_day",
+        "analytics_usage_latest",
+    ):
         leaves, heap, index, total = conn.execute(
             "WITH t AS (SELECT relid FROM pg_partition_tree(%s) WHERE isleaf"
             " UNION SELECT oid FROM pg_class WHERE oid = %s::regclass AND relkind = 'r')"
@@ -406,16 +425,20 @@ def table_sizes(conn: psycopg.Connection) -> list[tuple[str, int, int, int, int,
 def print_sizes(sizes) -> None:
     log("| Table | partitions | rows | heap | indexes | total |\n|---|---:|---:|---:|---:|---:|")
     for table, leaves, rows, heap, index, total in sizes:
-        log(f"| {table} | {leaves} | {rows:,} | {heap / 1e6:,.0f} MB | {index / 1e6:,.0f} MB "
-            f"| {total / 1e6:,.0f} MB |")  # fmt: skip
+        log(
+            f"| {table} | {leaves} | {rows:,} | {heap / 1e6:,.0f} MB | {index / 1e6:,.0f} MB "
+            f"| {total / 1e6:,.0f} MB |"
+        )
 
 
 def build_dataset(args, db_url: str) -> Dataset:
     began = time.monotonic()
     data = load_all_servers(args, db_url)
     data.timings["servers"] = time.monotonic() - began
-    log(f"  {len(data.query_ids) + len(data.ingest_ids):,} servers loaded in "
-        f"{data.timings['servers']:.0f} s")  # fmt: skip
+    log(
+        f"  {len(data.query_ids) + len(data.ingest_ids):,} servers loaded in "
+        f"{data.timings['servers']:.0f} s"
+    )
     generate_history(args, db_url, data)
     began = time.monotonic()
     with psycopg.connect(db_url, autocommit=True) as conn:
@@ -455,15 +478,19 @@ def sample_body(instance_ids: list[str], batch: int, number: int, t0: datetime) 
         at = t0 + timedelta(seconds=SAMPLE_SECONDS * step)
         wave = math.sin(2 * math.pi * (step / 8640 + index / 24))
         rx = 1_000_000 + step * (20_000 + index * 10)
-        samples.append({
-            "instance_id": instance_ids[index], "at": at.isoformat(),
-            "cpu_percent": round(5 + index % 40 + 10 * (1 + wave) + step * 7 % 13 / 10, 2),
-            "memory_bytes": 536_870_912 * (1 + index % 8) + (step * 4099 + index) % 104_857_600,
-            "disk_bytes": 1_000_000_000 + index * 100_000 + step * 100,
-            "network_rx_bytes": rx, "network_tx_bytes": 3 * rx,
-            "uptime_seconds": 3_600 + index + step * SAMPLE_SECONDS,
-            **({"players": index % 20 + step % 5} if index % 3 else {}),
-        })  # fmt: skip
+        samples.append(
+            {
+                "instance_id": instance_ids[index],
+                "at": at.isoformat(),
+                "cpu_percent": round(5 + index % 40 + 10 * (1 + wave) + step * 7 % 13 / 10, 2),
+                "memory_bytes": 536_870_912 * (1 + index % 8) + (step * 4099 + index) % 104_857_600,
+                "disk_bytes": 1_000_000_000 + index * 100_000 + step * 100,
+                "network_rx_bytes": rx,
+                "network_tx_bytes": 3 * rx,
+                "uptime_seconds": 3_600 + index + step * SAMPLE_SECONDS,
+                **({"players": index % 20 + step % 5} if index % 3 else {}),
+            }
+        )
     return json.dumps({"samples": samples}).encode()
 
 
@@ -515,11 +542,14 @@ def measure_ingest(args, gunicorn: Server, data: Dataset) -> IngestResult:
         db_after = cpu_ticks(sorted(set(db_pids) | set(backend_pids(db))))
     thousands = max(totals["accepted"], 1) / 1000
     return IngestResult(
-        seconds=seconds, requests=totals["requests"], accepted=totals["accepted"],
-        errors=errors, latencies_ms=latencies,
+        seconds=seconds,
+        requests=totals["requests"],
+        accepted=totals["accepted"],
+        errors=errors,
+        latencies_ms=latencies,
         app_cpu_ms=cpu_ms_between(app_before, app_after) / thousands,
         db_cpu_ms=cpu_ms_between(db_before, db_after) / thousands,
-    )  # fmt: skip
+    )
 
 
 def check_rollups(db_url: str, data: Dataset) -> IngestCheck:
@@ -656,17 +686,30 @@ def measure_queries(args, gunicorn: Server, data: Dataset, end: datetime) -> lis
             client.get(series_path(server_id, start, end))
         for _ in range(WARMUP_OVERVIEW):
             client.get(overview_path(start, end))
-        series = [series_path(rng.choice(data.account_ids), start, end)
-                  for _ in range(args.queries)]  # fmt: skip
+        series = [
+            series_path(rng.choice(data.account_ids), start, end) for _ in range(args.queries)
+        ]
         overview = [overview_path(start, end)] * OVERVIEW_QUERIES
         count = len(data.account_ids)
         with psycopg.connect(database_url(args.postgres, DB_NAME), autocommit=True) as db:
             return [
-                timed_requests(f"series, {args.days} days, 4 metrics", client, series,
-                               lambda body: check_series(body, step, span), gunicorn, db),
-                timed_requests(f"account overview, {count:,} servers, {args.days} days", client,
-                               overview, lambda body: check_overview(body, count), gunicorn, db),
-            ]  # fmt: skip
+                timed_requests(
+                    f"series, {args.days} days, 4 metrics",
+                    client,
+                    series,
+                    lambda body: check_series(body, step, span),
+                    gunicorn,
+                    db,
+                ),
+                timed_requests(
+                    f"account overview, {count:,} servers, {args.days} days",
+                    client,
+                    overview,
+                    lambda body: check_overview(body, count),
+                    gunicorn,
+                    db,
+                ),
+            ]
     finally:
         client.close()
 
@@ -704,17 +747,23 @@ def explain_queries(args, data: Dataset, end: datetime) -> None:
     plan = metrics_plan(start=start, end=end)
     first, last, level = usage_range_level(start, end)
     statements = {
-        "metrics_series (one server)": captured("analytics_usage_hour", lambda: metrics_series(
-            instance_id=server_id, metrics=SERIES_METRICS.split(","), aggregate="avg", plan=plan
-        )),
-        f"account_usage ({len(data.account_ids):,} servers)": captured(
-            "analytics_usage_day", lambda: account_usage(
-                instance_ids=data.account_ids, start=first, end=last, level=level
-            )
+        "metrics_series (one server)": captured(
+            "analytics_usage_hour",
+            lambda: metrics_series(
+                instance_id=server_id, metrics=SERIES_METRICS.split(","), aggregate="avg", plan=plan
+            ),
         ),
-    }  # fmt: skip
-    log(f"\nmetrics plan: step {plan.step} s from {plan.level.name} rows, "
-        f"{plan.start:%Y-%m-%d %H:%M} to {plan.end:%Y-%m-%d %H:%M}")  # fmt: skip
+        f"account_usage ({len(data.account_ids):,} servers)": captured(
+            "analytics_usage_day",
+            lambda: account_usage(
+                instance_ids=data.account_ids, start=first, end=last, level=level
+            ),
+        ),
+    }
+    log(
+        f"\nmetrics plan: step {plan.step} s from {plan.level.name} rows, "
+        f"{plan.start:%Y-%m-%d %H:%M} to {plan.end:%Y-%m-%d %H:%M}"
+    )
     with psycopg.connect(database_url(args.postgres, DB_NAME), autocommit=True) as conn:
         cursor = psycopg.ClientCursor(conn)
         for number, (label, (sql, params)) in enumerate(statements.items()):
@@ -829,15 +878,22 @@ def load_expiry_day(args, data: Dataset) -> Expiry | None:
         began = time.monotonic()
         for chunk_start in range(0, len(ordered), EXPIRY_CHUNK):
             chunk = ordered[chunk_start : chunk_start + EXPIRY_CHUNK]
-            conn.execute(RAW_INSERT, {
-                "ids": chunk, "numbers": [numbers[i] for i in chunk], "first": day,
-                "last": day + timedelta(seconds=86400 - SAMPLE_SECONDS),
-            })  # fmt: skip
+            conn.execute(
+                RAW_INSERT,
+                {
+                    "ids": chunk,
+                    "numbers": [numbers[i] for i in chunk],
+                    "first": day,
+                    "last": day + timedelta(seconds=86400 - SAMPLE_SECONDS),
+                },
+            )
             done = chunk_start + len(chunk)
             if done % (EXPIRY_CHUNK * 10) == 0 or done == len(ordered):
                 elapsed = time.monotonic() - began
-                log(f"  {done:,} of {len(ordered):,} servers: {done * 8640 / elapsed:,.0f} rows/s,"
-                    f" {elapsed:.0f} s, {free_gb():.1f} GB free")  # fmt: skip
+                log(
+                    f"  {done:,} of {len(ordered):,} servers: {done * 8640 / elapsed:,.0f} rows/s,"
+                    f" {elapsed:.0f} s, {free_gb():.1f} GB free"
+                )
         load_s = time.monotonic() - began
         stored = conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
         size = conn.execute("SELECT pg_total_relation_size(%s)", (name,)).fetchone()[0]
@@ -858,8 +914,10 @@ def reference_drop(args, expiry: Expiry) -> None:
         expiry.reference_load_s = time.monotonic() - began
         size = conn.execute("SELECT pg_total_relation_size(%s)", (REFERENCE_TABLE,)).fetchone()
         expiry.reference_size_bytes = size[0]
-        log(f"  reference copy: {size[0] / 1e9:.1f} GB in {expiry.reference_load_s:.0f} s, "
-            f"{free_gb():.1f} GB free")  # fmt: skip
+        log(
+            f"  reference copy: {size[0] / 1e9:.1f} GB in {expiry.reference_load_s:.0f} s, "
+            f"{free_gb():.1f} GB free"
+        )
         conn.execute("CHECKPOINT")
         began = time.perf_counter()
         conn.execute(f"DROP TABLE {REFERENCE_TABLE}")
@@ -961,17 +1019,23 @@ def report(args, data, ingest, check, timings, expiry) -> list[tuple[str, bool]]
         if ingest.errors:
             log(f"first error: {ingest.errors[0]}")
         rows, memory, rx = check.raw
-        log(f"\nrollups of the ingest servers: raw {rows:,} samples (memory sum {memory:,}, "
-            f"rx deltas {rx:,})")  # fmt: skip
+        log(
+            f"\nrollups of the ingest servers: raw {rows:,} samples (memory sum {memory:,}, "
+            f"rx deltas {rx:,})"
+        )
         for table, (count, samples, memory_sum, rx_sum) in check.levels.items():
             same = samples == rows and memory_sum == memory and rx_sum == rx
-            log(f"  {table}: {count:,} rows, samples {samples:,}, memory sum {memory_sum:,}, "
-                f"rx {rx_sum:,}: {'same' if same else 'DIFFERENT'}")  # fmt: skip
-        goals.append((
-            f"ingest: {ingest.per_second:,.0f} samples/s with one web worker, rollups "
-            f"{'kept up' if check.consistent else 'DID NOT keep up'} (goal >= {GOAL_INGEST:,})",
-            ingest.per_second >= GOAL_INGEST and check.consistent and not ingest.errors,
-        ))  # fmt: skip
+            log(
+                f"  {table}: {count:,} rows, samples {samples:,}, memory sum {memory_sum:,}, "
+                f"rx {rx_sum:,}: {'same' if same else 'DIFFERENT'}"
+            )
+        goals.append(
+            (
+                f"ingest: {ingest.per_second:,.0f} samples/s with one web worker, rollups "
+                f"{'kept up' if check.consistent else 'DID NOT keep up'} (goal >= {GOAL_INGEST:,})",
+                ingest.per_second >= GOAL_INGEST and check.consistent and not ingest.errors,
+            )
+        )
     if timings:
         log(
             "\n| Query (HTTP, 1 sync worker, 1 client) | n | p50 ms | p95 ms | p99 ms | max ms "
@@ -989,16 +1053,20 @@ def report(args, data, ingest, check, timings, expiry) -> list[tuple[str, bool]]
         series, overview = timings
         if series.points:
             log(f"\npoints per series: {min(series.points)}-{max(series.points)}")
-        goals.append((
-            f"30-day 4-metric series of one of {len(data.query_ids):,} servers: p99 "
-            f"{series.p(0.99):.1f} ms (goal <= {GOAL_SERIES_P99_MS} ms)",
-            series.p(0.99) <= GOAL_SERIES_P99_MS and not series.errors,
-        ))  # fmt: skip
-        goals.append((
-            f"account overview of {len(data.account_ids):,} servers over 30 days: p99 "
-            f"{overview.p(0.99):.1f} ms (goal <= {GOAL_OVERVIEW_P99_MS} ms)",
-            overview.p(0.99) <= GOAL_OVERVIEW_P99_MS and not overview.errors,
-        ))  # fmt: skip
+        goals.append(
+            (
+                f"30-day 4-metric series of one of {len(data.query_ids):,} servers: p99 "
+                f"{series.p(0.99):.1f} ms (goal <= {GOAL_SERIES_P99_MS} ms)",
+                series.p(0.99) <= GOAL_SERIES_P99_MS and not series.errors,
+            )
+        )
+        goals.append(
+            (
+                f"account overview of {len(data.account_ids):,} servers over 30 days: p99 "
+                f"{overview.p(0.99):.1f} ms (goal <= {GOAL_OVERVIEW_P99_MS} ms)",
+                overview.p(0.99) <= GOAL_OVERVIEW_P99_MS and not overview.errors,
+            )
+        )
     if expiry:
         log(
             f"\nexpiry: {expiry.rows:,} raw samples of {args.expiry_servers:,} servers for "
@@ -1017,21 +1085,26 @@ def report(args, data, ingest, check, timings, expiry) -> list[tuple[str, bool]]
             f"≈ {expiry.delete_extrapolated_s:,.0f} s (EXTRAPOLATED linearly, not measured; "
             "and VACUUM after it)"
         )
-        log(f"usage_expire(now=day before): {expiry.previous_ms:.1f} ms; "
-            f"usage_expire(now=X): {expiry.expire_ms:.1f} ms → {expiry.expired}")  # fmt: skip
+        log(
+            f"usage_expire(now=day before): {expiry.previous_ms:.1f} ms; "
+            f"usage_expire(now=X): {expiry.expire_ms:.1f} ms → {expiry.expired}"
+        )
         for sql, ms in expiry.statements:
             log(f"  {ms:8.2f} ms  {sql[:150]}")
         for problem in expiry.problems:
             log(f"  PROBLEM: {problem}")
         factor, extra = EXPIRY_SLACK
         limit = max(expiry.reference_drop_ms * factor, expiry.reference_drop_ms + extra)
-        goals.append((
-            f"expiring a day of {expiry.rows:,} raw samples: {expiry.expire_ms:,.0f} ms, "
-            f"{'a DROP TABLE of its partition' if not expiry.problems else 'PROBLEMS above'} "
-            f"(goal: no more than dropping a table of its size, {expiry.reference_drop_ms:,.0f} "
-            f"ms here; not a scan, about {expiry.delete_extrapolated_s:,.0f} s extrapolated)",
-            expiry.expire_ms <= limit and not expiry.problems,
-        ))  # fmt: skip
+        goals.append(
+            (
+                f"expiring a day of {expiry.rows:,} raw samples: {expiry.expire_ms:,.0f} ms, "
+                f"{'a DROP TABLE of its partition' if not expiry.problems else 'PROBLEMS above'} "
+                "(goal: no more than dropping a table of its size, "
+                f"{expiry.reference_drop_ms:,.0f} ms here; not a scan, "
+                f"about {expiry.delete_extrapolated_s:,.0f} s extrapolated)",
+                expiry.expire_ms <= limit and not expiry.problems,
+            )
+        )
     log("\nGoals (issue 18):")
     for text, passed in goals:
         log(f"  {'PASS' if passed else 'FAIL'}  {text}")
@@ -1059,14 +1132,18 @@ def parse_args():
     parser.add_argument("--expiry-servers", type=int, default=10_000)
     parser.add_argument("--skip-expiry", action="store_true")
     parser.add_argument(
-        "--profile", type=int, default=0, metavar="N",
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
         help="also run N metrics requests in-process under cProfile",
-    )  # fmt: skip
+    )
     parser.add_argument("--drop-database", action="store_true", help=f"drop {DB_NAME} at the end")
     parser.add_argument(
-        "--postgres", default="postgres://postgres@127.0.0.1:5432",
+        "--postgres",
+        default="postgres://postgres@127.0.0.1:5432",
         help=f"server URL without a database name; the bench uses {DB_NAME} on it",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--redis", default="redis://127.0.0.1:6379/12", help="the control plane's Redis database"
     )
@@ -1117,8 +1194,10 @@ def main() -> int:
         end = datetime.now(UTC).replace(microsecond=0)
         timings = measure_queries(args, gunicorn, data, end)
         for t in timings:
-            log(f"  {t.label}: p50 {t.p(0.5):.1f} ms, p99 {t.p(0.99):.1f} ms, "
-                f"errors {len(t.errors)}")  # fmt: skip
+            log(
+                f"  {t.label}: p50 {t.p(0.5):.1f} ms, p99 {t.p(0.99):.1f} ms, "
+                f"errors {len(t.errors)}"
+            )
         stop_server(gunicorn)
         gunicorn = None
         explain_queries(args, data, end)
@@ -1126,8 +1205,10 @@ def main() -> int:
             profile_series(args, data, end)
 
         if not args.skip_expiry:
-            log(f"\n5. expiry: loading a day of {args.expiry_servers:,} servers' raw samples; "
-                f"{load_average()}")  # fmt: skip
+            log(
+                f"\n5. expiry: loading a day of {args.expiry_servers:,} servers' raw samples; "
+                f"{load_average()}"
+            )
             expiry = load_expiry_day(args, data)
             if expiry:
                 reference_drop(args, expiry)

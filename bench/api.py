@@ -438,9 +438,15 @@ def parse_wrk(output: str) -> tuple[int, float, float, float, int]:
 
 def wrk(target: Target, args, duration: float) -> str:
     command = [
-        "wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{duration:g}s", "--latency",
-        "-H", f"Authorization: Bearer {target.token}", target.url,
-    ]  # fmt: skip
+        "wrk",
+        f"-t{args.threads}",
+        f"-c{args.connections}",
+        f"-d{duration:g}s",
+        "--latency",
+        "-H",
+        f"Authorization: Bearer {target.token}",
+        target.url,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=duration + 30)
     if done.returncode != 0:
         raise RuntimeError(f"wrk failed on {target.label}: {done.stderr.strip()}")
@@ -500,9 +506,12 @@ def print_table(results: list[Result]) -> None:
             f"{result.median('db_cpu_ms'):.2f}) | {errors} |"
         )
     print("\n(medians of the rounds; req/s per round: ", end="")
-    print("; ".join(
-        f"{r.target.label}: " + "/".join(f"{run.rps:.0f}" for run in r.runs) for r in results
-    ) + ")")  # fmt: skip
+    print(
+        "; ".join(
+            f"{r.target.label}: " + "/".join(f"{run.rps:.0f}" for run in r.runs) for r in results
+        )
+        + ")"
+    )
 
 
 def check_goals(
@@ -553,8 +562,11 @@ def machine_summary() -> str:
     except OSError:
         pass
     flags = sysconfig.get_config_var("CONFIG_ARGS") or ""
-    build = [name for flag, name in (("--enable-optimizations", "PGO"), ("--with-lto", "LTO"))
-             if flag in flags]  # fmt: skip
+    build = [
+        name
+        for flag, name in (("--enable-optimizations", "PGO"), ("--with-lto", "LTO"))
+        if flag in flags
+    ]
     return (
         f"machine: {os.cpu_count()} CPUs ({model}); Python {platform.python_version()} "
         f"({sys.executable}), built {'with ' + ' + '.join(build) if build else 'without PGO/LTO'}"
@@ -569,13 +581,15 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
     parser.add_argument("--warmup", type=float, default=3, help="seconds of warm-up per target")
     parser.add_argument(
-        "--reuse-dataset", action="store_true",
+        "--reuse-dataset",
+        action="store_true",
         help=f"keep an existing {DB_NAME} database instead of building it again",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--postgres", default="postgres://postgres@127.0.0.1:5432",
+        "--postgres",
+        default="postgres://postgres@127.0.0.1:5432",
         help="server URL without a database name; the bench uses its own database on it",
-    )  # fmt: skip
+    )
     return parser.parse_args()
 
 

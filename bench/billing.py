@@ -181,9 +181,12 @@ def create_catalogue() -> Catalogue:
         )
         for amount, interval, count, share in offers:
             price = Price.objects.create(
-                product=product, currency="EUR", unit_amount=amount, interval=interval,
+                product=product,
+                currency="EUR",
+                unit_amount=amount,
+                interval=interval,
                 interval_count=count,
-            )  # fmt: skip
+            )
             prices.append(price)
             weights.append(share)
     for country, percentage in TAX_RATES.items():
@@ -211,39 +214,94 @@ def load_accounts(db_url: str, count: int, catalogue: Catalogue, rng: random.Ran
     for n in range(count):
         price = rng.choices(catalogue.prices, catalogue.weights)[0]
         credit = 2 * price.unit_amount if rng.random() < CREDIT_SHARE else 0  # covers the tax
-        customers.append(Customer(
-            random_id(rng, "acct"), f"Customer {n:06d}", rng.choice(COUNTRIES), price, credit
-        ))  # fmt: skip
+        customers.append(
+            Customer(
+                random_id(rng, "acct"), f"Customer {n:06d}", rng.choice(COUNTRIES), price, credit
+            )
+        )
     everyone = [*customers, Customer(random_id(rng, "acct"), "bench-list", "BE")]
     users = [random_id(rng, "usr") for _ in everyone]
     joined = datetime.now(UTC) - timedelta(days=400)
     with psycopg.connect(db_url) as conn, conn.cursor() as cursor:
-        copy_rows(cursor, Account, ["id", "name", "created_at"],
-                  ((c.account_id, c.name, joined) for c in everyone))  # fmt: skip
-        copy_rows(cursor, User, ["id", "email", "password", "date_joined"], (
-            (user, f"owner-{n:06d}@example.com", "!bench-unusable", joined)
-            for n, user in enumerate(users)
-        ))  # fmt: skip
-        copy_rows(cursor, Membership, ["account_id", "user_id", "role", "created_at"], (
-            (c.account_id, user, "owner", joined) for c, user in zip(everyone, users, strict=True)
-        ))  # fmt: skip
-        copy_rows(cursor, BillingProfile, [
-            "account_id", "legal_name", "email", "address_line1", "postal_code", "city",
-            "country", "currency",
-        ], (
-            (c.account_id, f"{c.name} BV", f"billing-{n:06d}@example.com",
-             f"{n % 200 + 1} Main Street", f"{1000 + n % 8000}", CITIES[c.country], c.country,
-             "EUR")
-            for n, c in enumerate(everyone)
-        ))  # fmt: skip
-        copy_rows(cursor, BalanceTransaction, [
-            "id", "account_id", "kind", "amount", "currency", "ending_balance", "description",
-            "created_at",
-        ], (
-            (random_id(rng, "btx"), c.account_id, "adjustment", c.credit, "EUR", c.credit,
-             "Prepaid credit", joined)
-            for c in customers if c.credit
-        ))  # fmt: skip
+        copy_rows(
+            cursor,
+            Account,
+            ["id", "name", "created_at"],
+            ((c.account_id, c.name, joined) for c in everyone),
+        )
+        copy_rows(
+            cursor,
+            User,
+            ["id", "email", "password", "date_joined"],
+            (
+                (user, f"owner-{n:06d}@example.com", "!bench-unusable", joined)
+                for n, user in enumerate(users)
+            ),
+        )
+        copy_rows(
+            cursor,
+            Membership,
+            ["account_id", "user_id", "role", "created_at"],
+            (
+                (c.account_id, user, "owner", joined)
+                for c, user in zip(everyone, users, strict=True)
+            ),
+        )
+        copy_rows(
+            cursor,
+            BillingProfile,
+            [
+                "account_id",
+                "legal_name",
+                "email",
+                "address_line1",
+                "postal_code",
+                "city",
+                "country",
+                "currency",
+            ],
+            (
+                (
+                    c.account_id,
+                    f"{c.name} BV",
+                    f"billing-{n:06d}@example.com",
+                    f"{n % 200 + 1} Main Street",
+                    f"{1000 + n % 8000}",
+                    CITIES[c.country],
+                    c.country,
+                    "EUR",
+                )
+                for n, c in enumerate(everyone)
+            ),
+        )
+        copy_rows(
+            cursor,
+            BalanceTransaction,
+            [
+                "id",
+                "account_id",
+                "kind",
+                "amount",
+                "currency",
+                "ending_balance",
+                "description",
+                "created_at",
+            ],
+            (
+                (
+                    random_id(rng, "btx"),
+                    c.account_id,
+                    "adjustment",
+                    c.credit,
+                    "EUR",
+                    c.credit,
+                    "Prepaid credit",
+                    joined,
+                )
+                for c in customers
+                if c.credit
+            ),
+        )
     return everyone
 
 
@@ -261,18 +319,52 @@ def period_bounds(anchor: datetime, price, after: datetime) -> tuple[datetime, d
 
 
 SUBSCRIPTION_FIELDS = [
-    "id", "account_id", "price_id", "status", "server_id", "order", "billing_cycle_anchor",
-    "current_period_start", "current_period_end", "created_at",
-]  # fmt: skip
+    "id",
+    "account_id",
+    "price_id",
+    "status",
+    "server_id",
+    "order",
+    "billing_cycle_anchor",
+    "current_period_start",
+    "current_period_end",
+    "created_at",
+]
 INVOICE_FIELDS = [
-    "id", "account_id", "subscription_id", "number", "status", "billing_reason", "currency",
-    "period_start", "period_end", "subtotal", "tax", "tax_percentage", "total", "amount_paid",
-    "amount_remaining", "due_date", "buyer", "seller", "created_at", "finalized_at", "paid_at",
-]  # fmt: skip
+    "id",
+    "account_id",
+    "subscription_id",
+    "number",
+    "status",
+    "billing_reason",
+    "currency",
+    "period_start",
+    "period_end",
+    "subtotal",
+    "tax",
+    "tax_percentage",
+    "total",
+    "amount_paid",
+    "amount_remaining",
+    "due_date",
+    "buyer",
+    "seller",
+    "created_at",
+    "finalized_at",
+    "paid_at",
+]
 LINE_FIELDS = [
-    "id", "invoice_id", "position", "description", "price_id", "unit_amount", "amount",
-    "tax_amount", "period_start", "period_end",
-]  # fmt: skip
+    "id",
+    "invoice_id",
+    "position",
+    "description",
+    "price_id",
+    "unit_amount",
+    "amount",
+    "tax_amount",
+    "period_start",
+    "period_end",
+]
 
 
 def renewal_subscriptions(customers: list, servers: dict, now: datetime, rng: random.Random):
@@ -292,9 +384,17 @@ def renewal_subscriptions(customers: list, servers: dict, now: datetime, rng: ra
         server_id, name, game = servers[customer.account_id]
         order = {"name": name, "region": "eu-central", "game": game, "variables": {}}
         yield (
-            random_id(rng, "sub"), customer.account_id, price.id, "active", server_id,
-            Jsonb(order), anchor, start, end, anchor,
-        )  # fmt: skip
+            random_id(rng, "sub"),
+            customer.account_id,
+            price.id,
+            "active",
+            server_id,
+            Jsonb(order),
+            anchor,
+            start,
+            end,
+            anchor,
+        )
 
 
 def list_rows(account_id: str, price, now: datetime, rng: random.Random):
@@ -308,11 +408,16 @@ def list_rows(account_id: str, price, now: datetime, rng: random.Random):
     year = 365 * 24 * 3600
     created = sorted(now - timedelta(seconds=rng.uniform(3600, year)) for _ in range(LIST_SIZE))
     not_due_until = now + timedelta(days=settings.BILLING_RENEWAL_DAYS_BEFORE + 1)
-    buyer = Jsonb({
-        "name": "bench-list BV", "email": "billing-list@example.com",
-        "address_lines": ["1 Main Street", "1000 Brussels"], "country": "BE", "vat_id": "",
-        "tax_exempt": False,
-    })  # fmt: skip
+    buyer = Jsonb(
+        {
+            "name": "bench-list BV",
+            "email": "billing-list@example.com",
+            "address_lines": ["1 Main Street", "1000 Brussels"],
+            "country": "BE",
+            "vat_id": "",
+            "tax_exempt": False,
+        }
+    )
     seller = Jsonb(dict(settings.BILLING_SELLER))
     rate = TAX_RATES["BE"]
     series_next: dict[str, int] = {}
@@ -321,9 +426,20 @@ def list_rows(account_id: str, price, now: datetime, rng: random.Random):
         subscription_id, invoice_id = random_id(rng, "sub"), random_id(rng, "inv")
         start, end = period_bounds(at, price, not_due_until)
         order = {"name": f"List server {n}", "region": "eu-central", "game": "minecraft"}
-        subscriptions.append((
-            subscription_id, account_id, price.id, "active", None, Jsonb(order), at, start, end, at,
-        ))  # fmt: skip
+        subscriptions.append(
+            (
+                subscription_id,
+                account_id,
+                price.id,
+                "active",
+                None,
+                Jsonb(order),
+                at,
+                start,
+                end,
+                at,
+            )
+        )
         first_end = nth_period_end(at, price.interval, price.interval_count, 1)
         charges = [(f"{price.product.name} (first period)", price.unit_amount, at, first_end)]
         if n % 10 == 0:
@@ -333,18 +449,48 @@ def list_rows(account_id: str, price, now: datetime, rng: random.Random):
         series = f"INV-{at:%Y}"
         number = series_next.get(series, 1)
         series_next[series] = number + 1
-        invoices.append((
-            invoice_id, account_id, subscription_id, f"{series}-{number:06d}", "paid",
-            "subscription_create", "EUR", at, first_end, subtotal, tax, rate, subtotal + tax,
-            subtotal + tax, 0, at + timedelta(days=7), buyer, seller, at, at, at,
-        ))  # fmt: skip
+        invoices.append(
+            (
+                invoice_id,
+                account_id,
+                subscription_id,
+                f"{series}-{number:06d}",
+                "paid",
+                "subscription_create",
+                "EUR",
+                at,
+                first_end,
+                subtotal,
+                tax,
+                rate,
+                subtotal + tax,
+                subtotal + tax,
+                0,
+                at + timedelta(days=7),
+                buyer,
+                seller,
+                at,
+                at,
+                at,
+            )
+        )
         for position, ((description, amount, since, until), line_tax) in enumerate(
             zip(charges, taxes, strict=True)
         ):
-            lines.append((
-                random_id(rng, "il"), invoice_id, position, description, price.id, amount, amount,
-                line_tax, since, until,
-            ))  # fmt: skip
+            lines.append(
+                (
+                    random_id(rng, "il"),
+                    invoice_id,
+                    position,
+                    description,
+                    price.id,
+                    amount,
+                    amount,
+                    line_tax,
+                    since,
+                    until,
+                )
+            )
     return subscriptions, invoices, lines, series_next
 
 
@@ -707,8 +853,11 @@ def run_phase(
         logs.append((log_dir / f"worker-{shard.replace('/', '-')}.log").open("wb"))
         process = subprocess.Popen(
             [sys.executable, "manage.py", "billing_run", "--shard", shard],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=logs[-1],
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=logs[-1],
+        )
         worker = Worker(shard, process, time.monotonic())
         readers.append(threading.Thread(target=_keep_tail, args=(process.stdout, worker.tail)))
         readers[-1].start()
@@ -746,9 +895,15 @@ def run_phase(
         raise RuntimeError(f"{label}: {len(failed)} worker(s) failed")
     cpu = (after.ru_utime - children.ru_utime + after.ru_stime - children.ru_stime) * 1000
     return Phase(
-        label, workers, wall, renewal_invoices(db_url) - before, cpu, sampler.cpu_ms(),
-        sampler.waiting / max(sampler.busy, 1), stopped,
-    )  # fmt: skip
+        label,
+        workers,
+        wall,
+        renewal_invoices(db_url) - before,
+        cpu,
+        sampler.cpu_ms(),
+        sampler.waiting / max(sampler.busy, 1),
+        stopped,
+    )
 
 
 # --- Checks ----------------------------------------------------------------------------------
@@ -777,12 +932,14 @@ def check_invoices(db_url: str, expected: int, complete: bool) -> list[tuple[str
             ) per_subscription
             """
         ).fetchone()
-        checks.append((
-            f"one renewal invoice per subscription, for the period that just ended: "
-            f"{renewed:,} of {expected:,} renewed, {left:,} left for the next run, "
-            f"{wrong:,} wrong (twice, another period, or not renewed yet moved on)",
-            wrong == 0 and renewed + left == expected and (left == 0 or not complete),
-        ))  # fmt: skip
+        checks.append(
+            (
+                f"one renewal invoice per subscription, for the period that just ended: "
+                f"{renewed:,} of {expected:,} renewed, {left:,} left for the next run, "
+                f"{wrong:,} wrong (twice, another period, or not renewed yet moved on)",
+                wrong == 0 and renewed + left == expected and (left == 0 or not complete),
+            )
+        )
         series = conn.execute(
             """
             SELECT left(number, length(number) - 7) AS series, count(*),
@@ -795,11 +952,13 @@ def check_invoices(db_url: str, expected: int, complete: bool) -> list[tuple[str
             """
         ).fetchall()
         for name, count, distinct, low, high, next_number in series:
-            checks.append((
-                f"series {name}: {count:,} numbers, {low}..{high}, next {next_number} "
-                "(gapless, none repeated)",
-                count == distinct == high and low == 1 and next_number == high + 1,
-            ))  # fmt: skip
+            checks.append(
+                (
+                    f"series {name}: {count:,} numbers, {low}..{high}, next {next_number} "
+                    "(gapless, none repeated)",
+                    count == distinct == high and low == 1 and next_number == high + 1,
+                )
+            )
     return checks
 
 
@@ -907,18 +1066,23 @@ def goals(
         ("a subscription taken one at a time", small.singles, large.singles),
     ):
         if low and high:
-            outcome.append((
-                f"statements of {label}: at most {max(low)} over {small.subscriptions:,} "
-                f"subscriptions, {max(high)} over {large.subscriptions:,} (bounded: not growing)",
-                max(high) <= max(low),
-            ))  # fmt: skip
+            outcome.append(
+                (
+                    f"statements of {label}: at most {max(low)} over "
+                    f"{small.subscriptions:,} subscriptions, {max(high)} over "
+                    f"{large.subscriptions:,} (bounded: not growing)",
+                    max(high) <= max(low),
+                )
+            )
     steps = split.steps()
     if not split.stopped:
-        outcome.append((
-            f"split run: no step deferred ({steps.get('deferred', 0)}); subscriptions another "
-            f"worker held, skipped: {steps.get('skipped_locked', 0)}",
-            not steps.get("deferred"),
-        ))  # fmt: skip
+        outcome.append(
+            (
+                f"split run: no step deferred ({steps.get('deferred', 0)}); subscriptions another "
+                f"worker held, skipped: {steps.get('skipped_locked', 0)}",
+                not steps.get("deferred"),
+            )
+        )
     outcome += checks
     for first, deep in pairs:
         worst = max(len(first.queries), len(deep.queries))
@@ -947,21 +1111,26 @@ def parse_args():
     parser.add_argument("--workers", type=int, default=2, help="processes of the split run")
     parser.add_argument("--rounds", type=int, default=15, help="requests of each list page")
     parser.add_argument(
-        "--time-limit", type=float, default=0,
+        "--time-limit",
+        type=float,
+        default=0,
         help="stop each renewal phase's workers after this many seconds (0: run to the end)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--reuse-dataset", action="store_true",
+        "--reuse-dataset",
+        action="store_true",
         help=f"copy an existing {TEMPLATE} of the same size instead of building it again",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--postgres", default="postgres://postgres@127.0.0.1:5432",
+        "--postgres",
+        default="postgres://postgres@127.0.0.1:5432",
         help="server URL without a database name; the bench uses its own databases on it",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--show-queries", action="store_true",
+        "--show-queries",
+        action="store_true",
         help="print the statements of the list requests and of one subscription of each path",
-    )  # fmt: skip
+    )
     return parser.parse_args()
 
 
@@ -982,8 +1151,10 @@ def main() -> int:
     shards = [f"{i}/{args.workers}" for i in range(args.workers)]
     with tempfile.TemporaryDirectory(prefix="bench-billing-") as log_dir:
         phases = []
-        for label, run in ((f"one worker, shard 0/{single}", [f"0/{single}"]),
-                           (f"{args.workers} workers, the rest", shards)):  # fmt: skip
+        for label, run in (
+            (f"one worker, shard 0/{single}", [f"0/{single}"]),
+            (f"{args.workers} workers, the rest", shards),
+        ):
             phases.append(run_phase(label, run, env, Path(log_dir), args.time_limit))
             print(
                 f"{label}: {phases[-1].invoices:,} invoices in {phases[-1].wall:.1f} s; "

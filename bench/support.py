@@ -76,8 +76,12 @@ DEEP_PAGE = 2_000
 LIST_QUERY_GOAL = 3
 DEEP_RATIO_GOAL = 2.0
 # name, share of tickets in %, under the SLA policy
-DEPARTMENTS = [("Technical", 50, True), ("Billing", 25, True), ("Sales", 15, False),
-               ("Abuse", 10, True)]  # fmt: skip
+DEPARTMENTS = [
+    ("Technical", 50, True),
+    ("Billing", 25, True),
+    ("Sales", 15, False),
+    ("Abuse", 10, True),
+]
 TARGETS = {  # business minutes, around the clock (no calendar)
     "urgent": {"first_response_minutes": 60, "resolution_minutes": 240},
     "high": {"first_response_minutes": 120, "resolution_minutes": 480},
@@ -92,18 +96,49 @@ OLD_STATUSES += ["open", "pending_staff"]
 RECENT_STATUSES = ["open"] * 25 + ["pending_customer"] * 25 + ["pending_staff"] * 15
 RECENT_STATUSES += ["on_hold"] * 5 + ["resolved"] * 20 + ["closed"] * 10
 SUBJECTS = [
-    "Server does not start", "Cannot connect to my server", "Refund request", "Invoice address",
-    "Lag spikes in the evening", "Upgrade to a bigger plan", "Mod pack install failed",
-    "Backup restore", "DDoS on my server", "Discord bot offline", "Question about pricing",
-    "Abuse report", "Password reset does not arrive", "Change the game", "Disk full",
-]  # fmt: skip
+    "Server does not start",
+    "Cannot connect to my server",
+    "Refund request",
+    "Invoice address",
+    "Lag spikes in the evening",
+    "Upgrade to a bigger plan",
+    "Mod pack install failed",
+    "Backup restore",
+    "DDoS on my server",
+    "Discord bot offline",
+    "Question about pricing",
+    "Abuse report",
+    "Password reset does not arrive",
+    "Change the game",
+    "Disk full",
+]
 TICKET_FIELDS = [
-    "id", "number", "subject", "account_id", "requester_id", "requester_email", "requester_name",
-    "department_id", "priority", "status", "assignee_id", "channel", "sla_seconds_used",
-    "sla_running_since", "first_response_due_at", "resolution_due_at", "first_response_breached",
-    "resolution_breached", "first_response_at", "last_customer_message_at",
-    "last_staff_message_at", "resolved_at", "closed_at", "created_at", "updated_at",
-]  # fmt: skip
+    "id",
+    "number",
+    "subject",
+    "account_id",
+    "requester_id",
+    "requester_email",
+    "requester_name",
+    "department_id",
+    "priority",
+    "status",
+    "assignee_id",
+    "channel",
+    "sla_seconds_used",
+    "sla_running_since",
+    "first_response_due_at",
+    "resolution_due_at",
+    "first_response_breached",
+    "resolution_breached",
+    "first_response_at",
+    "last_customer_message_at",
+    "last_staff_message_at",
+    "resolved_at",
+    "closed_at",
+    "created_at",
+    "updated_at",
+]
 STAFF_EMAIL = "desk@hosting.example"
 
 
@@ -135,11 +170,17 @@ def create_desk(rng: random.Random) -> Desk:
 
     policy = SlaPolicy.objects.create(name="Standard", targets=TARGETS)
     departments = [
-        (Department.objects.create(
-            name=name, email=f"{name.lower()}@desk.example", sla_policy=policy if sla else None,
-        ), share, sla)
+        (
+            Department.objects.create(
+                name=name,
+                email=f"{name.lower()}@desk.example",
+                sla_policy=policy if sla else None,
+            ),
+            share,
+            sla,
+        )
         for name, share, sla in DEPARTMENTS
-    ]  # fmt: skip
+    ]
     company = Account.objects.create(name="Hosting Company")
     staff = User.objects.create_user(email=STAFF_EMAIL, password=None, is_staff=True)
     Membership.objects.create(account=company, user=staff, role=Role.OWNER)
@@ -163,20 +204,33 @@ def load_customers(db_url: str, rng: random.Random) -> list[tuple[str, str, str,
 
     joined = datetime.now(UTC) - timedelta(days=400)
     customers = [
-        (random_id(rng, "acct"), random_id(rng, "usr"), f"customer-{n:05d}@example.com",
-         f"Customer {n:05d}")
+        (
+            random_id(rng, "acct"),
+            random_id(rng, "usr"),
+            f"customer-{n:05d}@example.com",
+            f"Customer {n:05d}",
+        )
         for n in range(ACCOUNTS)
-    ]  # fmt: skip
+    ]
     with psycopg.connect(db_url) as conn, conn.cursor() as cursor:
-        copy_rows(cursor, Account, ["id", "name", "created_at"], (
-            (account, f"{name}'s team", joined) for account, _, _, name in customers
-        ))  # fmt: skip
-        copy_rows(cursor, User, ["id", "email", "name", "password", "date_joined"], (
-            (user, email, name, "!bench-unusable", joined) for _, user, email, name in customers
-        ))  # fmt: skip
-        copy_rows(cursor, Membership, ["account_id", "user_id", "role", "created_at"], (
-            (account, user, "owner", joined) for account, user, _, _ in customers
-        ))  # fmt: skip
+        copy_rows(
+            cursor,
+            Account,
+            ["id", "name", "created_at"],
+            ((account, f"{name}'s team", joined) for account, _, _, name in customers),
+        )
+        copy_rows(
+            cursor,
+            User,
+            ["id", "email", "name", "password", "date_joined"],
+            ((user, email, name, "!bench-unusable", joined) for _, user, email, name in customers),
+        )
+        copy_rows(
+            cursor,
+            Membership,
+            ["account_id", "user_id", "role", "created_at"],
+            ((account, user, "owner", joined) for account, user, _, _ in customers),
+        )
     return customers
 
 
@@ -233,12 +287,32 @@ def ticket_rows(count: int, desk: Desk, customers: list, now: datetime, rng: ran
                 resolution_breached = (resolved_at or at + paused) > resolution_due
         updated = closed_at or resolved_at or max(last_customer, first_response_at or at)
         yield (
-            random_id(rng, "tkt"), 1000 + n, f"{rng.choice(SUBJECTS)} ({n % 997})", account, user,
-            email, name, department.id, priority, status, assignee, rng.choice(CHANNELS), used,
-            running_since, first_due, resolution_due, first_breached, resolution_breached,
-            first_response_at, last_customer, first_response_at, resolved_at, closed_at, at,
+            random_id(rng, "tkt"),
+            1000 + n,
+            f"{rng.choice(SUBJECTS)} ({n % 997})",
+            account,
+            user,
+            email,
+            name,
+            department.id,
+            priority,
+            status,
+            assignee,
+            rng.choice(CHANNELS),
+            used,
+            running_since,
+            first_due,
+            resolution_due,
+            first_breached,
+            resolution_breached,
+            first_response_at,
+            last_customer,
+            first_response_at,
+            resolved_at,
+            closed_at,
+            at,
             min(updated, now),
-        )  # fmt: skip
+        )
 
 
 def build_dataset(args, env: dict[str, str]) -> None:
@@ -401,10 +475,12 @@ def pages_of(base: str, pages: list) -> list[PageResult]:
     """Page 1 at ``base`` itself, the others with ``page=`` added (a number, or ``last``)."""
     joined = "&" if "?" in base else "?"
     return [
-        PageResult(f"{base}, page {page:,}" if isinstance(page, int) else f"{base}, page {page}",
-                   base if page == 1 else f"{base}{joined}page={page}")
+        PageResult(
+            f"{base}, page {page:,}" if isinstance(page, int) else f"{base}, page {page}",
+            base if page == 1 else f"{base}{joined}page={page}",
+        )
         for page in pages
-    ]  # fmt: skip
+    ]
 
 
 def measure_api(rounds: int) -> list[PageList]:
@@ -489,11 +565,16 @@ def explain(results: list[PageResult]) -> list[Plan]:
                 scans = re.findall(
                     r"Seq Scan on support_ticket .*?actual time=\S+ rows=(\d+) loops=(\d+)", text
                 )
-                plans.append(Plan(
-                    result.label, sql, text, float(executed.group(1)) if executed else 0.0,
-                    sum(int(rows) * int(loops) for rows, loops in scans),
-                    [" ".join(m.split()) for m in re.findall(r"Sort Method: (.*)", text)],
-                ))  # fmt: skip
+                plans.append(
+                    Plan(
+                        result.label,
+                        sql,
+                        text,
+                        float(executed.group(1)) if executed else 0.0,
+                        sum(int(rows) * int(loops) for rows, loops in scans),
+                        [" ".join(m.split()) for m in re.findall(r"Sort Method: (.*)", text)],
+                    )
+                )
     return plans
 
 
@@ -546,27 +627,34 @@ def goals(lists: list[PageList]) -> list[tuple[str, bool]]:
         )
         what = "statements reading tickets" if page_list.tickets_only else "queries"
         totals = {len(r.statements) for r in page_list.pages}
-        outcome.append((
-            f"{page_list.name}: {what} {counts}, every page 200 with tickets (goal <= "
-            f"{LIST_QUERY_GOAL}; {'/'.join(map(str, sorted(totals)))} statements in all)",
-            worst <= LIST_QUERY_GOAL and all(r.status == 200 and r.items for r in page_list.pages),
-        ))  # fmt: skip
+        outcome.append(
+            (
+                f"{page_list.name}: {what} {counts}, every page 200 with tickets (goal <= "
+                f"{LIST_QUERY_GOAL}; {'/'.join(map(str, sorted(totals)))} statements in all)",
+                worst <= LIST_QUERY_GOAL
+                and all(r.status == 200 and r.items for r in page_list.pages),
+            )
+        )
         if page_list.tickets_only:
-            outcome.append((
-                f"{page_list.name}: the same number of statements at every page "
-                f"({', '.join(str(len(r.statements)) for r in page_list.pages)})",
-                len(totals) == 1,
-            ))  # fmt: skip
+            outcome.append(
+                (
+                    f"{page_list.name}: the same number of statements at every page "
+                    f"({', '.join(str(len(r.statements)) for r in page_list.pages)})",
+                    len(totals) == 1,
+                )
+            )
         ratios = "; ".join(
             f"{r.label.rsplit(', ', 1)[1]}: {r.median_ms / first.median_ms:.2f}x"
             for r in page_list.pages[1:]
         )
         ratio = deep.median_ms / first.median_ms
-        outcome.append((
-            f"{page_list.name}: {deep.label.rsplit(', ', 1)[1]} at {ratio:.2f}x the median "
-            f"latency of page 1 (goal <= {DEEP_RATIO_GOAL:g}x; {ratios})",
-            ratio <= DEEP_RATIO_GOAL,
-        ))  # fmt: skip
+        outcome.append(
+            (
+                f"{page_list.name}: {deep.label.rsplit(', ', 1)[1]} at {ratio:.2f}x the median "
+                f"latency of page 1 (goal <= {DEEP_RATIO_GOAL:g}x; {ratios})",
+                ratio <= DEEP_RATIO_GOAL,
+            )
+        )
     return outcome
 
 
@@ -578,17 +666,20 @@ def parse_args():
     parser.add_argument("--tickets", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=20, help="timed requests of each page")
     parser.add_argument(
-        "--reuse-dataset", action="store_true",
+        "--reuse-dataset",
+        action="store_true",
         help=f"keep an existing complete {DB_NAME} of the same size instead of building it",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--postgres", default="postgres://postgres@127.0.0.1:5432",
+        "--postgres",
+        default="postgres://postgres@127.0.0.1:5432",
         help="server URL without a database name; the bench uses its own database on it",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--redis", default="redis://127.0.0.1:6379/5",
+        "--redis",
+        default="redis://127.0.0.1:6379/5",
         help="the key cache's and rate limit's Redis database (emptied)",
-    )  # fmt: skip
+    )
     parser.add_argument("--show-queries", action="store_true", help="print every statement")
     parser.add_argument("--explain", action="store_true", help="print the ticket queries' plans")
     return parser.parse_args()

@@ -58,9 +58,11 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=100, help="events per transaction")
     parser.add_argument("--timeout", type=float, default=900, help="seconds to wait at most")
     parser.add_argument(
-        "--rate", type=float, default=0,
+        "--rate",
+        type=float,
+        default=0,
         help="events per second to record (0: as fast as possible, which measures a backlog)",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
 
     env = _environment(args)
@@ -87,9 +89,11 @@ def main() -> int:
     with Receiver(record_bodies=False) as receiver:
         for n in range(1, 4):
             _, secret = endpoint_create(
-                account=account, url=receiver.url(f"/e{n}"), enabled_events=["server.*"],
+                account=account,
+                url=receiver.url(f"/e{n}"),
+                enabled_events=["server.*"],
                 actor=SYSTEM,
-            )  # fmt: skip
+            )
             receiver.set_secret(secret, f"/e{n}")
         expected = args.events * 3
 
@@ -111,10 +115,12 @@ def main() -> int:
                 with transaction.atomic():
                     for i in range(recorded, min(recorded + args.batch, args.events)):
                         record_event(
-                            type="server.updated", account=account, object_type="server",
+                            type="server.updated",
+                            account=account,
+                            object_type="server",
                             obj={"id": f"srv_bench{i:06d}", "name": f"Server {i}"},
                             previous_attributes={"name": f"Old {i}"},
-                        )  # fmt: skip
+                        )
                 recorded = min(recorded + args.batch, args.events)
                 if args.rate:
                     time.sleep(max(0.0, started + recorded / args.rate - time.monotonic()))

@@ -104,9 +104,18 @@ CURRENCY_CHOICES = [(code, code) for code in sorted(SUPPORTED_CURRENCIES)]
 
 
 PRODUCT_FIELDS = [
-    "name", "description", "kind", "memory_mb", "cpu_percent", "disk_mb", "games", "regions",
-    "runtimes", "suspend_after_days", "terminate_after_days",
-]  # fmt: skip
+    "name",
+    "description",
+    "kind",
+    "memory_mb",
+    "cpu_percent",
+    "disk_mb",
+    "games",
+    "regions",
+    "runtimes",
+    "suspend_after_days",
+    "terminate_after_days",
+]
 RESOURCES = {"memory_mb", "cpu_percent", "disk_mb"}
 
 
@@ -120,17 +129,23 @@ def _regions() -> list[tuple[str, str]]:
 
 class ProductForm(ServiceForm):
     games = forms.MultipleChoiceField(
-        choices=_games, required=False, widget=forms.CheckboxSelectMultiple,
+        choices=_games,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: any.",
-    )  # fmt: skip
+    )
     regions = forms.MultipleChoiceField(
-        choices=_regions, required=False, widget=forms.CheckboxSelectMultiple,
+        choices=_regions,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: any.",
-    )  # fmt: skip
+    )
     runtimes = forms.MultipleChoiceField(
-        choices=BotRuntime.choices, required=False, widget=forms.CheckboxSelectMultiple,
+        choices=BotRuntime.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
         help_text="Bot plans only. None ticked: any.",
-    )  # fmt: skip
+    )
 
     class Meta:
         model = Product
@@ -149,8 +164,15 @@ class ProductAdmin(ServiceAdmin):
     form = ProductForm
     editable_after_add = True
     list_display = [
-        "name", "kind", "memory_mb", "cpu_percent", "disk_mb", "active", "id", "created_at",
-    ]  # fmt: skip
+        "name",
+        "kind",
+        "memory_mb",
+        "cpu_percent",
+        "disk_mb",
+        "active",
+        "id",
+        "created_at",
+    ]
     list_filter = ["kind", "active"]
     search_fields = ["name", "id"]
     fields = ["id", *PRODUCT_FIELDS, "active", "price_links", "created_at", "updated_at"]
@@ -185,9 +207,14 @@ class PriceForm(ServiceForm):
     class Meta:
         model = Price
         fields = [
-            "product", "currency", "unit_amount", "interval", "interval_count", "setup_fee",
+            "product",
+            "currency",
+            "unit_amount",
+            "interval",
+            "interval_count",
+            "setup_fee",
             "trial_days",
-        ]  # fmt: skip
+        ]
         help_texts = {
             "unit_amount": "In the currency's minor unit: 1250 is 12.50 EUR.",
             "setup_fee": "Charged once, on the first invoice; minor units.",
@@ -205,9 +232,15 @@ class PriceAdmin(ServiceAdmin):
 
     form = PriceForm
     list_display = [
-        "product", "amount", "interval", "interval_count", "setup_fee", "trial_days", "active",
+        "product",
+        "amount",
+        "interval",
+        "interval_count",
+        "setup_fee",
+        "trial_days",
+        "active",
         "id",
-    ]  # fmt: skip
+    ]
     list_filter = ["currency", "interval", "active"]
     list_select_related = ["product"]
     search_fields = ["id", "product__name", "product__id"]
@@ -261,16 +294,25 @@ class TaxRateAdmin(ServiceAdmin):
 
 class CouponForm(ServiceForm):
     currency = forms.ChoiceField(
-        choices=[("", "-"), *CURRENCY_CHOICES], required=False,
+        choices=[("", "-"), *CURRENCY_CHOICES],
+        required=False,
         help_text="For an amount off only.",
-    )  # fmt: skip
+    )
 
     class Meta:
         model = Coupon
         fields = [
-            "name", "duration", "duration_in_months", "percent_off", "amount_off", "currency",
-            "max_redemptions", "redeem_by", "products", "directly_redeemable",
-        ]  # fmt: skip
+            "name",
+            "duration",
+            "duration_in_months",
+            "percent_off",
+            "amount_off",
+            "currency",
+            "max_redemptions",
+            "redeem_by",
+            "products",
+            "directly_redeemable",
+        ]
         help_texts = {
             "percent_off": "Either a percentage off (up to 100, two decimals) …",
             "amount_off": "… or an amount off, in the currency's minor unit.",
@@ -288,9 +330,16 @@ class CouponAdmin(ServiceAdmin):
     form = CouponForm
     editable_after_add = True
     list_display = [
-        "name", "discount", "duration", "times_redeemed", "max_redemptions", "redeem_by",
-        "directly_redeemable", "active", "id",
-    ]  # fmt: skip
+        "name",
+        "discount",
+        "duration",
+        "times_redeemed",
+        "max_redemptions",
+        "redeem_by",
+        "directly_redeemable",
+        "active",
+        "id",
+    ]
     list_filter = ["active", "directly_redeemable", "duration"]
     search_fields = ["id", "name"]
     filter_horizontal = ["products"]
@@ -341,8 +390,14 @@ class PromotionCodeAdmin(ServiceAdmin):
 
     form = PromotionCodeForm
     list_display = [
-        "code", "coupon", "active", "times_redeemed", "max_redemptions", "expires_at", "id",
-    ]  # fmt: skip
+        "code",
+        "coupon",
+        "active",
+        "times_redeemed",
+        "max_redemptions",
+        "expires_at",
+        "id",
+    ]
     list_filter = ["active"]
     list_select_related = ["coupon"]
     search_fields = ["code", "id", "coupon__name"]
@@ -380,20 +435,41 @@ class BalanceTransactionAdmin(ServiceAdmin):
 
     form = BalanceAdjustmentForm
     list_display = [
-        "id", "account", "kind", "signed_amount", "ending", "description", "created_at",
-    ]  # fmt: skip
+        "id",
+        "account",
+        "kind",
+        "signed_amount",
+        "ending",
+        "description",
+        "created_at",
+    ]
     list_filter = ["kind", "currency"]
     list_select_related = ["account"]
     search_fields = ["id", "account__name", "account__id", "description"]
     autocomplete_fields = ["account"]
     date_hierarchy = "created_at"
     fields = [
-        "account", "amount", "currency", "description", "id", "kind", "ending_balance",
-        "invoice", "credit_note", "created_by", "created_at",
-    ]  # fmt: skip
+        "account",
+        "amount",
+        "currency",
+        "description",
+        "id",
+        "kind",
+        "ending_balance",
+        "invoice",
+        "credit_note",
+        "created_by",
+        "created_at",
+    ]
     readonly_fields = [
-        "id", "kind", "ending_balance", "invoice", "credit_note", "created_by", "created_at",
-    ]  # fmt: skip
+        "id",
+        "kind",
+        "ending_balance",
+        "invoice",
+        "credit_note",
+        "created_by",
+        "created_at",
+    ]
 
     def save_through_service(self, form, *, actor, change):
         return balance_change(**form.cleaned_data, kind="adjustment", actor=actor)
@@ -444,9 +520,18 @@ class BillingClockAdmin(ServiceAdmin):
 class InvoiceLineInline(admin.TabularInline):
     model = InvoiceLine
     fields = [
-        "position", "description", "price", "quantity", "unit_amount", "amount",
-        "discount_amount", "tax_amount", "period_start", "period_end", "proration",
-    ]  # fmt: skip
+        "position",
+        "description",
+        "price",
+        "quantity",
+        "unit_amount",
+        "amount",
+        "discount_amount",
+        "tax_amount",
+        "period_start",
+        "period_end",
+        "proration",
+    ]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -473,9 +558,14 @@ class CreditNoteForm(forms.Form):
 
 # An invoice's amounts as its page shows them, formatted in its currency.
 INVOICE_AMOUNTS = {
-    "subtotal": "Subtotal", "discount": "Discount", "tax": "Tax", "total": "Total",
-    "amount_paid": "Paid", "amount_credited": "Credited", "amount_remaining": "Remaining",
-}  # fmt: skip
+    "subtotal": "Subtotal",
+    "discount": "Discount",
+    "tax": "Tax",
+    "total": "Total",
+    "amount_paid": "Paid",
+    "amount_credited": "Credited",
+    "amount_remaining": "Remaining",
+}
 
 
 def invoice_amounts(invoice: Invoice, fields: Iterable[str] = INVOICE_AMOUNTS) -> dict[str, str]:
@@ -491,13 +581,18 @@ INVOICE_ACTIONS: dict[str, tuple[str, str, str, Callable[..., Invoice]]] = {
     "finalize": (InvoiceStatus.OPEN, "Finalize", "Finalized", invoice_finalize),
     "void": (InvoiceStatus.VOID, "Void", "Voided", invoice_void),
     "mark_uncollectible": (
-        InvoiceStatus.UNCOLLECTIBLE, "Mark uncollectible", "Marked uncollectible",
+        InvoiceStatus.UNCOLLECTIBLE,
+        "Mark uncollectible",
+        "Marked uncollectible",
         invoice_mark_uncollectible,
     ),
     "pay_with_credit": (
-        InvoiceStatus.PAID, "Pay with credit", "Paid with credit", invoice_pay_with_credit,
+        InvoiceStatus.PAID,
+        "Pay with credit",
+        "Paid with credit",
+        invoice_pay_with_credit,
     ),
-}  # fmt: skip
+}
 
 
 @admin.register(Invoice)
@@ -506,26 +601,55 @@ class InvoiceAdmin(ServiceActionsAdmin):
     mark paid, credit notes), from the changelist or the invoice's page."""
 
     list_display = [
-        "__str__", "account", "status", "billing_reason", "total_amount", "remaining_amount",
-        "due_date", "created_at",
-    ]  # fmt: skip
+        "__str__",
+        "account",
+        "status",
+        "billing_reason",
+        "total_amount",
+        "remaining_amount",
+        "due_date",
+        "created_at",
+    ]
     list_filter = ["status", "billing_reason", "currency"]
     list_select_related = ["account"]
     search_fields = ["number", "id", "account__name"]
     date_hierarchy = "created_at"
     inlines = [InvoiceLineInline]
     fields = [
-        "id", "number", "status", "account", "subscription", "billing_reason", "currency",
-        "period_start", "period_end", "amounts", "tax_percentage", "tax_inclusive", "coupon",
-        "due_date", "credit_note_links", "payment_links", "buyer", "seller", "notes",
-        "attempt_count", "next_payment_attempt", "created_at", "finalized_at", "paid_at",
-        "voided_at", "marked_uncollectible_at",
-    ]  # fmt: skip
+        "id",
+        "number",
+        "status",
+        "account",
+        "subscription",
+        "billing_reason",
+        "currency",
+        "period_start",
+        "period_end",
+        "amounts",
+        "tax_percentage",
+        "tax_inclusive",
+        "coupon",
+        "due_date",
+        "credit_note_links",
+        "payment_links",
+        "buyer",
+        "seller",
+        "notes",
+        "attempt_count",
+        "next_payment_attempt",
+        "created_at",
+        "finalized_at",
+        "paid_at",
+        "voided_at",
+        "marked_uncollectible_at",
+    ]
     readonly_fields = fields
     actions = [
-        "finalize_selected", "void_selected", "mark_uncollectible_selected",
+        "finalize_selected",
+        "void_selected",
+        "mark_uncollectible_selected",
         "pay_with_credit_selected",
-    ]  # fmt: skip
+    ]
 
     def has_add_permission(self, request) -> bool:
         return False  # invoices are drafted by subscriptions and the billing run
@@ -567,8 +691,9 @@ class InvoiceAdmin(ServiceActionsAdmin):
     def mark_uncollectible_selected(self, request, queryset):
         self.act(request, queryset, "mark_uncollectible")
 
-    @admin.action(description="Pay selected invoices with the account's credit",
-                  permissions=["change"])  # fmt: skip
+    @admin.action(
+        description="Pay selected invoices with the account's credit", permissions=["change"]
+    )
     def pay_with_credit_selected(self, request, queryset):
         self.act(request, queryset, "pay_with_credit")
 
@@ -639,12 +764,15 @@ class InvoiceAdmin(ServiceActionsAdmin):
         """A bank transfer received: its reference first, then ``invoice_mark_paid``."""
         invoice = self._invoice(request, object_id)
         return self._form_step(
-            request, invoice, MarkPaidForm, title=f"Mark {invoice} paid",
+            request,
+            invoice,
+            MarkPaidForm,
+            title=f"Mark {invoice} paid",
             perform=lambda data, actor: invoice_mark_paid(
                 invoice=invoice, reference=data["reference"], actor=actor
             ),
             done=lambda paid: f"Marked {paid} paid.",
-        )  # fmt: skip
+        )
 
     def credit_note_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """A correction of the invoice: amount, reason and where the money goes, then
@@ -652,11 +780,14 @@ class InvoiceAdmin(ServiceActionsAdmin):
         invoice = self._invoice(request, object_id)
         owed = invoice.amount_remaining > 0
         return self._form_step(
-            request, invoice, CreditNoteForm, title=f"Issue a credit note for {invoice}",
+            request,
+            invoice,
+            CreditNoteForm,
+            title=f"Issue a credit note for {invoice}",
             initial={"refund_to": "none" if owed else "balance"},
             perform=lambda data, actor: credit_note_create(invoice=invoice, actor=actor, **data),
             done=lambda note: f"Issued credit note {note} for {invoice}.",
-        )  # fmt: skip
+        )
 
     def _form_step(
         self,
@@ -685,11 +816,14 @@ class InvoiceAdmin(ServiceActionsAdmin):
                 return self._back(invoice)
         context = {
             **self.admin_site.each_context(request),
-            "opts": self.opts, "title": title, "invoice": invoice, "form": form,
+            "opts": self.opts,
+            "title": title,
+            "invoice": invoice,
+            "form": form,
             "amounts": invoice_amounts(
                 invoice, ["total", "amount_paid", "amount_credited", "amount_remaining"]
             ),
-        }  # fmt: skip
+        }
         return TemplateResponse(request, "admin/billing/invoice/form_step.html", context)
 
 
@@ -703,9 +837,20 @@ class CreditNoteAdmin(ReadOnlyAdmin):
     search_fields = ["number", "id", "invoice__number", "account__name"]
     date_hierarchy = "created_at"
     fields = [
-        "id", "number", "invoice", "account", "currency", "amount", "reason", "refund_to", "memo",
-        "buyer", "seller", "created_by", "created_at",
-    ]  # fmt: skip
+        "id",
+        "number",
+        "invoice",
+        "account",
+        "currency",
+        "amount",
+        "reason",
+        "refund_to",
+        "memo",
+        "buyer",
+        "seller",
+        "created_by",
+        "created_at",
+    ]
     readonly_fields = fields
 
     @admin.display(description="Amount", ordering="amount")
@@ -718,17 +863,36 @@ class PaymentAdmin(ReadOnlyAdmin):
     """Money received or tried, as the gateways and "Mark paid…" recorded it."""
 
     list_display = [
-        "id", "invoice", "account", "gateway", "status", "paid", "reference", "created_at",
-    ]  # fmt: skip
+        "id",
+        "invoice",
+        "account",
+        "gateway",
+        "status",
+        "paid",
+        "reference",
+        "created_at",
+    ]
     list_filter = ["status", "gateway", "currency"]
     list_select_related = ["invoice", "account"]
     search_fields = ["id", "reference", "invoice__number", "account__name"]
     date_hierarchy = "created_at"
     fields = [
-        "id", "invoice", "account", "gateway", "status", "amount", "currency", "reference",
-        "gateway_reference", "failure_message", "created_by", "created_at", "succeeded_at",
-        "failed_at", "refunded_at",
-    ]  # fmt: skip
+        "id",
+        "invoice",
+        "account",
+        "gateway",
+        "status",
+        "amount",
+        "currency",
+        "reference",
+        "gateway_reference",
+        "failure_message",
+        "created_by",
+        "created_at",
+        "succeeded_at",
+        "failed_at",
+        "refunded_at",
+    ]
     readonly_fields = fields
     search_fields = [*search_fields, "gateway_payment_id"]
 
@@ -756,20 +920,43 @@ class SubscriptionAdmin(ReadOnlyAdmin):
     """Ordered, changed and canceled by customers (API, dashboard) and the billing run."""
 
     list_display = [
-        "id", "account", "status", "price", "current_period_end", "cancel_at_period_end",
+        "id",
+        "account",
+        "status",
+        "price",
+        "current_period_end",
+        "cancel_at_period_end",
         "created_at",
-    ]  # fmt: skip
+    ]
     list_filter = ["status", "cancel_at_period_end", "billing_suspended"]
     list_select_related = ["account", "price__product"]
     search_fields = ["id", "account__name", "account__id"]
     date_hierarchy = "created_at"
     fields = [
-        "id", "account", "status", "price", "quantity", "server", "bot", "order", "invoice_links",
-        "billing_cycle_anchor", "current_period_start", "current_period_end", "trial_end",
-        "cancel_at_period_end", "canceled_at", "ended_at", "coupon", "discount_end",
-        "billing_suspended", "trial_notified_at", "termination_warned_at", "created_at",
+        "id",
+        "account",
+        "status",
+        "price",
+        "quantity",
+        "server",
+        "bot",
+        "order",
+        "invoice_links",
+        "billing_cycle_anchor",
+        "current_period_start",
+        "current_period_end",
+        "trial_end",
+        "cancel_at_period_end",
+        "canceled_at",
+        "ended_at",
+        "coupon",
+        "discount_end",
+        "billing_suspended",
+        "trial_notified_at",
+        "termination_warned_at",
+        "created_at",
         "updated_at",
-    ]  # fmt: skip
+    ]
     readonly_fields = fields
 
     @admin.display(description="Invoices")
@@ -809,20 +996,47 @@ class BillingProfileAdmin(ServiceAdmin):
     form = BillingProfileForm
     editable_after_add = True
     list_display = [
-        "account", "legal_name", "country", "vat_id", "tax_exempt", "payment_gateways", "currency",
-    ]  # fmt: skip
+        "account",
+        "legal_name",
+        "country",
+        "vat_id",
+        "tax_exempt",
+        "payment_gateways",
+        "currency",
+    ]
     list_filter = ["tax_exempt", "currency", "country"]
     list_select_related = ["account"]
     search_fields = ["account__name", "account__id", "legal_name", "vat_id", "email"]
     fields = [
-        "account", "legal_name", "email", "address_line1", "address_line2", "postal_code",
-        "city", "region", "country", "vat_id", "currency", "tax_exempt", "payment_gateways",
+        "account",
+        "legal_name",
+        "email",
+        "address_line1",
+        "address_line2",
+        "postal_code",
+        "city",
+        "region",
+        "country",
+        "vat_id",
+        "currency",
+        "tax_exempt",
+        "payment_gateways",
         "updated_at",
-    ]  # fmt: skip
+    ]
     readonly_fields = [
-        "account", "legal_name", "email", "address_line1", "address_line2", "postal_code",
-        "city", "region", "country", "vat_id", "currency", "updated_at",
-    ]  # fmt: skip
+        "account",
+        "legal_name",
+        "email",
+        "address_line1",
+        "address_line2",
+        "postal_code",
+        "city",
+        "region",
+        "country",
+        "vat_id",
+        "currency",
+        "updated_at",
+    ]
 
     def has_add_permission(self, request) -> bool:
         return False  # a profile comes with its account's first billing change

@@ -158,9 +158,12 @@ class OrderView(BillingPageMixin, TemplateView):
                         self.get_context_data(form=form, summary=summary)
                     )
                 subscription, invoice = subscription_order(
-                    account=self.account, price=self.price, order=order, promotion_code=code,
+                    account=self.account,
+                    price=self.price,
+                    order=order,
+                    promotion_code=code,
                     actor=self.actor(),
-                )  # fmt: skip
+                )
             except ApplicationError as error:
                 form.add_service_error(error)
                 summary = None
@@ -339,14 +342,16 @@ class SubscriptionDetailView(SubscriptionObjectMixin, TemplateView):
         prices = PlanChangeForm(subscription=subscription).fields["price"].queryset.filter(**wanted)
         game = subscription.server.game_id if subscription.server_id else None
         fitting = [
-            price for price in prices
+            price
+            for price in prices
             if game is None or not price.product.games or game in price.product.games
-        ]  # fmt: skip
+        ]
         current = subscription.price
         same_interval = [
-            price for price in fitting
+            price
+            for price in fitting
             if (price.interval, price.interval_count) == (current.interval, current.interval_count)
-        ]  # fmt: skip
+        ]
         return min(same_interval or fitting, key=lambda price: price.unit_amount, default=None)
 
     def _preview(self, change) -> dict:
@@ -378,9 +383,10 @@ class SubscriptionChangeView(SubscriptionObjectMixin, View):
             return redirect(self.refused_url)
         try:
             subscription, invoice = subscription_change(
-                subscription=self.subscription, price=form.cleaned_data["price"],
+                subscription=self.subscription,
+                price=form.cleaned_data["price"],
                 actor=self.actor(),
-            )  # fmt: skip
+            )
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
         plan = subscription.price.product.name

@@ -169,9 +169,11 @@ class _OrderFormMixin:
                 slug__in=product.regions
             )
         self.fields["promotion_code"] = forms.CharField(
-            label="Promotion code", required=False, max_length=50,
+            label="Promotion code",
+            required=False,
+            max_length=50,
             help_text="If you have one: the summary below shows it before you order.",
-        )  # fmt: skip
+        )
 
     def field_for(self, service_name: str) -> str | None:
         return super().field_for(service_name.removeprefix("order."))
@@ -234,13 +236,15 @@ class PlanChangeForm(forms.Form):
         current = subscription.price
         self.fields["price"].queryset = (
             Price.objects.filter(
-                active=True, product__active=True, currency=current.currency,
+                active=True,
+                product__active=True,
+                currency=current.currency,
                 product__kind=current.product.kind,
             )
             .exclude(pk=current.pk)
             .select_related("product")
             .order_by("product__name", "unit_amount")
-        )  # fmt: skip
+        )
         self.fields["price"].label_from_instance = lambda price: (
             f"{price.product.name}: {price_label(price)}"
         )

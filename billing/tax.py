@@ -41,10 +41,35 @@ from billing.money import allocate, divide_half_up
 # letters, except Greece's, which start with "EL" (VAT_PREFIXES).
 EU_MEMBER_STATES: frozenset[str] = frozenset(
     {
-        "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU",
-        "IE", "IT", "LT", "LU", "LV", "MT", "NL", "PL", "PT", "RO", "SE", "SI", "SK",
+        "AT",
+        "BE",
+        "BG",
+        "CY",
+        "CZ",
+        "DE",
+        "DK",
+        "EE",
+        "ES",
+        "FI",
+        "FR",
+        "GR",
+        "HR",
+        "HU",
+        "IE",
+        "IT",
+        "LT",
+        "LU",
+        "LV",
+        "MT",
+        "NL",
+        "PL",
+        "PT",
+        "RO",
+        "SE",
+        "SI",
+        "SK",
     }
-)  # fmt: skip
+)
 VAT_PREFIXES: dict[str, str] = {country: country for country in EU_MEMBER_STATES} | {"GR": "EL"}
 _ALL_PREFIXES = frozenset(VAT_PREFIXES.values()) | EU_MEMBER_STATES
 

@@ -111,8 +111,9 @@ class BillingPageMixin(AreaPageMixin):
     def get_context_data(self, **kwargs):
         return super().get_context_data(
             cards_offered=not self.cards_refused,
-            cards_page=settings.STRIPE_ENABLED, **kwargs,
-        )  # fmt: skip
+            cards_page=settings.STRIPE_ENABLED,
+            **kwargs,
+        )
 
 
 class InvoiceObjectMixin(BillingPageMixin):

@@ -14,9 +14,17 @@ class EventAdmin(ReadOnlyAdmin):
     list_select_related = ["account", "actor_user", "actor_api_key"]
     date_hierarchy = "created_at"
     readonly_fields = [
-        "id", "account", "type", "object_type", "object_id", "data", "actor_user",
-        "actor_api_key", "actor_ip", "created_at",
-    ]  # fmt: skip
+        "id",
+        "account",
+        "type",
+        "object_type",
+        "object_id",
+        "data",
+        "actor_user",
+        "actor_api_key",
+        "actor_ip",
+        "created_at",
+    ]
 
     @admin.display(description="Actor")
     def actor(self, obj: Event) -> str:

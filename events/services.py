@@ -78,10 +78,14 @@ def record_event(
     deliveries the event needs are queued with it (the outbox).
     """
     event = EventDraft(
-        type=type, account_id=account.pk if account is not None else None,
-        object_type=object_type, obj=obj, actor=actor,
-        previous_attributes=previous_attributes, related_id=related_id,
-    ).event()  # fmt: skip
+        type=type,
+        account_id=account.pk if account is not None else None,
+        object_type=object_type,
+        obj=obj,
+        actor=actor,
+        previous_attributes=previous_attributes,
+        related_id=related_id,
+    ).event()
     event.save(force_insert=True)
     for consumer in _consumers:
         consumer(event)

@@ -414,9 +414,9 @@ STRIPE_ENABLED = all(_stripe_keys)
 # How unpaid invoices are collected, in order; the first that can take the payment does. With
 # Stripe configured, the saved card comes after the account's credit.
 BILLING_GATEWAYS = env_list(
-    "BILLING_GATEWAYS", ["credit", "stripe", "bank_transfer"] if STRIPE_ENABLED else
-    ["credit", "bank_transfer"],
-)  # fmt: skip
+    "BILLING_GATEWAYS",
+    ["credit", "stripe", "bank_transfer"] if STRIPE_ENABLED else ["credit", "bank_transfer"],
+)
 
 # Support tickets (support/): resolved tickets close after this many days without a reply;
 # new tickets go to the department's staff in turn when auto-assignment is on; attachments.

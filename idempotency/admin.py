@@ -17,9 +17,16 @@ class IdempotencyRecordAdmin(ReadOnlyAdmin):
     search_fields = ["key", "api_key_id"]
     date_hierarchy = "created_at"
     fields = [
-        "api_key", "key", "request_method", "request_path", "request_body_sha256", "status",
-        "required_scopes", "created_at", "completed_at",
-    ]  # fmt: skip
+        "api_key",
+        "key",
+        "request_method",
+        "request_path",
+        "request_body_sha256",
+        "status",
+        "required_scopes",
+        "created_at",
+        "completed_at",
+    ]
     readonly_fields = fields
 
     @admin.display(description="API key", ordering="api_key_id")

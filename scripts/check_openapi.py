@@ -43,16 +43,42 @@ def main() -> int:
     OUT.mkdir(parents=True)
     schema = OUT / "openapi.json"
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    run(str(BIN / "python"), "manage.py", "spectacular", "--validate", "--fail-on-warn",
-        "--format", "openapi-json", "--file", str(schema), env=env)  # fmt: skip
+    run(
+        str(BIN / "python"),
+        "manage.py",
+        "spectacular",
+        "--validate",
+        "--fail-on-warn",
+        "--format",
+        "openapi-json",
+        "--file",
+        str(schema),
+        env=env,
+    )
     run(str(BIN / "openapi-spec-validator"), str(schema), env=env)
-    run(str(BIN / "openapi-python-client"), "generate", "--path", str(schema),
-        "--output-path", str(OUT / PACKAGE), "--meta", "none", "--overwrite",
-        "--fail-on-warning", env=env)  # fmt: skip
-    run(str(BIN / "mypy"), "--config-file", str(ROOT / "scripts" / "openapi" / "mypy.ini"),
-        "--no-incremental", "--cache-dir", os.devnull,
+    run(
+        str(BIN / "openapi-python-client"),
+        "generate",
+        "--path",
+        str(schema),
+        "--output-path",
+        str(OUT / PACKAGE),
+        "--meta",
+        "none",
+        "--overwrite",
+        "--fail-on-warning",
+        env=env,
+    )
+    run(
+        str(BIN / "mypy"),
+        "--config-file",
+        str(ROOT / "scripts" / "openapi" / "mypy.ini"),
+        "--no-incremental",
+        "--cache-dir",
+        os.devnull,
         str(ROOT / "scripts" / "openapi" / "client_example.py"),
-        env={**env, "MYPYPATH": str(OUT)})  # fmt: skip
+        env={**env, "MYPYPATH": str(OUT)},
+    )
     typescript_check(schema)
     return 0
 
@@ -75,8 +101,12 @@ def typescript_check(schema: Path) -> None:
     for name in ("generate.mjs", "client_example.ts", "tsconfig.json"):
         shutil.copyfile(TS_SOURCE / name, TS_OUT / name)
     run("node", str(TS_OUT / "generate.mjs"), str(schema), str(TS_OUT / "schema.d.ts"), cwd=TS_OUT)
-    run(str(TS_OUT / "node_modules" / ".bin" / "tsc"), "--project", str(TS_OUT / "tsconfig.json"),
-        cwd=TS_OUT)  # fmt: skip
+    run(
+        str(TS_OUT / "node_modules" / ".bin" / "tsc"),
+        "--project",
+        str(TS_OUT / "tsconfig.json"),
+        cwd=TS_OUT,
+    )
 
 
 if __name__ == "__main__":

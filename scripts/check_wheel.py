@@ -87,8 +87,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as elsewhere:  # nothing of the project on sys.path
         subprocess.run(
             [str(bin_dir / "django-admin"), "check", "--deploy", "--fail-level", "WARNING"],
-            cwd=elsewhere, env=env, check=True,
-        )  # fmt: skip
+            cwd=elsewhere,
+            env=env,
+            check=True,
+        )
         subprocess.run([str(bin_dir / "python"), "-c", SMOKE], cwd=elsewhere, env=env, check=True)
     print(f"== {wheel.name}: installs and checks clean")
     return 0

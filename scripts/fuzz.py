@@ -214,33 +214,55 @@ def setup_data() -> None:
     main, main_owner = staff_account("Fuzz Hosting", "fuzz@example.com")
     actor = Actor(user=main_owner)
     server = server_create(
-        account=main, actor=actor, name="Fuzz SMP", game="minecraft-java", region="eu-central",
+        account=main,
+        actor=actor,
+        name="Fuzz SMP",
+        game="minecraft-java",
+        region="eu-central",
         variables={"EULA": True},
-    )  # fmt: skip
+    )
     bot = bot_create(
-        account=main, actor=actor, name="Fuzz bot", region="eu-central", runtime="python-3.13",
-        start_command="python bot.py", token="fuzz-discord-bot-token-0123456789",
-    )  # fmt: skip
+        account=main,
+        actor=actor,
+        name="Fuzz bot",
+        region="eu-central",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token="fuzz-discord-bot-token-0123456789",
+    )
     action = Action.objects.filter(server=server).first()  # its "create"
     # What DELETE /v1/servers/{id} and /v1/bots/{id} are pinned to: the fuzzer reuses ids it saw
     # in lists, and deleting the server of a plan ends its subscription.
     spare_server = server_create(
-        account=main, actor=actor, name="Fuzz SMP to delete", game="minecraft-java",
-        region="eu-central", variables={"EULA": True},
-    )  # fmt: skip
+        account=main,
+        actor=actor,
+        name="Fuzz SMP to delete",
+        game="minecraft-java",
+        region="eu-central",
+        variables={"EULA": True},
+    )
     spare_bot = bot_create(
-        account=main, actor=actor, name="Fuzz bot to delete", region="eu-central",
-        runtime="python-3.13", start_command="python bot.py",
+        account=main,
+        actor=actor,
+        name="Fuzz bot to delete",
+        region="eu-central",
+        runtime="python-3.13",
+        start_command="python bot.py",
         token="fuzz-discord-bot-token-0123456780",
-    )  # fmt: skip
+    )
     # A node with its token (the agent endpoints' credential) in a region of its own, so that
     # the fuzzer's servers in eu-central stay on the simulated driver; a server and a bot on it
     # (their consoles; the bot's uploaded code is what the agent downloads), and a node that
     # staff may delete.
     node, node_token = node_create(
-        name="fuzz-node-1", region="us-east", agent_url="http://127.0.0.1:9",
-        memory_mb=1_000_000, disk_mb=10_000_000, cpu_percent=25_600, actor=actor,
-    )  # fmt: skip
+        name="fuzz-node-1",
+        region="us-east",
+        agent_url="http://127.0.0.1:9",
+        memory_mb=1_000_000,
+        disk_mb=10_000_000,
+        cpu_percent=25_600,
+        actor=actor,
+    )
     node_allocations_add(node=node, ip="127.0.0.1", ports="30000-30099", actor=actor)
     spare_node, rotated_node = (
         node_create(
@@ -256,18 +278,28 @@ def setup_data() -> None:
         for name in ("fuzz-node-2", "fuzz-node-3")
     )
     node_server = server_create(
-        account=main, actor=actor, name="Fuzz SMP on a node", game="minecraft-java",
-        region="us-east", variables={"EULA": True},
-    )  # fmt: skip
-    node_bot = bot_create(
-        account=main, actor=actor, name="Fuzz bot on a node", region="us-east",
-        runtime="python-3.13", start_command="python bot.py",
-        token="fuzz-discord-bot-token-9876543210",
-    )  # fmt: skip
-    node_bot = bot_source_upload(
-        bot=node_bot, filename="bot.tar.gz", content=_tar_gz({"bot.py": b"print('hi')\n"}),
+        account=main,
         actor=actor,
-    )  # fmt: skip
+        name="Fuzz SMP on a node",
+        game="minecraft-java",
+        region="us-east",
+        variables={"EULA": True},
+    )
+    node_bot = bot_create(
+        account=main,
+        actor=actor,
+        name="Fuzz bot on a node",
+        region="us-east",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token="fuzz-discord-bot-token-9876543210",
+    )
+    node_bot = bot_source_upload(
+        bot=node_bot,
+        filename="bot.tar.gz",
+        content=_tar_gz({"bot.py": b"print('hi')\n"}),
+        actor=actor,
+    )
     endpoint, _ = endpoint_create(
         account=main, url="http://127.0.0.1:9/hook", enabled_events=["*"], actor=actor
     )
@@ -287,9 +319,14 @@ def setup_data() -> None:
     books = billing_setup(main, actor)
     # A card as Stripe would have saved it (saving one takes Stripe: see NEVER_2XX), to read.
     card = PaymentMethod.objects.create(
-        account=main, stripe_id="pm_fuzz_card", brand="visa", last4="4242", exp_month=12,
-        exp_year=2040, is_default=True,
-    )  # fmt: skip
+        account=main,
+        stripe_id="pm_fuzz_card",
+        brand="visa",
+        last4="4242",
+        exp_month=12,
+        exp_year=2040,
+        is_default=True,
+    )
     desk = support_setup(main, main_owner, actor)
     print(
         json.dumps(
@@ -355,16 +392,28 @@ def support_setup(main, owner, actor) -> dict[str, str]:
     )
 
     department = department_save(
-        department=None, name="Fuzz Technical", email="", default_priority=Priority.NORMAL,
-        sla_policy=None, customer_visible=True, active=True, members=[owner], actor=actor,
-    )  # fmt: skip
+        department=None,
+        name="Fuzz Technical",
+        email="",
+        default_priority=Priority.NORMAL,
+        sla_policy=None,
+        customer_visible=True,
+        active=True,
+        members=[owner],
+        actor=actor,
+    )
     requester = Requester(email=owner.email, name="Fuzz", user=owner, account=main)
 
     def ticket(subject: str, uploads=None):
         opened, _ = ticket_open(
-            requester=requester, subject=subject, body="The server does not start.",
-            department=department, channel=Channel.API, actor=actor, uploads=uploads,
-        )  # fmt: skip
+            requester=requester,
+            subject=subject,
+            body="The server does not start.",
+            department=department,
+            channel=Channel.API,
+            actor=actor,
+            uploads=uploads,
+        )
         return opened
 
     tickets = {
@@ -418,10 +467,16 @@ def billing_setup(main, actor) -> dict[str, str]:
 
     tax_rate = tax_rate_create(country="DE", percentage="19", actor=SYSTEM)
     billing_profile_update(
-        account=main, actor=actor,
-        changes={"legal_name": "Fuzz Hosting GmbH", "address_line1": "Hauptstraße 5",
-                 "postal_code": "10115", "city": "Berlin", "country": "DE"},
-    )  # fmt: skip
+        account=main,
+        actor=actor,
+        changes={
+            "legal_name": "Fuzz Hosting GmbH",
+            "address_line1": "Hauptstraße 5",
+            "postal_code": "10115",
+            "city": "Berlin",
+            "country": "DE",
+        },
+    )
     plan = {"kind": "server", "memory_mb": 1024, "cpu_percent": 100, "disk_mb": 5120}
     product = product_create(name="Fuzz 1 GB", games=["minecraft-java"], **plan, actor=SYSTEM)
     price, upgrade, other, to_archive = (
@@ -435,9 +490,12 @@ def billing_setup(main, actor) -> dict[str, str]:
         for name in ("Fuzz plan to edit", "Fuzz plan to archive")
     )
     coupon = coupon_create(
-        name="Fuzz 10 %", percent_off="10", duration="repeating", duration_in_months=3,
+        name="Fuzz 10 %",
+        percent_off="10",
+        duration="repeating",
+        duration_in_months=3,
         actor=SYSTEM,
-    )  # fmt: skip
+    )
     spare_coupon = coupon_create(
         name="Fuzz 1 EUR", amount_off=100, currency="EUR", duration="once", actor=SYSTEM
     )
@@ -445,11 +503,19 @@ def billing_setup(main, actor) -> dict[str, str]:
     promotion_code_create(coupon=coupon, code="FUZZ10", actor=SYSTEM)
     spare_code = promotion_code_create(coupon=coupon, code="FUZZ-SPARE", actor=SYSTEM)
     topup = balance_change(
-        account=main, amount=10_000_000, currency="EUR", kind=BalanceTransaction.Kind.ADJUSTMENT,
-        description="Credit to fuzz with", actor=SYSTEM,
-    )  # fmt: skip
-    order = {"name": "Fuzz plan", "region": "eu-central", "game": "minecraft-java",
-             "variables": {"EULA": True}}  # fmt: skip
+        account=main,
+        amount=10_000_000,
+        currency="EUR",
+        kind=BalanceTransaction.Kind.ADJUSTMENT,
+        description="Credit to fuzz with",
+        actor=SYSTEM,
+    )
+    order = {
+        "name": "Fuzz plan",
+        "region": "eu-central",
+        "game": "minecraft-java",
+        "variables": {"EULA": True},
+    }
     subscription, paid = subscription_order(account=main, price=price, order=order, actor=actor)
     to_cancel, staff_cancel = (
         subscription_order(
@@ -466,9 +532,13 @@ def billing_setup(main, actor) -> dict[str, str]:
         for use in uses
     }
     credit_note = credit_note_create(
-        invoice=paid, amount=100, reason="product_unsatisfactory", refund_to="balance",
-        memo="A day of downtime.", actor=SYSTEM,
-    )  # fmt: skip
+        invoice=paid,
+        amount=100,
+        reason="product_unsatisfactory",
+        refund_to="balance",
+        memo="A day of downtime.",
+        actor=SYSTEM,
+    )
     clocked = account_create(name="Fuzz test-clock customer", owner_email="clock@example.com")
     billing_clock_advance(account=clocked, to=timezone.now())
     return {
@@ -521,22 +591,34 @@ def schemathesis(
 ) -> int:
     command = [
         str(VENV_BIN / "st"),
-        "--config-file", str(config),
+        "--config-file",
+        str(config),
         "run",
         f"{BASE_URL}/v1/openapi.json",
-        "--checks", "all",
-        "--header", f"Authorization: Bearer {token}",
-        "--seed", str(args.seed),
-        "--max-examples", str(args.max_examples),
-        "--workers", "2",
-        "--phases", phases,
-        "--generation-database", "none",
-        "--suppress-health-check", "all",
-        "--request-timeout", "30",
+        "--checks",
+        "all",
+        "--header",
+        f"Authorization: Bearer {token}",
+        "--seed",
+        str(args.seed),
+        "--max-examples",
+        str(args.max_examples),
+        "--workers",
+        "2",
+        "--phases",
+        phases,
+        "--generation-database",
+        "none",
+        "--suppress-health-check",
+        "all",
+        "--request-timeout",
+        "30",
         "--no-color",
-        "--report", "junit",
-        "--report-dir", str(REPORT_DIR / tag),
-    ]  # fmt: skip
+        "--report",
+        "junit",
+        "--report-dir",
+        str(REPORT_DIR / tag),
+    ]
     if args.max_time:
         command += ["--max-time", str(args.max_time)]
     for operation in include or []:
@@ -638,20 +720,35 @@ def main() -> int:
 
     try:
         start(
-            ["redis-server", "--bind", "127.0.0.1", "--port", str(REDIS_PORT), "--save", "",
-             "--appendonly", "no", "--logfile", str(REPORT_DIR / "redis.log")],
-        )  # fmt: skip
+            [
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(REDIS_PORT),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--logfile",
+                str(REPORT_DIR / "redis.log"),
+            ],
+        )
         reset_database(args.database_url)
         python = str(VENV_BIN / "python")
         subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
         tokens = json.loads(
             subprocess.run(
                 [python, __file__, "--setup"],
-                cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE": "hosting.settings",
-                               "PYTHONPATH": str(ROOT)},
-                check=True, stdout=subprocess.PIPE, text=True,
-            ).stdout.strip().splitlines()[-1]
-        )  # fmt: skip
+                cwd=ROOT,
+                env={**env, "DJANGO_SETTINGS_MODULE": "hosting.settings", "PYTHONPATH": str(ROOT)},
+                check=True,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         # Standard output carries the e-mails the fuzzer's invitations print (console mail);
         # errors and tracebacks go to standard error, shown with the run.
         with open(REPORT_DIR / "gunicorn-stdout.log", "w") as mail_log:
@@ -677,18 +774,36 @@ def main() -> int:
         failed = 0
         if fuzzing:
             failed |= schemathesis(
-                tokens["main"], ids, args, phases=fuzzing, config=pinned, include=None,
-                exclude=DESTRUCTIVE_OPERATIONS, tag="main",
-            )  # fmt: skip
+                tokens["main"],
+                ids,
+                args,
+                phases=fuzzing,
+                config=pinned,
+                include=None,
+                exclude=DESTRUCTIVE_OPERATIONS,
+                tag="main",
+            )
         if "stateful" in phases:
             failed |= schemathesis(
-                tokens["main"], ids, args, phases="stateful", config=plain, include=None,
-                exclude=DESTRUCTIVE_OPERATIONS + REVOKED_NOT_DELETED, tag="stateful",
-            )  # fmt: skip
+                tokens["main"],
+                ids,
+                args,
+                phases="stateful",
+                config=plain,
+                include=None,
+                exclude=DESTRUCTIVE_OPERATIONS + REVOKED_NOT_DELETED,
+                tag="stateful",
+            )
         failed |= schemathesis(
-            tokens["destructive"], ids, args, phases=fuzzing or "fuzzing", config=pinned,
-            include=DESTRUCTIVE_OPERATIONS, exclude=[], tag="destructive",
-        )  # fmt: skip
+            tokens["destructive"],
+            ids,
+            args,
+            phases=fuzzing or "fuzzing",
+            config=pinned,
+            include=DESTRUCTIVE_OPERATIONS,
+            exclude=[],
+            tag="destructive",
+        )
         failed |= coverage_report(operations, ["main", "stateful", "destructive"])
         log(f"schemathesis took {time.monotonic() - started:.0f} s")
     finally:

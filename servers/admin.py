@@ -50,16 +50,25 @@ from servers.transitions import allowed_actions
 # The lifecycle actions staff take here, in the order the change page shows them, with the verb
 # that reports them ("Suspended 2 servers."). Deleting is left to the dashboard and the API.
 LIFECYCLE_VERBS = {
-    "start": "Starting", "stop": "Stopping", "restart": "Restarting",
-    "reinstall": "Started reinstalling", "suspend": "Suspended", "unsuspend": "Unsuspended",
-}  # fmt: skip
+    "start": "Starting",
+    "stop": "Stopping",
+    "restart": "Restarting",
+    "reinstall": "Started reinstalling",
+    "suspend": "Suspended",
+    "unsuspend": "Unsuspended",
+}
 
 
 @admin.register(Region)
 class RegionAdmin(admin.ModelAdmin):
     list_display = [
-        "name", "slug", "location", "address_count", "port_range_start", "port_range_end",
-    ]  # fmt: skip
+        "name",
+        "slug",
+        "location",
+        "address_count",
+        "port_range_start",
+        "port_range_end",
+    ]
     search_fields = ["name", "slug", "location"]
 
     @admin.display(description="Addresses")
@@ -213,16 +222,40 @@ class InstanceAdmin(admin.ModelAdmin):
 @admin.register(Server)
 class ServerAdmin(InstanceAdmin):
     list_display = [
-        "name", "status", "account_name", "game", "region", "address", "id", "created_at",
+        "name",
+        "status",
+        "account_name",
+        "game",
+        "region",
+        "address",
+        "id",
+        "created_at",
         "deleted_at",
-    ]  # fmt: skip
+    ]
     list_filter = ["status", DeletedFilter, "game", "region"]
     list_select_related = ["account", "region", "game"]
     fields = [
-        "id", "name", "account", "game", "region", "node", "status", "status_reason",
-        "suspended_reason", "address", "variables", "memory_mb", "cpu_percent", "disk_mb",
-        "auto_restart", "start_on_install", "simulation", "created_at", "updated_at", "deleted_at",
-    ]  # fmt: skip
+        "id",
+        "name",
+        "account",
+        "game",
+        "region",
+        "node",
+        "status",
+        "status_reason",
+        "suspended_reason",
+        "address",
+        "variables",
+        "memory_mb",
+        "cpu_percent",
+        "disk_mb",
+        "auto_restart",
+        "start_on_install",
+        "simulation",
+        "created_at",
+        "updated_at",
+        "deleted_at",
+    ]
 
 
 @admin.register(Bot)
@@ -230,16 +263,39 @@ class BotAdmin(InstanceAdmin):
     """``token_encrypted`` is neither a field nor a column here; staff see ``…last4`` only."""
 
     list_display = [
-        "name", "status", "account_name", "runtime", "region", "token_hint", "id", "created_at",
+        "name",
+        "status",
+        "account_name",
+        "runtime",
+        "region",
+        "token_hint",
+        "id",
+        "created_at",
         "deleted_at",
-    ]  # fmt: skip
+    ]
     list_filter = ["status", DeletedFilter, "runtime", "region"]
     fields = [
-        "id", "name", "account", "runtime", "region", "node", "status", "status_reason",
-        "suspended_reason", "start_command", "environment", "token_hint", "memory_mb",
-        "cpu_percent", "disk_mb", "auto_restart", "simulation", "created_at", "updated_at",
+        "id",
+        "name",
+        "account",
+        "runtime",
+        "region",
+        "node",
+        "status",
+        "status_reason",
+        "suspended_reason",
+        "start_command",
+        "environment",
+        "token_hint",
+        "memory_mb",
+        "cpu_percent",
+        "disk_mb",
+        "auto_restart",
+        "simulation",
+        "created_at",
+        "updated_at",
         "deleted_at",
-    ]  # fmt: skip
+    ]
     exclude = ["token_encrypted", "token_last4"]
 
     @admin.display(description="Token")
@@ -252,17 +308,34 @@ class ActionAdmin(ReadOnlyAdmin):
     """The worker's operations, read-only: they change only through the lifecycle services."""
 
     list_display = [
-        "id", "type", "status", "target_label", "account", "requested_by_user", "created_at",
+        "id",
+        "type",
+        "status",
+        "target_label",
+        "account",
+        "requested_by_user",
+        "created_at",
         "completed_at",
-    ]  # fmt: skip
+    ]
     list_filter = ["type", "status"]
     search_fields = ["id", "server__id", "bot__id", "server__name", "bot__name", "account__id"]
     list_select_related = ["account", "requested_by_user"]
     date_hierarchy = "created_at"
     fields = [
-        "id", "type", "status", "error", "account", "server", "bot", "requested_by_user",
-        "requested_by_key", "created_at", "started_at", "heartbeat_at", "completed_at",
-    ]  # fmt: skip
+        "id",
+        "type",
+        "status",
+        "error",
+        "account",
+        "server",
+        "bot",
+        "requested_by_user",
+        "requested_by_key",
+        "created_at",
+        "started_at",
+        "heartbeat_at",
+        "completed_at",
+    ]
     readonly_fields = fields
 
     @admin.display(description="Target")
@@ -327,20 +400,47 @@ class NodeAdmin(ServiceAdmin):
     form = NodeForm
     editable_after_add = True
     list_display = [
-        "name", "region", "agent_url", "maintenance", "memory_mb", "disk_mb", "agent_limits",
-        "isolation", "last_seen_at", "id",
-    ]  # fmt: skip
+        "name",
+        "region",
+        "agent_url",
+        "maintenance",
+        "memory_mb",
+        "disk_mb",
+        "agent_limits",
+        "isolation",
+        "last_seen_at",
+        "id",
+    ]
     list_filter = ["region", "maintenance", NodeIsolationFilter]
     search_fields = ["name", "id", "agent_url"]
     fields = [
-        "id", "name", "region", "agent_url", "memory_mb", "disk_mb", "cpu_percent",
-        "maintenance", "token_hint", "agent_version", "agent_limits", "isolation",
-        "last_seen_at", "created_at", "add_ip", "add_ports", "remove_ports",
-    ]  # fmt: skip
-    readonly_fields = [
-        "id", "token_hint", "agent_version", "agent_limits", "isolation", "last_seen_at",
+        "id",
+        "name",
+        "region",
+        "agent_url",
+        "memory_mb",
+        "disk_mb",
+        "cpu_percent",
+        "maintenance",
+        "token_hint",
+        "agent_version",
+        "agent_limits",
+        "isolation",
+        "last_seen_at",
         "created_at",
-    ]  # fmt: skip
+        "add_ip",
+        "add_ports",
+        "remove_ports",
+    ]
+    readonly_fields = [
+        "id",
+        "token_hint",
+        "agent_version",
+        "agent_limits",
+        "isolation",
+        "last_seen_at",
+        "created_at",
+    ]
     inlines = [AllocationInline]
     actions = ["rotate_token", "delete_empty"]
 
@@ -384,15 +484,23 @@ class NodeAdmin(ServiceAdmin):
         capacity = {name: data[name] for name in ("memory_mb", "disk_mb", "cpu_percent")}
         if change:
             node = node_update(
-                node=form.instance, actor=actor, name=data["name"], agent_url=data["agent_url"],
-                maintenance=data["maintenance"], **capacity,
-            )  # fmt: skip
+                node=form.instance,
+                actor=actor,
+                name=data["name"],
+                agent_url=data["agent_url"],
+                maintenance=data["maintenance"],
+                **capacity,
+            )
             token = None
         else:
             node, token = node_create(
-                name=data["name"], region=data["region"].pk, agent_url=data["agent_url"],
-                maintenance=data["maintenance"], actor=actor, **capacity,
-            )  # fmt: skip
+                name=data["name"],
+                region=data["region"].pk,
+                agent_url=data["agent_url"],
+                maintenance=data["maintenance"],
+                actor=actor,
+                **capacity,
+            )
         if data.get("add_ip") and data.get("add_ports"):
             node_allocations_add(node=node, ip=data["add_ip"], ports=data["add_ports"], actor=actor)
         if change and data.get("add_ip") and data.get("remove_ports"):

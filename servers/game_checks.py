@@ -15,9 +15,21 @@ MAX_SCRIPT_CHARS = 64 * 1024
 SCRIPTS = ("install_script", "start_command", "stop_command")
 VARIABLE_TYPES = {"string": str, "integer": int, "boolean": bool, "enum": str}
 VARIABLE_KEYS = frozenset(
-    {"key", "name", "type", "default", "required", "min", "max", "min_length", "max_length",
-     "choices", "must_be", "description"}
-)  # fmt: skip
+    {
+        "key",
+        "name",
+        "type",
+        "default",
+        "required",
+        "min",
+        "max",
+        "min_length",
+        "max_length",
+        "choices",
+        "must_be",
+        "description",
+    }
+)
 
 
 def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
@@ -80,8 +92,10 @@ def variables_problems(variables: Any) -> list[str]:
         if key in seen:
             problems.append(f"{where} is defined twice.")
         seen.add(key)
-        problems += [f"{where}: {name!r} is not a variable setting."
-                     for name in sorted(set(definition) - VARIABLE_KEYS)]  # fmt: skip
+        problems += [
+            f"{where}: {name!r} is not a variable setting."
+            for name in sorted(set(definition) - VARIABLE_KEYS)
+        ]
         if not isinstance(definition.get("name"), str) or not definition["name"].strip():
             problems.append(f"{where}: name is required.")
         kind = definition.get("type")
@@ -90,9 +104,10 @@ def variables_problems(variables: Any) -> list[str]:
             continue
         choices = definition.get("choices")
         if kind == "enum" and (
-            not isinstance(choices, list) or not choices
+            not isinstance(choices, list)
+            or not choices
             or not all(isinstance(choice, str) for choice in choices)
-        ):  # fmt: skip
+        ):
             problems.append(f"{where}: an enum lists its choices as text.")
         if "default" in definition and not _fits(kind, definition["default"], choices):
             problems.append(f"{where}: the default is not a {kind} it allows.")

@@ -55,10 +55,15 @@ from servers.transitions import POWER_ACTIONS, allowed_actions
 TRANSITIONAL = frozenset({S.PROVISIONING, S.INSTALLING, S.STARTING, S.STOPPING, S.DELETING})
 POWER_LABELS = {name: name.capitalize() for name in POWER_ACTIONS}
 RESTART_LABELS = {
-    "memory_mb": "memory", "cpu_percent": "CPU", "disk_mb": "disk", "variables": "variables",
-    "start_command": "start command", "environment": "environment", "token": "token",
+    "memory_mb": "memory",
+    "cpu_percent": "CPU",
+    "disk_mb": "disk",
+    "variables": "variables",
+    "start_command": "start command",
+    "environment": "environment",
+    "token": "token",
     "runtime": "runtime",
-}  # fmt: skip
+}
 LIVE_PARTIAL = "live"
 
 
@@ -121,8 +126,15 @@ class InstanceObjectMixin(InstancePageMixin):
 
     def get_context_data(self, **kwargs):
         names = [
-            "detail", "edit", "delete", "action", "activity", "console", "console_token", "usage",
-        ]  # fmt: skip
+            "detail",
+            "edit",
+            "delete",
+            "action",
+            "activity",
+            "console",
+            "console_token",
+            "usage",
+        ]
         return super().get_context_data(
             instance=self.instance, urls={name: self.url(name) for name in names}, **kwargs
         )
@@ -165,9 +177,11 @@ class InstanceListView(ListControlsMixin, InstancePageMixin, LivePartialMixin, L
     search_label = "Name or ID"
     # The columns both lists have; each adds its own.
     sort_fields = {
-        "name": Lower("name"), "region": "region__name", "status": "status",
+        "name": Lower("name"),
+        "region": "region__name",
+        "status": "status",
         "created_at": "created_at",
-    }  # fmt: skip
+    }
     default_sort = "-created_at"
 
     def get_base_queryset(self):
@@ -201,8 +215,12 @@ class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
         )
 
 
-USAGE_RANGES = {"1h": timedelta(hours=1), "24h": timedelta(hours=24),
-                "7d": timedelta(days=7), "30d": timedelta(days=30)}  # fmt: skip
+USAGE_RANGES = {
+    "1h": timedelta(hours=1),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+}
 
 
 class InstanceUsageView(InstanceObjectMixin, View):
@@ -216,10 +234,15 @@ class InstanceUsageView(InstanceObjectMixin, View):
             self.role, is_staff=False
         ):
             return JsonResponse(
-                {"success": False, "error": {"code": "permission_denied",
-                                             "message": "Your role may not read usage."}},
+                {
+                    "success": False,
+                    "error": {
+                        "code": "permission_denied",
+                        "message": "Your role may not read usage.",
+                    },
+                },
                 status=403,
-            )  # fmt: skip
+            )
         span = USAGE_RANGES.get(request.GET.get("range", "24h"), USAGE_RANGES["24h"])
         now = timezone.now()
         plan = metrics_plan(start=now - span, end=now, now=now)
@@ -269,10 +292,15 @@ class InstanceConsoleTokenView(InstanceObjectMixin, View):
         refused = super().refuse(request)
         if refused is not None:  # JSON for the script, not a redirect
             return JsonResponse(
-                {"success": False, "error": {"code": "permission_denied",
-                                             "message": "You may not use this console."}},
+                {
+                    "success": False,
+                    "error": {
+                        "code": "permission_denied",
+                        "message": "You may not use this console.",
+                    },
+                },
                 status=403,
-            )  # fmt: skip
+            )
         return None
 
     def post(self, request, *args, **kwargs):

@@ -92,9 +92,10 @@ class PaymentMethodSaveView(CardsPageMixin, View):
     def post(self, request, *args, **kwargs):
         try:
             method = payment_method_save(
-                account=self.account, setup_intent=request.POST.get("setup_intent", ""),
+                account=self.account,
+                setup_intent=request.POST.get("setup_intent", ""),
                 actor=self.actor(),
-            )  # fmt: skip
+            )
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
         messages.success(request, f"{method.label} is saved.")
@@ -143,20 +144,27 @@ class InvoicePayByCardView(InvoiceObjectMixin, View):
         )
         try:
             started = card.pay_now(
-                self.invoice, payment_method=request.POST.get("payment_method") or None,
-                return_url=return_url, actor=self.actor(),
-            )  # fmt: skip
+                self.invoice,
+                payment_method=request.POST.get("payment_method") or None,
+                return_url=return_url,
+                actor=self.actor(),
+            )
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
         payment = started.payment
         if started.redirect_url:
             return redirect(started.redirect_url)
         if started.client_secret:
-            return render(request, "billing/card_confirm.html", {
-                "publishable_key": settings.STRIPE_PUBLISHABLE_KEY,
-                "client_secret": started.client_secret, "return_url": return_url,
-                "invoice": self.invoice,
-            })  # fmt: skip
+            return render(
+                request,
+                "billing/card_confirm.html",
+                {
+                    "publishable_key": settings.STRIPE_PUBLISHABLE_KEY,
+                    "client_secret": started.client_secret,
+                    "return_url": return_url,
+                    "invoice": self.invoice,
+                },
+            )
         if payment.status == "succeeded":
             messages.success(request, f"Invoice {self.invoice.number} is paid by card.")
         elif payment.status == "failed":

@@ -55,9 +55,11 @@ class PaymentMethod(models.Model):
     @property
     def card(self) -> dict:
         return {
-            "brand": self.brand, "last4": self.last4, "exp_month": self.exp_month,
+            "brand": self.brand,
+            "last4": self.last4,
+            "exp_month": self.exp_month,
             "exp_year": self.exp_year,
-        }  # fmt: skip
+        }
 
     @property
     def label(self) -> str:

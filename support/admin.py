@@ -62,24 +62,33 @@ class SlaPolicyAdmin(ServiceAdmin):
     def save_through_service(self, form, *, actor, change):
         data = form.cleaned_data
         return sla_policy_save(
-            policy=form.instance if change else None, name=data["name"],
-            targets=data["targets"] or {}, calendar=data["calendar"] or {}, actor=actor,
-        )  # fmt: skip
+            policy=form.instance if change else None,
+            name=data["name"],
+            targets=data["targets"] or {},
+            calendar=data["calendar"] or {},
+            actor=actor,
+        )
 
 
 class DepartmentForm(ServiceForm):
     members = forms.ModelMultipleChoiceField(
         queryset=User.objects.filter(is_staff=True, is_active=True).order_by("email"),
-        required=False, widget=forms.CheckboxSelectMultiple,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
         help_text="Staff who work its tickets in the desk and receive its notices.",
-    )  # fmt: skip
+    )
 
     class Meta:
         model = Department
         fields = [
-            "name", "email", "default_priority", "sla_policy", "customer_visible", "active",
+            "name",
+            "email",
+            "default_priority",
+            "sla_policy",
+            "customer_visible",
+            "active",
             "members",
-        ]  # fmt: skip
+        ]
 
 
 @admin.register(Department)
@@ -93,19 +102,31 @@ class DepartmentAdmin(ServiceAdmin):
     list_select_related = ["sla_policy"]
     search_fields = ["name", "email", "id"]
     fields = [
-        "id", "name", "email", "default_priority", "sla_policy", "customer_visible", "active",
-        "members", "created_at",
-    ]  # fmt: skip
+        "id",
+        "name",
+        "email",
+        "default_priority",
+        "sla_policy",
+        "customer_visible",
+        "active",
+        "members",
+        "created_at",
+    ]
     readonly_fields = ["id", "created_at"]
 
     def save_through_service(self, form, *, actor, change):
         data = form.cleaned_data
         return department_save(
-            department=form.instance if change else None, name=data["name"],
-            email=data["email"], default_priority=data["default_priority"],
-            sla_policy=data["sla_policy"], customer_visible=data["customer_visible"],
-            active=data["active"], members=list(data["members"]), actor=actor,
-        )  # fmt: skip
+            department=form.instance if change else None,
+            name=data["name"],
+            email=data["email"],
+            default_priority=data["default_priority"],
+            sla_policy=data["sla_policy"],
+            customer_visible=data["customer_visible"],
+            active=data["active"],
+            members=list(data["members"]),
+            actor=actor,
+        )
 
 
 class MacroForm(ServiceForm):
@@ -148,17 +169,35 @@ class TicketAdmin(ReadOnlyAdmin):
     """Every ticket, to find and count; each opens in the desk, where it is worked."""
 
     list_display = [
-        "number", "subject", "status", "priority", "department", "account", "requester_email",
-        "assignee", "updated_at",
-    ]  # fmt: skip
+        "number",
+        "subject",
+        "status",
+        "priority",
+        "department",
+        "account",
+        "requester_email",
+        "assignee",
+        "updated_at",
+    ]
     list_filter = ["status", "priority", "department", "channel"]
     list_select_related = ["department", "account", "assignee"]
     search_fields = ["=number", "subject", "requester_email", "account__name", "=id"]
     readonly_fields = ["desk_link"]
     fields = [
-        "desk_link", "number", "subject", "status", "priority", "department", "account",
-        "requester_email", "assignee", "tags", "channel", "created_at", "updated_at",
-    ]  # fmt: skip
+        "desk_link",
+        "number",
+        "subject",
+        "status",
+        "priority",
+        "department",
+        "account",
+        "requester_email",
+        "assignee",
+        "tags",
+        "channel",
+        "created_at",
+        "updated_at",
+    ]
     show_full_result_count = False
 
     @admin.display(description="Desk")

@@ -101,22 +101,27 @@ class DeskTicketFilter(StaffTicketFilter):
 
     status = django_filters.ChoiceFilter(
         choices=[(ANY_STATUS, "Any status"), *TicketStatus.choices],
-        label="Status", empty_label="Unfinished", method="_status",
-    )  # fmt: skip
+        label="Status",
+        empty_label="Unfinished",
+        method="_status",
+    )
     priority = django_filters.ChoiceFilter(
         choices=Priority.choices, label="Priority", empty_label="Any priority"
     )
     department = django_filters.ModelChoiceFilter(
         queryset=lambda request: departments_of_staff(request.user).order_by("name"),
-        label="Department", empty_label="All my departments",
-    )  # fmt: skip
+        label="Department",
+        empty_label="All my departments",
+    )
     assignee = django_filters.ChoiceFilter(
         label="Assignee", empty_label="Anyone", method="_assignee_choice"
     )
     breached = django_filters.ChoiceFilter(
         choices=[("true", "Target missed"), ("false", "Within targets")],
-        label="SLA", empty_label="Any SLA", method="_breached_choice",
-    )  # fmt: skip
+        label="SLA",
+        empty_label="Any SLA",
+        method="_breached_choice",
+    )
     created_after = created_before = server = search = account = ordering = None
 
     def __init__(self, *args, **kwargs):
@@ -124,9 +129,10 @@ class DeskTicketFilter(StaffTicketFilter):
         user = self.request.user
         teammates = staff_of(departments_of_staff(user)).exclude(pk=user.pk)
         self.filters["assignee"].extra["choices"] = [
-            ("me", "Me"), ("none", "Nobody"),
+            ("me", "Me"),
+            ("none", "Nobody"),
             *((member.pk, person(member)) for member in teammates),
-        ]  # fmt: skip
+        ]
 
     def _status(self, queryset, name, value):
         return queryset if value == ANY_STATUS else queryset.filter(status=value)
@@ -253,11 +259,15 @@ class TicketFieldsForm(forms.Form):
         wanted = {
             "department": self.cleaned_data["department"].pk,
             "priority": self.cleaned_data["priority"],
-            "tags": sorted({tag.strip().lower() for tag in self.cleaned_data["tags"].split(",")}
-                           - {""}),
-        }  # fmt: skip
-        now = {"department": ticket.department_id, "priority": ticket.priority,
-               "tags": sorted(ticket.tags)}  # fmt: skip
+            "tags": sorted(
+                {tag.strip().lower() for tag in self.cleaned_data["tags"].split(",")} - {""}
+            ),
+        }
+        now = {
+            "department": ticket.department_id,
+            "priority": ticket.priority,
+            "tags": sorted(ticket.tags),
+        }
         return {name: value for name, value in wanted.items() if value != now[name]}
 
 
@@ -296,9 +306,11 @@ class DeskQueueView(ListControlsMixin, DeskMixin, ListView):
     search_label = "Number, subject or e-mail"
     filterset_class = DeskTicketFilter
     sort_fields = {
-        "due": "next_due_at", "number": "number", "created_at": "created_at",
+        "due": "next_due_at",
+        "number": "number",
+        "created_at": "created_at",
         "updated_at": "updated_at",
-    }  # fmt: skip
+    }
     default_sort = "due"
 
     def get_base_queryset(self):
@@ -338,17 +350,28 @@ class DeskQueueView(ListControlsMixin, DeskMixin, ListView):
         applied = (self.list_params.get("department"), self.list_params.get("assignee"))
         desk = reverse("desk")
         queues = [
-            {"name": "All of mine", "url": desk, "count": counts["all"],
-             "current": applied == (None, None)},
-            {"name": "Mine", "url": f"{desk}?assignee=me", "count": counts["mine"],
-             "current": applied == (None, "me")},
-        ]  # fmt: skip
+            {
+                "name": "All of mine",
+                "url": desk,
+                "count": counts["all"],
+                "current": applied == (None, None),
+            },
+            {
+                "name": "Mine",
+                "url": f"{desk}?assignee=me",
+                "count": counts["mine"],
+                "current": applied == (None, "me"),
+            },
+        ]
         for index, department in enumerate(self.departments):
-            queues.append({
-                "name": department.name, "url": f"{desk}?department={department.pk}",
-                "count": counts[f"department_{index}"],
-                "current": applied == (department.pk, None),
-            })  # fmt: skip
+            queues.append(
+                {
+                    "name": department.name,
+                    "url": f"{desk}?department={department.pk}",
+                    "count": counts[f"department_{index}"],
+                    "current": applied == (department.pk, None),
+                }
+            )
         return queues
 
     def get_context_data(self, **kwargs):
@@ -391,10 +414,15 @@ class DeskTicketView(DeskMixin, View):
         internal = data["kind"] == DeskReplyForm.NOTE
         try:
             ticket_reply(
-                ticket=self.ticket, body=data["body"], actor=self.actor(), by_staff=True,
-                channel=Channel.WEB, internal=internal, set_status=data["set_status"] or None,
+                ticket=self.ticket,
+                body=data["body"],
+                actor=self.actor(),
+                by_staff=True,
+                channel=Channel.WEB,
+                internal=internal,
+                set_status=data["set_status"] or None,
                 uploads=data["attachments"],
-            )  # fmt: skip
+            )
         except ApplicationError as error:
             return self.refused(error, form=form)
         messages.success(request, "Internal note added." if internal else "Reply sent.")
@@ -452,15 +480,18 @@ class DeskTicketView(DeskMixin, View):
         for invoice in invoices:
             invoice.remaining_shown = format_amount(invoice.amount_remaining, invoice.currency)
         return {
-            "servers": servers[:CONTEXT_ROWS], "more_servers": len(servers) > CONTEXT_ROWS,
-            "bots": bots[:CONTEXT_ROWS], "more_bots": len(bots) > CONTEXT_ROWS,
-            "can_see_billing": can_see_billing, "invoices": invoices[:CONTEXT_ROWS],
+            "servers": servers[:CONTEXT_ROWS],
+            "more_servers": len(servers) > CONTEXT_ROWS,
+            "bots": bots[:CONTEXT_ROWS],
+            "more_bots": len(bots) > CONTEXT_ROWS,
+            "can_see_billing": can_see_billing,
+            "invoices": invoices[:CONTEXT_ROWS],
             "more_invoices": len(invoices) > CONTEXT_ROWS,
             "events": [
                 (event, _event_object(event))
                 for event in events_of_account(account_id=account_id)[:CONTEXT_ROWS]
             ],
-        }  # fmt: skip
+        }
 
 
 def _event_object(event) -> str:

@@ -60,15 +60,18 @@ class StaffTicketFilter(TicketFilter):
         method="_assignee", help_text="A staff member (`usr_…`), or `none` for unassigned ones."
     )
     breached = BooleanParameterFilter(
-        method="_breached", help_text="`true`: only tickets past a first-response or resolution "
-        "target.",
-    )  # fmt: skip
+        method="_breached",
+        help_text="`true`: only tickets past a first-response or resolution target.",
+    )
     ordering = StableOrderingFilter(
-        fields=(("created_at", "created_at"), ("resolution_due_at", "resolution_due_at"),
-                ("updated_at", "updated_at")),
+        fields=(
+            ("created_at", "created_at"),
+            ("resolution_due_at", "resolution_due_at"),
+            ("updated_at", "updated_at"),
+        ),
         help_text="created_at, resolution_due_at (the desk's queue order) or updated_at, '-' "
         "for descending. Default: -created_at.",
-    )  # fmt: skip
+    )
 
     def _assignee(self, queryset, name, value):
         if value == "none":

@@ -52,9 +52,10 @@ class AttachmentsField(forms.FileField):
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)
         kwargs.setdefault(
-            "help_text", "Screenshots, PDF, text, logs, JSON, CSV or archives; "
+            "help_text",
+            "Screenshots, PDF, text, logs, JSON, CSV or archives; "
             f"at most {settings.SUPPORT_ATTACHMENTS_PER_MESSAGE} files.",
-        )  # fmt: skip
+        )
         super().__init__(**kwargs)
 
     def clean(self, data, initial=None) -> list[Upload]:

@@ -581,11 +581,29 @@ _PARAGRAPH_TAGS = frozenset(
 )
 _LINE_TAGS = frozenset(
     {
-        "address", "article", "aside", "center", "dd", "details", "div", "dt", "fieldset",
-        "figcaption", "figure", "footer", "form", "header", "li", "main", "nav", "section",
-        "summary", "tr", "caption",
+        "address",
+        "article",
+        "aside",
+        "center",
+        "dd",
+        "details",
+        "div",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "header",
+        "li",
+        "main",
+        "nav",
+        "section",
+        "summary",
+        "tr",
+        "caption",
     }
-)  # fmt: skip
+)
 _LIST_TAGS = frozenset({"ul", "ol"})
 _MAX_LIST_INDENT = 8  # levels; hostile nesting must not grow the text quadratically
 _PRE_TAGS = frozenset({"pre", "listing", "plaintext", "xmp"})

@@ -112,10 +112,15 @@ class TicketCreateView(TicketPageMixin, FormView):
                 requester=Requester(
                     email=user.email, name=user.name, user=user, account=self.account
                 ),
-                subject=data["subject"], body=data["body"], department=data["department"],
-                channel=Channel.WEB, actor=self.actor(), priority=data["priority"] or None,
-                links=form.links(), uploads=data["attachments"],
-            )  # fmt: skip
+                subject=data["subject"],
+                body=data["body"],
+                department=data["department"],
+                channel=Channel.WEB,
+                actor=self.actor(),
+                priority=data["priority"] or None,
+                links=form.links(),
+                uploads=data["attachments"],
+            )
         except ApplicationError as error:
             return self.refused(error, form=form)
         messages.success(
@@ -159,10 +164,14 @@ class TicketDetailView(TicketObjectMixin, TemplateView):
         if form.is_valid():
             try:
                 ticket_reply(
-                    ticket=self.ticket, body=form.cleaned_data["body"], actor=self.actor(),
-                    by_staff=False, channel=Channel.WEB, author_email=request.user.email,
+                    ticket=self.ticket,
+                    body=form.cleaned_data["body"],
+                    actor=self.actor(),
+                    by_staff=False,
+                    channel=Channel.WEB,
+                    author_email=request.user.email,
                     uploads=form.cleaned_data["attachments"],
-                )  # fmt: skip
+                )
             except ApplicationError as error:
                 form.add_service_error(error)
             else:
@@ -210,9 +219,11 @@ class TicketRateView(TicketDetailView):
         if form.is_valid():
             try:
                 ticket_rate(
-                    ticket=self.ticket, rating=form.cleaned_data["rating"],
-                    comment=form.cleaned_data["comment"], actor=self.actor(),
-                )  # fmt: skip
+                    ticket=self.ticket,
+                    rating=form.cleaned_data["rating"],
+                    comment=form.cleaned_data["comment"],
+                    actor=self.actor(),
+                )
             except ApplicationError as error:
                 form.add_service_error(error)
             else:

@@ -98,8 +98,11 @@ def test_seed_demo_servers_rest_with_what_their_status_implies(db):
 
     servers = list(Server.objects.select_related("region"))
     assert {server.status for server in servers} == {
-        "running", "stopped", "suspended", "install_failed"
-    }  # fmt: skip
+        "running",
+        "stopped",
+        "suspended",
+        "install_failed",
+    }
     addresses = [server.address for server in servers]
     assert len(set(addresses)) == len(servers)
     for server in servers:
@@ -220,11 +223,15 @@ def test_create_api_key_accepts_several_scopes_a_name_and_an_expiry(account, own
 
     (token,) = run(
         "create_api_key",
-        "--email", owner.email.upper(),
-        "--scopes", " servers:write , servers:read,,",
-        "--name", "CI deploys",
-        "--expires-in-days", "30",
-    )  # fmt: skip
+        "--email",
+        owner.email.upper(),
+        "--scopes",
+        " servers:write , servers:read,,",
+        "--name",
+        "CI deploys",
+        "--expires-in-days",
+        "30",
+    )
 
     api_key = ApiKey.objects.get()
     assert api_key.key_id == parse_token(token).key_id
@@ -287,10 +294,13 @@ def test_create_api_key_rejects_an_expiry_of_less_than_a_day(account, owner, day
     with pytest.raises(CommandError, match="--expires-in-days must be at least 1"):
         run(
             "create_api_key",
-            "--email", owner.email,
-            "--scopes", "servers:read",
-            "--expires-in-days", days,
-        )  # fmt: skip
+            "--email",
+            owner.email,
+            "--scopes",
+            "servers:read",
+            "--expires-in-days",
+            days,
+        )
 
     assert not ApiKey.objects.exists()
 

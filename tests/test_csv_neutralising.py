@@ -14,10 +14,19 @@ from hosting.csv_export import csv_cell, csv_text
 FORMULA = ("=", "+", "-", "@")
 # The forms a spreadsheet (or an input method) folds into a formula character.
 LOOKALIKES = (
-    "\uff1d", "\uff0b", "\uff0d", "\uff20",  # fullwidth = + - @
-    "\ufe66", "\ufe62", "\ufe63", "\ufe6b",  # small = + - @
-    "\u207c", "\u207a", "\u208a", "\u208c",  # superscript = +, subscript + =
-)  # fmt: skip
+    "\uff1d",
+    "\uff0b",
+    "\uff0d",
+    "\uff20",  # fullwidth = + - @
+    "\ufe66",
+    "\ufe62",
+    "\ufe63",
+    "\ufe6b",  # small = + - @
+    "\u207c",
+    "\u207a",
+    "\u208a",
+    "\u208c",  # superscript = +, subscript + =
+)
 # What may stand before it and still leave it the cell's first visible character.
 LEADING = ("", " ", "  ", "\u00a0", "\u3000", "\u2003", "\n", "\u200b", "\ufeff", "\u200e", "\x00")
 # What a spreadsheet may split a line's text into cells at (by locale or import choice).
@@ -89,10 +98,21 @@ def test_a_formula_after_a_list_separator_is_inert(separator, leading, start):
 @pytest.mark.parametrize(
     "value",
     [
-        "Survival SMP", "Server - EU", "a-b", "x@example.com", "100%", "2026-11", "1+1",
-        "Ärger", "名前", "", "' quoted", "Creative; peaceful", "a, b and c",
+        "Survival SMP",
+        "Server - EU",
+        "a-b",
+        "x@example.com",
+        "100%",
+        "2026-11",
+        "1+1",
+        "Ärger",
+        "名前",
+        "",
+        "' quoted",
+        "Creative; peaceful",
+        "a, b and c",
     ],
-)  # fmt: skip
+)
 def test_ordinary_text_is_left_as_it_is(value):
     assert csv_cell(value) == value
     assert written(value) == value

@@ -139,9 +139,15 @@ def test_the_documented_examples_match_their_own_schemas(openapi):
                     continue
                 validator = validator_for(
                     openapi,
-                    "paths", path, method, "responses", status,
-                    "content", "application/json", "schema",
-                )  # fmt: skip
+                    "paths",
+                    path,
+                    method,
+                    "responses",
+                    status,
+                    "content",
+                    "application/json",
+                    "schema",
+                )
                 examples = [e["value"] for e in media.get("examples", {}).values()]
                 if "example" in media:
                     examples.append(media["example"])
@@ -343,13 +349,17 @@ def test_request_bodies_refuse_undeclared_keys_and_carry_no_defaults(openapi):
 
 
 def test_201_and_202_answers_declare_their_location(openapi):
-    for path, method in [("/v1/servers", "post"), ("/v1/servers/{id}/actions", "post"),
-                         ("/v1/servers/{id}", "delete")]:  # fmt: skip
+    for path, method in [
+        ("/v1/servers", "post"),
+        ("/v1/servers/{id}/actions", "post"),
+        ("/v1/servers/{id}", "delete"),
+    ]:
         responses = openapi["paths"][path][method]["responses"]
         status = next(code for code in ("201", "202") if code in responses)
         assert responses[status]["headers"]["Location"]["schema"] == {
-            "type": "string", "format": "uri"
-        }  # fmt: skip
+            "type": "string",
+            "format": "uri",
+        }
 
 
 def test_objects_with_a_fixed_shape_are_typed(openapi):

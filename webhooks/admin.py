@@ -17,17 +17,34 @@ from webhooks.services import endpoint_delete, endpoint_update
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(admin.ModelAdmin):
     list_display = [
-        "url", "account", "enabled", "failure_streak", "last_delivery_at", "last_delivery_status",
-    ]  # fmt: skip
+        "url",
+        "account",
+        "enabled",
+        "failure_streak",
+        "last_delivery_at",
+        "last_delivery_status",
+    ]
     list_filter = ["enabled"]
     list_select_related = ["account"]
     search_fields = ["url", "id", "account__name", "account__id"]
     date_hierarchy = "created_at"
     fields = [
-        "id", "account", "url", "description", "enabled_events", "enabled", "disabled_reason",
-        "failure_streak", "failing_since", "last_delivery_at", "last_delivery_status",
-        "previous_secret_expires_at", "created_by", "created_at", "updated_at",
-    ]  # fmt: skip
+        "id",
+        "account",
+        "url",
+        "description",
+        "enabled_events",
+        "enabled",
+        "disabled_reason",
+        "failure_streak",
+        "failing_since",
+        "last_delivery_at",
+        "last_delivery_status",
+        "previous_secret_expires_at",
+        "created_by",
+        "created_at",
+        "updated_at",
+    ]
     editable = {"enabled", "description"}
 
     def get_readonly_fields(self, request, obj=None):
@@ -64,9 +81,15 @@ class WebhookAttemptInline(admin.TabularInline):
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(ReadOnlyAdmin):
     list_display = [
-        "id", "endpoint", "event_type", "status", "attempt_count", "last_status_code",
-        "next_attempt_at", "created_at",
-    ]  # fmt: skip
+        "id",
+        "endpoint",
+        "event_type",
+        "status",
+        "attempt_count",
+        "last_status_code",
+        "next_attempt_at",
+        "created_at",
+    ]
     list_filter = ["status"]
     list_select_related = ["endpoint", "event"]
     search_fields = ["id", "endpoint__id", "endpoint__url", "event__id"]

@@ -63,9 +63,13 @@ class WebhookPageMixin(AreaPageMixin):
 def remember_secret(request, endpoint: WebhookEndpoint, secret: str, *, rotated: bool) -> None:
     """Post/redirect/get: the secret travels once through the session, encrypted, never in a URL."""
     secret_hand_over(
-        request, NEW_SECRET_SESSION_KEY, secret,
-        endpoint_id=endpoint.id, url=endpoint.url, rotated=rotated,
-    )  # fmt: skip
+        request,
+        NEW_SECRET_SESSION_KEY,
+        secret,
+        endpoint_id=endpoint.id,
+        url=endpoint.url,
+        rotated=rotated,
+    )
 
 
 class WebhookObjectMixin(WebhookPageMixin):

@@ -69,10 +69,17 @@ class AccountSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Account
         fields = [
-            "id", "name", "status", "suspended_at", "suspended_reason",
-            "rate_limit_per_minute", "max_api_keys", "unbilled_allowance", "created_at",
+            "id",
+            "name",
+            "status",
+            "suspended_at",
+            "suspended_reason",
+            "rate_limit_per_minute",
+            "max_api_keys",
+            "unbilled_allowance",
+            "created_at",
             "updated_at",
-        ]  # fmt: skip
+        ]
         read_only_fields = fields
 
 
@@ -100,9 +107,16 @@ class InvitationSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Invitation
         fields = [
-            "id", "email", "role", "status", "invited_by", "created_at", "expires_at",
-            "accepted_at", "revoked_at",
-        ]  # fmt: skip
+            "id",
+            "email",
+            "role",
+            "status",
+            "invited_by",
+            "created_at",
+            "expires_at",
+            "accepted_at",
+            "revoked_at",
+        ]
         read_only_fields = fields
 
 
@@ -116,9 +130,20 @@ class ApiKeySerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = ApiKey
         fields = [
-            "id", "name", "prefix", "scopes", "status", "user", "created_by", "allowed_ips",
-            "created_at", "expires_at", "revoked_at", "last_used_at", "last_used_ip",
-        ]  # fmt: skip
+            "id",
+            "name",
+            "prefix",
+            "scopes",
+            "status",
+            "user",
+            "created_by",
+            "allowed_ips",
+            "created_at",
+            "expires_at",
+            "revoked_at",
+            "last_used_at",
+            "last_used_ip",
+        ]
         read_only_fields = fields
 
 

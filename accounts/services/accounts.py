@@ -80,13 +80,19 @@ def account_create(
     account = Account.objects.create(name=name, **settings.NEW_ACCOUNT_UNBILLED_ALLOWANCE)
     membership = Membership.objects.create(account=account, user=user, role=Role.OWNER)
     record_event(
-        type="account.created", account=account, object_type="account",
-        obj=account_representation(account), actor=actor,
-    )  # fmt: skip
+        type="account.created",
+        account=account,
+        object_type="account",
+        obj=account_representation(account),
+        actor=actor,
+    )
     record_event(
-        type="member.added", account=account, object_type="member",
-        obj=member_representation(membership), actor=actor,
-    )  # fmt: skip
+        type="member.added",
+        account=account,
+        object_type="member",
+        obj=member_representation(membership),
+        actor=actor,
+    )
     return account
 
 
@@ -156,9 +162,13 @@ def account_update(*, account: Account, actor: Actor, **changes: Any) -> Account
     previous.pop("updated_at", None)
     if previous:
         record_event(
-            type="account.updated", account=account, object_type="account", obj=after,
-            actor=actor, previous_attributes=previous,
-        )  # fmt: skip
+            type="account.updated",
+            account=account,
+            object_type="account",
+            obj=after,
+            actor=actor,
+            previous_attributes=previous,
+        )
     return account
 
 
@@ -179,9 +189,13 @@ def account_suspend(*, account: Account, reason: str = "", actor: Actor) -> Acco
     account.save()
     after = account_representation(account)
     record_event(
-        type="account.suspended", account=account, object_type="account", obj=after,
-        actor=actor, previous_attributes=changed_attributes(before, after),
-    )  # fmt: skip
+        type="account.suspended",
+        account=account,
+        object_type="account",
+        obj=after,
+        actor=actor,
+        previous_attributes=changed_attributes(before, after),
+    )
     return account
 
 
@@ -198,7 +212,11 @@ def account_unsuspend(*, account: Account, actor: Actor) -> Account:
     account.save()
     after = account_representation(account)
     record_event(
-        type="account.unsuspended", account=account, object_type="account", obj=after,
-        actor=actor, previous_attributes=changed_attributes(before, after),
-    )  # fmt: skip
+        type="account.unsuspended",
+        account=account,
+        object_type="account",
+        obj=after,
+        actor=actor,
+        previous_attributes=changed_attributes(before, after),
+    )
     return account

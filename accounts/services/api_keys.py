@@ -43,9 +43,10 @@ def normalize_allowed_ips(values: Iterable[str]) -> list[str]:
             networks.append(str(ipaddress.ip_network(str(value).strip(), strict=False)))
         except ValueError:
             raise ValidationFailed.field(
-                f"allowed_ips.{index}", "invalid",
+                f"allowed_ips.{index}",
+                "invalid",
                 f"{value!r} is not an IP address or CIDR network.",
-            ) from None  # fmt: skip
+            ) from None
     return networks
 
 
@@ -129,14 +130,24 @@ def api_key_create(
     token, key_id = keys.make_token()
     pepper_id = keys.current_pepper_id()
     api_key = ApiKey.objects.create(
-        account=account, user=user, name=name, key_id=key_id,
-        digest=keys.digest_token(token, pepper_id), pepper_id=pepper_id, scopes=scopes,
-        expires_at=expires_at, allowed_ips=allowed_ips, created_by=actor.user or user,
-    )  # fmt: skip
+        account=account,
+        user=user,
+        name=name,
+        key_id=key_id,
+        digest=keys.digest_token(token, pepper_id),
+        pepper_id=pepper_id,
+        scopes=scopes,
+        expires_at=expires_at,
+        allowed_ips=allowed_ips,
+        created_by=actor.user or user,
+    )
     record_event(
-        type="api_key.created", account=account, object_type="api_key",
-        obj=api_key_representation(api_key), actor=actor,
-    )  # fmt: skip
+        type="api_key.created",
+        account=account,
+        object_type="api_key",
+        obj=api_key_representation(api_key),
+        actor=actor,
+    )
     return api_key, token
 
 
@@ -156,9 +167,13 @@ def api_key_revoke(*, api_key: ApiKey, actor: Actor = SYSTEM, at: datetime | Non
     api_key.save(update_fields=["revoked_at"])
     after = api_key_representation(api_key)
     record_event(
-        type="api_key.revoked", account=api_key.account, object_type="api_key", obj=after,
-        actor=actor, previous_attributes=changed_attributes(before, after),
-    )  # fmt: skip
+        type="api_key.revoked",
+        account=api_key.account,
+        object_type="api_key",
+        obj=after,
+        actor=actor,
+        previous_attributes=changed_attributes(before, after),
+    )
     return api_key
 
 
@@ -195,16 +210,25 @@ def api_key_rotate(
     token, key_id = keys.make_token()
     pepper_id = keys.current_pepper_id()
     new_key = ApiKey.objects.create(
-        account=api_key.account, user=api_key.user, name=api_key.name, key_id=key_id,
-        digest=keys.digest_token(token, pepper_id), pepper_id=pepper_id, scopes=api_key.scopes,
-        expires_at=api_key.expires_at, allowed_ips=api_key.allowed_ips,
+        account=api_key.account,
+        user=api_key.user,
+        name=api_key.name,
+        key_id=key_id,
+        digest=keys.digest_token(token, pepper_id),
+        pepper_id=pepper_id,
+        scopes=api_key.scopes,
+        expires_at=api_key.expires_at,
+        allowed_ips=api_key.allowed_ips,
         created_by=actor.user or api_key.user,
-    )  # fmt: skip
+    )
     record_event(
-        type="api_key.rotated", account=api_key.account, object_type="api_key",
-        obj=api_key_representation(new_key), actor=actor,
+        type="api_key.rotated",
+        account=api_key.account,
+        object_type="api_key",
+        obj=api_key_representation(new_key),
+        actor=actor,
         previous_attributes={"id": api_key.id, "prefix": api_key.prefix},
-    )  # fmt: skip
+    )
     api_key_revoke(api_key=api_key, actor=actor, at=timezone.now() + grace)
     return new_key, token
 
@@ -235,8 +259,10 @@ def api_keys_expiring_notify(*, now: datetime | None = None) -> int:
             api_key.expiry_notified_at = now
             api_key.save(update_fields=["expiry_notified_at"])
             record_event(
-                type="api_key.expiring", account=api_key.account, object_type="api_key",
+                type="api_key.expiring",
+                account=api_key.account,
+                object_type="api_key",
                 obj=api_key_representation(api_key),
-            )  # fmt: skip
+            )
             recorded += 1
     return recorded

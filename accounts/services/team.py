@@ -82,13 +82,20 @@ def invitation_create(
     ).update(revoked_at=now)
     token = secrets.token_urlsafe(32)
     invitation = Invitation.objects.create(
-        account=account, email=email, role=role, token_digest=_token_digest(token),
-        invited_by=actor.user, expires_at=now + INVITATION_LIFETIME,
-    )  # fmt: skip
+        account=account,
+        email=email,
+        role=role,
+        token_digest=_token_digest(token),
+        invited_by=actor.user,
+        expires_at=now + INVITATION_LIFETIME,
+    )
     record_event(
-        type="member.invited", account=account, object_type="invitation",
-        obj=invitation_representation(invitation), actor=actor,
-    )  # fmt: skip
+        type="member.invited",
+        account=account,
+        object_type="invitation",
+        obj=invitation_representation(invitation),
+        actor=actor,
+    )
     transaction.on_commit(lambda: _send_invitation(invitation, token))
     return invitation, token
 
@@ -122,9 +129,12 @@ def invitation_accept(*, token: str, user: User, actor: Actor) -> Membership:
     invitation.save(update_fields=["accepted_at", "accepted_by"])
     if created:
         record_event(
-            type="member.added", account=invitation.account, object_type="member",
-            obj=member_representation(membership), actor=actor,
-        )  # fmt: skip
+            type="member.added",
+            account=invitation.account,
+            object_type="member",
+            obj=member_representation(membership),
+            actor=actor,
+        )
     return membership
 
 
@@ -152,9 +162,12 @@ def invitation_revoke(*, invitation: Invitation, actor: Actor) -> Invitation:
     invitation.revoked_at = timezone.now()
     invitation.save(update_fields=["revoked_at"])
     record_event(
-        type="member.invitation_revoked", account=invitation.account, object_type="invitation",
-        obj=invitation_representation(invitation), actor=actor,
-    )  # fmt: skip
+        type="member.invitation_revoked",
+        account=invitation.account,
+        object_type="invitation",
+        obj=invitation_representation(invitation),
+        actor=actor,
+    )
     return invitation
 
 
@@ -188,9 +201,13 @@ def member_change_role(*, membership: Membership, role: str, actor: Actor) -> Me
     membership.save(update_fields=["role"])
     after = member_representation(membership)
     record_event(
-        type="member.role_changed", account=membership.account, object_type="member", obj=after,
-        actor=actor, previous_attributes=changed_attributes(before, after),
-    )  # fmt: skip
+        type="member.role_changed",
+        account=membership.account,
+        object_type="member",
+        obj=after,
+        actor=actor,
+        previous_attributes=changed_attributes(before, after),
+    )
     return membership
 
 
@@ -218,6 +235,9 @@ def member_remove(*, membership: Membership, actor: Actor) -> None:
         api_key_revoke(api_key=api_key, actor=actor)
     membership.delete()
     record_event(
-        type="member.removed", account=membership.account, object_type="member",
-        obj=representation, actor=actor,
-    )  # fmt: skip
+        type="member.removed",
+        account=membership.account,
+        object_type="member",
+        obj=representation,
+        actor=actor,
+    )

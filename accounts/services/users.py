@@ -24,9 +24,13 @@ def user_update_profile(*, user: User, name: str, email: str, actor: Actor) -> U
     if previous := changed_attributes(before, after):
         for account in Account.objects.filter(memberships__user=user):
             record_event(
-                type="user.updated", account=account, object_type="user", obj=after,
-                actor=actor, previous_attributes=previous,
-            )  # fmt: skip
+                type="user.updated",
+                account=account,
+                object_type="user",
+                obj=after,
+                actor=actor,
+                previous_attributes=previous,
+            )
     return user
 
 
@@ -37,6 +41,9 @@ def login_failure_record(*, email: str, ip: str | None) -> None:
     accounts = list(Account.objects.filter(memberships__user=user)) if user else []
     for account in accounts or [None]:
         record_event(
-            type="user.login_failed", account=account, object_type="user", obj=subject,
+            type="user.login_failed",
+            account=account,
+            object_type="user",
+            obj=subject,
             actor=Actor(ip=ip),
-        )  # fmt: skip
+        )

@@ -43,9 +43,11 @@ class ApiKeyListView(ListControlsMixin, AccountPageMixin, ListView):
     search_label = "Name or member's e-mail"
     filterset_class = ApiKeyListFilter
     sort_fields = {
-        "name": Lower("name"), "created_at": "created_at", "last_used_at": "last_used_at",
+        "name": Lower("name"),
+        "created_at": "created_at",
+        "last_used_at": "last_used_at",
         "expires_at": "expires_at",
-    }  # fmt: skip
+    }
     default_sort = "-created_at"
 
     def get_base_queryset(self):

@@ -23,14 +23,17 @@ class AgentSampleSerializer(StrictInputSerializer):
     cpu_percent = serializers.FloatField(min_value=0, max_value=2**62)
     memory_bytes = _amount("Resident memory.")
     disk_bytes = _amount("Disk used by its folder.")
-    network_rx_bytes = _amount("Bytes received since the last sample.", allow_null=True,
-                               required=False)  # fmt: skip
-    network_tx_bytes = _amount("Bytes sent since the last sample.", allow_null=True,
-                               required=False)  # fmt: skip
+    network_rx_bytes = _amount(
+        "Bytes received since the last sample.", allow_null=True, required=False
+    )
+    network_tx_bytes = _amount("Bytes sent since the last sample.", allow_null=True, required=False)
     players = serializers.IntegerField(
-        min_value=0, max_value=MAX_PLAYERS, allow_null=True, required=False,
+        min_value=0,
+        max_value=MAX_PLAYERS,
+        allow_null=True,
+        required=False,
         help_text="Players online, for games whose query protocol says.",
-    )  # fmt: skip
+    )
     uptime_seconds = serializers.FloatField(min_value=0, max_value=2**62)
 
 

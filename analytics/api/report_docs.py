@@ -197,9 +197,18 @@ CHURN_ROWS = [
     ("2026-10", "EUR", 851, 14, 0.0165, 1277600, -24000, -4800, 9600, 0, 0.0225, 0.015),
 ]
 NODE_ROW = (
-    "node_4Qx8Lm2Tn7Vb3Kc9Rw5Ys1Hd", "fsn1-07", "eu-central",
-    131072, 98304, 0.75, 1966080, 614400, 0.3125, 200, 43,
-)  # fmt: skip
+    "node_4Qx8Lm2Tn7Vb3Kc9Rw5Ys1Hd",
+    "fsn1-07",
+    "eu-central",
+    131072,
+    98304,
+    0.75,
+    1966080,
+    614400,
+    0.3125,
+    200,
+    43,
+)
 
 
 def _rows(columns: tuple[Column, ...], *values: tuple) -> list[dict[str, Any]]:
@@ -265,14 +274,40 @@ USAGE_REPORT_DOC = _doc(
         USAGE_COLUMNS,
         _rows(
             USAGE_COLUMNS,
-            ("2026-09", "server", SERVER_ID, "Survival SMP", 259200, 38.5, 187.25,
-             3221225472, 4294967296, 8589934592, 48318382080, 193273528320, None),
-            ("2026-10", "server", SERVER_ID, "Survival SMP", 267840, 41.02, 200.0,
-             3435973837, 4294967296, 9663676416, 51539607552, 206158430208, None),
+            (
+                "2026-09",
+                "server",
+                SERVER_ID,
+                "Survival SMP",
+                259200,
+                38.5,
+                187.25,
+                3221225472,
+                4294967296,
+                8589934592,
+                48318382080,
+                193273528320,
+                None,
+            ),
+            (
+                "2026-10",
+                "server",
+                SERVER_ID,
+                "Survival SMP",
+                267840,
+                41.02,
+                200.0,
+                3435973837,
+                4294967296,
+                9663676416,
+                51539607552,
+                206158430208,
+                None,
+            ),
         ),
     ),
     tag="Analytics",
-)  # fmt: skip
+)
 
 UPTIME_REPORT_DOC = _doc(
     "Uptime report",
@@ -293,13 +328,22 @@ UPTIME_REPORT_DOC = _doc(
         UPTIME_COLUMNS,
         _rows(
             UPTIME_COLUMNS,
-            ("2026-10", "bot", BOT_ID, "Moderation bot", 1.0, 1296000, 0, 0,
-             "2026-10-16T00:00:00Z"),
+            (
+                "2026-10",
+                "bot",
+                BOT_ID,
+                "Moderation bot",
+                1.0,
+                1296000,
+                0,
+                0,
+                "2026-10-16T00:00:00Z",
+            ),
             ("2026-10", "server", SERVER_ID, "Survival SMP", 0.9996, 2677200, 1200, 1, None),
         ),
     ),
     tag="Analytics",
-)  # fmt: skip
+)
 
 MRR_DOC = _doc(
     "MRR report",

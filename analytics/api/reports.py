@@ -151,9 +151,11 @@ class UsageReportViewSet(ReportViewSet):
     def report(self, params: QueryDict) -> Report:
         first, last = _month_range(params)
         return usage_report(
-            account_id=self.request.auth.account.id, first=first, last=last,
+            account_id=self.request.auth.account.id,
+            first=first,
+            last=last,
             kinds=kinds_readable(self.request.auth.scopes),
-        )  # fmt: skip
+        )
 
 
 @extend_schema_view(retrieve=docs.UPTIME_REPORT_DOC)
@@ -163,9 +165,11 @@ class UptimeReportViewSet(ReportViewSet):
     def report(self, params: QueryDict) -> Report:
         first, last = _month_range(params)
         return uptime_report(
-            account_id=self.request.auth.account.id, first=first, last=last,
+            account_id=self.request.auth.account.id,
+            first=first,
+            last=last,
             kinds=kinds_readable(self.request.auth.scopes),
-        )  # fmt: skip
+        )
 
 
 @extend_schema_view(retrieve=docs.MRR_DOC)

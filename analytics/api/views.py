@@ -233,10 +233,15 @@ class AccountUsageViewSet(ApiViewSet):
         return Response(
             {
                 "usage": account_usage_representation(
-                    start=start, end=end, level=level, consumers=consumers,
-                    names={i.pk: (i.kind, i.name) for i in instances}, top=top, limit=limit,
+                    start=start,
+                    end=end,
+                    level=level,
+                    consumers=consumers,
+                    names={i.pk: (i.kind, i.name) for i in instances},
+                    top=top,
+                    limit=limit,
                     listed={i.pk for i in instances if i.kind in readable},
                     deleted={i.pk: i.deleted_at for i in instances if i.deleted_at},
                 )
             }
-        )  # fmt: skip
+        )

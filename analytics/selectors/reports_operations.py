@@ -105,10 +105,15 @@ def tickets_report(*, user: User, first: date, last: date) -> Report:
             created_at__lt=midnight(month_after(last)),
         )
         .values_list(
-            "department_id", "created_at", "first_response_at", "status", "sla_seconds_used",
-            "first_response_breached", "resolution_breached",
+            "department_id",
+            "created_at",
+            "first_response_at",
+            "status",
+            "sla_seconds_used",
+            "first_response_breached",
+            "resolution_breached",
         )
-    )  # fmt: skip
+    )
     groups: dict[tuple[date, str], dict[str, Any]] = defaultdict(_no_tickets)
     for department_id, created, responded, status, used, late_first, late_end in tickets:
         group = groups[(month_start(created), department_id)]
@@ -177,12 +182,16 @@ def fleet_report(*, group_by: str = "status") -> Report:
         (
             node,
             (
-                node.memory_mb, node.used_memory_mb, node.disk_mb, node.used_disk_mb,
-                node.allocation_total, node.allocation_total - node.allocation_free,
+                node.memory_mb,
+                node.used_memory_mb,
+                node.disk_mb,
+                node.used_disk_mb,
+                node.allocation_total,
+                node.allocation_total - node.allocation_free,
             ),
         )
         for node in nodes_with_usage()
-    ]  # fmt: skip
+    ]
     if group_by == "node":
         rows = [
             {"node_id": node.pk, "node_name": node.name, "region": node.region_id}

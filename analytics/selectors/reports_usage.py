@@ -73,33 +73,44 @@ def usage_report(*, account_id: str, first: date, last: date, kinds: Iterable[st
             )
             .values("instance_id")
             .annotate(
-                n=Sum("samples"), cpu=Sum("cpu_percent_sum"), cpu_max=Max("cpu_percent_max"),
-                memory=Sum("memory_bytes_sum"), memory_max=Max("memory_bytes_max"),
-                disk=Max("disk_bytes_max"), rx=Sum("network_rx_bytes"),
+                n=Sum("samples"),
+                cpu=Sum("cpu_percent_sum"),
+                cpu_max=Max("cpu_percent_max"),
+                memory=Sum("memory_bytes_sum"),
+                memory_max=Max("memory_bytes_max"),
+                disk=Max("disk_bytes_max"),
+                rx=Sum("network_rx_bytes"),
                 tx=Sum("network_tx_bytes"),
             )
             .order_by()
-        )  # fmt: skip
+        )
         found = []
         for row in sums:
             instance = instances[row["instance_id"]]
             found.append(
                 {
-                    "month": month_label(month), "kind": instance.kind,
-                    "instance_id": instance.pk, "name": instance.name, "samples": row["n"],
+                    "month": month_label(month),
+                    "kind": instance.kind,
+                    "instance_id": instance.pk,
+                    "name": instance.name,
+                    "samples": row["n"],
                     "cpu_percent_avg": round(row["cpu"] / row["n"], 2),
                     "cpu_percent_max": round(row["cpu_max"], 2),
                     "memory_bytes_avg": round(row["memory"] / row["n"]),
-                    "memory_bytes_max": row["memory_max"], "disk_bytes_max": row["disk"],
-                    "network_rx_bytes": row["rx"], "network_tx_bytes": row["tx"],
+                    "memory_bytes_max": row["memory_max"],
+                    "disk_bytes_max": row["disk"],
+                    "network_rx_bytes": row["rx"],
+                    "network_tx_bytes": row["tx"],
                     "deleted_at": time_label(instance.deleted_at),
                 }
-            )  # fmt: skip
+            )
         rows += sorted(found, key=lambda r: (r["name"].lower(), r["instance_id"]))
     return Report(
-        "usage", {"start_month": month_label(first), "end_month": month_label(last)},
-        USAGE_COLUMNS, rows,
-    )  # fmt: skip
+        "usage",
+        {"start_month": month_label(first), "end_month": month_label(last)},
+        USAGE_COLUMNS,
+        rows,
+    )
 
 
 def uptime_report(*, account_id: str, first: date, last: date, kinds: Iterable[str]) -> Report:
@@ -125,16 +136,22 @@ def uptime_report(*, account_id: str, first: date, last: date, kinds: Iterable[s
             down = round(uptime.down_seconds) if known else None
             rows.append(
                 {
-                    "month": month_label(month), "kind": instance.kind,
-                    "instance_id": instance.pk, "name": instance.name,
+                    "month": month_label(month),
+                    "kind": instance.kind,
+                    "instance_id": instance.pk,
+                    "name": instance.name,
                     "uptime": share(up, up + down) if known else None,
-                    "up_seconds": up, "down_seconds": down,
+                    "up_seconds": up,
+                    "down_seconds": down,
                     "incidents": sum(day.incidents for day in uptime.days if day.known)
-                    if known else None,
+                    if known
+                    else None,
                     "deleted_at": time_label(instance.deleted_at),
                 }
-            )  # fmt: skip
+            )
     return Report(
-        "uptime", {"start_month": month_label(first), "end_month": month_label(last)},
-        UPTIME_COLUMNS, rows,
-    )  # fmt: skip
+        "uptime",
+        {"start_month": month_label(first), "end_month": month_label(last)},
+        UPTIME_COLUMNS,
+        rows,
+    )

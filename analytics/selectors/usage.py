@@ -29,12 +29,32 @@ MIN_STEP = 10
 MAX_RANGE = timedelta(days=3660)
 # Steps chosen when the caller gives none, or when theirs gives too many points.
 NICE_STEPS = (
-    10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200,
-    86400, 172800, 604800, 1209600, 2419200,
-)  # fmt: skip
+    10,
+    30,
+    60,
+    120,
+    300,
+    600,
+    900,
+    1800,
+    3600,
+    7200,
+    10800,
+    21600,
+    43200,
+    86400,
+    172800,
+    604800,
+    1209600,
+    2419200,
+)
 DEFAULT_METRICS = (
-    "cpu_percent", "memory_bytes", "disk_bytes", "network_rx_bytes", "network_tx_bytes",
-)  # fmt: skip
+    "cpu_percent",
+    "memory_bytes",
+    "disk_bytes",
+    "network_rx_bytes",
+    "network_tx_bytes",
+)
 
 
 @dataclass(frozen=True)
@@ -329,9 +349,13 @@ def account_daily_usage(
     rows = UsageDay.objects.filter(
         instance_id__in=list(instance_ids), bucket__gte=first, bucket__lt=end
     ).values_list(
-        "bucket", "samples", "cpu_percent_sum", "memory_bytes_sum", "network_rx_bytes",
+        "bucket",
+        "samples",
+        "cpu_percent_sum",
+        "memory_bytes_sum",
+        "network_rx_bytes",
         "network_tx_bytes",
-    )  # fmt: skip
+    )
     for bucket, samples, cpu, memory, rx, tx in rows:
         totals = days.get(bucket)
         if totals is None:

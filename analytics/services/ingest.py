@@ -72,10 +72,11 @@ def usage_ingest(*, node: Node, samples: Any) -> tuple[int, int]:
     live = live_instance_ids(node, {m.instance_id for m in measurements})
     recorded = usage_record(
         measurements=[
-            m for m in measurements
+            m
+            for m in measurements
             if m.instance_id in live and EARLIEST_SAMPLE <= m.at < LATEST_SAMPLE
         ]
-    )  # fmt: skip
+    )
     Node.objects.filter(pk=node.pk).update(last_seen_at=timezone.now())  # it is alive
     accepted = recorded.stored + recorded.duplicates
     return accepted, len(measurements) - accepted

@@ -26,9 +26,16 @@ from analytics.models.usage import COUNTERS
 # A node's clock may run a little ahead of ours; a sample further in the future is refused.
 FUTURE_SKEW = timedelta(minutes=5)
 SAMPLE_FIELDS = (
-    "instance_id", "at", "cpu_percent", "memory_bytes", "disk_bytes", "players",
-    "uptime_seconds", "network_rx_bytes", "network_tx_bytes",
-)  # fmt: skip
+    "instance_id",
+    "at",
+    "cpu_percent",
+    "memory_bytes",
+    "disk_bytes",
+    "players",
+    "uptime_seconds",
+    "network_rx_bytes",
+    "network_tx_bytes",
+)
 RAW_COLUMNS = (*SAMPLE_FIELDS, "network_rx_delta", "network_tx_delta")
 LEVELS = (
     (UsageMinute, lambda at: at.replace(second=0, microsecond=0)),

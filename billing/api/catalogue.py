@@ -149,9 +149,12 @@ class PriceCreateSerializer(StrictInputSerializer):
     unit_amount = _amount(0, "Per period, in minor units (0: free).")
     interval = serializers.ChoiceField(choices=INTERVAL_CHOICES)
     interval_count = serializers.IntegerField(
-        required=False, default=1, min_value=1, max_value=max(MAX_INTERVAL_COUNT.values()),
+        required=False,
+        default=1,
+        min_value=1,
+        max_value=max(MAX_INTERVAL_COUNT.values()),
         help_text="Intervals per period: three years at most (36 months, 156 weeks, ...).",
-    )  # fmt: skip
+    )
     setup_fee = _amount(0, "Charged once, on the first invoice.", required=False, default=0)
     trial_days = serializers.IntegerField(
         required=False, default=0, min_value=0, max_value=MAX_TRIAL_DAYS
@@ -164,8 +167,11 @@ class TaxRateCreateSerializer(StrictInputSerializer):
         r"^(?:(?:[A-Za-z]{2}-)?[A-Za-z0-9]{1,3})?$",
         help_text="ISO 3166-2 subdivision of `country` (`US-NY`, or `NY`); empty: the whole "
         "country.",
-        max_length=6, required=False, allow_blank=True, default="",
-    )  # fmt: skip
+        max_length=6,
+        required=False,
+        allow_blank=True,
+        default="",
+    )
     percentage = ShapeField(
         r"^(?:100(?:\.0{1,4})?|[0-9]{1,2}(?:\.[0-9]{1,4})?)$",
         help_text='From 0 to 100 as a decimal string, up to 4 places (`"19"`, `"8.875"`).',
@@ -194,15 +200,19 @@ class CouponCreateSerializer(StrictInputSerializer):
     amount_off = _amount(1, "In minor units of currency.", required=False)
     currency = CurrencyField(required=False, help_text="With `amount_off`.")
     duration_in_months = serializers.IntegerField(
-        required=False, min_value=1, max_value=MAX_DISCOUNT_MONTHS,
+        required=False,
+        min_value=1,
+        max_value=MAX_DISCOUNT_MONTHS,
         help_text="With `duration: repeating`.",
-    )  # fmt: skip
+    )
     max_redemptions = _max_redemptions()
     redeem_by = serializers.DateTimeField(required=False, help_text="A moment in the future.")
     applies_to = serializers.ListField(
-        child=serializers.CharField(max_length=64), max_length=100, required=False,
+        child=serializers.CharField(max_length=64),
+        max_length=100,
+        required=False,
         help_text="Product ids (`prod_...`) it discounts; empty: every product.",
-    )  # fmt: skip
+    )
     directly_redeemable = serializers.BooleanField(
         required=False, default=False, help_text=DIRECTLY_REDEEMABLE
     )
@@ -477,9 +487,13 @@ class AdminProductViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     serializer_class = ProductSerializer
     filterset_classes = {"list": AdminProductFilter}
     required_scopes = {
-        "list": STAFF_READ, "retrieve": STAFF_READ, "create": STAFF_WRITE,
-        "partial_update": STAFF_WRITE, "archive": STAFF_WRITE, "prices": STAFF_WRITE,
-    }  # fmt: skip
+        "list": STAFF_READ,
+        "retrieve": STAFF_READ,
+        "create": STAFF_WRITE,
+        "partial_update": STAFF_WRITE,
+        "archive": STAFF_WRITE,
+        "prices": STAFF_WRITE,
+    }
 
     def get_queryset(self):
         return products_all()
@@ -564,9 +578,12 @@ class AdminCouponViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     serializer_class = CouponSerializer
     filterset_classes = {"list": CouponFilter}
     required_scopes = {
-        "list": STAFF_READ, "retrieve": STAFF_READ, "create": STAFF_WRITE,
-        "partial_update": STAFF_WRITE, "archive": STAFF_WRITE,
-    }  # fmt: skip
+        "list": STAFF_READ,
+        "retrieve": STAFF_READ,
+        "create": STAFF_WRITE,
+        "partial_update": STAFF_WRITE,
+        "archive": STAFF_WRITE,
+    }
 
     def get_queryset(self):
         return coupons_all()

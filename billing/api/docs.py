@@ -102,11 +102,12 @@ FORBIDDEN_TRANSITION = (
     "not allow this"
 )
 CARDS_NOT_OFFERED = error_doc(
-    422, "payment_method_not_supported",
+    422,
+    "payment_method_not_supported",
     "`payment_method_not_supported`: `card` when the service has no Stripe settings, or the "
     "hosting company gave this account its own payment gateways without cards.",
     "Cards are not offered here: this service has no Stripe settings.",
-)  # fmt: skip
+)
 PAY_CONFLICT = error_doc(
     409,
     "invalid_state",

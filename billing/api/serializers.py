@@ -72,9 +72,16 @@ class PriceSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Price
         fields = [
-            "id", "product", "currency", "unit_amount", "recurring", "setup_fee", "trial_days",
-            "active", "created_at",
-        ]  # fmt: skip
+            "id",
+            "product",
+            "currency",
+            "unit_amount",
+            "recurring",
+            "setup_fee",
+            "trial_days",
+            "active",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -109,9 +116,18 @@ class ProductSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Product
         fields = [
-            "id", "name", "description", "kind", "resources", "games", "regions", "runtimes",
-            "active", "created_at", "prices",
-        ]  # fmt: skip
+            "id",
+            "name",
+            "description",
+            "kind",
+            "resources",
+            "games",
+            "regions",
+            "runtimes",
+            "active",
+            "created_at",
+            "prices",
+        ]
         read_only_fields = fields
 
 
@@ -129,9 +145,17 @@ class InvoiceLineSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = InvoiceLine
         fields = [
-            "id", "description", "price", "quantity", "unit_amount", "amount",
-            "discount_amount", "tax_amount", "period", "proration",
-        ]  # fmt: skip
+            "id",
+            "description",
+            "price",
+            "quantity",
+            "unit_amount",
+            "amount",
+            "discount_amount",
+            "tax_amount",
+            "period",
+            "proration",
+        ]
         read_only_fields = fields
 
 
@@ -174,12 +198,31 @@ class InvoiceSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Invoice
         fields = [
-            "id", "number", "status", "billing_reason", "subscription", "currency",
-            "period_start", "period_end", "lines", "subtotal", "discount", "tax", "total",
-            "amount_paid", "amount_credited", "amount_remaining", "due_date", "customer",
-            "notes", "created_at", "finalized_at", "paid_at", "voided_at",
+            "id",
+            "number",
+            "status",
+            "billing_reason",
+            "subscription",
+            "currency",
+            "period_start",
+            "period_end",
+            "lines",
+            "subtotal",
+            "discount",
+            "tax",
+            "total",
+            "amount_paid",
+            "amount_credited",
+            "amount_remaining",
+            "due_date",
+            "customer",
+            "notes",
+            "created_at",
+            "finalized_at",
+            "paid_at",
+            "voided_at",
             "marked_uncollectible_at",
-        ]  # fmt: skip
+        ]
         read_only_fields = fields
 
 
@@ -221,9 +264,15 @@ class TaxRateSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = TaxRate
         fields = [
-            "id", "display_name", "country", "region", "percentage", "inclusive", "active",
+            "id",
+            "display_name",
+            "country",
+            "region",
+            "percentage",
+            "inclusive",
+            "active",
             "created_at",
-        ]  # fmt: skip
+        ]
         read_only_fields = fields
 
 
@@ -247,10 +296,21 @@ class CouponSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Coupon
         fields = [
-            "id", "name", "percent_off", "amount_off", "currency", "duration",
-            "duration_in_months", "max_redemptions", "times_redeemed", "redeem_by",
-            "applies_to", "directly_redeemable", "active", "created_at",
-        ]  # fmt: skip
+            "id",
+            "name",
+            "percent_off",
+            "amount_off",
+            "currency",
+            "duration",
+            "duration_in_months",
+            "max_redemptions",
+            "times_redeemed",
+            "redeem_by",
+            "applies_to",
+            "directly_redeemable",
+            "active",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -264,9 +324,15 @@ class PromotionCodeSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = PromotionCode
         fields = [
-            "id", "code", "coupon", "active", "max_redemptions", "times_redeemed",
-            "expires_at", "created_at",
-        ]  # fmt: skip
+            "id",
+            "code",
+            "coupon",
+            "active",
+            "max_redemptions",
+            "times_redeemed",
+            "expires_at",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -302,13 +368,17 @@ class SubscriptionSerializer(RepresentedBy, serializers.ModelSerializer):
 
     price = serializers.CharField(source="price_id", read_only=True)
     server = serializers.CharField(
-        source="server_id", read_only=True, allow_null=True,
+        source="server_id",
+        read_only=True,
+        allow_null=True,
         help_text="The server it runs (`srv_...`); null until it is paid for, or for a bot.",
-    )  # fmt: skip
+    )
     bot = serializers.CharField(
-        source="bot_id", read_only=True, allow_null=True,
+        source="bot_id",
+        read_only=True,
+        allow_null=True,
         help_text="The bot it runs (`bot_...`); null until it is paid for, or for a server.",
-    )  # fmt: skip
+    )
     order = OrderField(
         read_only=True,
         help_text="What was ordered: `name`, `region` and a server's `game` and `variables` or "
@@ -316,9 +386,10 @@ class SubscriptionSerializer(RepresentedBy, serializers.ModelSerializer):
     )
     coupon = serializers.CharField(source="coupon_id", read_only=True, allow_null=True)
     discount_end = serializers.DateTimeField(
-        read_only=True, allow_null=True,
+        read_only=True,
+        allow_null=True,
         help_text="When the coupon stops discounting; null: never (or no coupon).",
-    )  # fmt: skip
+    )
     billing_suspended = serializers.BooleanField(
         read_only=True,
         help_text="Whether billing suspended the server or bot for an unpaid invoice (it is "
@@ -328,11 +399,25 @@ class SubscriptionSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Subscription
         fields = [
-            "id", "status", "price", "quantity", "server", "bot", "order",
-            "billing_cycle_anchor", "current_period_start", "current_period_end", "trial_end",
-            "cancel_at_period_end", "canceled_at", "ended_at", "coupon", "discount_end",
-            "billing_suspended", "created_at",
-        ]  # fmt: skip
+            "id",
+            "status",
+            "price",
+            "quantity",
+            "server",
+            "bot",
+            "order",
+            "billing_cycle_anchor",
+            "current_period_start",
+            "current_period_end",
+            "trial_end",
+            "cancel_at_period_end",
+            "canceled_at",
+            "ended_at",
+            "coupon",
+            "discount_end",
+            "billing_suspended",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -350,9 +435,10 @@ class SubscriptionOrderResultSerializer(serializers.Serializer):
 class SubscriptionChangeResultSerializer(serializers.Serializer):
     subscription = SubscriptionSerializer(read_only=True)
     invoice = InvoiceSerializer(
-        read_only=True, allow_null=True,
+        read_only=True,
+        allow_null=True,
         help_text="The proration invoice of an upgrade; null when nothing was charged.",
-    )  # fmt: skip
+    )
 
 
 class PlanChangeLineSerializer(serializers.Serializer):
@@ -533,9 +619,10 @@ class OrderPreviewSerializer(RepresentedBy, serializers.Serializer):
     tax = serializers.IntegerField(read_only=True, help_text="Exclusive tax added; 0 if inside.")
     total = serializers.IntegerField(read_only=True, help_text="The first invoice's total.")
     trial_end = serializers.DateTimeField(
-        read_only=True, allow_null=True, help_text="A trial's end: nothing but a setup fee "
-        "is charged before it."
-    )  # fmt: skip
+        read_only=True,
+        allow_null=True,
+        help_text="A trial's end: nothing but a setup fee is charged before it.",
+    )
     credit_applied = serializers.IntegerField(
         read_only=True, help_text="What the account's credit pays of the total at once."
     )
@@ -557,9 +644,16 @@ class CreditNoteSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = CreditNote
         fields = [
-            "id", "number", "invoice", "currency", "amount", "reason", "memo", "refund_to",
+            "id",
+            "number",
+            "invoice",
+            "currency",
+            "amount",
+            "reason",
+            "memo",
+            "refund_to",
             "created_at",
-        ]  # fmt: skip
+        ]
         read_only_fields = fields
 
 
@@ -571,10 +665,20 @@ class PaymentSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Payment
         fields = [
-            "id", "invoice", "gateway", "status", "amount", "amount_refunded", "currency",
-            "reference", "failure_message", "created_at", "succeeded_at", "failed_at",
+            "id",
+            "invoice",
+            "gateway",
+            "status",
+            "amount",
+            "amount_refunded",
+            "currency",
+            "reference",
+            "failure_message",
+            "created_at",
+            "succeeded_at",
+            "failed_at",
             "refunded_at",
-        ]  # fmt: skip
+        ]
         read_only_fields = fields
 
 
@@ -587,9 +691,16 @@ class BalanceTransactionSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = BalanceTransaction
         fields = [
-            "id", "kind", "amount", "currency", "ending_balance", "description", "invoice",
-            "credit_note", "created_at",
-        ]  # fmt: skip
+            "id",
+            "kind",
+            "amount",
+            "currency",
+            "ending_balance",
+            "description",
+            "invoice",
+            "credit_note",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -643,9 +754,16 @@ class BillingProfileSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = BillingProfile
         fields = [
-            "id", "legal_name", "email", "address", "vat_id", "tax_exempt", "payment_gateways",
-            "currency", "updated_at",
-        ]  # fmt: skip
+            "id",
+            "legal_name",
+            "email",
+            "address",
+            "vat_id",
+            "tax_exempt",
+            "payment_gateways",
+            "currency",
+            "updated_at",
+        ]
         read_only_fields = fields
 
 
@@ -672,30 +790,33 @@ class InvoicePaySerializer(StrictInputSerializer):
         "saved card (when the service offers cards).",
     )
     payment_method = serializers.CharField(
-        required=False, max_length=64,
+        required=False,
+        max_length=64,
         help_text="With `card`: which saved card (`pm_…`); the default card when left out.",
-    )  # fmt: skip
+    )
     return_url = serializers.URLField(
-        required=False, max_length=500,
+        required=False,
+        max_length=500,
         help_text="With `card`: where the bank sends the customer back after 3-D Secure; the "
         "dashboard's invoice page when left out.",
-    )  # fmt: skip
+    )
 
 
 class NextActionSerializer(serializers.Serializer):
     type = serializers.ChoiceField(
-        choices=["redirect_to_url", "use_stripe_sdk"], read_only=True,
+        choices=["redirect_to_url", "use_stripe_sdk"],
+        read_only=True,
         help_text="`redirect_to_url`: send the customer to `url`; `use_stripe_sdk`: give "
         "`client_secret` to Stripe.js (`handleNextAction`).",
-    )  # fmt: skip
+    )
     url = serializers.URLField(
         read_only=True, allow_null=True, help_text="With `redirect_to_url`; else null."
     )
     client_secret = serializers.CharField(
-        read_only=True, allow_null=True,
-        help_text="The PaymentIntent's client secret, for Stripe.js; null with "
-        "`redirect_to_url`.",
-    )  # fmt: skip
+        read_only=True,
+        allow_null=True,
+        help_text="The PaymentIntent's client secret, for Stripe.js; null with `redirect_to_url`.",
+    )
 
 
 class InvoicePayAnswerSerializer(serializers.Serializer):
@@ -733,13 +854,17 @@ class SubscriptionOrderSerializer(StrictInputSerializer):
         max_length=50, required=False, help_text="A code the customer typed (`WELCOME10`)."
     )
     coupon = serializers.CharField(
-        max_length=64, required=False,
+        max_length=64,
+        required=False,
         help_text="Or the id (`cpn_...`) of a coupon staff made `directly_redeemable`.",
-    )  # fmt: skip
+    )
     quantity = serializers.IntegerField(
-        required=False, default=1, min_value=1, max_value=1,
+        required=False,
+        default=1,
+        min_value=1,
+        max_value=1,
         help_text="Always 1: a subscription runs one server or bot.",
-    )  # fmt: skip
+    )
 
     def validate(self, attrs):
         if "promotion_code" in attrs and "coupon" in attrs:
@@ -755,10 +880,11 @@ class SubscriptionPriceSerializer(StrictInputSerializer):
 
 class SubscriptionCancelSerializer(StrictInputSerializer):
     at_period_end = serializers.BooleanField(
-        required=False, default=True,
+        required=False,
+        default=True,
         help_text="`true` (the default): it runs until the period ends, and can be resumed "
         "until then. `false`: now; the server or bot is deleted.",
-    )  # fmt: skip
+    )
 
 
 class CouponValidateSerializer(StrictInputSerializer):
@@ -767,9 +893,10 @@ class CouponValidateSerializer(StrictInputSerializer):
         max_length=50, required=False, help_text="A code the customer typed."
     )
     coupon = serializers.CharField(
-        max_length=64, required=False,
+        max_length=64,
+        required=False,
         help_text="Or the id of a coupon staff made `directly_redeemable`.",
-    )  # fmt: skip
+    )
 
     def validate(self, attrs):
         if ("promotion_code" in attrs) == ("coupon" in attrs):
@@ -1048,27 +1175,35 @@ INVOICE_LIST_EXAMPLES = response_examples("An open renewal invoice", None, INVOI
 INVOICE_EXAMPLES = response_examples("An open renewal invoice", "invoice", INVOICE_EXAMPLE)
 PAID_INVOICE_EXAMPLES = response_examples("Paid", "invoice", PAID_INVOICE_EXAMPLE)
 CARD_PAYMENT_EXAMPLE = {
-    **PAYMENT_EXAMPLE, "gateway": "stripe", "reference": "Visa •••• 4242 (12/2030)",
+    **PAYMENT_EXAMPLE,
+    "gateway": "stripe",
+    "reference": "Visa •••• 4242 (12/2030)",
     "status": "succeeded",
-}  # fmt: skip
+}
 PAID_INVOICE_PAY_EXAMPLES = [
     OpenApiExample(
-        "Paid by card", response_only=True,
-        value={"invoice": PAID_INVOICE_EXAMPLE, "payment": CARD_PAYMENT_EXAMPLE,
-               "next_action": None},
+        "Paid by card",
+        response_only=True,
+        value={
+            "invoice": PAID_INVOICE_EXAMPLE,
+            "payment": CARD_PAYMENT_EXAMPLE,
+            "next_action": None,
+        },
     ),
     OpenApiExample(
-        "The bank wants the customer", response_only=True,
+        "The bank wants the customer",
+        response_only=True,
         value={
             "invoice": PAID_INVOICE_EXAMPLE | {"status": "open", "amount_paid": 0},
             "payment": CARD_PAYMENT_EXAMPLE | {"status": "processing", "succeeded_at": None},
             "next_action": {
-                "type": "redirect_to_url", "client_secret": None,
+                "type": "redirect_to_url",
+                "client_secret": None,
                 "url": "https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_1Qh&payment_intent=pi_3Qh",
             },
         },
     ),
-]  # fmt: skip
+]
 CREDIT_NOTE_LIST_EXAMPLES = response_examples("Credit for downtime", None, CREDIT_NOTE_EXAMPLE)
 CREDIT_NOTE_EXAMPLES = response_examples("Credit for downtime", "credit_note", CREDIT_NOTE_EXAMPLE)
 PAYMENT_LIST_EXAMPLES = response_examples("A bank transfer", None, PAYMENT_EXAMPLE)
@@ -1288,14 +1423,16 @@ CHANGE_EXAMPLES = [
 PLAN_CHANGE_EXAMPLES = response_examples("An upgrade half-way", "plan_change", PLAN_CHANGE_EXAMPLE)
 ORDER_PREVIEW_EXAMPLES = [
     *response_examples(
-        "A code, a setup fee and VAT; part paid from credit", "order_preview",
+        "A code, a setup fee and VAT; part paid from credit",
+        "order_preview",
         ORDER_PREVIEW_EXAMPLE,
     ),
     *response_examples(
-        "A business in another EU country (reverse charge)", "order_preview",
+        "A business in another EU country (reverse charge)",
+        "order_preview",
         REVERSE_CHARGE_PREVIEW_EXAMPLE,
     ),
-]  # fmt: skip
+]
 CANCELED_EXAMPLES = response_examples(
     "Set to cancel at the period's end",
     "subscription",

@@ -157,11 +157,13 @@ def _pdf_response(request, document: DocumentSnapshot) -> HttpResponse:
 def _pay_answer(invoice: Invoice, payment, next_action: dict | None) -> Response:
     """An invoice someone paid (or started paying): the invoice as it is now, the payment, and
     what the customer must do for the bank, if anything."""
-    return Response({
-        "invoice": InvoiceSerializer(invoices_all().get(pk=invoice.pk)).data,
-        "payment": PaymentSerializer(payment).data if payment is not None else None,
-        "next_action": next_action,
-    })  # fmt: skip
+    return Response(
+        {
+            "invoice": InvoiceSerializer(invoices_all().get(pk=invoice.pk)).data,
+            "payment": PaymentSerializer(payment).data if payment is not None else None,
+            "next_action": next_action,
+        }
+    )
 
 
 def _invoice_answer(invoice: Invoice) -> Response:
@@ -193,9 +195,11 @@ class CouponValidationViewSet(ApiViewSet):
         body = validated(CouponValidateSerializer, request)
         price = price_orderable(body["price"])
         coupon, code = coupon_check(
-            price=price, at=billing_now(request.auth.account),
-            promotion_code=body.get("promotion_code"), coupon_id=body.get("coupon"),
-        )  # fmt: skip
+            price=price,
+            at=billing_now(request.auth.account),
+            promotion_code=body.get("promotion_code"),
+            coupon_id=body.get("coupon"),
+        )
         answer = {"coupon": coupon, "promotion_code": code}
         return Response({"coupon_validation": CouponValidationSerializer(answer).data})
 
@@ -206,10 +210,10 @@ class CouponValidationViewSet(ApiViewSet):
 def _subscription_answer(subscription: Subscription, invoice: Invoice | None, status=200):
     data = {
         "subscription": SubscriptionSerializer(subscription).data,
-        "invoice": None if invoice is None else InvoiceSerializer(
-            invoices_all().get(pk=invoice.pk)
-        ).data,
-    }  # fmt: skip
+        "invoice": None
+        if invoice is None
+        else InvoiceSerializer(invoices_all().get(pk=invoice.pk)).data,
+    }
     return Response(data, status=status)
 
 
@@ -221,9 +225,15 @@ class SubscriptionViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieve
     serializer_class = SubscriptionSerializer
     filterset_classes = {"list": SubscriptionFilter}
     required_scopes = {
-        "list": READ, "retrieve": READ, "create": WRITE, "preview": READ,
-        "preview_change": READ, "change": WRITE, "cancel": WRITE, "resume": WRITE,
-    }  # fmt: skip
+        "list": READ,
+        "retrieve": READ,
+        "create": WRITE,
+        "preview": READ,
+        "preview_change": READ,
+        "change": WRITE,
+        "cancel": WRITE,
+        "resume": WRITE,
+    }
 
     def caller_queryset(self, principal):
         return subscriptions_of_account(account_id=principal.account.id)
@@ -231,10 +241,14 @@ class SubscriptionViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieve
     def create(self, request):
         body = validated(SubscriptionOrderSerializer, request)
         subscription, invoice = subscription_order(
-            account=request.auth.account, price=body["price"], order=dict(body["order"]),
-            quantity=body["quantity"], promotion_code=body.get("promotion_code"),
-            coupon=body.get("coupon"), actor=Actor.from_request(request),
-        )  # fmt: skip
+            account=request.auth.account,
+            price=body["price"],
+            order=dict(body["order"]),
+            quantity=body["quantity"],
+            promotion_code=body.get("promotion_code"),
+            coupon=body.get("coupon"),
+            actor=Actor.from_request(request),
+        )
         answer = _subscription_answer(subscription, invoice)
         return created(request, answer.data, f"/v1/subscriptions/{subscription.id}")
 
@@ -242,10 +256,13 @@ class SubscriptionViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieve
     def preview(self, request):
         body = validated(SubscriptionOrderSerializer, request)
         preview = subscription_order_preview(
-            account=request.auth.account, price=body["price"], order=dict(body["order"]),
-            quantity=body["quantity"], promotion_code=body.get("promotion_code"),
+            account=request.auth.account,
+            price=body["price"],
+            order=dict(body["order"]),
+            quantity=body["quantity"],
+            promotion_code=body.get("promotion_code"),
             coupon=body.get("coupon"),
-        )  # fmt: skip
+        )
         return Response({"order_preview": OrderPreviewSerializer(preview).data})
 
     @action(detail=True, methods=["post"], url_path="preview-change")
@@ -266,9 +283,10 @@ class SubscriptionViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieve
     def cancel(self, request, pk: str):
         body = validated(SubscriptionCancelSerializer, request)
         subscription = subscription_cancel(
-            subscription=self.get_object(), at_period_end=body["at_period_end"],
+            subscription=self.get_object(),
+            at_period_end=body["at_period_end"],
             actor=Actor.from_request(request),
-        )  # fmt: skip
+        )
         return Response({"subscription": SubscriptionSerializer(subscription).data})
 
     @action(detail=True, methods=["post"])
@@ -314,12 +332,16 @@ class InvoiceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
         next_action = None
         if started.redirect_url:
             next_action = {
-                "type": "redirect_to_url", "url": started.redirect_url, "client_secret": None,
-            }  # fmt: skip
+                "type": "redirect_to_url",
+                "url": started.redirect_url,
+                "client_secret": None,
+            }
         elif started.client_secret:
             next_action = {
-                "type": "use_stripe_sdk", "url": None, "client_secret": started.client_secret,
-            }  # fmt: skip
+                "type": "use_stripe_sdk",
+                "url": None,
+                "client_secret": started.client_secret,
+            }
         return _pay_answer(invoice, started.payment, next_action)
 
 
@@ -497,9 +519,10 @@ class AdminSubscriptionViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiView
     def cancel(self, request, pk: str):
         body = validated(SubscriptionCancelSerializer, request)
         subscription = subscription_cancel(
-            subscription=self.get_object(), at_period_end=body["at_period_end"],
+            subscription=self.get_object(),
+            at_period_end=body["at_period_end"],
             actor=Actor.from_request(request),
-        )  # fmt: skip
+        )
         return Response({"subscription": SubscriptionSerializer(subscription).data})
 
 

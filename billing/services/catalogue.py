@@ -60,9 +60,16 @@ PERCENT_OFF_STEP = Decimal("0.01")
 # Dunning of one plan, in days after the due date (empty: the global settings).
 MAX_DUNNING_DAYS = 365
 PRODUCT_CHANGES = {
-    "name", "description", "kind", "games", "regions", "runtimes", "resources",
-    "suspend_after_days", "terminate_after_days",
-}  # fmt: skip
+    "name",
+    "description",
+    "kind",
+    "games",
+    "regions",
+    "runtimes",
+    "resources",
+    "suspend_after_days",
+    "terminate_after_days",
+}
 RESOURCES = ("memory_mb", "cpu_percent", "disk_mb")
 
 
@@ -170,9 +177,10 @@ def _product_fits_its_kind(product: Product) -> None:
     suspend, terminate = product.suspend_after_days, product.terminate_after_days
     if suspend is not None and terminate is not None and terminate <= suspend:
         raise ValidationFailed.field(
-            "terminate_after_days", "out_of_range",
+            "terminate_after_days",
+            "out_of_range",
             "terminate_after_days must be after suspend_after_days.",
-        )  # fmt: skip
+        )
 
 
 def _dunning_days(field: str, days: Any) -> int | None:
@@ -204,12 +212,16 @@ def product_create(
         {"memory_mb": memory_mb, "cpu_percent": cpu_percent, "disk_mb": disk_mb}
     )
     product = Product(
-        name=clean_name(name), kind=_kind(kind),
+        name=clean_name(name),
+        kind=_kind(kind),
         description=_text("description", description, max_length=500),
-        games=_games(games), regions=_regions(regions), runtimes=_runtimes(runtimes), **resources,
+        games=_games(games),
+        regions=_regions(regions),
+        runtimes=_runtimes(runtimes),
+        **resources,
         suspend_after_days=_dunning_days("suspend_after_days", suspend_after_days),
         terminate_after_days=_dunning_days("terminate_after_days", terminate_after_days),
-    )  # fmt: skip
+    )
     _product_fits_its_kind(product)
     product.save()
     return product
@@ -253,11 +265,12 @@ def product_update(*, product: Product, changes: dict[str, Any], actor: Actor) -
         subscribed = Subscription.objects.filter(price__product=product).count()
         if subscribed:
             raise _conflict(
-                "kind", "in_use",
+                "kind",
+                "in_use",
                 f"{subscribed} subscription(s) use this product's prices, so its kind stays "
                 f"{product.kind}; create a new product instead.",
                 subscriptions=subscribed,
-            )  # fmt: skip
+            )
         product.kind = changes["kind"]
     _product_fits_its_kind(product)
     product.save()
@@ -298,11 +311,14 @@ def price_create(
         field = "recurring.interval_count" if interval in Interval else "recurring.interval"
         raise ValidationFailed.field(field, refused.code, str(refused)) from None
     return Price.objects.create(
-        product=product, currency=currency, interval=unit.value, interval_count=count,
+        product=product,
+        currency=currency,
+        interval=unit.value,
+        interval_count=count,
         unit_amount=_whole_number("unit_amount", unit_amount, low=0, high=MAX_AMOUNT),
         setup_fee=_whole_number("setup_fee", setup_fee, low=0, high=MAX_AMOUNT),
         trial_days=_whole_number("trial_days", trial_days, low=0, high=MAX_TRIAL_DAYS),
-    )  # fmt: skip
+    )
 
 
 @transaction.atomic
@@ -328,9 +344,10 @@ def _tax_place(country: Any, region: Any) -> tuple[str, str]:
     subdivision = SUBDIVISION.fullmatch(region)
     if subdivision is None or subdivision["country"] not in (None, country):
         raise ValidationFailed.field(
-            "region", "invalid",
+            "region",
+            "invalid",
             f"region must be an ISO 3166-2 subdivision of {country}, like {country}-NY.",
-        )  # fmt: skip
+        )
     return country, f"{country}-{subdivision['code']}"
 
 
@@ -340,10 +357,11 @@ def _active_tax_rate_conflict(country: str, region: str) -> Conflict | None:
         return None
     place = region or country
     return _conflict(
-        "country", "already_exists",
+        "country",
+        "already_exists",
         f"{place} already has an active tax rate ({existing.id}); archive it first.",
         tax_rate=existing.id,
-    )  # fmt: skip
+    )
 
 
 @transaction.atomic
@@ -366,9 +384,12 @@ def tax_rate_create(
     if not isinstance(inclusive, bool):
         raise ValidationFailed.field("inclusive", "invalid", "inclusive must be true or false.")
     rate = TaxRate(
-        country=country, region=region, percentage=percentage, inclusive=inclusive,
+        country=country,
+        region=region,
+        percentage=percentage,
+        inclusive=inclusive,
         display_name=_text("display_name", display_name, max_length=50, required=True),
-    )  # fmt: skip
+    )
     if conflict := _active_tax_rate_conflict(country, region):
         raise conflict
     try:
@@ -468,18 +489,23 @@ def coupon_create(
         _whole_number("duration_in_months", duration_in_months, low=1, high=MAX_DISCOUNT_MONTHS)
     elif duration_in_months is not None:
         raise ValidationFailed.field(
-            "duration_in_months", "not_allowed",
+            "duration_in_months",
+            "not_allowed",
             "Only a repeating coupon has duration_in_months.",
-        )  # fmt: skip
+        )
     coupon = Coupon.objects.create(
-        name=clean_name(name), duration=duration, percent_off=percent_off, amount_off=amount_off,
-        currency=currency, duration_in_months=duration_in_months,
+        name=clean_name(name),
+        duration=duration,
+        percent_off=percent_off,
+        amount_off=amount_off,
+        currency=currency,
+        duration_in_months=duration_in_months,
         max_redemptions=_whole_number(
             "max_redemptions", max_redemptions, low=1, high=MAX_REDEMPTIONS, allow_none=True
         ),
         redeem_by=_future("redeem_by", redeem_by),
         directly_redeemable=_flag("directly_redeemable", directly_redeemable),
-    )  # fmt: skip
+    )
     coupon.products.set(_products(products))
     return coupon
 
@@ -540,11 +566,13 @@ def promotion_code_create(
     if _promotion_code_exists(code):
         raise _promotion_code_taken(code)
     promotion_code = PromotionCode(
-        coupon=coupon, code=code, expires_at=_future("expires_at", expires_at),
+        coupon=coupon,
+        code=code,
+        expires_at=_future("expires_at", expires_at),
         max_redemptions=_whole_number(
             "max_redemptions", max_redemptions, low=1, high=MAX_REDEMPTIONS, allow_none=True
         ),
-    )  # fmt: skip
+    )
     try:
         with transaction.atomic():
             promotion_code.save()

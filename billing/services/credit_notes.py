@@ -70,43 +70,61 @@ def credit_note_create(
     if refund_to == CreditNote.RefundTo.NONE:
         if amount > invoice.amount_remaining:
             raise ValidationFailed.field(
-                "refund_to", "invalid_choice",
+                "refund_to",
+                "invalid_choice",
                 f"Only what is still owed ({invoice.amount_remaining}) can simply be forgiven; "
                 "give what was paid back to the balance or as a refund.",
-            )  # fmt: skip
+            )
     elif refund_to in (CreditNote.RefundTo.BALANCE, CreditNote.RefundTo.REFUNDED):
         if amount > paid_back_left:
             raise ValidationFailed.field(
-                "amount", "out_of_range",
+                "amount",
+                "out_of_range",
                 f"Only {paid_back_left} of what was paid is left to give back.",
-            )  # fmt: skip
+            )
     else:
         raise ValidationFailed.field("refund_to", "invalid_choice", "Unknown refund_to.")
     now = billing_now(invoice.account)
     credit_note = CreditNote.objects.create(
-        account=invoice.account, invoice=invoice, amount=amount, currency=invoice.currency,
-        reason=reason, refund_to=refund_to, memo=memo.strip()[:500], buyer=invoice.buyer,
-        seller=dict(settings.BILLING_SELLER), created_by=actor.user, created_at=now,
+        account=invoice.account,
+        invoice=invoice,
+        amount=amount,
+        currency=invoice.currency,
+        reason=reason,
+        refund_to=refund_to,
+        memo=memo.strip()[:500],
+        buyer=invoice.buyer,
+        seller=dict(settings.BILLING_SELLER),
+        created_by=actor.user,
+        created_at=now,
         number=document_number(
             document_series(invoice.account, settings.BILLING_CREDIT_NOTE_PREFIX, now),
             account=invoice.account,
         ),
-    )  # fmt: skip
+    )
     invoice.amount_credited += amount
     if refund_to == CreditNote.RefundTo.NONE:
         invoice.amount_remaining -= amount
     invoice.save()
     record_event(
-        type="credit_note.created", account=invoice.account, object_type="credit_note",
-        obj=credit_note_representation(credit_note), actor=actor, related_id=invoice.id,
-    )  # fmt: skip
+        type="credit_note.created",
+        account=invoice.account,
+        object_type="credit_note",
+        obj=credit_note_representation(credit_note),
+        actor=actor,
+        related_id=invoice.id,
+    )
     if refund_to == CreditNote.RefundTo.BALANCE:
         balance_change(
-            account=invoice.account, amount=amount, currency=invoice.currency,
+            account=invoice.account,
+            amount=amount,
+            currency=invoice.currency,
             kind=BalanceTransaction.Kind.CREDIT_NOTE,
             description=f"Credit note {credit_note.number} for invoice {invoice.number}",
-            actor=actor, invoice=invoice, credit_note=credit_note,
-        )  # fmt: skip
+            actor=actor,
+            invoice=invoice,
+            credit_note=credit_note,
+        )
     if refund_to == CreditNote.RefundTo.REFUNDED:
         _refund_to_origin(invoice, credit_note, actor)
     if invoice.status in OWED and invoice.amount_remaining == 0:

@@ -66,9 +66,14 @@ def renewal_lines(subscription: Subscription) -> tuple[list[dict[str, Any]], dat
     price = subscription.price
     end = subscription.current_period_end
     next_end = next_period_end(subscription)
-    lines = [{
-        "description": f"{price.product.name} ({day_label(end)} to {day_label(next_end)})",
-        "unit_amount": price.unit_amount, "quantity": subscription.quantity, "price": price,
-        "period_start": end, "period_end": next_end,
-    }]  # fmt: skip
+    lines = [
+        {
+            "description": f"{price.product.name} ({day_label(end)} to {day_label(next_end)})",
+            "unit_amount": price.unit_amount,
+            "quantity": subscription.quantity,
+            "price": price,
+            "period_start": end,
+            "period_end": next_end,
+        }
+    ]
     return lines, next_end

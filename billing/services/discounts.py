@@ -49,9 +49,10 @@ def _refuse_unusable(
         # Before any of the coupon's own state, which a customer holding only its id has no
         # business learning.
         raise _refuse(
-            field, "coupon_code_required",
+            field,
+            "coupon_code_required",
             "This coupon is redeemed with a promotion code: type the code.",
-        )  # fmt: skip
+        )
     if not coupon.active:
         raise _refuse(field, "coupon_not_found", "This coupon is no longer offered.")
     if at is not None and coupon.redeem_by and coupon.redeem_by <= at:
@@ -93,10 +94,11 @@ def coupon_check(
         raise _refuse(field, "coupon_not_applicable", "This coupon does not apply to this plan.")
     if coupon.amount_off is not None and coupon.currency != price.currency:
         raise _refuse(
-            field, "coupon_not_applicable",
+            field,
+            "coupon_not_applicable",
             f"This coupon takes an amount in {coupon.currency} off; the plan is billed in "
             f"{price.currency}.",
-        )  # fmt: skip
+        )
     return coupon, code
 
 

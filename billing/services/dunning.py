@@ -30,7 +30,9 @@ def collection_failed(invoice: Invoice, now: datetime, *, action_required: bool 
     if now < suspend_at:
         notify(
             "suspension_warning" if last_before else "payment_overdue",
-            account=invoice.account, invoice=invoice, suspend_at=suspend_at,
-        )  # fmt: skip
+            account=invoice.account,
+            invoice=invoice,
+            suspend_at=suspend_at,
+        )
     else:
         notify("payment_overdue", account=invoice.account, invoice=invoice)

@@ -40,10 +40,14 @@ def subscription_event_record(
     """Record ``subscription.<event>``; an update names what changed (``previous``)."""
     obj = subscription_representation(subscription)
     record_event(
-        type=f"subscription.{event}", account=subscription.account, object_type="subscription",
-        obj=obj, actor=actor, related_id=subscription.server_id or subscription.bot_id or "",
+        type=f"subscription.{event}",
+        account=subscription.account,
+        object_type="subscription",
+        obj=obj,
+        actor=actor,
+        related_id=subscription.server_id or subscription.bot_id or "",
         previous_attributes=changed_attributes(previous, obj) if previous is not None else None,
-    )  # fmt: skip
+    )
 
 
 def subscription_locked(subscription: Subscription) -> Subscription:
@@ -64,9 +68,11 @@ def subscription_status_set(
     subscription.status = new
     subscription.save()
     subscription_event_record(
-        subscription, "canceled" if new == SubscriptionStatus.CANCELED else "updated", actor,
+        subscription,
+        "canceled" if new == SubscriptionStatus.CANCELED else "updated",
+        actor,
         previous,
-    )  # fmt: skip
+    )
 
 
 def instance_of(subscription: Subscription) -> Instance | None:
@@ -99,18 +105,28 @@ def subscription_provision(subscription: Subscription, *, actor: Actor) -> None:
     resources = {field: plan[field] for field in ("memory_mb", "cpu_percent", "disk_mb")}
     if product.kind == ProductKind.SERVER:
         subscription.server = server_create(
-            account=subscription.account, name=order["name"], game=order["game"],
-            region=order["region"], resources=resources, variables=order.get("variables") or {},
-            plan=plan, actor=actor,
-        )  # fmt: skip
+            account=subscription.account,
+            name=order["name"],
+            game=order["game"],
+            region=order["region"],
+            resources=resources,
+            variables=order.get("variables") or {},
+            plan=plan,
+            actor=actor,
+        )
     else:
         subscription.bot = bot_create(
-            account=subscription.account, name=order["name"], region=order["region"],
-            runtime=order["runtime"], start_command=order["start_command"],
+            account=subscription.account,
+            name=order["name"],
+            region=order["region"],
+            runtime=order["runtime"],
+            start_command=order["start_command"],
             token=decrypt_secret(order["token_encrypted"]),
-            environment=order.get("environment") or {}, resources=resources, plan=plan,
+            environment=order.get("environment") or {},
+            resources=resources,
+            plan=plan,
             actor=actor,
-        )  # fmt: skip
+        )
         order.pop("token_encrypted", None)  # the bot holds it now, encrypted; not kept twice
         subscription.order = order
     subscription.save()

@@ -116,9 +116,13 @@ def _mark_refunded(payment: Payment, *, actor: Actor) -> Payment:
     payment.refunded_at = billing_now(payment.account)
     payment.save()
     record_event(
-        type="payment.refunded", account=payment.account, object_type="payment",
-        obj=payment_representation(payment), actor=actor, related_id=payment.invoice_id,
-    )  # fmt: skip
+        type="payment.refunded",
+        account=payment.account,
+        object_type="payment",
+        obj=payment_representation(payment),
+        actor=actor,
+        related_id=payment.invoice_id,
+    )
     return payment
 
 
@@ -137,11 +141,14 @@ class CreditGateway(PaymentGateway):
     def refund(self, payment: Payment, *, actor: Actor) -> Payment:
         payment = _mark_refunded(payment, actor=actor)
         balance_change(
-            account=payment.account, amount=payment.amount, currency=payment.currency,
+            account=payment.account,
+            amount=payment.amount,
+            currency=payment.currency,
             kind=BalanceTransaction.Kind.ADJUSTMENT,
-            description=f"Refund of payment {payment.id} back to credit", actor=actor,
+            description=f"Refund of payment {payment.id} back to credit",
+            actor=actor,
             invoice=payment.invoice,
-        )  # fmt: skip
+        )
         return payment
 
 

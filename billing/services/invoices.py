@@ -89,9 +89,13 @@ def document_numbers(series: str, count: int) -> list[str]:
 def invoice_event_record(invoice: Invoice, event: str, actor: Actor) -> None:
     """Record ``invoice.<event>`` with the invoice as it is now."""
     record_event(
-        type=f"invoice.{event}", account=invoice.account, object_type="invoice",
-        obj=invoice_representation(invoice), actor=actor, related_id=invoice.subscription_id or "",
-    )  # fmt: skip
+        type=f"invoice.{event}",
+        account=invoice.account,
+        object_type="invoice",
+        obj=invoice_representation(invoice),
+        actor=actor,
+        related_id=invoice.subscription_id or "",
+    )
 
 
 def _locked(invoice: Invoice) -> Invoice:
@@ -132,21 +136,34 @@ def invoice_create(
         raise ValidationFailed.field("lines", "required", "An invoice needs at least one line.")
     currency = billing_currency_fix(account, currency)
     invoice = Invoice.objects.create(
-        account=account, currency=currency, billing_reason=billing_reason,
-        subscription=subscription, period_start=period_start, period_end=period_end,
-        created_at=billing_now(account), coupon=coupon,
-        tax_percentage=tax.percentage if tax else 0, tax_inclusive=bool(tax and tax.inclusive),
+        account=account,
+        currency=currency,
+        billing_reason=billing_reason,
+        subscription=subscription,
+        period_start=period_start,
+        period_end=period_end,
+        created_at=billing_now(account),
+        coupon=coupon,
+        tax_percentage=tax.percentage if tax else 0,
+        tax_inclusive=bool(tax and tax.inclusive),
         notes=[tax.note] if tax and tax.note else [],
-    )  # fmt: skip
+    )
     for position, line in enumerate(lines):
         quantity = line.get("quantity", 1)
         InvoiceLine.objects.create(
-            invoice=invoice, position=position, description=line["description"][:500],
-            price=line.get("price"), quantity=quantity, unit_amount=line["unit_amount"],
-            amount=quantity * line["unit_amount"], discount_amount=line.get("discount_amount", 0),
-            tax_amount=line.get("tax_amount", 0), period_start=line.get("period_start"),
-            period_end=line.get("period_end"), proration=line.get("proration", False),
-        )  # fmt: skip
+            invoice=invoice,
+            position=position,
+            description=line["description"][:500],
+            price=line.get("price"),
+            quantity=quantity,
+            unit_amount=line["unit_amount"],
+            amount=quantity * line["unit_amount"],
+            discount_amount=line.get("discount_amount", 0),
+            tax_amount=line.get("tax_amount", 0),
+            period_start=line.get("period_start"),
+            period_end=line.get("period_end"),
+            proration=line.get("proration", False),
+        )
     _total_up(invoice)
     if invoice.total < 0:
         # A credit larger than the charges is credit for the customer's balance, not an
@@ -232,14 +249,25 @@ def _record_payment(
     invoice: Invoice, *, gateway: str, amount: int, actor: Actor, at: datetime, reference: str = ""
 ) -> Payment:
     payment = Payment.objects.create(
-        account=invoice.account, invoice=invoice, gateway=gateway, amount=amount,
-        currency=invoice.currency, reference=reference, status=PaymentStatus.SUCCEEDED,
-        created_by=actor.user, created_at=at, succeeded_at=at,
-    )  # fmt: skip
+        account=invoice.account,
+        invoice=invoice,
+        gateway=gateway,
+        amount=amount,
+        currency=invoice.currency,
+        reference=reference,
+        status=PaymentStatus.SUCCEEDED,
+        created_by=actor.user,
+        created_at=at,
+        succeeded_at=at,
+    )
     record_event(
-        type="payment.succeeded", account=invoice.account, object_type="payment",
-        obj=payment_representation(payment), actor=actor, related_id=invoice.id,
-    )  # fmt: skip
+        type="payment.succeeded",
+        account=invoice.account,
+        object_type="payment",
+        obj=payment_representation(payment),
+        actor=actor,
+        related_id=invoice.id,
+    )
     apply_payment(invoice, payment, amount=amount, actor=actor, at=at)
     return payment
 
@@ -254,10 +282,12 @@ def apply_payment(
     invoice.amount_remaining -= amount
     invoice.save()
     notify(
-        "payment_received", account=invoice.account, invoice=invoice,
+        "payment_received",
+        account=invoice.account,
+        invoice=invoice,
         amount=format_amount(amount, invoice.currency),
         gateway=GATEWAY_LABELS.get(payment.gateway, payment.gateway),
-    )  # fmt: skip
+    )
     if invoice.amount_remaining == 0:
         settle_paid(invoice, actor=actor, at=at)
 
@@ -290,10 +320,14 @@ def _apply_credit(invoice: Invoice, *, actor: Actor) -> int:
         return 0
     now = billing_now(invoice.account)
     balance_change(
-        account=invoice.account, amount=-applied, currency=invoice.currency,
+        account=invoice.account,
+        amount=-applied,
+        currency=invoice.currency,
         kind=BalanceTransaction.Kind.APPLIED_TO_INVOICE,
-        description=f"Applied to invoice {invoice.number}", actor=actor, invoice=invoice,
-    )  # fmt: skip
+        description=f"Applied to invoice {invoice.number}",
+        actor=actor,
+        invoice=invoice,
+    )
     _record_payment(invoice, gateway="credit", amount=applied, actor=actor, at=now)
     return applied
 
@@ -309,9 +343,13 @@ def invoice_mark_paid(*, invoice: Invoice, reference: str, actor: Actor) -> Invo
         )
     now = billing_now(invoice.account)
     _record_payment(
-        invoice, gateway="bank_transfer", amount=invoice.amount_remaining, actor=actor, at=now,
+        invoice,
+        gateway="bank_transfer",
+        amount=invoice.amount_remaining,
+        actor=actor,
+        at=now,
         reference=reference.strip()[:200],
-    )  # fmt: skip
+    )
     return invoice
 
 
@@ -340,9 +378,11 @@ def invoice_mark_uncollectible(*, invoice: Invoice, actor: Actor) -> Invoice:
     """Give up collecting an open invoice (it can still be paid later)."""
     invoice = _locked(invoice)
     _set_status(
-        invoice, InvoiceStatus.UNCOLLECTIBLE, verb="mark this invoice uncollectible",
+        invoice,
+        InvoiceStatus.UNCOLLECTIBLE,
+        verb="mark this invoice uncollectible",
         at=billing_now(invoice.account),
-    )  # fmt: skip
+    )
     invoice.next_payment_attempt = None
     invoice.save()
     invoice_event_record(invoice, "marked_uncollectible", actor)

@@ -69,13 +69,22 @@ def balance_change(
             details={"balance": current},
         )
     entry = BalanceTransaction.objects.create(
-        account=account, kind=kind, amount=amount, currency=currency,
-        ending_balance=current + amount, description=description.strip()[:500],
-        invoice=invoice, credit_note=credit_note, created_by=actor.user,
+        account=account,
+        kind=kind,
+        amount=amount,
+        currency=currency,
+        ending_balance=current + amount,
+        description=description.strip()[:500],
+        invoice=invoice,
+        credit_note=credit_note,
+        created_by=actor.user,
         created_at=billing_now(account),
-    )  # fmt: skip
+    )
     record_event(
-        type="customer.balance_changed", account=account, object_type="balance_transaction",
-        obj=balance_transaction_representation(entry), actor=actor,
-    )  # fmt: skip
+        type="customer.balance_changed",
+        account=account,
+        object_type="balance_transaction",
+        obj=balance_transaction_representation(entry),
+        actor=actor,
+    )
     return entry

@@ -128,12 +128,17 @@ def notify(
     """Queue the ``kind`` e-mail about ``invoice`` / ``subscription`` (sent once the
     transaction commits, by the worker)."""
     subscription_id = subscription.id if subscription else (invoice and invoice.subscription_id)
-    notices_queue([
-        Notice(
-            kind=kind, account_id=account.id, subscription_id=subscription_id or None,
-            invoice=invoice_facts(invoice) if invoice is not None else None, extra=extra,
-        )
-    ])  # fmt: skip
+    notices_queue(
+        [
+            Notice(
+                kind=kind,
+                account_id=account.id,
+                subscription_id=subscription_id or None,
+                invoice=invoice_facts(invoice) if invoice is not None else None,
+                extra=extra,
+            )
+        ]
+    )
 
 
 @task

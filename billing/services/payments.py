@@ -32,9 +32,13 @@ def _invoice_locked(invoice_id: str) -> Invoice:
 
 def payment_event_record(payment: Payment, event: str, actor: Actor) -> None:
     record_event(
-        type=f"payment.{event}", account=payment.account, object_type="payment",
-        obj=payment_representation(payment), actor=actor, related_id=payment.invoice_id,
-    )  # fmt: skip
+        type=f"payment.{event}",
+        account=payment.account,
+        object_type="payment",
+        obj=payment_representation(payment),
+        actor=actor,
+        related_id=payment.invoice_id,
+    )
 
 
 @transaction.atomic
@@ -55,11 +59,16 @@ def payment_open(
             "A payment of this invoice is already in progress.", details={"payment": in_flight.id}
         )
     payment = Payment.objects.create(
-        account=invoice.account, invoice=invoice, gateway=gateway,
-        amount=invoice.amount_remaining, currency=invoice.currency, reference=reference[:200],
-        status=PaymentStatus.PROCESSING, created_by=actor.user,
+        account=invoice.account,
+        invoice=invoice,
+        gateway=gateway,
+        amount=invoice.amount_remaining,
+        currency=invoice.currency,
+        reference=reference[:200],
+        status=PaymentStatus.PROCESSING,
+        created_by=actor.user,
         created_at=billing_now(invoice.account),
-    )  # fmt: skip
+    )
     payment_event_record(payment, "processing", actor)
     return payment
 
@@ -99,10 +108,14 @@ def payment_succeeded(
         apply_payment(invoice, payment, amount=applied, actor=actor, at=at)
     if payment.amount > applied:
         balance_change(
-            account=payment.account, amount=payment.amount - applied, currency=payment.currency,
-            kind=BalanceTransaction.Kind.OVERPAYMENT, invoice=invoice, actor=actor,
+            account=payment.account,
+            amount=payment.amount - applied,
+            currency=payment.currency,
+            kind=BalanceTransaction.Kind.OVERPAYMENT,
+            invoice=invoice,
+            actor=actor,
             description=f"Payment {payment.id} beyond what invoice {invoice.number} owed",
-        )  # fmt: skip
+        )
     return payment
 
 

@@ -68,10 +68,13 @@ def tax_decision_of(profile: BillingProfile, rates: list[tuple]) -> TaxDecision:
         except InvalidVatId:
             vat_valid = False
     return tax_for(
-        seller_country=seller_country, buyer_country=country, buyer_region=profile.region or None,
-        buyer_vat_id_valid=vat_valid, buyer_tax_exempt=profile.tax_exempt,
+        seller_country=seller_country,
+        buyer_country=country,
+        buyer_region=profile.region or None,
+        buyer_vat_id_valid=vat_valid,
+        buyer_tax_exempt=profile.tax_exempt,
         rates=rates,
-    )  # fmt: skip
+    )
 
 
 def _discounts(amounts: list[int], coupon: Coupon | None, currency: str) -> list[int]:

@@ -114,10 +114,13 @@ def billing_profile_update(
     if previous:
         profile.save()
         record_event(
-            type="customer.billing_profile_updated", account=account,
-            object_type="billing_profile", obj=billing_profile_representation(profile),
-            actor=actor, previous_attributes=previous,
-        )  # fmt: skip
+            type="customer.billing_profile_updated",
+            account=account,
+            object_type="billing_profile",
+            obj=billing_profile_representation(profile),
+            actor=actor,
+            previous_attributes=previous,
+        )
     return profile
 
 

@@ -168,9 +168,11 @@ def _plan(
         now = now_of[subscription.id]
         start, end = subscription.current_period_start, subscription.current_period_end
         renewal = _Renewal(
-            subscription, now, issued=issued.get(subscription.id),
+            subscription,
+            now,
+            issued=issued.get(subscription.id),
             on_test_clock=subscription.account_id in clocks,
-        )  # fmt: skip
+        )
         if any(
             due <= now
             for invoice_id, due in overdue.get(subscription.id, [])
@@ -253,25 +255,41 @@ def _draft(subscription: Subscription, profile: BillingProfile, tax, now: dateti
     lines, next_end = renewal_lines(subscription)
     coupon = coupon_for_period(subscription, end)
     priced = price_lines(
-        account=subscription.account, currency=subscription.price.currency, lines=lines,
-        coupon=coupon, tax=tax,
-    )  # fmt: skip
+        account=subscription.account,
+        currency=subscription.price.currency,
+        lines=lines,
+        coupon=coupon,
+        tax=tax,
+    )
     (values,) = priced.lines
     invoice = Invoice(
-        account=subscription.account, subscription=subscription, currency=profile.currency,
-        billing_reason=BillingReason.SUBSCRIPTION_CYCLE, period_start=end, period_end=next_end,
-        created_at=now, coupon=coupon if values["discount_amount"] else None,
-        tax_percentage=tax.percentage, tax_inclusive=tax.inclusive,
+        account=subscription.account,
+        subscription=subscription,
+        currency=profile.currency,
+        billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+        period_start=end,
+        period_end=next_end,
+        created_at=now,
+        coupon=coupon if values["discount_amount"] else None,
+        tax_percentage=tax.percentage,
+        tax_inclusive=tax.inclusive,
         notes=[tax.note] if tax.note else [],
-    )  # fmt: skip
+    )
     quantity = values["quantity"]
     line = InvoiceLine(
-        invoice=invoice, position=0, description=values["description"][:500],
-        price=values["price"], quantity=quantity, unit_amount=values["unit_amount"],
-        amount=quantity * values["unit_amount"], discount_amount=values["discount_amount"],
-        tax_amount=values["tax_amount"], period_start=values["period_start"],
-        period_end=values["period_end"], proration=False,
-    )  # fmt: skip
+        invoice=invoice,
+        position=0,
+        description=values["description"][:500],
+        price=values["price"],
+        quantity=quantity,
+        unit_amount=values["unit_amount"],
+        amount=quantity * values["unit_amount"],
+        discount_amount=values["discount_amount"],
+        tax_amount=values["tax_amount"],
+        period_start=values["period_start"],
+        period_end=values["period_end"],
+        proration=False,
+    )
     invoice.subtotal = line.amount
     invoice.discount = line.discount_amount
     invoice.tax = line.tax_amount
@@ -308,9 +326,11 @@ def _write(renewals: list[_Renewal], balances: dict[str, int], report) -> list[s
     for renewal in renewals:
         if renewal.invoice is not None:
             series = document_series(
-                renewal.subscription.account, settings.BILLING_INVOICE_PREFIX, renewal.now,
+                renewal.subscription.account,
+                settings.BILLING_INVOICE_PREFIX,
+                renewal.now,
                 test_clock=renewal.on_test_clock,
-            )  # fmt: skip
+            )
             by_series[series].append(renewal.invoice)
     numbers: dict[str, str] = {}
     for series, invoices in sorted(by_series.items()):
@@ -345,9 +365,12 @@ def _periods_save(subscriptions: list[Subscription]) -> None:
         params = []
         for each in chunk:
             params += [
-                each.pk, each.status, adapt(each.current_period_start),
-                adapt(each.current_period_end), adapt(each.updated_at),
-            ]  # fmt: skip
+                each.pk,
+                each.status,
+                adapt(each.current_period_start),
+                adapt(each.current_period_end),
+                adapt(each.updated_at),
+            ]
         with connection.cursor() as cursor:
             cursor.execute(
                 f"WITH v (id, status, period_start, period_end, updated_at) AS "  # noqa: S608
@@ -419,19 +442,34 @@ def _issue(renewal: _Renewal, written: _Written) -> None:
         balance = written.balances.get(account_id) or 0
         written.balances[account_id] = balance - amount
         entry = BalanceTransaction(
-            account_id=account_id, kind=BalanceTransaction.Kind.APPLIED_TO_INVOICE,
-            amount=-amount, currency=invoice.currency, ending_balance=balance - amount,
-            description=f"Applied to invoice {invoice.number}", invoice=invoice,
-            created_by=None, created_at=now,
-        )  # fmt: skip
+            account_id=account_id,
+            kind=BalanceTransaction.Kind.APPLIED_TO_INVOICE,
+            amount=-amount,
+            currency=invoice.currency,
+            ending_balance=balance - amount,
+            description=f"Applied to invoice {invoice.number}",
+            invoice=invoice,
+            created_by=None,
+            created_at=now,
+        )
         written.entries.append(entry)
-        tell("customer.balance_changed", "balance_transaction",
-             balance_transaction_representation(entry))  # fmt: skip
+        tell(
+            "customer.balance_changed",
+            "balance_transaction",
+            balance_transaction_representation(entry),
+        )
         payment = Payment(
-            account_id=account_id, invoice=invoice, gateway="credit", amount=amount,
-            currency=invoice.currency, reference="", status=PaymentStatus.SUCCEEDED,
-            created_by=None, created_at=now, succeeded_at=now,
-        )  # fmt: skip
+            account_id=account_id,
+            invoice=invoice,
+            gateway="credit",
+            amount=amount,
+            currency=invoice.currency,
+            reference="",
+            status=PaymentStatus.SUCCEEDED,
+            created_by=None,
+            created_at=now,
+            succeeded_at=now,
+        )
         written.payments.append(payment)
         tell("payment.succeeded", "payment", payment_representation(payment), invoice.id)
         invoice.amount_paid += amount
@@ -507,7 +545,10 @@ def _start_period(renewal: _Renewal, written: _Written) -> bool:
 def _subscription_event(subscription: Subscription, related: str, previous) -> EventDraft:
     obj = subscription_representation(subscription)
     return EventDraft(
-        type="subscription.updated", account_id=subscription.account_id,
-        object_type="subscription", obj=obj, related_id=related,
+        type="subscription.updated",
+        account_id=subscription.account_id,
+        object_type="subscription",
+        obj=obj,
+        related_id=related,
         previous_attributes=changed_attributes(previous, obj) if previous is not None else None,
-    )  # fmt: skip
+    )

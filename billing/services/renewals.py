@@ -137,9 +137,10 @@ def _renew(subscription: Subscription, now: datetime) -> bool:
     if not renewal_due(start, end, now):
         return False
     issued = Invoice.objects.filter(
-        subscription=subscription, billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+        subscription=subscription,
+        billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
         period_start=end,
-    ).exclude(status=InvoiceStatus.VOID)  # fmt: skip
+    ).exclude(status=InvoiceStatus.VOID)
     if issued.exists():
         return False
     price = subscription.price
@@ -149,12 +150,16 @@ def _renew(subscription: Subscription, now: datetime) -> bool:
         account=subscription.account, currency=price.currency, lines=lines, coupon=coupon
     )
     invoice = invoice_create(
-        account=subscription.account, currency=price.currency, lines=priced.lines,
+        account=subscription.account,
+        currency=price.currency,
+        lines=priced.lines,
         tax=priced.tax,
         coupon=coupon if any(line["discount_amount"] for line in priced.lines) else None,
-        billing_reason=BillingReason.SUBSCRIPTION_CYCLE, subscription=subscription,
-        period_start=end, period_end=next_end,
-    )  # fmt: skip
+        billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+        subscription=subscription,
+        period_start=end,
+        period_end=next_end,
+    )
     # Due when the period it pays for starts: the credit now (partly if need be), anything
     # else (a card) only then, at its collection attempt (``_retry``), never before.
     invoice = invoice_finalize(invoice=invoice, due_date=end)
@@ -229,8 +234,12 @@ def _fall_past_due(subscription: Subscription, overdue: Invoice | None) -> None:
     if overdue is not None:
         invoice_event_record(overdue, "overdue", SYSTEM)
         suspend_days, _ = dunning_days(subscription)
-        notify("payment_overdue", account=subscription.account, invoice=overdue,
-               suspend_at=overdue.due_date + timedelta(days=suspend_days))  # fmt: skip
+        notify(
+            "payment_overdue",
+            account=subscription.account,
+            invoice=overdue,
+            suspend_at=overdue.due_date + timedelta(days=suspend_days),
+        )
 
 
 def _oldest_overdue(subscription: Subscription, now: datetime) -> Invoice | None:
@@ -279,9 +288,12 @@ def _dunning(subscription: Subscription, now: datetime, report: RunReport) -> No
         subscription.termination_warned_at = now
         subscription.save()
         notify(
-            "termination_warning", account=subscription.account, invoice=overdue,
-            subscription=subscription, terminate_at=since + timedelta(days=terminate_days),
-        )  # fmt: skip
+            "termination_warning",
+            account=subscription.account,
+            invoice=overdue,
+            subscription=subscription,
+            terminate_at=since + timedelta(days=terminate_days),
+        )
         report.add("termination_warnings")
     if subscription.status == SubscriptionStatus.PAST_DUE and now >= since + timedelta(
         days=suspend_days
@@ -289,9 +301,12 @@ def _dunning(subscription: Subscription, now: datetime, report: RunReport) -> No
         subscription_status_set(subscription, SubscriptionStatus.UNPAID, actor=SYSTEM)
         billing_suspend(subscription)
         notify(
-            "suspended", account=subscription.account, invoice=overdue,
-            subscription=subscription, terminate_at=since + timedelta(days=terminate_days),
-        )  # fmt: skip
+            "suspended",
+            account=subscription.account,
+            invoice=overdue,
+            subscription=subscription,
+            terminate_at=since + timedelta(days=terminate_days),
+        )
         report.add("suspended")
 
 
@@ -539,9 +554,10 @@ def _walk_step(account_id: str) -> timedelta:
     """An hour when one of the account's live plans bills hourly, else a day: the job runs at
     least once per period, as it would by cron."""
     hourly = Subscription.objects.filter(
-        account_id=account_id, status__in=[*RUNNING, SubscriptionStatus.INCOMPLETE],
+        account_id=account_id,
+        status__in=[*RUNNING, SubscriptionStatus.INCOMPLETE],
         price__interval="hour",
-    ).exists()  # fmt: skip
+    ).exists()
     return timedelta(hours=1) if hourly else timedelta(days=1)
 
 
@@ -565,10 +581,11 @@ def billing_clock_walk(*, account: Account, to: datetime) -> tuple[datetime, int
     if (to - clock.now) / step > CLOCK_WALK_MAX_STEPS:
         span = "hours" if step < timedelta(days=1) else "days"
         raise ValidationFailed.field(
-            "to", "too_far",
+            "to",
+            "too_far",
             f"Move this clock at most {CLOCK_WALK_MAX_STEPS} {span} at a time (its plans are "
             f"billed {'hourly' if span == 'hours' else 'daily or longer'}).",
-        )  # fmt: skip
+        )
     at, runs, report = clock.now, 0, RunReport()
     while at < to:
         at = min(at + step, to)

@@ -174,15 +174,20 @@ class _OrderTerms:
     def subscription(self, account: Account, order: dict[str, Any]) -> Subscription:
         """The subscription this order makes, not saved."""
         return Subscription(
-            account=account, price=self.price, quantity=1, order=order,
+            account=account,
+            price=self.price,
+            quantity=1,
+            order=order,
             billing_cycle_anchor=self.first_end if self.trial_end else self.at,
-            current_period_start=self.at, current_period_end=self.first_end,
-            trial_end=self.trial_end, coupon=self.coupon,
+            current_period_start=self.at,
+            current_period_end=self.first_end,
+            trial_end=self.trial_end,
+            coupon=self.coupon,
             discount_end=(
                 discount_end(self.coupon, self.at, self.first_end) if self.coupon else None
             ),
             created_at=self.at,
-        )  # fmt: skip
+        )
 
 
 def _order_terms(
@@ -204,16 +209,25 @@ def _order_terms(
     trial_end = period_end(now, "day", price.trial_days) if price.trial_days else None
     first_end = trial_end or period_end(now, price.interval, price.interval_count)
     if trial_end:
-        lines = [{
-            "description": f"Trial of {price.product.name} until {day_label(trial_end)}",
-            "unit_amount": 0, "price": price, "period_start": now, "period_end": trial_end,
-        }]  # fmt: skip
+        lines = [
+            {
+                "description": f"Trial of {price.product.name} until {day_label(trial_end)}",
+                "unit_amount": 0,
+                "price": price,
+                "period_start": now,
+                "period_end": trial_end,
+            }
+        ]
     else:
-        lines = [{
-            "description": f"{price.product.name} ({day_label(now)} to {day_label(first_end)})",
-            "unit_amount": price.unit_amount, "price": price, "period_start": now,
-            "period_end": first_end,
-        }]  # fmt: skip
+        lines = [
+            {
+                "description": f"{price.product.name} ({day_label(now)} to {day_label(first_end)})",
+                "unit_amount": price.unit_amount,
+                "price": price,
+                "period_start": now,
+                "period_end": first_end,
+            }
+        ]
     if price.setup_fee:
         lines.append(
             {
@@ -243,9 +257,12 @@ def subscription_order(
     currency = billing_currency_fix(account, price.currency)
     cleaned = order_clean(account, price, order)
     terms = _order_terms(
-        account=account, price=price, currency=currency, promotion_code=promotion_code,
+        account=account,
+        price=price,
+        currency=currency,
+        promotion_code=promotion_code,
         coupon=coupon,
-    )  # fmt: skip
+    )
     if terms.coupon is not None:
         coupon_redeem(terms.coupon, terms.promotion_code)
     subscription = terms.subscription(account, cleaned)
@@ -253,11 +270,17 @@ def subscription_order(
     subscription_event_record(subscription, "created", actor)
     priced = terms.first
     invoice = invoice_create(
-        account=account, currency=currency, lines=priced.lines, tax=priced.tax,
+        account=account,
+        currency=currency,
+        lines=priced.lines,
+        tax=priced.tax,
         coupon=terms.coupon if any(line["discount_amount"] for line in priced.lines) else None,
-        billing_reason=BillingReason.SUBSCRIPTION_CREATE, subscription=subscription,
-        period_start=terms.at, period_end=terms.first_end, actor=actor,
-    )  # fmt: skip
+        billing_reason=BillingReason.SUBSCRIPTION_CREATE,
+        subscription=subscription,
+        period_start=terms.at,
+        period_end=terms.first_end,
+        actor=actor,
+    )
     if terms.trial_end:
         subscription = subscription_locked(subscription)
         subscription_status_set(subscription, SubscriptionStatus.TRIALING, actor=actor)
@@ -329,25 +352,38 @@ def subscription_order_preview(
     if order is not None:
         order_clean(account, price, order)
     terms = _order_terms(
-        account=account, price=price, currency=price.currency, promotion_code=promotion_code,
+        account=account,
+        price=price,
+        currency=price.currency,
+        promotion_code=promotion_code,
         coupon=coupon,
-    )  # fmt: skip
+    )
     # The renewal as the billing job will issue it (``cycle.renewal_lines``, the coupon of
     # that period), for the subscription this order would make.
     upcoming = terms.subscription(account, {})
     lines, renewal_end = renewal_lines(upcoming)
     renewal = price_lines(
-        account=account, currency=price.currency, lines=lines, tax=terms.first.tax,
+        account=account,
+        currency=price.currency,
+        lines=lines,
+        tax=terms.first.tax,
         coupon=coupon_for_period(upcoming, terms.first_end),
-    )  # fmt: skip
+    )
     credit = 0
     if terms.first.total > 0 and credit_collects(account.pk):
         credit = max(0, min(balance_of(account), terms.first.total))
     return OrderPreview(
-        price=price, at=terms.at, coupon=terms.coupon, promotion_code=terms.promotion_code,
-        trial_end=terms.trial_end, first=terms.first, credit_applied=credit,
-        renewal_at=terms.first_end, renewal_end=renewal_end, renewal=renewal,
-    )  # fmt: skip
+        price=price,
+        at=terms.at,
+        coupon=terms.coupon,
+        promotion_code=terms.promotion_code,
+        trial_end=terms.trial_end,
+        first=terms.first,
+        credit_applied=credit,
+        renewal_at=terms.first_end,
+        renewal_end=renewal_end,
+        renewal=renewal,
+    )
 
 
 @dataclass(frozen=True)
@@ -395,25 +431,37 @@ def _plan_change(subscription: Subscription, new_price: Price, at: datetime) -> 
         return PlanChange(subscription, new_price, at, None)  # a trial is free: nothing to prorate
     start, end = subscription.current_period_start, subscription.current_period_end
     raw = proration_lines(
-        old_amount=old.unit_amount, new_amount=new_price.unit_amount, quantity_old=1,
-        quantity_new=1, period_start=start, period_end=end, at=at,
-    )  # fmt: skip
+        old_amount=old.unit_amount,
+        new_amount=new_price.unit_amount,
+        quantity_old=1,
+        quantity_new=1,
+        period_start=start,
+        period_end=end,
+        at=at,
+    )
     words = {
         ProrationKind.UNUSED_TIME: f"Unused time on {old.product.name} after {day_label(at)}",
         ProrationKind.REMAINING_TIME: f"Remaining time on {product.name} after {day_label(at)}",
     }
     lines = [
-        {"description": words[line.kind], "unit_amount": line.amount, "proration": True,
-         "price": old if line.kind == ProrationKind.UNUSED_TIME else new_price,
-         "period_start": at, "period_end": end}
+        {
+            "description": words[line.kind],
+            "unit_amount": line.amount,
+            "proration": True,
+            "price": old if line.kind == ProrationKind.UNUSED_TIME else new_price,
+            "period_start": at,
+            "period_end": end,
+        }
         for line in raw
-    ]  # fmt: skip
+    ]
     if not lines:
         return PlanChange(subscription, new_price, at, None)
     priced = price_lines(
-        account=subscription.account, currency=old.currency, lines=lines,
+        account=subscription.account,
+        currency=old.currency,
+        lines=lines,
         coupon=coupon_for_period(subscription, start),
-    )  # fmt: skip
+    )
     return PlanChange(subscription, new_price, at, priced)
 
 
@@ -443,29 +491,39 @@ def subscription_change(
     invoice = None
     if change.priced is not None and change.total > 0:
         invoice = invoice_create(
-            account=subscription.account, currency=previous_price.currency,
-            lines=change.priced.lines, tax=change.priced.tax,
-            billing_reason=BillingReason.SUBSCRIPTION_UPDATE, subscription=subscription,
-            period_start=change.at, period_end=subscription.current_period_end, actor=actor,
-        )  # fmt: skip
+            account=subscription.account,
+            currency=previous_price.currency,
+            lines=change.priced.lines,
+            tax=change.priced.tax,
+            billing_reason=BillingReason.SUBSCRIPTION_UPDATE,
+            subscription=subscription,
+            period_start=change.at,
+            period_end=subscription.current_period_end,
+            actor=actor,
+        )
     # A renewal already issued at the old price and not paid is issued again at the new one.
     for stale in Invoice.objects.filter(
-        subscription=subscription, billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
-        status=InvoiceStatus.OPEN, amount_paid=0, period_start__gte=subscription.current_period_end,
-    ):  # fmt: skip
+        subscription=subscription,
+        billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
+        status=InvoiceStatus.OPEN,
+        amount_paid=0,
+        period_start__gte=subscription.current_period_end,
+    ):
         invoice_void(invoice=stale, actor=actor)
     if change.priced is not None and change.total < 0:
         credit = _settle_unpaid(subscription, -change.total, actor=actor)
         if credit > 0:
             balance_change(
-                account=subscription.account, amount=credit, currency=previous_price.currency,
+                account=subscription.account,
+                amount=credit,
+                currency=previous_price.currency,
                 kind=BalanceTransaction.Kind.PRORATION,
                 description=(
                     f"Unused time on {previous_price.product.name} "
                     f"(changed to {new_price.product.name})"
                 ),
                 actor=actor,
-            )  # fmt: skip
+            )
     previous = subscription_representation(subscription)
     subscription.price = new_price
     subscription.save()
@@ -509,10 +567,13 @@ def _settle_unpaid(subscription: Subscription, credit: int, *, actor: Actor) -> 
             invoice_void(invoice=invoice, actor=actor)
         else:
             credit_note_create(
-                invoice=invoice, amount=part, reason=CreditNote.Reason.ORDER_CHANGE,
-                refund_to=CreditNote.RefundTo.NONE, actor=actor,
+                invoice=invoice,
+                amount=part,
+                reason=CreditNote.Reason.ORDER_CHANGE,
+                refund_to=CreditNote.RefundTo.NONE,
+                actor=actor,
                 memo="Unused time of a plan change, set against what was still owed.",
-            )  # fmt: skip
+            )
         credit -= part
     return credit
 
@@ -548,9 +609,10 @@ def _unserved_settle(subscription: Subscription, *, at: datetime, actor: Actor) 
     voided when nothing of it was paid, else what was paid of it goes back to the balance and
     what is still owed is forgiven (credit notes; the invoice is then settled)."""
     for unserved in Invoice.objects.filter(
-        subscription=subscription, period_start__gte=at,
+        subscription=subscription,
+        period_start__gte=at,
         status__in=[InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE],
-    ):  # fmt: skip
+    ):
         if unserved.amount_paid == 0 and unserved.amount_credited == 0:
             invoice_void(invoice=unserved, actor=actor)
             continue
@@ -558,17 +620,22 @@ def _unserved_settle(subscription: Subscription, *, at: datetime, actor: Actor) 
         unserved.refresh_from_db()
         if unserved.amount_remaining > 0:
             credit_note_create(
-                invoice=unserved, amount=unserved.amount_remaining,
-                reason=CreditNote.Reason.ORDER_CHANGE, refund_to=CreditNote.RefundTo.NONE,
-                actor=actor, memo="The subscription ends before this period begins.",
-            )  # fmt: skip
+                invoice=unserved,
+                amount=unserved.amount_remaining,
+                reason=CreditNote.Reason.ORDER_CHANGE,
+                refund_to=CreditNote.RefundTo.NONE,
+                actor=actor,
+                memo="The subscription ends before this period begins.",
+            )
     # Renewals only: a plan change's invoice (or the order's) for a period starting at ``at``
     # was netted against the unused time a plan change already gave back; refunding it too
     # would give the same money back twice (the conservation test found it).
     for ahead in Invoice.objects.filter(
-        subscription=subscription, status=InvoiceStatus.PAID, period_start__gte=at,
+        subscription=subscription,
+        status=InvoiceStatus.PAID,
+        period_start__gte=at,
         billing_reason=BillingReason.SUBSCRIPTION_CYCLE,
-    ):  # fmt: skip
+    ):
         _give_back(ahead, actor=actor)
 
 
@@ -577,10 +644,13 @@ def _give_back(invoice: Invoice, *, actor: Actor) -> None:
     paid = invoice.total - invoice.amount_credited - invoice.amount_remaining
     if paid > 0:
         credit_note_create(
-            invoice=invoice, amount=paid, reason=CreditNote.Reason.ORDER_CHANGE,
-            refund_to=CreditNote.RefundTo.BALANCE, actor=actor,
+            invoice=invoice,
+            amount=paid,
+            reason=CreditNote.Reason.ORDER_CHANGE,
+            refund_to=CreditNote.RefundTo.BALANCE,
+            actor=actor,
             memo="The subscription ends before this period begins.",
-        )  # fmt: skip
+        )
 
 
 def subscription_end(subscription: Subscription, *, at: datetime, actor: Actor) -> None:

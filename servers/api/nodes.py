@@ -38,18 +38,25 @@ from servers.services.nodes import (
 STAFF_READ, STAFF_WRITE = ["admin:read"], ["admin:write"]
 TAG = "Staff: nodes"
 NODE_EXAMPLE = {
-    "id": "node_8fK2mQ9xR4tV7wY1zA3bC5dE", "name": "fra-1", "region": "eu-central",
-    "agent_url": "https://fra-1.nodes.example.com:8443", "memory_mb": 65536,
-    "disk_mb": 1048576, "cpu_percent": 1600, "maintenance": False,
+    "id": "node_8fK2mQ9xR4tV7wY1zA3bC5dE",
+    "name": "fra-1",
+    "region": "eu-central",
+    "agent_url": "https://fra-1.nodes.example.com:8443",
+    "memory_mb": 65536,
+    "disk_mb": 1048576,
+    "cpu_percent": 1600,
+    "maintenance": False,
     "token_hint": "hmn_Ab3dEf6hIj9k…",
     "used": {"memory_mb": 12288, "disk_mb": 81920, "cpu_percent": 600},
     "allocations": {"total": 200, "free": 188},
     "agent": {
-        "version": "1.0", "limits": "cgroup-v2", "isolation": "sandbox",
+        "version": "1.0",
+        "limits": "cgroup-v2",
+        "isolation": "sandbox",
         "last_seen_at": "2026-11-24T10:00:05Z",
     },
     "created_at": "2026-11-01T09:00:00Z",
-}  # fmt: skip
+}
 
 
 class NodeAgentSerializer(serializers.Serializer):
@@ -84,9 +91,10 @@ class NodeSerializer(serializers.Serializer):
 
     def get_used(self, node) -> dict[str, int]:
         return {
-            "memory_mb": node.used_memory_mb, "disk_mb": node.used_disk_mb,
+            "memory_mb": node.used_memory_mb,
+            "disk_mb": node.used_disk_mb,
             "cpu_percent": node.used_cpu_percent,
-        }  # fmt: skip
+        }
 
     def get_allocations(self, node) -> dict[str, int]:
         return {"total": node.allocation_total, "free": node.allocation_free}
@@ -190,11 +198,16 @@ class NodeViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     resource_key = "node"
     serializer_class = NodeSerializer
     required_scopes = {
-        "list": STAFF_READ, "retrieve": STAFF_READ, "create": STAFF_WRITE,
-        "partial_update": STAFF_WRITE, "destroy": STAFF_WRITE, "rotate_token": STAFF_WRITE,
-        "allocation_list": STAFF_READ, "allocation_add": STAFF_WRITE,
+        "list": STAFF_READ,
+        "retrieve": STAFF_READ,
+        "create": STAFF_WRITE,
+        "partial_update": STAFF_WRITE,
+        "destroy": STAFF_WRITE,
+        "rotate_token": STAFF_WRITE,
+        "allocation_list": STAFF_READ,
+        "allocation_add": STAFF_WRITE,
         "allocation_remove": STAFF_WRITE,
-    }  # fmt: skip
+    }
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
@@ -262,9 +275,10 @@ class NodeViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     @allocation_list.mapping.post
     def allocation_add(self, request, pk: str):
         count = node_allocations_add(
-            node=self.get_object(), actor=Actor.from_request(request),
+            node=self.get_object(),
+            actor=Actor.from_request(request),
             **validated(AllocationChangeSerializer, request),
-        )  # fmt: skip
+        )
         return Response({"count": count})
 
     @extend_schema(
@@ -277,7 +291,8 @@ class NodeViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     @action(detail=True, methods=["post"], url_path="allocations/remove")
     def allocation_remove(self, request, pk: str):
         count = node_allocations_remove(
-            node=self.get_object(), actor=Actor.from_request(request),
+            node=self.get_object(),
+            actor=Actor.from_request(request),
             **validated(AllocationChangeSerializer, request),
-        )  # fmt: skip
+        )
         return Response({"count": count})

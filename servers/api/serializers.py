@@ -115,9 +115,17 @@ class ServerDetailSerializer(ServerSerializer):
 
     class Meta(ServerSerializer.Meta):
         fields = [
-            *ServerSerializer.Meta.fields, "region", "address", "resources", "variables",
-            "auto_restart", "start_on_install", "status_reason", "suspended_reason", "updated_at",
-        ]  # fmt: skip
+            *ServerSerializer.Meta.fields,
+            "region",
+            "address",
+            "resources",
+            "variables",
+            "auto_restart",
+            "start_on_install",
+            "status_reason",
+            "suspended_reason",
+            "updated_at",
+        ]
         read_only_fields = fields
 
 
@@ -150,10 +158,22 @@ class BotSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Bot
         fields = [
-            "id", "name", "runtime", "status", "region", "start_command", "environment",
-            "token_last4", "source", "resources", "auto_restart", "status_reason",
-            "suspended_reason", "created_at", "updated_at",
-        ]  # fmt: skip
+            "id",
+            "name",
+            "runtime",
+            "status",
+            "region",
+            "start_command",
+            "environment",
+            "token_last4",
+            "source",
+            "resources",
+            "auto_restart",
+            "status_reason",
+            "suspended_reason",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = fields
 
 
@@ -169,8 +189,15 @@ class ActionSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Action
         fields = [
-            "id", "type", "status", "error", "target", "created_at", "started_at", "completed_at",
-        ]  # fmt: skip
+            "id",
+            "type",
+            "status",
+            "error",
+            "target",
+            "created_at",
+            "started_at",
+            "completed_at",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(ActionTargetSerializer)

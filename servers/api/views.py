@@ -90,11 +90,18 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
         if "scope" in cls.__dict__:
             read, write, power = (f"{cls.scope}:{verb}" for verb in ("read", "write", "power"))
             cls.required_scopes = {
-                "list": [read], "retrieve": [read], "create": [write], "partial_update": [write],
-                "destroy": [write], "action_list": [read], "action_create": [power],
-                "bulk_action": [power], "activity": [read], "console": [power],
+                "list": [read],
+                "retrieve": [read],
+                "create": [write],
+                "partial_update": [write],
+                "destroy": [write],
+                "action_list": [read],
+                "action_create": [power],
+                "bulk_action": [power],
+                "activity": [read],
+                "console": [power],
                 "source": [write],
-            }  # fmt: skip
+            }
 
     def get_serializer_class(self):
         return self.detail_serializer if self.action != "list" else self.list_serializer
@@ -245,9 +252,14 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
 
 
 @instance_schema(
-    "server", "Servers", ServerDetailSerializer, ServerCreateSerializer, ServerUpdateSerializer,
-    ServerBulkActionSerializer, SERVER_EXAMPLES,
-)  # fmt: skip
+    "server",
+    "Servers",
+    ServerDetailSerializer,
+    ServerCreateSerializer,
+    ServerUpdateSerializer,
+    ServerBulkActionSerializer,
+    SERVER_EXAMPLES,
+)
 @extend_schema_view(retrieve=extend_schema(examples=SERVER_DETAIL_EXAMPLES))
 class ServerViewSet(InstanceViewSet):
     model = Server
@@ -332,13 +344,16 @@ class BotViewSet(InstanceViewSet):
         upload = files[0]
         if upload.size > settings.BOT_ARCHIVE_MAX_BYTES:  # refused unread
             raise ValidationFailed.field(
-                "file", "too_large",
+                "file",
+                "too_large",
                 f"The archive is larger than {settings.BOT_ARCHIVE_MAX_BYTES // 2**20} MB.",
-            )  # fmt: skip
+            )
         bot = bot_source_upload(
-            bot=self.get_object(), filename=upload.name or "", content=upload.read(),
+            bot=self.get_object(),
+            filename=upload.name or "",
+            content=upload.read(),
             actor=Actor.from_request(request),
-        )  # fmt: skip
+        )
         return Response({"bot": BotSerializer(bot).data})
 
 

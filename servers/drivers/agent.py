@@ -30,9 +30,11 @@ def agent_call(
             timeout=timeout or settings.AGENT_REQUEST_TIMEOUT_SECONDS, verify=True
         ) as client:
             response = client.request(
-                method, url, json=body,
+                method,
+                url,
+                json=body,
                 headers={"Authorization": f"Bearer {request_token(node.id)}"},
-            )  # fmt: skip
+            )
     except httpx.TimeoutException:
         raise DriverError(
             f"The node {node.name} did not answer in time; try again in a moment."
@@ -88,15 +90,19 @@ class AgentDriver(ProvisioningDriver):
     def start(self, instance: Instance) -> None:
         self._call(instance, "PUT", body=instance_spec(instance))
         self._call(
-            instance, "POST", "/start",
+            instance,
+            "POST",
+            "/start",
             timeout=self._wait_seconds(instance, "ready_timeout_seconds", 120),
-        )  # fmt: skip
+        )
 
     def stop(self, instance: Instance) -> None:
         self._call(
-            instance, "POST", "/stop",
+            instance,
+            "POST",
+            "/stop",
             timeout=self._wait_seconds(instance, "stop_timeout_seconds", 30),
-        )  # fmt: skip
+        )
 
     def kill(self, instance: Instance) -> None:
         self._call(instance, "POST", "/kill")

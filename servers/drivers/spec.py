@@ -21,9 +21,13 @@ BOT_TEMPLATE = {
     "ready_timeout_seconds": 30,
 }
 GAME_TEMPLATE_DEFAULTS = {
-    "install_script": "", "ready_pattern": "", "stop_command": "", "stop_signal": "SIGTERM",
-    "stop_timeout_seconds": 30, "ready_timeout_seconds": 120,
-}  # fmt: skip
+    "install_script": "",
+    "ready_pattern": "",
+    "stop_command": "",
+    "stop_signal": "SIGTERM",
+    "stop_timeout_seconds": 30,
+    "ready_timeout_seconds": 120,
+}
 
 
 def _allocation(address: str) -> dict[str, Any] | None:
@@ -35,17 +39,24 @@ def _allocation(address: str) -> dict[str, Any] | None:
 
 def instance_spec(instance: Instance) -> dict[str, Any]:
     limits = {
-        "memory_mb": instance.memory_mb, "cpu_percent": instance.cpu_percent,
-        "disk_mb": instance.disk_mb, "pids": PROCESS_LIMIT,
-    }  # fmt: skip
+        "memory_mb": instance.memory_mb,
+        "cpu_percent": instance.cpu_percent,
+        "disk_mb": instance.disk_mb,
+        "pids": PROCESS_LIMIT,
+    }
     if isinstance(instance, Server):
         template = GAME_TEMPLATE_DEFAULTS | dict(instance.game.template)
         return {
-            "id": instance.id, "kind": "server", "template": template,
+            "id": instance.id,
+            "kind": "server",
+            "template": template,
             "variables": {key: _text(value) for key, value in instance.variables.items()},
-            "environment": {}, "limits": limits, "allocation": _allocation(instance.address),
-            "runtime": None, "source": None,
-        }  # fmt: skip
+            "environment": {},
+            "limits": limits,
+            "allocation": _allocation(instance.address),
+            "runtime": None,
+            "source": None,
+        }
     assert isinstance(instance, Bot)
     environment = {key: _text(value) for key, value in instance.environment.items()}
     environment["DISCORD_TOKEN"] = decrypt_secret(instance.token_encrypted)
@@ -57,11 +68,16 @@ def instance_spec(instance: Instance) -> dict[str, Any]:
         if instance.source_ref:
             source["ref"] = instance.source_ref
     return {
-        "id": instance.id, "kind": "bot",
+        "id": instance.id,
+        "kind": "bot",
         "template": BOT_TEMPLATE | {"start_command": instance.start_command},
-        "variables": {}, "environment": environment, "limits": limits, "allocation": None,
-        "runtime": instance.runtime, "source": source,
-    }  # fmt: skip
+        "variables": {},
+        "environment": environment,
+        "limits": limits,
+        "allocation": None,
+        "runtime": instance.runtime,
+        "source": source,
+    }
 
 
 def desired_state(instance: Instance) -> str:

@@ -39,9 +39,12 @@ def run_action(action_id: str) -> None:
 def create_action_start(instance: Instance, actor: Actor) -> Action:
     """The create action of a new instance, queued with it (in its transaction)."""
     action = Action.objects.create(
-        account=instance.account, type="create", **{instance.kind: instance},
-        requested_by_user=actor.user, requested_by_key=actor.api_key,
-    )  # fmt: skip
+        account=instance.account,
+        type="create",
+        **{instance.kind: instance},
+        requested_by_user=actor.user,
+        requested_by_key=actor.api_key,
+    )
     action_enqueue(action)
     return action
 
@@ -85,9 +88,12 @@ def action_request(*, instance: Instance, action_type: str, actor: Actor) -> Act
     try:
         with transaction.atomic():
             action = Action.objects.create(
-                account=instance.account, type=action_type, **{instance.kind: instance},
-                requested_by_user=actor.user, requested_by_key=actor.api_key,
-            )  # fmt: skip
+                account=instance.account,
+                type=action_type,
+                **{instance.kind: instance},
+                requested_by_user=actor.user,
+                requested_by_key=actor.api_key,
+            )
     except IntegrityError:
         current = active.first()
         raise ActionInProgress(details={"action_id": current.id if current else None}) from None
@@ -205,9 +211,12 @@ def instance_crash(*, instance: Instance, reason: str) -> Action | None:
         return None
     since = timezone.now() - timedelta(seconds=transitions.CRASH_LOOP_WINDOW_SECONDS)
     recent_restarts = Action.objects.filter(
-        **{instance.kind: instance}, type="start", requested_by_user=None,
-        requested_by_key=None, created_at__gte=since,
-    ).count()  # fmt: skip
+        **{instance.kind: instance},
+        type="start",
+        requested_by_user=None,
+        requested_by_key=None,
+        created_at__gte=since,
+    ).count()
     if recent_restarts >= transitions.CRASH_LOOP_LIMIT:
         instance.status_reason = (
             f"Crashed: {reason} — not restarted: {recent_restarts} automatic restarts in the "

@@ -22,8 +22,15 @@ from servers.signing import public_key_pem
 
 MAX_EVENTS_PER_BATCH = 500
 # Instances an agent is told about: everything it has been asked to create and not yet deleted.
-SYNCED_STATUSES = [S.INSTALLING, S.INSTALL_FAILED, S.STOPPED, S.STARTING, S.RUNNING,
-                   S.STOPPING, S.SUSPENDED]  # fmt: skip
+SYNCED_STATUSES = [
+    S.INSTALLING,
+    S.INSTALL_FAILED,
+    S.STOPPED,
+    S.STARTING,
+    S.RUNNING,
+    S.STOPPING,
+    S.SUSPENDED,
+]
 
 
 def _instances_of(node: Node, **filters) -> list:

@@ -34,8 +34,16 @@ from servers.services.validation import (
 )
 
 # Changing these on a live process only takes effect after a restart.
-NEEDS_RESTART = {"variables", "memory_mb", "cpu_percent", "disk_mb", "start_command", "environment",
-                 "token", "runtime"}  # fmt: skip
+NEEDS_RESTART = {
+    "variables",
+    "memory_mb",
+    "cpu_percent",
+    "disk_mb",
+    "start_command",
+    "environment",
+    "token",
+    "runtime",
+}
 
 
 @transaction.atomic
@@ -66,10 +74,16 @@ def server_create(
     if plan is None and billing_binds(actor):
         unbilled_check(locked, cleaned_resources, adding=True)
     server = Server.objects.create(
-        account=account, name=name, game=game_obj, region=region_obj, variables=cleaned_variables,
-        auto_restart=auto_restart, start_on_install=start_on_install, plan=plan,
+        account=account,
+        name=name,
+        game=game_obj,
+        region=region_obj,
+        variables=cleaned_variables,
+        auto_restart=auto_restart,
+        start_on_install=start_on_install,
+        plan=plan,
         **cleaned_resources,
-    )  # fmt: skip
+    )
     instance_place(server, preferred_port=game_obj.default_port)
     instance_event_record(server, "created", actor)
     create_action_start(server, actor)
@@ -112,12 +126,21 @@ def bot_create(
     if plan is None and billing_binds(actor):
         unbilled_check(locked, cleaned_resources, adding=True)
     bot = Bot.objects.create(
-        account=account, name=name, region=region_obj, runtime=runtime,
-        start_command=start_command.strip(), environment=environment,
-        token_encrypted=encrypt_secret(token), token_last4=token[-4:], auto_restart=auto_restart,
-        source_type=source.get("type", ""), source_url=source.get("url", ""),
-        source_ref=source.get("ref", ""), plan=plan, **cleaned_resources,
-    )  # fmt: skip
+        account=account,
+        name=name,
+        region=region_obj,
+        runtime=runtime,
+        start_command=start_command.strip(),
+        environment=environment,
+        token_encrypted=encrypt_secret(token),
+        token_last4=token[-4:],
+        auto_restart=auto_restart,
+        source_type=source.get("type", ""),
+        source_url=source.get("url", ""),
+        source_ref=source.get("ref", ""),
+        plan=plan,
+        **cleaned_resources,
+    )
     instance_place(bot)
     instance_event_record(bot, "created", actor)
     if archive is not None:  # ``(filename, content)``: its code, uploaded with it
@@ -268,9 +291,10 @@ def bot_source_upload(*, bot: Bot, filename: str, content: bytes, actor: Actor) 
     (re)install. Refused: another kind of file, or more than ``BOT_ARCHIVE_MAX_BYTES``."""
     if len(content) > settings.BOT_ARCHIVE_MAX_BYTES:
         raise ValidationFailed.field(
-            "file", "too_large",
+            "file",
+            "too_large",
             f"The archive is larger than {settings.BOT_ARCHIVE_MAX_BYTES // 2**20} MB.",
-        )  # fmt: skip
+        )
     if not filename.lower().endswith((".tar.gz", ".tgz", ".zip")) or not content.startswith(
         ARCHIVE_MAGIC
     ):

@@ -15,17 +15,25 @@ def instance_event_record(
 ) -> None:
     """Record ``<kind>.<event>`` with the instance as it is now."""
     record_event(
-        type=f"{instance.kind}.{event}", account=instance.account, object_type=instance.kind,
-        obj=instance_representation(instance), actor=actor, previous_attributes=previous,
-    )  # fmt: skip
+        type=f"{instance.kind}.{event}",
+        account=instance.account,
+        object_type=instance.kind,
+        obj=instance_representation(instance),
+        actor=actor,
+        previous_attributes=previous,
+    )
 
 
 def action_event_record(action: Action, event: str, actor: Actor = SYSTEM) -> None:
     """Record ``action.<event>`` with the action as it is now."""
     record_event(
-        type=f"action.{event}", account=action.account, object_type="action",
-        obj=action_representation(action), actor=actor, related_id=action.target_id,
-    )  # fmt: skip
+        type=f"action.{event}",
+        account=action.account,
+        object_type="action",
+        obj=action_representation(action),
+        actor=actor,
+        related_id=action.target_id,
+    )
 
 
 def instance_status_set(

@@ -151,9 +151,12 @@ def unbilled_check(
             raise PlanRequired(
                 f"The account may run {account.unbilled_instances} servers and bots without a "
                 f"plan and runs {count}. {order}",
-                details={"allowance": "instances", "limit": account.unbilled_instances,
-                         "used": count},
-            )  # fmt: skip
+                details={
+                    "allowance": "instances",
+                    "limit": account.unbilled_instances,
+                    "used": count,
+                },
+            )
     for field in UNBILLED:
         wanted = resources.get(field, getattr(instance, field, 0))
         delta = wanted - (getattr(instance, field) if instance is not None else 0)
@@ -197,9 +200,10 @@ def clean_environment(environment: Any) -> dict[str, str]:
     for key, value in environment.items():
         if not ENV_NAME.fullmatch(key) or not isinstance(value, str) or len(value) > 4096:
             raise ValidationFailed.field(
-                f"environment.{key}", "invalid",
+                f"environment.{key}",
+                "invalid",
                 "Names are letters, digits and _; values are strings of at most 4096 characters.",
-            )  # fmt: skip
+            )
     return environment
 
 
@@ -207,10 +211,11 @@ def clean_token(token: Any) -> str:
     """A Discord bot token as Discord issues them."""
     if not isinstance(token, str) or not DISCORD_TOKEN.fullmatch(token):
         raise ValidationFailed.field(
-            "token", "invalid",
+            "token",
+            "invalid",
             "token must be the bot's Discord token (20 to 200 printable ASCII characters, no "
             "spaces).",
-        )  # fmt: skip
+        )
     return token
 
 
@@ -238,16 +243,18 @@ def clean_source(source: Any) -> dict[str, str]:
     hosts = settings.BOT_SOURCE_HOSTS
     if parts is None or parts.scheme not in settings.BOT_SOURCE_SCHEMES:
         raise ValidationFailed.field(
-            "source.url", "not_allowed",
+            "source.url",
+            "not_allowed",
             f"source.url must be a URL of {' or '.join(settings.BOT_SOURCE_SCHEMES)}.",
-        )  # fmt: skip
+        )
     if parts.scheme != "file" and (
         not parts.hostname or ("*" not in hosts and parts.hostname not in hosts)
     ):
         raise ValidationFailed.field(
-            "source.url", "not_allowed",
+            "source.url",
+            "not_allowed",
             f"Code may come from these hosts only: {', '.join(hosts)}.",
-        )  # fmt: skip
+        )
     if parts.username or parts.password:
         raise ValidationFailed.field(
             "source.url", "invalid", "Credentials in the URL are not accepted."

@@ -14,20 +14,25 @@ from stripe_gateway.api.serializers import (
 
 TAGS = ["Payment methods"]
 NOT_OFFERED = error_doc(
-    422, "payment_method_not_supported", "`payment_method_not_supported`: cards are not offered "
+    422,
+    "payment_method_not_supported",
+    "`payment_method_not_supported`: cards are not offered "
     "(the service has no Stripe settings, or the hosting company gave this account its own "
     "payment gateways without cards; removing a saved card stays possible then).",
     "Cards are not offered here: this service has no Stripe settings.",
-)  # fmt: skip
+)
 GATEWAY_DOWN = error_doc(
-    503, "payment_gateway_unavailable", "`payment_gateway_unavailable`: Stripe cannot be reached; "
-    "nothing was changed.",
+    503,
+    "payment_gateway_unavailable",
+    "`payment_gateway_unavailable`: Stripe cannot be reached; nothing was changed.",
     "The card payment service cannot be reached; nothing was charged. Try again later.",
-)  # fmt: skip
+)
 NOT_CONFIRMED = error_doc(
-    409, "conflict", "`conflict`: the SetupIntent is not confirmed yet "
-    "(`details.setup_intent_status`).", "The card is not confirmed yet.",
-)  # fmt: skip
+    409,
+    "conflict",
+    "`conflict`: the SetupIntent is not confirmed yet (`details.setup_intent_status`).",
+    "The card is not confirmed yet.",
+)
 METHOD = envelope("payment_method", PaymentMethodSerializer())
 
 PAYMENT_METHOD_DOCS = dict(

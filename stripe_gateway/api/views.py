@@ -38,9 +38,13 @@ class PaymentMethodViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetriev
     resource_key = "payment_method"
     serializer_class = PaymentMethodSerializer
     required_scopes = {
-        "list": READ, "retrieve": READ, "create": WRITE, "destroy": WRITE,
-        "make_default": WRITE, "setup_intent": WRITE,
-    }  # fmt: skip
+        "list": READ,
+        "retrieve": READ,
+        "create": WRITE,
+        "destroy": WRITE,
+        "make_default": WRITE,
+        "setup_intent": WRITE,
+    }
 
     def caller_queryset(self, principal):
         return PaymentMethod.objects.filter(account_id=principal.account.id)
@@ -56,9 +60,10 @@ class PaymentMethodViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetriev
     def create(self, request):
         body = validated(PaymentMethodCreateSerializer, request)
         method = payment_method_save(
-            account=request.auth.account, setup_intent=body["setup_intent"],
+            account=request.auth.account,
+            setup_intent=body["setup_intent"],
             actor=Actor.from_request(request),
-        )  # fmt: skip
+        )
         return created(
             request,
             {"payment_method": PaymentMethodSerializer(method).data},

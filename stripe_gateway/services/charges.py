@@ -62,16 +62,22 @@ class ChargeOutcome:
 
 
 def charge_open(
-    *, invoice: Invoice, method: PaymentMethod, off_session: bool, return_url: str = "",
+    *,
+    invoice: Invoice,
+    method: PaymentMethod,
+    off_session: bool,
+    return_url: str = "",
     actor: Actor = SYSTEM,
-) -> Payment:  # fmt: skip
+) -> Payment:
     """In the caller's transaction: the processing payment of what remains on ``invoice``,
     to be charged to ``method``. Off-session, the worker confirms it after the commit."""
     payment = payment_open(invoice=invoice, gateway=GATEWAY, reference=method.label, actor=actor)
     StripeCharge.objects.create(
-        payment=payment, payment_method=method.stripe_id, off_session=off_session,
+        payment=payment,
+        payment_method=method.stripe_id,
+        off_session=off_session,
         return_url=return_url,
-    )  # fmt: skip
+    )
     if off_session:
         stripe_charge_confirm.enqueue(payment.id)
     return payment
@@ -116,9 +122,10 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
         if not charge.off_session:
             params["return_url"] = charge.return_url
         intent = client.v1.payment_intents.confirm(
-            charge.payment_intent, params=params,
+            charge.payment_intent,
+            params=params,
             options={"idempotency_key": f"{payment.id}-confirm"},
-        )  # fmt: skip
+        )
     except stripe.CardError as declined:
         intent = declined.error.payment_intent if declined.error else None
         return _declined(payment, charge, intent, declined)
@@ -193,9 +200,10 @@ def charges_reconcile(*, now=None) -> int:
     now = now or timezone.now()
     settled = 0
     stale = StripeCharge.objects.filter(
-        payment__status=PaymentStatus.PROCESSING, payment__gateway=GATEWAY,
+        payment__status=PaymentStatus.PROCESSING,
+        payment__gateway=GATEWAY,
         created_at__lt=now - RECONCILE_AFTER,
-    ).select_related("payment__account", "payment__invoice")  # fmt: skip
+    ).select_related("payment__account", "payment__invoice")
     for charge in stale:
         payment = charge.payment
         abandoned = charge.created_at < now - ABANDON_AFTER

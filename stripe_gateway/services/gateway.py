@@ -44,14 +44,18 @@ class StripeGateway(PaymentGateway):
             method = default_payment_method(invoice.account_id)
         if method is None:
             raise ValidationFailed.field(
-                "payment_method", "not_found",
+                "payment_method",
+                "not_found",
                 "No such saved card." if payment_method else "The account has no saved card.",
-            )  # fmt: skip
+            )
         with transaction.atomic():
             payment = charge_open(
-                invoice=invoice, method=method, off_session=False, return_url=return_url,
+                invoice=invoice,
+                method=method,
+                off_session=False,
+                return_url=return_url,
                 actor=actor,
-            )  # fmt: skip
+            )
         outcome = charge_confirm(payment.id)
         payment.refresh_from_db()
         return PaymentStarted(payment, outcome.redirect_url, outcome.client_secret)

@@ -18,9 +18,13 @@ from stripe_gateway.services.customers import stripe_customer_id
 
 def _event(method: PaymentMethod, kind: str, actor: Actor, previous: dict | None = None) -> None:
     record_event(
-        type=f"payment_method.{kind}", account=method.account, object_type="payment_method",
-        obj=payment_method_representation(method), actor=actor, previous_attributes=previous,
-    )  # fmt: skip
+        type=f"payment_method.{kind}",
+        account=method.account,
+        object_type="payment_method",
+        obj=payment_method_representation(method),
+        actor=actor,
+        previous_attributes=previous,
+    )
 
 
 def setup_intent_create(*, account: Account) -> dict[str, str]:
@@ -78,10 +82,14 @@ def _keep(account: Account, stripe_id: str, card, actor: Actor) -> PaymentMethod
     if existing is not None:
         return existing
     method = PaymentMethod.objects.create(
-        account=account, stripe_id=stripe_id, brand=str(card.brand or "card")[:20],
-        last4=str(card.last4)[:4], exp_month=int(card.exp_month), exp_year=int(card.exp_year),
+        account=account,
+        stripe_id=stripe_id,
+        brand=str(card.brand or "card")[:20],
+        last4=str(card.last4)[:4],
+        exp_month=int(card.exp_month),
+        exp_year=int(card.exp_year),
         is_default=not PaymentMethod.objects.filter(account=account).exists(),
-    )  # fmt: skip
+    )
     _event(method, "attached", actor)
     return method
 

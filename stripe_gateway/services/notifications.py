@@ -42,9 +42,11 @@ def stripe_event_receive(body: bytes, signature: str | None) -> bool:
     try:
         with transaction.atomic():
             StripeEvent.objects.create(
-                id=event.id, type=event.type, object_id=str(getattr(obj, "id", "") or "")[:255],
+                id=event.id,
+                type=event.type,
+                object_id=str(getattr(obj, "id", "") or "")[:255],
                 payload=json.loads(body),
-            )  # fmt: skip
+            )
             stripe_event_process.enqueue(event.id)
     except IntegrityError:
         return False  # delivered again: handled (or being handled) already

@@ -78,9 +78,13 @@ def _refund_failed(refund: StripeRefund, message: str, refund_id: str = "") -> N
     logger.error("stripe: refund %s refused: %s", refund.pk, message)
     payment = refund.payment
     record_event(
-        type="payment.refund_failed", account=payment.account, object_type="payment",
-        obj=payment_representation(payment), actor=SYSTEM, related_id=refund.credit_note_id,
-    )  # fmt: skip
+        type="payment.refund_failed",
+        account=payment.account,
+        object_type="payment",
+        obj=payment_representation(payment),
+        actor=SYSTEM,
+        related_id=refund.credit_note_id,
+    )
 
 
 def refunds_resend(*, now=None) -> int:

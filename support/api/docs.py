@@ -33,17 +33,20 @@ TAGS = ["Support tickets"]
 TICKET = envelope("ticket", TicketSerializer())
 MESSAGE = envelope("message", MessageSerializer())
 STATE = error_doc(
-    409, "invalid_state",
+    409,
+    "invalid_state",
     "`invalid_state` (details.status, details.allowed_statuses) when the ticket's status does "
     "not allow it: a closed ticket takes no reply and cannot be reopened (open a new one).",
-    "Cannot reply: the ticket is closed.", {"status": "closed", "allowed_statuses": []},
-)  # fmt: skip
+    "Cannot reply: the ticket is closed.",
+    {"status": "closed", "allowed_statuses": []},
+)
 CUSTOMERS_ONLY = error_doc(
-    403, "permission_denied",
+    403,
+    "permission_denied",
     "`permission_denied`: customers close a ticket or reopen a resolved one; other status "
     "changes are the hosting company's.",
     "Customers may only close or reopen a ticket.",
-)  # fmt: skip
+)
 
 DEPARTMENT_DOCS = dict(
     list=extend_schema(

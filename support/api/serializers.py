@@ -58,11 +58,28 @@ class TicketSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = Ticket
         fields = [
-            "id", "number", "subject", "account", "requester", "cc", "department", "priority",
-            "status", "channel", "server", "bot", "invoice", "merged_into", "rating",
-            "rating_comment", "first_response_at", "resolved_at", "closed_at", "created_at",
+            "id",
+            "number",
+            "subject",
+            "account",
+            "requester",
+            "cc",
+            "department",
+            "priority",
+            "status",
+            "channel",
+            "server",
+            "bot",
+            "invoice",
+            "merged_into",
+            "rating",
+            "rating_comment",
+            "first_response_at",
+            "resolved_at",
+            "closed_at",
+            "created_at",
             "updated_at",
-        ]  # fmt: skip
+        ]
         read_only_fields = fields
 
 
@@ -102,17 +119,20 @@ class AttachmentSerializer(serializers.Serializer):
 
 class AuthorSerializer(serializers.Serializer):
     user = serializers.CharField(
-        read_only=True, allow_null=True, help_text="null for staff (and for mail not "
+        read_only=True,
+        allow_null=True,
+        help_text="null for staff (and for mail not "
         "authenticated as a user) in the customers' API.",
-    )  # fmt: skip
+    )
     email = serializers.EmailField(
         read_only=True, allow_null=True, help_text="null for staff in the customers' API."
     )
     staff = serializers.BooleanField(read_only=True, help_text="Written by the hosting company.")
     name = serializers.CharField(
-        read_only=True, help_text="Who wrote it, as customers see it: staff by the team's name "
+        read_only=True,
+        help_text="Who wrote it, as customers see it: staff by the team's name "
         "(`SUPPORT_TEAM_NAME`; with `SUPPORT_STAFF_SHOWN_AS=first_name` also a first name).",
-    )  # fmt: skip
+    )
 
 
 class MessageSerializer(RepresentedBy, serializers.ModelSerializer):
@@ -162,11 +182,13 @@ class TicketCreateSerializer(StrictInputSerializer):
     bot = serializers.CharField(required=False, help_text="A bot of the account it is about.")
     invoice = serializers.CharField(required=False, help_text="An invoice it is about.")
     cc = serializers.ListField(
-        child=serializers.EmailField(), required=False, max_length=CC_LIMIT,
+        child=serializers.EmailField(),
+        required=False,
+        max_length=CC_LIMIT,
         help_text="Teammates to copy: e-mail addresses of members of the account (400 "
         "`validation_failed`, code `not_a_member`, for anyone else). They receive every public "
         "reply by mail.",
-    )  # fmt: skip
+    )
 
 
 class TicketReplySerializer(StrictInputSerializer):
@@ -192,9 +214,10 @@ class StaffReplySerializer(StrictInputSerializer):
         required=False, help_text="An internal note: never shown to the customer."
     )
     set_status = serializers.ChoiceField(
-        choices=TicketStatus.choices, required=False,
+        choices=TicketStatus.choices,
+        required=False,
         help_text="The status after a public reply (default: `pending_customer`).",
-    )  # fmt: skip
+    )
 
 
 class StaffTicketUpdateSerializer(StrictInputSerializer):
@@ -307,10 +330,12 @@ TICKET_LIST_EXAMPLES = response_examples("Answered by staff", None, TICKET_EXAMP
 MESSAGE_EXAMPLES = response_examples("A staff reply with a log", "message", MESSAGE_EXAMPLE)
 MESSAGE_LIST_EXAMPLES = response_examples("A staff reply with a log", None, MESSAGE_EXAMPLE)
 DEPARTMENT_LIST_EXAMPLES = response_examples("Technical", None, DEPARTMENT_EXAMPLE)
-STAFF_TICKET_EXAMPLES = response_examples("Answered, waiting on the customer", "ticket",
-                                  STAFF_TICKET_EXAMPLE)  # fmt: skip
-STAFF_TICKET_LIST_EXAMPLES = response_examples("Answered, waiting on the customer", None,
-                                       STAFF_TICKET_EXAMPLE)  # fmt: skip
+STAFF_TICKET_EXAMPLES = response_examples(
+    "Answered, waiting on the customer", "ticket", STAFF_TICKET_EXAMPLE
+)
+STAFF_TICKET_LIST_EXAMPLES = response_examples(
+    "Answered, waiting on the customer", None, STAFF_TICKET_EXAMPLE
+)
 NOTE_EXAMPLES = response_examples("An internal note", "message", NOTE_EXAMPLE)
 STAFF_MESSAGE_LIST_EXAMPLES = [
     *response_examples("A staff reply with a log", None, STAFF_MESSAGE_EXAMPLE),

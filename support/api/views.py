@@ -92,9 +92,16 @@ class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
     serializer_class = TicketSerializer
     filterset_classes = {"list": TicketFilter}
     required_scopes = {
-        "list": READ, "retrieve": READ, "messages": READ, "create": WRITE, "reply": WRITE,
-        "close": WRITE, "reopen": WRITE, "rate": WRITE, "attachments": WRITE,
-    }  # fmt: skip
+        "list": READ,
+        "retrieve": READ,
+        "messages": READ,
+        "create": WRITE,
+        "reply": WRITE,
+        "close": WRITE,
+        "reopen": WRITE,
+        "rate": WRITE,
+        "attachments": WRITE,
+    }
 
     def caller_queryset(self, principal):
         return tickets_of_account(account_id=principal.account.id)
@@ -107,14 +114,18 @@ class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
             raise ValidationFailed.field("department", "not_found", "No such department.")
         user = principal.user
         ticket, _ = ticket_open(
-            requester=Requester(email=user.email, name=user.name, user=user,
-                                account=principal.account),
-            subject=body["subject"], body=body["body"], department=department,
-            channel=Channel.API, actor=Actor.from_request(request),
+            requester=Requester(
+                email=user.email, name=user.name, user=user, account=principal.account
+            ),
+            subject=body["subject"],
+            body=body["body"],
+            department=department,
+            channel=Channel.API,
+            actor=Actor.from_request(request),
             priority=body.get("priority"),
             links={name: body.get(name) for name in ("server", "bot", "invoice")},
             cc=body.get("cc"),
-        )  # fmt: skip
+        )
         return created(
             request, {"ticket": TicketSerializer(ticket).data}, f"/v1/tickets/{ticket.id}"
         )
@@ -130,13 +141,18 @@ class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
     def reply(self, request, pk: str):
         body = validated(TicketReplySerializer, request)
         message = ticket_reply(
-            ticket=self.get_object(), body=body["body"], actor=Actor.from_request(request),
-            by_staff=False, channel=Channel.API, author_email=request.auth.user.email,
-        )  # fmt: skip
+            ticket=self.get_object(),
+            body=body["body"],
+            actor=Actor.from_request(request),
+            by_staff=False,
+            channel=Channel.API,
+            author_email=request.auth.user.email,
+        )
         return created(
-            request, {"message": MessageSerializer(message).data},
+            request,
+            {"message": MessageSerializer(message).data},
             f"/v1/tickets/{message.ticket_id}/messages",
-        )  # fmt: skip
+        )
 
     @action(detail=True, methods=["post"])
     def close(self, request, pk: str):
@@ -164,22 +180,29 @@ class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
             raise ValidationFailed.field("body", problem[0], f"body {problem[1]}")
         uploads = [_upload(each) for each in files]
         message = ticket_reply(
-            ticket=self.get_object(), body=body, actor=Actor.from_request(request),
-            by_staff=False, channel=Channel.API, author_email=request.auth.user.email,
+            ticket=self.get_object(),
+            body=body,
+            actor=Actor.from_request(request),
+            by_staff=False,
+            channel=Channel.API,
+            author_email=request.auth.user.email,
             uploads=uploads,
-        )  # fmt: skip
+        )
         return created(
-            request, {"message": MessageSerializer(message).data},
+            request,
+            {"message": MessageSerializer(message).data},
             f"/v1/tickets/{message.ticket_id}/messages",
-        )  # fmt: skip
+        )
 
     @action(detail=True, methods=["post"])
     def rate(self, request, pk: str):
         body = validated(TicketRateSerializer, request)
         ticket = ticket_rate(
-            ticket=self.get_object(), rating=body["rating"], comment=body.get("comment", ""),
+            ticket=self.get_object(),
+            rating=body["rating"],
+            comment=body.get("comment", ""),
             actor=Actor.from_request(request),
-        )  # fmt: skip
+        )
         return Response({"ticket": TicketSerializer(ticket).data})
 
 
@@ -214,10 +237,15 @@ class StaffTicketViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     serializer_class = StaffTicketSerializer
     filterset_classes = {"list": StaffTicketFilter}
     required_scopes = {
-        "list": STAFF_READ, "retrieve": STAFF_READ, "messages": STAFF_READ,
-        "partial_update": STAFF_WRITE, "reply": STAFF_WRITE, "assign": STAFF_WRITE,
-        "status": STAFF_WRITE, "merge": STAFF_WRITE,
-    }  # fmt: skip
+        "list": STAFF_READ,
+        "retrieve": STAFF_READ,
+        "messages": STAFF_READ,
+        "partial_update": STAFF_WRITE,
+        "reply": STAFF_WRITE,
+        "assign": STAFF_WRITE,
+        "status": STAFF_WRITE,
+        "merge": STAFF_WRITE,
+    }
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
@@ -247,14 +275,19 @@ class StaffTicketViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     def reply(self, request, pk: str):
         body = validated(StaffReplySerializer, request)
         message = ticket_reply(
-            ticket=self.get_object(), body=body["body"], actor=Actor.from_request(request),
-            by_staff=True, channel=Channel.API, internal=body.get("internal", False),
+            ticket=self.get_object(),
+            body=body["body"],
+            actor=Actor.from_request(request),
+            by_staff=True,
+            channel=Channel.API,
+            internal=body.get("internal", False),
             set_status=body.get("set_status"),
-        )  # fmt: skip
+        )
         return created(
-            request, {"message": StaffMessageSerializer(message).data},
+            request,
+            {"message": StaffMessageSerializer(message).data},
             f"/v1/admin/tickets/{message.ticket_id}/messages",
-        )  # fmt: skip
+        )
 
     @action(detail=True, methods=["post"])
     def assign(self, request, pk: str):
@@ -273,9 +306,11 @@ class StaffTicketViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     def status(self, request, pk: str):
         body = validated(TicketStatusSerializer, request)
         ticket = ticket_status_change(
-            ticket=self.get_object(), status=body["status"], actor=Actor.from_request(request),
+            ticket=self.get_object(),
+            status=body["status"],
+            actor=Actor.from_request(request),
             by_staff=True,
-        )  # fmt: skip
+        )
         return self._answer(ticket)
 
     @action(detail=True, methods=["post"])

@@ -26,19 +26,31 @@ from support.models import Attachment, Message
 # What customers and staff send each other: screenshots, documents, logs and archives of them.
 ALLOWED_TYPES = frozenset(
     {
-        "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf",
-        "text/plain", "text/csv", "application/json", "application/zip",
-        "application/gzip", "application/x-tar", "application/x-gzip",
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "application/pdf",
+        "text/plain",
+        "text/csv",
+        "application/json",
+        "application/zip",
+        "application/gzip",
+        "application/x-tar",
+        "application/x-gzip",
     }
-)  # fmt: skip
+)
 # Types whose content is text: their bytes must be text (``content_kind``), which the name then
 # names more precisely. Every other allowed type has a signature its content must carry.
 TEXT_TYPES = frozenset({"text/plain", "text/csv", "application/json"})
 # Extensions the platform's mimetypes table may not know (or calls by an encoding only).
 EXTRA_TYPES = {
-    ".log": "text/plain", ".yml": "text/plain", ".yaml": "text/plain",
-    ".gz": "application/gzip", ".tgz": "application/gzip",
-}  # fmt: skip
+    ".log": "text/plain",
+    ".yml": "text/plain",
+    ".yaml": "text/plain",
+    ".gz": "application/gzip",
+    ".tgz": "application/gzip",
+}
 
 
 @dataclass(frozen=True)
@@ -70,14 +82,16 @@ def check_upload(upload: Upload) -> tuple[str, str]:
     declared = content_type_of(name)
     if declared not in ALLOWED_TYPES:
         raise ValidationFailed.field(
-            "attachments", "type_not_allowed",
+            "attachments",
+            "type_not_allowed",
             f"{name}: only images, PDF, text, logs and archives can be attached.",
-        )  # fmt: skip
+        )
     if content_kind(upload.content) != _kind(declared):
         raise ValidationFailed.field(
-            "attachments", "type_mismatch",
+            "attachments",
+            "type_mismatch",
             f"{name} is not the kind of file its name says.",
-        )  # fmt: skip
+        )
     return name, declared
 
 
@@ -96,9 +110,24 @@ _SAME_FORMAT = {"application/x-gzip": "application/gzip"}
 # and XML (SVG, which runs scripts, among it). Written out here: the magic-number libraries
 # know binary signatures only, or an HTML page only by its doctype.
 _PAGE_TAGS = (
-    b"<!doctype html", b"<html", b"<head", b"<script", b"<iframe", b"<h1", b"<div", b"<font",
-    b"<table", b"<a", b"<style", b"<title", b"<b", b"<body", b"<br", b"<p", b"<!--",
-)  # fmt: skip
+    b"<!doctype html",
+    b"<html",
+    b"<head",
+    b"<script",
+    b"<iframe",
+    b"<h1",
+    b"<div",
+    b"<font",
+    b"<table",
+    b"<a",
+    b"<style",
+    b"<title",
+    b"<b",
+    b"<body",
+    b"<br",
+    b"<p",
+    b"<!--",
+)
 _TAG_ENDS = frozenset({b"", b" ", b">", b"\t", b"\n", b"\x0c", b"\r"})
 # The standard's "binary data bytes": a file with one of them in its head is not text.
 _BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
@@ -139,9 +168,10 @@ def attachments_add(*, message: Message, uploads: list[Upload]) -> list[Attachme
     before any is stored, so a refused one leaves none behind."""
     if len(uploads) > settings.SUPPORT_ATTACHMENTS_PER_MESSAGE:
         raise ValidationFailed.field(
-            "attachments", "too_many",
+            "attachments",
+            "too_many",
             f"At most {settings.SUPPORT_ATTACHMENTS_PER_MESSAGE} files per message.",
-        )  # fmt: skip
+        )
     checked = [(upload, *check_upload(upload)) for upload in uploads]
     kept = []
     for upload, name, content_type in checked:

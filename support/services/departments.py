@@ -47,14 +47,16 @@ def _targets(value: Any) -> dict[str, dict[str, int]]:
     for priority, wanted in value.items():
         if priority not in Priority.values:
             raise ValidationFailed.field(
-                "targets", "invalid",
+                "targets",
+                "invalid",
                 f"Unknown priority {priority!r}; use {', '.join(Priority.values)}.",
-            )  # fmt: skip
+            )
         if not isinstance(wanted, dict) or set(wanted) - set(TARGET_NAMES):
             raise ValidationFailed.field(
-                "targets", "invalid",
+                "targets",
+                "invalid",
                 f"Each priority takes only {' and '.join(TARGET_NAMES)} (minutes).",
-            )  # fmt: skip
+            )
         for name, minutes in wanted.items():
             if (
                 not isinstance(minutes, int)
@@ -62,10 +64,11 @@ def _targets(value: Any) -> dict[str, dict[str, int]]:
                 or not 1 <= minutes <= TARGET_MAX_MINUTES
             ):
                 raise ValidationFailed.field(
-                    "targets", "invalid",
+                    "targets",
+                    "invalid",
                     f"{priority}.{name} must be a whole number of minutes from 1 to "
                     f"{TARGET_MAX_MINUTES}.",
-                )  # fmt: skip
+                )
         cleaned[priority] = dict(wanted)
     return cleaned
 
@@ -144,10 +147,11 @@ def department_save(
     strangers = [user.email for user in members if not user.works_desk]
     if strangers:
         raise ValidationFailed.field(
-            "members", "not_staff",
+            "members",
+            "not_staff",
             "Only active staff whose role works the desk can work a department; not: "
             f"{', '.join(sorted(strangers))}.",
-        )  # fmt: skip
+        )
     department.save()
     department.members.set(members)
     return department

@@ -174,9 +174,11 @@ def anymail_inbound_received(
         logger.info("Inbound mail through %s: dropped, not a message (%s)", esp_name, error)
         return
     logger.info(
-        "Inbound mail through %s: %s %s", esp_name, outcome.result,
+        "Inbound mail through %s: %s %s",
+        esp_name,
+        outcome.result,
         outcome.ticket.number if outcome.ticket else outcome.reason,
-    )  # fmt: skip
+    )
 
 
 def mail_receive(raw: bytes) -> MailOutcome:
@@ -184,10 +186,11 @@ def mail_receive(raw: bytes) -> MailOutcome:
     if len(raw) > settings.SUPPORT_MAIL_MAX_BYTES:
         return MailOutcome("refused", reason="the message is too large")
     mail = parse_message(
-        raw, max_attachment_bytes=settings.SUPPORT_ATTACHMENT_MAX_BYTES,
+        raw,
+        max_attachment_bytes=settings.SUPPORT_ATTACHMENT_MAX_BYTES,
         allowed_types=ALLOWED_TYPES,
         trusted_authserv_ids=settings.SUPPORT_MAIL_TRUSTED_AUTHSERV_IDS,
-    )  # fmt: skip
+    )
     if mail.is_auto_generated:
         return MailOutcome("refused", reason=f"automatic mail ({mail.auto_reason})")
     if Message.objects.filter(email_message_id=mail.message_id).exists():
@@ -216,10 +219,15 @@ def _take(mail: InboundMail) -> MailOutcome:
             return MailOutcome("refused", ticket, reason="the sender is not part of this ticket")
         if ticket.status != TicketStatus.CLOSED:
             message = ticket_reply(
-                ticket=ticket, body=body, actor=Actor(user=user),
-                by_staff=staff, channel=Channel.EMAIL, author_email=mail.sender,
-                email_message_id=mail.message_id, uploads=uploads,
-            )  # fmt: skip
+                ticket=ticket,
+                body=body,
+                actor=Actor(user=user),
+                by_staff=staff,
+                channel=Channel.EMAIL,
+                author_email=mail.sender,
+                email_message_id=mail.message_id,
+                uploads=uploads,
+            )
             return MailOutcome("replied", ticket, message)
         department = ticket.department
     else:
@@ -232,16 +240,23 @@ def _take(mail: InboundMail) -> MailOutcome:
     user = _user_of(mail)
     membership = user.memberships.select_related("account").first() if user else None
     requester = Requester(
-        email=mail.sender, name=mail.sender_name, user=user,
+        email=mail.sender,
+        name=mail.sender_name,
+        user=user,
         account=membership.account if membership else None,
-    )  # fmt: skip
+    )
     opened, message = ticket_open(
-        requester=requester, subject=(mail.subject or "(no subject)")[:200],
-        body=_fitted(mail.text.strip() or "(no text)", refused), department=department,
-        channel=Channel.EMAIL, actor=Actor(user=user) if user else SYSTEM, by_staff=False,
+        requester=requester,
+        subject=(mail.subject or "(no subject)")[:200],
+        body=_fitted(mail.text.strip() or "(no text)", refused),
+        department=department,
+        channel=Channel.EMAIL,
+        actor=Actor(user=user) if user else SYSTEM,
+        by_staff=False,
         email_message_id=mail.message_id,
         # Teammates the sender copied, as the desk copies them on its replies; anyone else
         # copied on the mail is left out (the desk mails only people of the account).
-        cc=teammates(requester.account, [*mail.to, *mail.cc]), uploads=uploads,
-    )  # fmt: skip
+        cc=teammates(requester.account, [*mail.to, *mail.cc]),
+        uploads=uploads,
+    )
     return MailOutcome("opened", opened, message)

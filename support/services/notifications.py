@@ -106,9 +106,13 @@ def _send(
     )
     sender = formataddr((ticket.department.name, settings.SUPPORT_REPLY_ADDRESS))
     EmailMessage(
-        subject=_subject(ticket), body=body, from_email=sender, to=to,
-        reply_to=[reply_address(ticket)], headers=headers,
-    ).send()  # fmt: skip
+        subject=_subject(ticket),
+        body=body,
+        from_email=sender,
+        to=to,
+        reply_to=[reply_address(ticket)],
+        headers=headers,
+    ).send()
 
 
 @task
@@ -133,23 +137,28 @@ def ticket_message_mail_send(message_id: str) -> int:
     to = customer_recipients(ticket, author_email=author_email)
     if to:
         _send(
-            ticket, to=to, template="reply",
+            ticket,
+            to=to,
+            template="reply",
             context={"message": message, "author": author_shown(message)},
             headers={"Message-ID": message_id_header(message), **threading},
-        )  # fmt: skip
+        )
         sent += 1
     if not message.from_staff:
         staff = [each for each in staff_recipients(ticket) if each.lower() != author_email.lower()]
         if staff:
             opened = root == own_id or root is None
             _send(
-                ticket, to=staff, template="staff_new" if opened else "staff_reply",
+                ticket,
+                to=staff,
+                template="staff_new" if opened else "staff_reply",
                 context={
-                    "message": message, "desk_url": _page_url("desk_ticket", ticket),
+                    "message": message,
+                    "desk_url": _page_url("desk_ticket", ticket),
                     "staff_mail_replies": bool(settings.SUPPORT_MAIL_TRUSTED_AUTHSERV_IDS),
                 },
                 headers={"Auto-Submitted": "auto-generated", **threading},
-            )  # fmt: skip
+            )
             sent += 1
     return sent
 
@@ -161,10 +170,12 @@ def ticket_assigned_mail_send(ticket_id: str, assignee_id: int) -> int:
     if ticket is None or ticket.assignee_id != assignee_id or not ticket.assignee.is_active:
         return 0
     _send(
-        ticket, to=[ticket.assignee.email], template="staff_assigned",
+        ticket,
+        to=[ticket.assignee.email],
+        template="staff_assigned",
         context={"desk_url": _page_url("desk_ticket", ticket)},
         headers={"Auto-Submitted": "auto-generated"},
-    )  # fmt: skip
+    )
     return 1
 
 

@@ -94,9 +94,10 @@ def tickets_sla_check(*, now: datetime) -> int:
     found = 0
     waiting = Ticket.objects.exclude(status__in=[TicketStatus.RESOLVED, TicketStatus.CLOSED])
     late_first = waiting.filter(
-        first_response_breached=False, first_response_at__isnull=True,
+        first_response_breached=False,
+        first_response_at__isnull=True,
         first_response_due_at__lte=now,
-    )  # fmt: skip
+    )
     late_resolution = waiting.filter(
         resolution_breached=False, sla_running_since__isnull=False, resolution_due_at__lte=now
     )
@@ -119,7 +120,10 @@ def _breach(ticket_id: str, which: str, now: datetime) -> int:
     ticket.save(update_fields=[flag])
     # The customer's view of the ticket, and which target was missed.
     record_event(
-        type="ticket.sla_breached", account=ticket.account, object_type="ticket",
-        obj={**ticket_representation(ticket), "breached": which}, actor=SYSTEM,
-    )  # fmt: skip
+        type="ticket.sla_breached",
+        account=ticket.account,
+        object_type="ticket",
+        obj={**ticket_representation(ticket), "breached": which},
+        actor=SYSTEM,
+    )
     return 1

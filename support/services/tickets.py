@@ -93,9 +93,10 @@ def _cc(account: Account | None, addresses: list[str] | None) -> list[str]:
     )
     if strangers:
         raise ValidationFailed.field(
-            "cc", "not_a_member",
+            "cc",
+            "not_a_member",
             f"Only members of the account can be copied; not: {', '.join(strangers)}.",
-        )  # fmt: skip
+        )
     return kept
 
 
@@ -147,20 +148,28 @@ def _record(
     """Record the ticket's event, as its account may read it: a staff member's change has no
     person, key or address as its actor (customers see staff as the team only)."""
     record_event(
-        type=type, account=ticket.account, object_type="ticket",
-        obj=ticket_representation(ticket), actor=SYSTEM if by_staff else actor,
+        type=type,
+        account=ticket.account,
+        object_type="ticket",
+        obj=ticket_representation(ticket),
+        actor=SYSTEM if by_staff else actor,
         previous_attributes=previous,
-    )  # fmt: skip
+    )
 
 
 def _system_entry(
     ticket: Ticket, text: str, actor: Actor, now: datetime, *, staff_only: bool = False
 ) -> None:
     Message.objects.create(
-        ticket=ticket, kind=MessageKind.SYSTEM, author=actor.user, body=text,
-        channel=Channel.WEB, from_staff=bool(actor.user and actor.user.is_staff), created_at=now,
+        ticket=ticket,
+        kind=MessageKind.SYSTEM,
+        author=actor.user,
+        body=text,
+        channel=Channel.WEB,
+        from_staff=bool(actor.user and actor.user.is_staff),
+        created_at=now,
         staff_only=staff_only,
-    )  # fmt: skip
+    )
 
 
 def _next_assignee(department: Department) -> User | None:
@@ -212,23 +221,37 @@ def ticket_open(
     cc = _cc(requester.account, cc)
     now = timezone.now()
     ticket = Ticket(
-        number=_ticket_number(), subject=subject, account=requester.account,
-        requester=requester.user, requester_email=requester.email.lower(),
-        requester_name=requester.name[:200], department=department,
+        number=_ticket_number(),
+        subject=subject,
+        account=requester.account,
+        requester=requester.user,
+        requester_email=requester.email.lower(),
+        requester_name=requester.name[:200],
+        department=department,
         cc=[each for each in cc if each != requester.email.lower()],
-        priority=priority, channel=channel, created_at=now, updated_at=now,
-        last_customer_message_at=None if by_staff else now, **found,
-    )  # fmt: skip
+        priority=priority,
+        channel=channel,
+        created_at=now,
+        updated_at=now,
+        last_customer_message_at=None if by_staff else now,
+        **found,
+    )
     sla_start(ticket, now)
     if settings.SUPPORT_AUTO_ASSIGN:
         ticket.assignee = _next_assignee(department)
     ticket.save(force_insert=True)
     author = actor.user if by_staff else requester.user
     message = Message.objects.create(
-        ticket=ticket, kind=MessageKind.PUBLIC, author=author,
-        author_email="" if by_staff else requester.email.lower(), from_staff=by_staff,
-        body=body, channel=channel, email_message_id=email_message_id, created_at=now,
-    )  # fmt: skip
+        ticket=ticket,
+        kind=MessageKind.PUBLIC,
+        author=author,
+        author_email="" if by_staff else requester.email.lower(),
+        from_staff=by_staff,
+        body=body,
+        channel=channel,
+        email_message_id=email_message_id,
+        created_at=now,
+    )
     attachments_add(message=message, uploads=uploads or [])
     _record(ticket, "ticket.created", actor, by_staff=by_staff)
     message_mail_queue(message)
@@ -292,10 +315,16 @@ def ticket_reply(
         raise Conflict("This e-mail is already on a ticket.")
     now = timezone.now()
     message = Message.objects.create(
-        ticket=ticket, kind=MessageKind.INTERNAL if internal else MessageKind.PUBLIC,
-        author=actor.user, author_email=author_email.lower(), from_staff=by_staff, body=body,
-        channel=channel, email_message_id=email_message_id, created_at=now,
-    )  # fmt: skip
+        ticket=ticket,
+        kind=MessageKind.INTERNAL if internal else MessageKind.PUBLIC,
+        author=actor.user,
+        author_email=author_email.lower(),
+        from_staff=by_staff,
+        body=body,
+        channel=channel,
+        email_message_id=email_message_id,
+        created_at=now,
+    )
     if internal:
         Ticket.objects.filter(pk=ticket.pk).update(updated_at=now)
         attachments_add(message=message, uploads=uploads or [])
@@ -498,8 +527,9 @@ def tickets_autoclose(*, now: datetime | None = None) -> int:
     closed = 0
     for ticket in Ticket.objects.filter(status=TicketStatus.RESOLVED, resolved_at__lte=before):
         try:
-            ticket_status_change(ticket=ticket, status=TicketStatus.CLOSED, actor=SYSTEM,
-                                 by_staff=True)  # fmt: skip
+            ticket_status_change(
+                ticket=ticket, status=TicketStatus.CLOSED, actor=SYSTEM, by_staff=True
+            )
         except InvalidState:
             continue  # a reply reopened it meanwhile
         closed += 1

@@ -218,7 +218,14 @@ def test_the_answers_match_the_documented_schema(owner_api):
     ):
         status = str(response.status_code)
         validator = validator_for(
-            document, "paths", "/v1/account", method, "responses", status,
-            "content", "application/json", "schema",
-        )  # fmt: skip
+            document,
+            "paths",
+            "/v1/account",
+            method,
+            "responses",
+            status,
+            "content",
+            "application/json",
+            "schema",
+        )
         assert [e.message for e in validator.iter_errors(response.json())] == [], (method, status)

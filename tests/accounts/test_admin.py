@@ -415,16 +415,21 @@ def test_the_revoke_action_revokes_a_rotated_key_in_its_grace_period_at_once(
 
 def account_form(account: Account, **changes) -> dict:
     data = {
-        "name": account.name, "rate_limit_per_minute": "", "max_api_keys": account.max_api_keys,
-        "max_servers": account.max_servers, "max_bots": account.max_bots,
-        "max_memory_mb": account.max_memory_mb, "unbilled_instances": account.unbilled_instances,
+        "name": account.name,
+        "rate_limit_per_minute": "",
+        "max_api_keys": account.max_api_keys,
+        "max_servers": account.max_servers,
+        "max_bots": account.max_bots,
+        "max_memory_mb": account.max_memory_mb,
+        "unbilled_instances": account.unbilled_instances,
         "unbilled_memory_mb": account.unbilled_memory_mb,
         "unbilled_cpu_percent": account.unbilled_cpu_percent,
         "unbilled_disk_mb": account.unbilled_disk_mb,
         "memberships-TOTAL_FORMS": account.memberships.count(),
         "memberships-INITIAL_FORMS": account.memberships.count(),
-        "memberships-MIN_NUM_FORMS": 0, "memberships-MAX_NUM_FORMS": 1000,
-    }  # fmt: skip
+        "memberships-MIN_NUM_FORMS": 0,
+        "memberships-MAX_NUM_FORMS": 1000,
+    }
     for index, membership in enumerate(account.memberships.all()):
         data[f"memberships-{index}-id"] = membership.pk
         data[f"memberships-{index}-account"] = account.pk
@@ -570,9 +575,11 @@ def test_delete_selected_is_not_offered_and_deletes_nothing(
     url = admin_url(model, "changelist")
 
     response = staff_client.post(
-        url, {"action": "delete_selected", "_selected_action": [obj.pk], "post": "yes"},
-        secure=True, follow=True,
-    )  # fmt: skip
+        url,
+        {"action": "delete_selected", "_selected_action": [obj.pk], "post": "yes"},
+        secure=True,
+        follow=True,
+    )
 
     assert "delete_selected" not in changelist_actions(staff_client, model)
     assert response.status_code == 200

@@ -44,9 +44,13 @@ def member_of(account, make_token, client_for):
 @pytest.fixture
 def invitation(account, owner):
     return Invitation.objects.create(
-        account=account, email="sam@example.com", role=Role.DEVELOPER, token_digest="d" * 64,
-        invited_by=owner, expires_at=timezone.now() + timedelta(days=7),
-    )  # fmt: skip
+        account=account,
+        email="sam@example.com",
+        role=Role.DEVELOPER,
+        token_digest="d" * 64,
+        invited_by=owner,
+        expires_at=timezone.now() + timedelta(days=7),
+    )
 
 
 def member_json(membership: Membership) -> dict:
@@ -406,9 +410,13 @@ def invitations(account, owner, other_account):
     def make(email, target=account, **fields):
         fields.setdefault("expires_at", now + timedelta(days=7))
         return Invitation.objects.create(
-            account=target, email=email, role=Role.VIEWER, token_digest=email.ljust(64, "x"),
-            invited_by=owner, **fields,
-        )  # fmt: skip
+            account=target,
+            email=email,
+            role=Role.VIEWER,
+            token_digest=email.ljust(64, "x"),
+            invited_by=owner,
+            **fields,
+        )
 
     return {
         "pending": make("pending@example.com", created_at=now - timedelta(hours=4)),
@@ -576,7 +584,14 @@ def test_the_answers_match_the_documented_schema(
         status = str(response.status_code)
         assert status in {"200", "201", "409"}, (path, method, response.content)
         validator = validator_for(
-            document, "paths", path, method, "responses", status,
-            "content", "application/json", "schema",
-        )  # fmt: skip
+            document,
+            "paths",
+            path,
+            method,
+            "responses",
+            status,
+            "content",
+            "application/json",
+            "schema",
+        )
         assert [e.message for e in validator.iter_errors(response.json())] == [], (path, method)

@@ -457,7 +457,14 @@ def test_the_answers_match_the_documented_schema(staff_api, account):
         status = str(response.status_code)
         assert status in {"200", "201"}, (path, method, response.content)
         validator = validator_for(
-            document, "paths", path, method, "responses", status,
-            "content", "application/json", "schema",
-        )  # fmt: skip
+            document,
+            "paths",
+            path,
+            method,
+            "responses",
+            status,
+            "content",
+            "application/json",
+            "schema",
+        )
         assert [e.message for e in validator.iter_errors(response.json())] == [], (path, method)

@@ -386,15 +386,19 @@ def test_the_desk_shows_a_customers_invoices_only_to_roles_that_read_billing(
 ):
     invoice = invoice_finalize(
         invoice=invoice_create(
-            account=account, currency="EUR",
+            account=account,
+            currency="EUR",
             lines=[{"description": "Plan", "quantity": 1, "unit_amount": 1250}],
         )
-    )  # fmt: skip
+    )
     ticket, _ = ticket_open(
         requester=Requester(email=owner.email, name="Owner", user=owner, account=account),
-        subject="Slow", body="Since today.", department=technical, channel="web",
+        subject="Slow",
+        body="Since today.",
+        department=technical,
+        channel="web",
         actor=Actor(user=owner),
-    )  # fmt: skip
+    )
     user = staff_member(company, role)
     technical.members.add(user)
 
@@ -455,17 +459,27 @@ def test_only_staff_who_work_the_desk_join_departments_or_take_tickets(company, 
     agent = staff_member(company, StaffRole.SUPPORT_AGENT)
     with pytest.raises(ValidationFailed) as refused:
         department_save(
-            department=None, name="Ops", email="ops@desk.example", default_priority="normal",
-            sla_policy=None, customer_visible=True, active=True, members=[fleet, agent],
+            department=None,
+            name="Ops",
+            email="ops@desk.example",
+            default_priority="normal",
+            sla_policy=None,
+            customer_visible=True,
+            active=True,
+            members=[fleet, agent],
             actor=Actor(user=agent),
-        )  # fmt: skip
+        )
     assert fleet.email in refused.value.message
     department = Department.objects.create(name="Ops", email="ops@desk.example")
     department.members.add(fleet, agent)  # as a department made before staff roles
     ticket, _ = ticket_open(
-        requester=Requester(email="someone@example.com", account=customer), subject="Help",
-        body="It broke.", department=department, channel="web", actor=Actor(),
-    )  # fmt: skip
+        requester=Requester(email="someone@example.com", account=customer),
+        subject="Help",
+        body="It broke.",
+        department=department,
+        channel="web",
+        actor=Actor(),
+    )
     with pytest.raises(ValidationFailed):
         ticket_assign(ticket=ticket, assignee=fleet, actor=Actor(user=agent))
     assert ticket_assign(ticket=ticket, assignee=agent, actor=Actor(user=agent)).assignee == agent

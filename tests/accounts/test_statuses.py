@@ -39,8 +39,11 @@ def test_the_key_status_in_sql_is_the_status_in_python(keys):
             in_sql = ApiKey.objects.with_status([status]).filter(pk=api_key.pk).exists()
             assert in_sql == (api_key.status == status), (name, status)
     assert {k.name for k in ApiKey.objects.unrevoked()} == {
-        "never revoked, no expiry", "rotated, within grace", "expired", "expires later",
-    }  # fmt: skip
+        "never revoked, no expiry",
+        "rotated, within grace",
+        "expired",
+        "expires later",
+    }
 
 
 def test_the_invitation_status_in_sql_is_the_status_in_python(owner, account):

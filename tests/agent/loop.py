@@ -53,10 +53,12 @@ def install_test_workload() -> None:
     Game.objects.update_or_create(
         slug="test-workload",
         defaults={
-            "name": entry["name"], "default_port": entry["default_port"],
-            "variables": entry["variables"], "template": template,
+            "name": entry["name"],
+            "default_port": entry["default_port"],
+            "variables": entry["variables"],
+            "template": template,
         },
-    )  # fmt: skip
+    )
 
 
 @contextlib.contextmanager
@@ -67,14 +69,22 @@ def node_with_agent(
     control plane (so the driver's signed calls work); the agent is stopped afterwards."""
     install_test_workload()
     node, token = node_create(
-        name=name, region="eu-central", agent_url="http://127.0.0.1:1", memory_mb=4096,
-        disk_mb=20480, cpu_percent=200, actor=SYSTEM,
-    )  # fmt: skip
+        name=name,
+        region="eu-central",
+        agent_url="http://127.0.0.1:1",
+        memory_mb=4096,
+        disk_mb=20480,
+        cpu_percent=200,
+        actor=SYSTEM,
+    )
     node_allocations_add(node=node, ip="127.0.0.1", ports=str(free_port()), actor=SYSTEM)
     agent = start_agent(
-        data_root / "node", token=token, control_plane_url=control_plane_url,
-        AGENT_NODE_ID=node.id, **agent_settings,
-    )  # fmt: skip
+        data_root / "node",
+        token=token,
+        control_plane_url=control_plane_url,
+        AGENT_NODE_ID=node.id,
+        **agent_settings,
+    )
     try:
         node = node_update(node=node, agent_url=agent.url, actor=SYSTEM)
         wait_for(lambda: Node.objects.get(pk=node.pk).last_seen_at, what="hello", log=agent.log)

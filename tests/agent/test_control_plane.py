@@ -58,10 +58,15 @@ def node_agent(control_plane_url, test_root):
 def create_server(api, **extra) -> Server:
     answer = api.post(
         "/v1/servers",
-        {"name": "Loop", "game": "test-workload", "region": "eu-central",
-         "resources": {"memory_mb": 256, "disk_mb": 1024}} | extra,
+        {
+            "name": "Loop",
+            "game": "test-workload",
+            "region": "eu-central",
+            "resources": {"memory_mb": 256, "disk_mb": 1024},
+        }
+        | extra,
         format="json",
-    )  # fmt: skip
+    )
     assert answer.status_code == 201, answer.content
     return Server.objects.get(pk=answer.json()["data"]["server"]["id"])
 
@@ -233,11 +238,16 @@ def test_a_bot_runs_from_its_uploaded_code_with_its_token_in_the_environment_onl
     token = "MTA1.discord-token-for-the-loop-test-XYZ9"
     answer = owner_api.post(
         "/v1/bots",
-        {"name": "Loop bot", "region": "eu-central", "runtime": "python-3.13",
-         "start_command": "python bot.py", "token": token,
-         "resources": {"memory_mb": 256, "disk_mb": 1024}},
+        {
+            "name": "Loop bot",
+            "region": "eu-central",
+            "runtime": "python-3.13",
+            "start_command": "python bot.py",
+            "token": token,
+            "resources": {"memory_mb": 256, "disk_mb": 1024},
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert answer.status_code == 201, answer.content
     bot_id = answer.json()["data"]["bot"]["id"]
     uploaded = owner_api.post(

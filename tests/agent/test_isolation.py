@@ -158,9 +158,21 @@ def test_the_sandbox_sees_only_its_own_folder_and_a_read_only_system(make_server
     assert "USR=read-only" in logs
     root = next(line for line in logs.splitlines() if line.startswith("ROOT="))
     assert set(root.removeprefix("ROOT=").split()) <= {
-        "bin", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc", "sbin",
-        "tmp", "usr", "var",
-    }  # fmt: skip
+        "bin",
+        "dev",
+        "etc",
+        "home",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "opt",
+        "proc",
+        "sbin",
+        "tmp",
+        "usr",
+        "var",
+    }
     assert not (agent.data_root / "servers" / server.id / "private").exists()
 
 

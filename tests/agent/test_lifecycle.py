@@ -292,9 +292,15 @@ def test_usage_samples_reach_the_control_plane(make_server, control_plane):
     )
     sample = samples[-1]
     assert set(sample) == {
-        "instance_id", "at", "cpu_percent", "memory_bytes", "disk_bytes",
-        "network_rx_bytes", "network_tx_bytes", "uptime_seconds",
-    }  # fmt: skip
+        "instance_id",
+        "at",
+        "cpu_percent",
+        "memory_bytes",
+        "disk_bytes",
+        "network_rx_bytes",
+        "network_tx_bytes",
+        "uptime_seconds",
+    }
     # The sandbox's own interface counts the traffic (null only without a sandbox).
     for key in ("network_rx_bytes", "network_tx_bytes"):
         assert isinstance(sample[key], int) if IS_ROOT else sample[key] is None
@@ -361,9 +367,13 @@ def test_without_cgroups_rlimits_bound_the_process(agents, control_plane):
     server = Server(f"srv_{secrets.token_hex(6)}", free_port(), own)
     created = server.put(gameserver_spec(server.id, server.port))
     assert created["limits"] == {
-        "mechanism": "rlimit", "memory_mb": 256, "swap": "not limited",
-        "cpu_percent": None, "pids": 64, "disk_mb": 200,
-    }  # fmt: skip
+        "mechanism": "rlimit",
+        "memory_mb": 256,
+        "swap": "not limited",
+        "cpu_percent": None,
+        "pids": 64,
+        "disk_mb": 200,
+    }
     assert server.post("start").status_code == 200
     assert ask(server.port, "ping") == "pong"
     pid = server.get()["pid"]

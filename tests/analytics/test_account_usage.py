@@ -13,10 +13,15 @@ TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 def _sample(instance_id, at, *, cpu, memory, disk, rx):
     return Measurement(
-        instance_id=instance_id, at=at, cpu_percent=cpu, memory_bytes=memory, disk_bytes=disk,
-        uptime_seconds=int((at - TODAY).total_seconds()) + 86400 * 2, network_rx_bytes=rx,
+        instance_id=instance_id,
+        at=at,
+        cpu_percent=cpu,
+        memory_bytes=memory,
+        disk_bytes=disk,
+        uptime_seconds=int((at - TODAY).total_seconds()) + 86400 * 2,
+        network_rx_bytes=rx,
         network_tx_bytes=None,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -59,19 +64,35 @@ def test_totals_and_the_largest_consumers(owner_api, fleet):
         "top": "memory_bytes",
         "consumers": [
             {
-                "id": bot.id, "kind": "bot", "name": "Mod bot", "samples": 1,
-                "cpu_percent": 5.0, "cpu_percent_max": 5.0, "memory_bytes": 1000,
-                "memory_bytes_max": 1000, "disk_bytes": 1, "network_rx_bytes": None,
-                "network_tx_bytes": None, "deleted_at": None,
+                "id": bot.id,
+                "kind": "bot",
+                "name": "Mod bot",
+                "samples": 1,
+                "cpu_percent": 5.0,
+                "cpu_percent_max": 5.0,
+                "memory_bytes": 1000,
+                "memory_bytes_max": 1000,
+                "disk_bytes": 1,
+                "network_rx_bytes": None,
+                "network_tx_bytes": None,
+                "deleted_at": None,
             },
             {
-                "id": server.id, "kind": "server", "name": "Survival", "samples": 2,
-                "cpu_percent": 100.0, "cpu_percent_max": 150.0, "memory_bytes": 200,
-                "memory_bytes_max": 300, "disk_bytes": 9, "network_rx_bytes": 30,
-                "network_tx_bytes": None, "deleted_at": None,
+                "id": server.id,
+                "kind": "server",
+                "name": "Survival",
+                "samples": 2,
+                "cpu_percent": 100.0,
+                "cpu_percent_max": 150.0,
+                "memory_bytes": 200,
+                "memory_bytes_max": 300,
+                "disk_bytes": 9,
+                "network_rx_bytes": 30,
+                "network_tx_bytes": None,
+                "deleted_at": None,
             },
         ],
-    }  # fmt: skip
+    }
 
 
 def _iso(moment: datetime) -> str:

@@ -72,12 +72,16 @@ def instances(account):
     usage_record(
         measurements=[
             Measurement(
-                instance_id=instance.id, at=now - timedelta(minutes=5), cpu_percent=1.0,
-                memory_bytes=1, disk_bytes=1, uptime_seconds=60,
+                instance_id=instance.id,
+                at=now - timedelta(minutes=5),
+                cpu_percent=1.0,
+                memory_bytes=1,
+                disk_bytes=1,
+                uptime_seconds=60,
             )
             for instance in (server, bot)
         ]
-    )  # fmt: skip
+    )
     return server, bot
 
 
@@ -155,11 +159,15 @@ def test_samples_at_the_edges_are_counted_out_of_range(instances, value):
     recorded = usage_record(
         measurements=[
             Measurement(
-                instance_id=server.id, at=moment, cpu_percent=1.0, memory_bytes=1,
-                disk_bytes=1, uptime_seconds=1,
+                instance_id=server.id,
+                at=moment,
+                cpu_percent=1.0,
+                memory_bytes=1,
+                disk_bytes=1,
+                uptime_seconds=1,
             )
         ]
-    )  # fmt: skip
+    )
     assert (recorded.stored, recorded.out_of_range) == (0, 1)
 
 

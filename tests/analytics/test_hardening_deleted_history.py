@@ -26,9 +26,15 @@ def _iso(moment: datetime) -> str:
 
 def _sample(instance_id: str, at: datetime, cpu: float) -> Measurement:
     return Measurement(
-        instance_id=instance_id, at=at, cpu_percent=cpu, memory_bytes=100, disk_bytes=7,
-        uptime_seconds=3600, network_rx_bytes=None, network_tx_bytes=None,
-    )  # fmt: skip
+        instance_id=instance_id,
+        at=at,
+        cpu_percent=cpu,
+        memory_bytes=100,
+        disk_bytes=7,
+        uptime_seconds=3600,
+        network_rx_bytes=None,
+        network_tx_bytes=None,
+    )
 
 
 @pytest.fixture

@@ -37,12 +37,16 @@ def fleet(account):
     usage_record(
         measurements=[
             Measurement(
-                instance_id=instance.id, at=NOW - timedelta(minutes=5), cpu_percent=cpu,
-                memory_bytes=100, disk_bytes=1, uptime_seconds=600,
+                instance_id=instance.id,
+                at=NOW - timedelta(minutes=5),
+                cpu_percent=cpu,
+                memory_bytes=100,
+                disk_bytes=1,
+                uptime_seconds=600,
             )
             for instance, cpu in ((server, 30.0), (bot, 3.0))
         ]
-    )  # fmt: skip
+    )
     return {"server": server, "bot": bot}
 
 

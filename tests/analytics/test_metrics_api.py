@@ -54,13 +54,17 @@ def _record(instance_id: str, *, at: datetime, cpu: float, memory: int, rx: int 
     usage_record(
         measurements=[
             Measurement(
-                instance_id=instance_id, at=at, cpu_percent=cpu, memory_bytes=memory,
-                disk_bytes=10 * 2**30, uptime_seconds=int((at - midnight).total_seconds()),
+                instance_id=instance_id,
+                at=at,
+                cpu_percent=cpu,
+                memory_bytes=memory,
+                disk_bytes=10 * 2**30,
+                uptime_seconds=int((at - midnight).total_seconds()),
                 network_rx_bytes=rx,
                 network_tx_bytes=None,
             )
         ]
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -205,6 +209,10 @@ def test_the_default_is_the_last_24_hours_of_cpu_memory_disk_and_network(owner_a
     body = answer.json()["data"]["metrics"]
     assert body["step"] == 300
     assert [s["metric"] for s in body["series"]] == [
-        "cpu_percent", "memory_bytes", "disk_bytes", "network_rx_bytes", "network_tx_bytes",
-    ]  # fmt: skip
+        "cpu_percent",
+        "memory_bytes",
+        "disk_bytes",
+        "network_rx_bytes",
+        "network_tx_bytes",
+    ]
     assert all(s["points"] == [] for s in body["series"])

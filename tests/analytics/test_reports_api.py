@@ -58,17 +58,30 @@ def test_the_csv_export_has_the_same_rows_as_the_report(staff_api, history):
         "2026-09,EUR,1000,500,0,0,-300,0,1200\r\n"
     )
     assert rows == [
-        {"month": "2026-09", "currency": "EUR", "mrr_start": 1000, "new": 500,
-         "reactivation": 0, "expansion": 0, "contraction": -300, "churn": 0, "mrr_end": 1200},
-    ]  # fmt: skip
+        {
+            "month": "2026-09",
+            "currency": "EUR",
+            "mrr_start": 1000,
+            "new": 500,
+            "reactivation": 0,
+            "expansion": 0,
+            "contraction": -300,
+            "churn": 0,
+            "mrr_end": 1200,
+        },
+    ]
     assert "X-RateLimit-Remaining" in response and response["X-Request-Id"].startswith("req_")
 
 
 def test_csv_writes_rates_as_numbers_and_nothing_as_an_empty_cell(staff_api, history):
     response = get(
-        staff_api, "/v1/admin/reports/churn", format="csv", start_month="2026-08",
-        end_month="2026-09", currency="EUR",
-    )  # fmt: skip
+        staff_api,
+        "/v1/admin/reports/churn",
+        format="csv",
+        start_month="2026-08",
+        end_month="2026-09",
+        currency="EUR",
+    )
 
     assert response["Content-Disposition"] == (
         'attachment; filename="churn-2026-08-2026-09-EUR.csv"'
@@ -89,15 +102,24 @@ def test_csv_text_that_a_spreadsheet_would_run_is_escaped(owner_api, account):
     plan = Price.objects.create(product=product, currency="EUR", unit_amount=1000, interval="month")
     server = ServerFactory(account=account, name='=HYPERLINK("http://evil.example","Hi")')
     bot = Bot.objects.create(
-        account=account, name="-1+1", region_id="eu-central", runtime="python-3.13",
-        start_command="python bot.py", token_encrypted="x", token_last4="abcd",
-    )  # fmt: skip
+        account=account,
+        name="-1+1",
+        region_id="eu-central",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token_encrypted="x",
+        token_last4="abcd",
+    )
     for instance, amount in ((server, 1200), (bot, 1000)):
         subscription = Subscription.objects.create(
-            account=account, price=plan, status="active", billing_cycle_anchor=OCTOBER_20,
-            current_period_start=OCTOBER_20, current_period_end=OCTOBER_20,
+            account=account,
+            price=plan,
+            status="active",
+            billing_cycle_anchor=OCTOBER_20,
+            current_period_start=OCTOBER_20,
+            current_period_end=OCTOBER_20,
             **{instance.kind: instance},
-        )  # fmt: skip
+        )
         issue(account, datetime(2026, 10, 5, tzinfo=UTC), line(amount), subscription=subscription)
 
     response = get(owner_api, "/v1/analytics/reports/spend", format="csv", group_by="server")
@@ -106,12 +128,30 @@ def test_csv_text_that_a_spreadsheet_would_run_is_escaped(owner_api, account):
         'attachment; filename="spend-2025-11-2026-10-server.csv"'
     )
     assert list(csv.reader(io.StringIO(response.content.decode()))) == [
-        ["kind", "instance_id", "name", "currency", "invoices", "billed", "paid", "credited",
-         "outstanding"],
-        ["server", server.id, "'=HYPERLINK(\"http://evil.example\",\"Hi\")", "EUR", "1", "1200",
-         "0", "0", "1200"],
+        [
+            "kind",
+            "instance_id",
+            "name",
+            "currency",
+            "invoices",
+            "billed",
+            "paid",
+            "credited",
+            "outstanding",
+        ],
+        [
+            "server",
+            server.id,
+            '\'=HYPERLINK("http://evil.example","Hi")',
+            "EUR",
+            "1",
+            "1200",
+            "0",
+            "0",
+            "1200",
+        ],
         ["bot", bot.id, "'-1+1", "EUR", "1", "1000", "0", "0", "1000"],
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize("report", STAFF_REPORTS)
@@ -134,8 +174,10 @@ def test_the_reports_default_to_the_twelve_months_to_this_one(staff_api, owner_a
 
     assert mrr["parameters"] == {"start_month": "2025-11", "end_month": "2026-10", "currency": None}
     assert spend["parameters"] == {
-        "start_month": "2025-11", "end_month": "2026-10", "group_by": "month"
-    }  # fmt: skip
+        "start_month": "2025-11",
+        "end_month": "2026-10",
+        "group_by": "month",
+    }
     assert aging["parameters"] == {"as_of": "2026-10-20", "group_by": "bucket", "currency": None}
     assert (
         get(staff_api, "/v1/admin/reports/mrr", start_month="2026-07").json()["data"]["report"][
@@ -237,7 +279,14 @@ def test_answers_match_the_documented_schema(openapi, staff_api, owner_api, hist
     ]
     for path, response in answers:
         validator = validator_for(
-            openapi, "paths", path, "get", "responses", "200", "content", "application/json",
+            openapi,
+            "paths",
+            path,
+            "get",
+            "responses",
+            "200",
+            "content",
+            "application/json",
             "schema",
-        )  # fmt: skip
+        )
         assert [error.message for error in validator.iter_errors(response.json())] == []

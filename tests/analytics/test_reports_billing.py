@@ -72,9 +72,13 @@ def pay(invoice, when: datetime):
 def pay_with_credit(invoice, amount: int, when: datetime):
     with time_machine.travel(when, tick=False):
         balance_change(
-            account=invoice.account, amount=amount, currency=invoice.currency,
-            kind="adjustment", description="Goodwill", actor=SYSTEM,
-        )  # fmt: skip
+            account=invoice.account,
+            amount=amount,
+            currency=invoice.currency,
+            kind="adjustment",
+            description="Goodwill",
+            actor=SYSTEM,
+        )
         return invoice_pay_with_credit(invoice=invoice, actor=SYSTEM)
 
 
@@ -128,12 +132,22 @@ def test_it_reports_revenue_by_product_and_month(staff_api, books):
     )
 
     assert answer["parameters"] == {
-        "start_month": "2026-09", "end_month": "2026-10", "group_by": "product", "currency": None,
-    }  # fmt: skip
+        "start_month": "2026-09",
+        "end_month": "2026-10",
+        "group_by": "product",
+        "currency": None,
+    }
     assert [column["name"] for column in answer["columns"]] == [
-        "month", "currency", "product_id", "product_name", "billed", "tax", "credited",
-        "collected", "credit_applied",
-    ]  # fmt: skip
+        "month",
+        "currency",
+        "product_id",
+        "product_name",
+        "billed",
+        "tax",
+        "credited",
+        "collected",
+        "credit_applied",
+    ]
     eur, usd = {"currency": "EUR"}, {"currency": "USD"}
     b, m = (
         {"product_id": bot.id, "product_name": "Discord Bot"},
@@ -146,12 +160,33 @@ def test_it_reports_revenue_by_product_and_month(staff_api, books):
         # The 1000 of credit paid on the first is spread over its 2142 by what its lines
         # charged: 555.6, 277.8, 166.7; the floors 555 + 277 + 166 = 998 leave 2 units for the
         # largest remainders, the bot's (.78) and the setup's (.67): 555, 278, 167.
-        {"month": "2026-09", **eur, **b, **nothing, "billed": 595, "tax": 95,
-         "credit_applied": 278},
-        {"month": "2026-09", **eur, **m, **nothing, "billed": 1190 + 1071, "tax": 190 + 171,
-         "credit_applied": 555},
-        {"month": "2026-09", **eur, **other, **nothing, "billed": 357, "tax": 57,
-         "credit_applied": 167},
+        {
+            "month": "2026-09",
+            **eur,
+            **b,
+            **nothing,
+            "billed": 595,
+            "tax": 95,
+            "credit_applied": 278,
+        },
+        {
+            "month": "2026-09",
+            **eur,
+            **m,
+            **nothing,
+            "billed": 1190 + 1071,
+            "tax": 190 + 171,
+            "credit_applied": 555,
+        },
+        {
+            "month": "2026-09",
+            **eur,
+            **other,
+            **nothing,
+            "billed": 357,
+            "tax": 57,
+            "credit_applied": 167,
+        },
         # October: the bank transfer of 1142 spread the same way: 634.4, 317.2, 190.3 → the
         # one unit left goes to Minecraft: 635, 317, 190. The credit note of 500 is all the
         # second invoice's one product. The voided invoice and the demo account count nothing.
@@ -159,42 +194,90 @@ def test_it_reports_revenue_by_product_and_month(staff_api, books):
         {"month": "2026-10", **eur, **m, **nothing, "credited": 500, "collected": 635},
         {"month": "2026-10", **eur, **other, **nothing, "collected": 190},
         {"month": "2026-10", **usd, **other, **nothing, "billed": 2000},
-    ]  # fmt: skip
+    ]
 
 
 def test_it_reports_revenue_per_month_in_every_currency(staff_api, books):
     answer = report(
-        staff_api, "/v1/admin/reports/revenue", start_month="2026-09", end_month="2026-10",
+        staff_api,
+        "/v1/admin/reports/revenue",
+        start_month="2026-09",
+        end_month="2026-10",
         group_by="month",
-    )  # fmt: skip
+    )
 
     assert [column["name"] for column in answer["columns"]] == [
-        "month", "currency", "billed", "tax", "credited", "collected", "credit_applied",
-    ]  # fmt: skip
+        "month",
+        "currency",
+        "billed",
+        "tax",
+        "credited",
+        "collected",
+        "credit_applied",
+    ]
     assert answer["rows"] == [
         # 2142 + 1071 = 3213 billed, 190 + 95 + 57 + 171 = 513 of it tax.
-        {"month": "2026-09", "currency": "EUR", "billed": 3213, "tax": 513, "credited": 0,
-         "collected": 0, "credit_applied": 1000},
-        {"month": "2026-09", "currency": "USD", "billed": 0, "tax": 0, "credited": 0,
-         "collected": 0, "credit_applied": 0},
-        {"month": "2026-10", "currency": "EUR", "billed": 0, "tax": 0, "credited": 500,
-         "collected": 1142, "credit_applied": 0},
-        {"month": "2026-10", "currency": "USD", "billed": 2000, "tax": 0, "credited": 0,
-         "collected": 0, "credit_applied": 0},
-    ]  # fmt: skip
+        {
+            "month": "2026-09",
+            "currency": "EUR",
+            "billed": 3213,
+            "tax": 513,
+            "credited": 0,
+            "collected": 0,
+            "credit_applied": 1000,
+        },
+        {
+            "month": "2026-09",
+            "currency": "USD",
+            "billed": 0,
+            "tax": 0,
+            "credited": 0,
+            "collected": 0,
+            "credit_applied": 0,
+        },
+        {
+            "month": "2026-10",
+            "currency": "EUR",
+            "billed": 0,
+            "tax": 0,
+            "credited": 500,
+            "collected": 1142,
+            "credit_applied": 0,
+        },
+        {
+            "month": "2026-10",
+            "currency": "USD",
+            "billed": 2000,
+            "tax": 0,
+            "credited": 0,
+            "collected": 0,
+            "credit_applied": 0,
+        },
+    ]
 
 
 def test_revenue_of_one_currency(staff_api, books):
     answer = report(
-        staff_api, "/v1/admin/reports/revenue", start_month="2026-10", end_month="2026-10",
-        currency="usd", group_by="month",
-    )  # fmt: skip
+        staff_api,
+        "/v1/admin/reports/revenue",
+        start_month="2026-10",
+        end_month="2026-10",
+        currency="usd",
+        group_by="month",
+    )
 
     assert answer["parameters"]["currency"] == "USD"
     assert answer["rows"] == [
-        {"month": "2026-10", "currency": "USD", "billed": 2000, "tax": 0, "credited": 0,
-         "collected": 0, "credit_applied": 0},
-    ]  # fmt: skip
+        {
+            "month": "2026-10",
+            "currency": "USD",
+            "billed": 2000,
+            "tax": 0,
+            "credited": 0,
+            "collected": 0,
+            "credit_applied": 0,
+        },
+    ]
 
 
 # --- Accounts receivable aging ----------------------------------------------------------------
@@ -257,16 +340,40 @@ def test_it_ages_receivables_per_account(staff_api, receivables):
     answer = report(staff_api, "/v1/admin/reports/ar-aging", as_of="2026-10-20", group_by="account")
 
     assert answer["rows"] == [
-        {"account_id": p.id, "account_name": "Pixel Realms", "currency": "EUR", "invoices": 7,
-         "days_0_30": 1600, "days_31_60": 2800, "days_61_90": 2000, "days_over_90": 1000,
-         "total": 7400},
-        {"account_id": q.id, "account_name": "Quarry Craft", "currency": "EUR", "invoices": 5,
-         "days_0_30": 600, "days_31_60": 0, "days_61_90": 600, "days_over_90": 900,
-         "total": 2100},
-        {"account_id": u.id, "account_name": "US Servers", "currency": "USD", "invoices": 1,
-         "days_0_30": 0, "days_31_60": 0, "days_61_90": 0, "days_over_90": 5000,
-         "total": 5000},
-    ]  # fmt: skip
+        {
+            "account_id": p.id,
+            "account_name": "Pixel Realms",
+            "currency": "EUR",
+            "invoices": 7,
+            "days_0_30": 1600,
+            "days_31_60": 2800,
+            "days_61_90": 2000,
+            "days_over_90": 1000,
+            "total": 7400,
+        },
+        {
+            "account_id": q.id,
+            "account_name": "Quarry Craft",
+            "currency": "EUR",
+            "invoices": 5,
+            "days_0_30": 600,
+            "days_31_60": 0,
+            "days_61_90": 600,
+            "days_over_90": 900,
+            "total": 2100,
+        },
+        {
+            "account_id": u.id,
+            "account_name": "US Servers",
+            "currency": "USD",
+            "invoices": 1,
+            "days_0_30": 0,
+            "days_31_60": 0,
+            "days_61_90": 0,
+            "days_over_90": 5000,
+            "total": 5000,
+        },
+    ]
 
 
 def test_it_ages_at_the_end_of_today_by_default(staff_api, receivables):
@@ -293,13 +400,23 @@ def spending(account, other_account, plans):
     minecraft, bot_plan = plans
     server = ServerFactory(account=account, name="Survival SMP")
     bot = Bot.objects.create(
-        account=account, name="Mod bot", region_id="eu-central", runtime="python-3.13",
-        start_command="python bot.py", token_encrypted="x", token_last4="abcd",
-    )  # fmt: skip
-    period = {"billing_cycle_anchor": at(9, 1), "current_period_start": at(9, 1),
-              "current_period_end": at(10, 1), "status": "active"}  # fmt: skip
-    on_server = Subscription.objects.create(account=account, price=minecraft, server=server,
-                                            **period)  # fmt: skip
+        account=account,
+        name="Mod bot",
+        region_id="eu-central",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token_encrypted="x",
+        token_last4="abcd",
+    )
+    period = {
+        "billing_cycle_anchor": at(9, 1),
+        "current_period_start": at(9, 1),
+        "current_period_end": at(10, 1),
+        "status": "active",
+    }
+    on_server = Subscription.objects.create(
+        account=account, price=minecraft, server=server, **period
+    )
     on_bot = Subscription.objects.create(account=account, price=bot_plan, bot=bot, **period)
     pay(issue(account, at(9, 5), line(1000, minecraft, 190), subscription=on_server), at(9, 6))
     issue(account, at(9, 12), line(500, bot_plan), subscription=on_bot)
@@ -331,15 +448,36 @@ def test_owner_and_teammate_read_their_accounts_spend_by_month(owner_api, mate_a
         assert answer["name"] == "spend"
         assert answer["parameters"] == AUGUST_TO_OCTOBER | {"group_by": "month"}
         assert answer["rows"] == [
-            {"month": "2026-08", "currency": "EUR", "invoices": 0, "billed": 0, "paid": 0,
-             "credited": 0, "outstanding": 0},
+            {
+                "month": "2026-08",
+                "currency": "EUR",
+                "invoices": 0,
+                "billed": 0,
+                "paid": 0,
+                "credited": 0,
+                "outstanding": 0,
+            },
             # 1190 (paid) + 500 (open).
-            {"month": "2026-09", "currency": "EUR", "invoices": 2, "billed": 1690,
-             "paid": 1190, "credited": 0, "outstanding": 500},
+            {
+                "month": "2026-09",
+                "currency": "EUR",
+                "invoices": 2,
+                "billed": 1690,
+                "paid": 1190,
+                "credited": 0,
+                "outstanding": 500,
+            },
             # 1000 (200 credited, 800 due) + 250 (paid); the void and the draft are not spend.
-            {"month": "2026-10", "currency": "EUR", "invoices": 2, "billed": 1250,
-             "paid": 250, "credited": 200, "outstanding": 800},
-        ]  # fmt: skip
+            {
+                "month": "2026-10",
+                "currency": "EUR",
+                "invoices": 2,
+                "billed": 1250,
+                "paid": 250,
+                "credited": 200,
+                "outstanding": 800,
+            },
+        ]
 
 
 def test_it_reports_spend_by_server_or_bot(owner_api, spending):
@@ -348,26 +486,67 @@ def test_it_reports_spend_by_server_or_bot(owner_api, spending):
     answer = report(owner_api, SPEND, group_by="server", **AUGUST_TO_OCTOBER)
 
     assert [column["name"] for column in answer["columns"]] == [
-        "kind", "instance_id", "name", "currency", "invoices", "billed", "paid", "credited",
+        "kind",
+        "instance_id",
+        "name",
+        "currency",
+        "invoices",
+        "billed",
+        "paid",
+        "credited",
         "outstanding",
-    ]  # fmt: skip
+    ]
     assert answer["rows"] == [
-        {"kind": "server", "instance_id": server.id, "name": "Survival SMP", "currency": "EUR",
-         "invoices": 2, "billed": 2190, "paid": 1190, "credited": 200, "outstanding": 800},
-        {"kind": "bot", "instance_id": bot.id, "name": "Mod bot", "currency": "EUR",
-         "invoices": 1, "billed": 500, "paid": 0, "credited": 0, "outstanding": 500},
-        {"kind": "other", "instance_id": None, "name": None, "currency": "EUR", "invoices": 1,
-         "billed": 250, "paid": 250, "credited": 0, "outstanding": 0},
-    ]  # fmt: skip
+        {
+            "kind": "server",
+            "instance_id": server.id,
+            "name": "Survival SMP",
+            "currency": "EUR",
+            "invoices": 2,
+            "billed": 2190,
+            "paid": 1190,
+            "credited": 200,
+            "outstanding": 800,
+        },
+        {
+            "kind": "bot",
+            "instance_id": bot.id,
+            "name": "Mod bot",
+            "currency": "EUR",
+            "invoices": 1,
+            "billed": 500,
+            "paid": 0,
+            "credited": 0,
+            "outstanding": 500,
+        },
+        {
+            "kind": "other",
+            "instance_id": None,
+            "name": None,
+            "currency": "EUR",
+            "invoices": 1,
+            "billed": 250,
+            "paid": 250,
+            "credited": 0,
+            "outstanding": 0,
+        },
+    ]
 
 
 def test_an_outsider_sees_only_their_own_spend(outsider_api, spending):
     answer = report(outsider_api, SPEND, start_month="2026-10", end_month="2026-10")
 
     assert answer["rows"] == [
-        {"month": "2026-10", "currency": "EUR", "invoices": 1, "billed": 999, "paid": 0,
-         "credited": 0, "outstanding": 999},
-    ]  # fmt: skip
+        {
+            "month": "2026-10",
+            "currency": "EUR",
+            "invoices": 1,
+            "billed": 999,
+            "paid": 0,
+            "credited": 0,
+            "outstanding": 999,
+        },
+    ]
 
 
 def test_a_key_without_analytics_read_is_refused(teammate_api, spending):

@@ -67,58 +67,122 @@ def test_it_reports_mrr_and_its_movements_per_month_and_currency(staff_api, hist
 
     assert answer["name"] == "mrr"
     assert answer["parameters"] == {
-        "start_month": "2026-09", "end_month": "2026-10", "currency": None
-    }  # fmt: skip
+        "start_month": "2026-09",
+        "end_month": "2026-10",
+        "currency": None,
+    }
     assert [(column["name"], column["type"]) for column in answer["columns"]] == [
-        ("month", "month"), ("currency", "string"), ("mrr_start", "money"), ("new", "money"),
-        ("reactivation", "money"), ("expansion", "money"), ("contraction", "money"),
-        ("churn", "money"), ("mrr_end", "money"),
-    ]  # fmt: skip
+        ("month", "month"),
+        ("currency", "string"),
+        ("mrr_start", "money"),
+        ("new", "money"),
+        ("reactivation", "money"),
+        ("expansion", "money"),
+        ("contraction", "money"),
+        ("churn", "money"),
+        ("mrr_end", "money"),
+    ]
     assert answer["columns"][2]["currency"] == "currency"
     assert answer["rows"] == [
         # September, EUR: at 1 Sep A 1000 + D 500 = 1500. 10 Sep: A +500 (expansion), D -500
         # (churn), B +2000 (new); 20 Sep: A -300 (contraction), C +800 (new). At 1 Oct:
         # A 1200 + B 2000 + C 800 = 4000 = 1500 + 2800 + 500 - 300 - 500.
-        {"month": "2026-09", "currency": "EUR", "mrr_start": 1500, "new": 2800,
-         "reactivation": 0, "expansion": 500, "contraction": -300, "churn": -500,
-         "mrr_end": 4000},
-        {"month": "2026-09", "currency": "USD", "mrr_start": 3000, "new": 0, "reactivation": 0,
-         "expansion": 0, "contraction": 0, "churn": 0, "mrr_end": 3000},
+        {
+            "month": "2026-09",
+            "currency": "EUR",
+            "mrr_start": 1500,
+            "new": 2800,
+            "reactivation": 0,
+            "expansion": 500,
+            "contraction": -300,
+            "churn": -500,
+            "mrr_end": 4000,
+        },
+        {
+            "month": "2026-09",
+            "currency": "USD",
+            "mrr_start": 3000,
+            "new": 0,
+            "reactivation": 0,
+            "expansion": 0,
+            "contraction": 0,
+            "churn": 0,
+            "mrr_end": 3000,
+        },
         # October, EUR: 5 Oct D +700 (reactivation: it paid in August), B -2000 (churn);
         # 15 Oct C +200 (expansion). The latest snapshot (15 Oct): A 1200 + C 1000 + D 700
         # = 2900 = 4000 + 700 + 200 - 2000.
-        {"month": "2026-10", "currency": "EUR", "mrr_start": 4000, "new": 0,
-         "reactivation": 700, "expansion": 200, "contraction": 0, "churn": -2000,
-         "mrr_end": 2900},
-        {"month": "2026-10", "currency": "USD", "mrr_start": 3000, "new": 0, "reactivation": 0,
-         "expansion": 0, "contraction": 0, "churn": -3000, "mrr_end": 0},
-    ]  # fmt: skip
+        {
+            "month": "2026-10",
+            "currency": "EUR",
+            "mrr_start": 4000,
+            "new": 0,
+            "reactivation": 700,
+            "expansion": 200,
+            "contraction": 0,
+            "churn": -2000,
+            "mrr_end": 2900,
+        },
+        {
+            "month": "2026-10",
+            "currency": "USD",
+            "mrr_start": 3000,
+            "new": 0,
+            "reactivation": 0,
+            "expansion": 0,
+            "contraction": 0,
+            "churn": -3000,
+            "mrr_end": 0,
+        },
+    ]
 
 
 def test_every_row_reconciles(staff_api, history):
     answer = report(staff_api, "/v1/admin/reports/mrr", start_month="2026-07", end_month="2026-10")
 
     for row in answer["rows"]:
-        moved = sum(row[name] for name in ("new", "reactivation", "expansion", "contraction",
-                                           "churn"))  # fmt: skip
+        moved = sum(
+            row[name] for name in ("new", "reactivation", "expansion", "contraction", "churn")
+        )
         assert row["mrr_start"] + moved == row["mrr_end"], row
 
 
 def test_before_the_first_snapshot_mrr_counts_as_zero(staff_api, history):
     answer = report(
-        staff_api, "/v1/admin/reports/mrr", start_month="2026-07", end_month="2026-08",
+        staff_api,
+        "/v1/admin/reports/mrr",
+        start_month="2026-07",
+        end_month="2026-08",
         currency="eur",
-    )  # fmt: skip
+    )
 
     assert answer["parameters"]["currency"] == "EUR"
     assert answer["rows"] == [
-        {"month": "2026-07", "currency": "EUR", "mrr_start": 0, "new": 0, "reactivation": 0,
-         "expansion": 0, "contraction": 0, "churn": 0, "mrr_end": 0},
+        {
+            "month": "2026-07",
+            "currency": "EUR",
+            "mrr_start": 0,
+            "new": 0,
+            "reactivation": 0,
+            "expansion": 0,
+            "contraction": 0,
+            "churn": 0,
+            "mrr_end": 0,
+        },
         # The first snapshot (20 Aug) is all new: A 1000 + D 500; nothing else moves up to
         # the snapshot of 1 Sep, the end of August.
-        {"month": "2026-08", "currency": "EUR", "mrr_start": 0, "new": 1500, "reactivation": 0,
-         "expansion": 0, "contraction": 0, "churn": 0, "mrr_end": 1500},
-    ]  # fmt: skip
+        {
+            "month": "2026-08",
+            "currency": "EUR",
+            "mrr_start": 0,
+            "new": 1500,
+            "reactivation": 0,
+            "expansion": 0,
+            "contraction": 0,
+            "churn": 0,
+            "mrr_end": 1500,
+        },
+    ]
 
 
 def test_it_reports_customer_and_revenue_churn(staff_api, history):
@@ -130,26 +194,66 @@ def test_it_reports_customer_and_revenue_churn(staff_api, history):
     assert answer["rows"] == [
         # Paying on 1 Sep: A, D; D pays nothing on 1 Oct: 1 of 2. Lost 500 + 300 of 1500
         # = 0.5333; less the expansion of 500: 300 / 1500 = 0.2.
-        {"month": "2026-09", "currency": "EUR", "customers_start": 2, "customers_churned": 1,
-         "customer_churn_rate": 0.5, "mrr_start": 1500, "churn": -500, "contraction": -300,
-         "expansion": 500, "reactivation": 0, "gross_revenue_churn_rate": 0.5333,
-         "net_revenue_churn_rate": 0.2},
-        {"month": "2026-09", "currency": "USD", "customers_start": 1, "customers_churned": 0,
-         "customer_churn_rate": 0.0, "mrr_start": 3000, "churn": 0, "contraction": 0,
-         "expansion": 0, "reactivation": 0, "gross_revenue_churn_rate": 0.0,
-         "net_revenue_churn_rate": 0.0},
+        {
+            "month": "2026-09",
+            "currency": "EUR",
+            "customers_start": 2,
+            "customers_churned": 1,
+            "customer_churn_rate": 0.5,
+            "mrr_start": 1500,
+            "churn": -500,
+            "contraction": -300,
+            "expansion": 500,
+            "reactivation": 0,
+            "gross_revenue_churn_rate": 0.5333,
+            "net_revenue_churn_rate": 0.2,
+        },
+        {
+            "month": "2026-09",
+            "currency": "USD",
+            "customers_start": 1,
+            "customers_churned": 0,
+            "customer_churn_rate": 0.0,
+            "mrr_start": 3000,
+            "churn": 0,
+            "contraction": 0,
+            "expansion": 0,
+            "reactivation": 0,
+            "gross_revenue_churn_rate": 0.0,
+            "net_revenue_churn_rate": 0.0,
+        },
         # Paying on 1 Oct: A, B, C; B pays nothing at the end (D came back but was not
         # paying at the start): 1 of 3 = 0.3333. Lost 2000 of 4000 = 0.5; less the
         # expansion (200) and the reactivation (700): 1100 / 4000 = 0.275.
-        {"month": "2026-10", "currency": "EUR", "customers_start": 3, "customers_churned": 1,
-         "customer_churn_rate": 0.3333, "mrr_start": 4000, "churn": -2000, "contraction": 0,
-         "expansion": 200, "reactivation": 700, "gross_revenue_churn_rate": 0.5,
-         "net_revenue_churn_rate": 0.275},
-        {"month": "2026-10", "currency": "USD", "customers_start": 1, "customers_churned": 1,
-         "customer_churn_rate": 1.0, "mrr_start": 3000, "churn": -3000, "contraction": 0,
-         "expansion": 0, "reactivation": 0, "gross_revenue_churn_rate": 1.0,
-         "net_revenue_churn_rate": 1.0},
-    ]  # fmt: skip
+        {
+            "month": "2026-10",
+            "currency": "EUR",
+            "customers_start": 3,
+            "customers_churned": 1,
+            "customer_churn_rate": 0.3333,
+            "mrr_start": 4000,
+            "churn": -2000,
+            "contraction": 0,
+            "expansion": 200,
+            "reactivation": 700,
+            "gross_revenue_churn_rate": 0.5,
+            "net_revenue_churn_rate": 0.275,
+        },
+        {
+            "month": "2026-10",
+            "currency": "USD",
+            "customers_start": 1,
+            "customers_churned": 1,
+            "customer_churn_rate": 1.0,
+            "mrr_start": 3000,
+            "churn": -3000,
+            "contraction": 0,
+            "expansion": 0,
+            "reactivation": 0,
+            "gross_revenue_churn_rate": 1.0,
+            "net_revenue_churn_rate": 1.0,
+        },
+    ]
 
 
 def test_a_rate_over_nothing_is_null(staff_api, history):
@@ -159,10 +263,15 @@ def test_a_rate_over_nothing_is_null(staff_api, history):
 
     # Nobody paid on 1 Aug (the first snapshot is of the 20th).
     assert [
-        (row["currency"], row["customers_start"], row["customer_churn_rate"],
-         row["gross_revenue_churn_rate"], row["net_revenue_churn_rate"])
+        (
+            row["currency"],
+            row["customers_start"],
+            row["customer_churn_rate"],
+            row["gross_revenue_churn_rate"],
+            row["net_revenue_churn_rate"],
+        )
         for row in answer["rows"]
-    ] == [("EUR", 0, None, None, None), ("USD", 0, None, None, None)]  # fmt: skip
+    ] == [("EUR", 0, None, None, None), ("USD", 0, None, None, None)]
 
 
 def test_it_follows_real_subscriptions_through_the_daily_snapshots(staff_api, account):
@@ -171,13 +280,15 @@ def test_it_follows_real_subscriptions_through_the_daily_snapshots(staff_api, ac
         name="Server", kind="server", memory_mb=2048, cpu_percent=100, disk_mb=10240
     )
     small, large = (
-        Price.objects.create(product=product, currency="EUR", unit_amount=amount,
-                             interval="month")
+        Price.objects.create(product=product, currency="EUR", unit_amount=amount, interval="month")
         for amount in (1000, 2500)
-    )  # fmt: skip
+    )
     now = datetime(2026, 10, 1, 0, 5, tzinfo=UTC)
-    period = {"billing_cycle_anchor": now, "current_period_start": now,
-              "current_period_end": now + timedelta(days=31)}  # fmt: skip
+    period = {
+        "billing_cycle_anchor": now,
+        "current_period_start": now,
+        "current_period_end": now + timedelta(days=31),
+    }
     other = AccountFactory()
     upgraded = Subscription.objects.create(account=account, price=small, status="active", **period)
     leaving = Subscription.objects.create(account=other, price=small, status="active", **period)
@@ -201,10 +312,18 @@ def test_it_follows_real_subscriptions_through_the_daily_snapshots(staff_api, ac
 
     # 2000 on 1 Oct; +1500 expansion, -500 contraction, -1000 churn, +1000 new: 3000.
     assert answer["rows"] == [
-        {"month": "2026-10", "currency": "EUR", "mrr_start": 2000, "new": 1000,
-         "reactivation": 0, "expansion": 1500, "contraction": -500, "churn": -1000,
-         "mrr_end": 3000},
-    ]  # fmt: skip
+        {
+            "month": "2026-10",
+            "currency": "EUR",
+            "mrr_start": 2000,
+            "new": 1000,
+            "reactivation": 0,
+            "expansion": 1500,
+            "contraction": -500,
+            "churn": -1000,
+            "mrr_end": 3000,
+        },
+    ]
 
 
 @pytest.mark.parametrize("path", ["/v1/admin/reports/mrr", "/v1/admin/reports/churn"])

@@ -41,10 +41,17 @@ _numbers = iter(range(5000, 6000))
 
 def ticket(department, created, responded=None, status="open", used=0, **fields) -> Ticket:
     return Ticket.objects.create(
-        number=next(_numbers), subject="Help", requester_email="player@example.com",
-        department=department, channel="web", created_at=created, first_response_at=responded,
-        status=status, sla_seconds_used=used, **fields,
-    )  # fmt: skip
+        number=next(_numbers),
+        subject="Help",
+        requester_email="player@example.com",
+        department=department,
+        channel="web",
+        created_at=created,
+        first_response_at=responded,
+        status=status,
+        sla_seconds_used=used,
+        **fields,
+    )
 
 
 @pytest.fixture
@@ -83,35 +90,79 @@ def test_it_measures_the_departments_the_staff_member_works(make_token, client_f
 
     assert answer["parameters"] == {"start_month": "2026-09", "end_month": "2026-10"}
     assert [(column["name"], column["type"]) for column in answer["columns"]] == [
-        ("month", "month"), ("department_id", "string"), ("department_name", "string"),
-        ("tickets", "count"), ("responded", "count"), ("first_response_p50", "seconds"),
-        ("first_response_p90", "seconds"), ("resolved", "count"), ("resolution_p50", "seconds"),
-        ("resolution_p90", "seconds"), ("sla_breached", "count"), ("sla_breach_rate", "percent"),
-    ]  # fmt: skip
+        ("month", "month"),
+        ("department_id", "string"),
+        ("department_name", "string"),
+        ("tickets", "count"),
+        ("responded", "count"),
+        ("first_response_p50", "seconds"),
+        ("first_response_p90", "seconds"),
+        ("resolved", "count"),
+        ("resolution_p50", "seconds"),
+        ("resolution_p90", "seconds"),
+        ("sla_breached", "count"),
+        ("sla_breach_rate", "percent"),
+    ]
     office_row = {"department_id": office.id, "department_name": "Office"}
     technical_row = {"department_id": technical.id, "department_name": "Technical"}
     assert answer["rows"] == [
-        {"month": "2026-09", **office_row, "tickets": 0, "responded": 0,
-         "first_response_p50": None, "first_response_p90": None, "resolved": 0,
-         "resolution_p50": None, "resolution_p90": None, "sla_breached": 0,
-         "sla_breach_rate": None},
-        {"month": "2026-09", **technical_row, "tickets": 1, "responded": 1,
-         "first_response_p50": 7200, "first_response_p90": 7200, "resolved": 1,
-         "resolution_p50": 10000, "resolution_p90": 10000, "sla_breached": 0,
-         "sla_breach_rate": 0.0},
+        {
+            "month": "2026-09",
+            **office_row,
+            "tickets": 0,
+            "responded": 0,
+            "first_response_p50": None,
+            "first_response_p90": None,
+            "resolved": 0,
+            "resolution_p50": None,
+            "resolution_p90": None,
+            "sla_breached": 0,
+            "sla_breach_rate": None,
+        },
+        {
+            "month": "2026-09",
+            **technical_row,
+            "tickets": 1,
+            "responded": 1,
+            "first_response_p50": 7200,
+            "first_response_p90": 7200,
+            "resolved": 1,
+            "resolution_p50": 10000,
+            "resolution_p90": 10000,
+            "sla_breached": 0,
+            "sla_breach_rate": 0.0,
+        },
         # 4 tickets (the merged duplicate left out). First responses [900, 1800, 7200]:
         # p50 is rank ceil(0.5 * 3) = 2, p90 rank ceil(0.9 * 3) = 3. Resolved or closed:
         # [7200, 14400]: ranks 1 and 2. Breached: the closed one and the unanswered one.
-        {"month": "2026-10", **office_row, "tickets": 4, "responded": 3,
-         "first_response_p50": 1800, "first_response_p90": 7200, "resolved": 2,
-         "resolution_p50": 7200, "resolution_p90": 14400, "sla_breached": 2,
-         "sla_breach_rate": 0.5},
+        {
+            "month": "2026-10",
+            **office_row,
+            "tickets": 4,
+            "responded": 3,
+            "first_response_p50": 1800,
+            "first_response_p90": 7200,
+            "resolved": 2,
+            "resolution_p50": 7200,
+            "resolution_p90": 14400,
+            "sla_breached": 2,
+            "sla_breach_rate": 0.5,
+        },
         # [60, 120, 180, 240, 3000]: p50 rank ceil(2.5) = 3, p90 rank ceil(4.5) = 5.
-        {"month": "2026-10", **technical_row, "tickets": 5, "responded": 5,
-         "first_response_p50": 180, "first_response_p90": 3000, "resolved": 0,
-         "resolution_p50": None, "resolution_p90": None, "sla_breached": 0,
-         "sla_breach_rate": 0.0},
-    ]  # fmt: skip
+        {
+            "month": "2026-10",
+            **technical_row,
+            "tickets": 5,
+            "responded": 5,
+            "first_response_p50": 180,
+            "first_response_p90": 3000,
+            "resolved": 0,
+            "resolution_p50": None,
+            "resolution_p90": None,
+            "sla_breached": 0,
+            "sla_breach_rate": 0.0,
+        },
+    ]
 
 
 def test_a_superuser_measures_every_department(make_token, client_for, desk):
@@ -120,8 +171,10 @@ def test_a_superuser_measures_every_department(make_token, client_for, desk):
     answer = report(api, "/v1/admin/reports/tickets", start_month="2026-10", end_month="2026-10")
 
     assert [(row["department_name"], row["tickets"]) for row in answer["rows"]] == [
-        ("Office", 4), ("Sales", 1), ("Technical", 5),
-    ]  # fmt: skip
+        ("Office", 4),
+        ("Sales", 1),
+        ("Technical", 5),
+    ]
 
 
 def test_a_staff_member_of_no_department_gets_no_rows(make_token, client_for, desk):
@@ -137,10 +190,16 @@ _tokens = iter(range(100, 200))
 
 def node(name: str, region: str, memory_mb: int, disk_mb: int, addresses: int = 0) -> Node:
     made = Node.objects.create(
-        name=name, region_id=region, agent_url=f"https://{name}:8443", memory_mb=memory_mb,
-        disk_mb=disk_mb, cpu_percent=800, token_key_id=f"key{next(_tokens)}",
-        token_digest="0" * 64, token_pepper_id="t1",
-    )  # fmt: skip
+        name=name,
+        region_id=region,
+        agent_url=f"https://{name}:8443",
+        memory_mb=memory_mb,
+        disk_mb=disk_mb,
+        cpu_percent=800,
+        token_key_id=f"key{next(_tokens)}",
+        token_digest="0" * 64,
+        token_pepper_id="t1",
+    )
     for port in range(addresses):
         Allocation.objects.create(node=made, ip="203.0.113.10", port=25565 + port)
     return made
@@ -161,17 +220,32 @@ def fleet(account):
     for status in ("running", "running", "stopped"):
         place(ServerFactory(account=account, status=status, node=frankfurt, **sizes), frankfurt)
     place(
-        ServerFactory(account=account, status="running", region_id="us-east", node=ashburn,
-                      memory_mb=4096, disk_mb=20000),
+        ServerFactory(
+            account=account,
+            status="running",
+            region_id="us-east",
+            node=ashburn,
+            memory_mb=4096,
+            disk_mb=20000,
+        ),
         ashburn,
-    )  # fmt: skip
-    ServerFactory(account=account, status="running", node=frankfurt, deleted_at=timezone.now(),
-                  **sizes)  # fmt: skip
+    )
+    ServerFactory(
+        account=account, status="running", node=frankfurt, deleted_at=timezone.now(), **sizes
+    )
     Bot.objects.create(
-        account=account, name="Bot", region_id="eu-central", runtime="python-3.13",
-        start_command="python bot.py", token_encrypted="x", token_last4="abcd", node=frankfurt,
-        status="running", memory_mb=512, disk_mb=1024,
-    )  # fmt: skip
+        account=account,
+        name="Bot",
+        region_id="eu-central",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token_encrypted="x",
+        token_last4="abcd",
+        node=frankfurt,
+        status="running",
+        memory_mb=512,
+        disk_mb=1024,
+    )
 
 
 def test_it_counts_live_servers_and_bots_per_region_and_status(staff_api, fleet):
@@ -197,16 +271,40 @@ def test_it_reports_the_capacity_given_out_per_node(staff_api, fleet):
     assert figures == [
         # 3 servers of 2048 MB and a bot of 512: 6656 of 16384 = 0.40625 → 0.4063 (half up);
         # disk 3 * 10240 + 1024 = 31744 of 100000.
-        {"region": "eu-central", "memory_mb": 16384, "memory_allocated_mb": 6656,
-         "memory_allocated_rate": 0.4063, "disk_mb": 100000, "disk_allocated_mb": 31744,
-         "disk_allocated_rate": 0.3174, "allocations_total": 4, "allocations_used": 3},
-        {"region": "eu-central", "memory_mb": 8192, "memory_allocated_mb": 0,
-         "memory_allocated_rate": 0.0, "disk_mb": 50000, "disk_allocated_mb": 0,
-         "disk_allocated_rate": 0.0, "allocations_total": 0, "allocations_used": 0},
-        {"region": "us-east", "memory_mb": 8192, "memory_allocated_mb": 4096,
-         "memory_allocated_rate": 0.5, "disk_mb": 50000, "disk_allocated_mb": 20000,
-         "disk_allocated_rate": 0.4, "allocations_total": 2, "allocations_used": 1},
-    ]  # fmt: skip
+        {
+            "region": "eu-central",
+            "memory_mb": 16384,
+            "memory_allocated_mb": 6656,
+            "memory_allocated_rate": 0.4063,
+            "disk_mb": 100000,
+            "disk_allocated_mb": 31744,
+            "disk_allocated_rate": 0.3174,
+            "allocations_total": 4,
+            "allocations_used": 3,
+        },
+        {
+            "region": "eu-central",
+            "memory_mb": 8192,
+            "memory_allocated_mb": 0,
+            "memory_allocated_rate": 0.0,
+            "disk_mb": 50000,
+            "disk_allocated_mb": 0,
+            "disk_allocated_rate": 0.0,
+            "allocations_total": 0,
+            "allocations_used": 0,
+        },
+        {
+            "region": "us-east",
+            "memory_mb": 8192,
+            "memory_allocated_mb": 4096,
+            "memory_allocated_rate": 0.5,
+            "disk_mb": 50000,
+            "disk_allocated_mb": 20000,
+            "disk_allocated_rate": 0.4,
+            "allocations_total": 2,
+            "allocations_used": 1,
+        },
+    ]
 
 
 def test_it_sums_the_nodes_of_each_region(staff_api, fleet):
@@ -214,13 +312,31 @@ def test_it_sums_the_nodes_of_each_region(staff_api, fleet):
 
     assert answer["rows"] == [
         # 6656 of 16384 + 8192 = 24576: 0.27083 → 0.2708; 31744 of 150000: 0.21163 → 0.2116.
-        {"region": "eu-central", "nodes": 2, "memory_mb": 24576, "memory_allocated_mb": 6656,
-         "memory_allocated_rate": 0.2708, "disk_mb": 150000, "disk_allocated_mb": 31744,
-         "disk_allocated_rate": 0.2116, "allocations_total": 4, "allocations_used": 3},
-        {"region": "us-east", "nodes": 1, "memory_mb": 8192, "memory_allocated_mb": 4096,
-         "memory_allocated_rate": 0.5, "disk_mb": 50000, "disk_allocated_mb": 20000,
-         "disk_allocated_rate": 0.4, "allocations_total": 2, "allocations_used": 1},
-    ]  # fmt: skip
+        {
+            "region": "eu-central",
+            "nodes": 2,
+            "memory_mb": 24576,
+            "memory_allocated_mb": 6656,
+            "memory_allocated_rate": 0.2708,
+            "disk_mb": 150000,
+            "disk_allocated_mb": 31744,
+            "disk_allocated_rate": 0.2116,
+            "allocations_total": 4,
+            "allocations_used": 3,
+        },
+        {
+            "region": "us-east",
+            "nodes": 1,
+            "memory_mb": 8192,
+            "memory_allocated_mb": 4096,
+            "memory_allocated_rate": 0.5,
+            "disk_mb": 50000,
+            "disk_allocated_mb": 20000,
+            "disk_allocated_rate": 0.4,
+            "allocations_total": 2,
+            "allocations_used": 1,
+        },
+    ]
 
 
 @pytest.mark.parametrize("path", ["tickets", "fleet"])

@@ -14,19 +14,44 @@ pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 11, 15, 12, tzinfo=UTC)
 
 
-def day_row(instance, day: datetime, samples: int, cpu_sum: float, cpu_max: float,
-            memory_sum: int, memory_max: int, disk_max: int, rx, tx) -> None:  # fmt: skip
+def day_row(
+    instance,
+    day: datetime,
+    samples: int,
+    cpu_sum: float,
+    cpu_max: float,
+    memory_sum: int,
+    memory_max: int,
+    disk_max: int,
+    rx,
+    tx,
+) -> None:
     """A day rollup as the ingest would have left it (only the columns the report reads
     matter; the others are filled consistently enough)."""
     UsageDay.objects.create(
-        instance_id=instance.id, bucket=day, samples=samples, last_at=day + timedelta(hours=23),
-        cpu_percent_min=0, cpu_percent_sum=cpu_sum, cpu_percent_max=cpu_max,
-        cpu_percent_last=0, memory_bytes_min=0, memory_bytes_sum=memory_sum,
-        memory_bytes_max=memory_max, memory_bytes_last=0, disk_bytes_min=0,
-        disk_bytes_sum=disk_max * samples, disk_bytes_max=disk_max, disk_bytes_last=disk_max,
-        uptime_seconds_min=0, uptime_seconds_sum=0, uptime_seconds_max=0,
-        uptime_seconds_last=0, network_rx_bytes=rx, network_tx_bytes=tx,
-    )  # fmt: skip
+        instance_id=instance.id,
+        bucket=day,
+        samples=samples,
+        last_at=day + timedelta(hours=23),
+        cpu_percent_min=0,
+        cpu_percent_sum=cpu_sum,
+        cpu_percent_max=cpu_max,
+        cpu_percent_last=0,
+        memory_bytes_min=0,
+        memory_bytes_sum=memory_sum,
+        memory_bytes_max=memory_max,
+        memory_bytes_last=0,
+        disk_bytes_min=0,
+        disk_bytes_sum=disk_max * samples,
+        disk_bytes_max=disk_max,
+        disk_bytes_last=disk_max,
+        uptime_seconds_min=0,
+        uptime_seconds_sum=0,
+        uptime_seconds_max=0,
+        uptime_seconds_last=0,
+        network_rx_bytes=rx,
+        network_tx_bytes=tx,
+    )
 
 
 def get(api, path: str, **params):
@@ -43,25 +68,53 @@ def test_usage_per_month_and_server(owner_api, account, other_account):
     day_row(bot, datetime(2026, 11, 2, tzinfo=UTC), 10, 15, 3, 10 * 64, 64, 1, None, None)
     day_row(theirs, datetime(2026, 10, 5, tzinfo=UTC), 1, 1, 1, 1, 1, 1, 1, 1)
 
-    answer = get(owner_api, "/v1/analytics/reports/usage", start_month="2026-10",
-                 end_month="2026-11")  # fmt: skip
+    answer = get(
+        owner_api, "/v1/analytics/reports/usage", start_month="2026-10", end_month="2026-11"
+    )
     assert answer.status_code == 200, answer.content
     report = answer.json()["data"]["report"]
     assert report["name"] == "usage"
     assert report["rows"] == [
         # October: 400 samples; CPU (1,000 + 6,000) / 400 = 17.5, peak 80; memory
         # (20,000 + 30,000) / 400 = 125, peak 300; disk at most 9; received 10 + 5; sent 20.
-        {"month": "2026-10", "kind": "server", "instance_id": server.id, "name": "Survival",
-         "samples": 400, "cpu_percent_avg": 17.5, "cpu_percent_max": 80.0,
-         "memory_bytes_avg": 125, "memory_bytes_max": 300, "disk_bytes_max": 9,
-         "network_rx_bytes": 15, "network_tx_bytes": 20, "deleted_at": None},
-        {"month": "2026-11", "kind": "bot", "instance_id": bot.id, "name": "Mod bot",
-         "samples": 10, "cpu_percent_avg": 1.5, "cpu_percent_max": 3.0,
-         "memory_bytes_avg": 64, "memory_bytes_max": 64, "disk_bytes_max": 1,
-         "network_rx_bytes": None, "network_tx_bytes": None, "deleted_at": None},
-    ]  # fmt: skip
-    csv = get(owner_api, "/v1/analytics/reports/usage", start_month="2026-10",
-              end_month="2026-11", format="csv")  # fmt: skip
+        {
+            "month": "2026-10",
+            "kind": "server",
+            "instance_id": server.id,
+            "name": "Survival",
+            "samples": 400,
+            "cpu_percent_avg": 17.5,
+            "cpu_percent_max": 80.0,
+            "memory_bytes_avg": 125,
+            "memory_bytes_max": 300,
+            "disk_bytes_max": 9,
+            "network_rx_bytes": 15,
+            "network_tx_bytes": 20,
+            "deleted_at": None,
+        },
+        {
+            "month": "2026-11",
+            "kind": "bot",
+            "instance_id": bot.id,
+            "name": "Mod bot",
+            "samples": 10,
+            "cpu_percent_avg": 1.5,
+            "cpu_percent_max": 3.0,
+            "memory_bytes_avg": 64,
+            "memory_bytes_max": 64,
+            "disk_bytes_max": 1,
+            "network_rx_bytes": None,
+            "network_tx_bytes": None,
+            "deleted_at": None,
+        },
+    ]
+    csv = get(
+        owner_api,
+        "/v1/analytics/reports/usage",
+        start_month="2026-10",
+        end_month="2026-11",
+        format="csv",
+    )
     assert csv["Content-Type"].startswith("text/csv")
     lines = csv.content.decode().splitlines()
     assert lines[0].startswith("month,kind,instance_id,name,samples,cpu_percent_avg")
@@ -71,11 +124,16 @@ def test_usage_per_month_and_server(owner_api, account, other_account):
 
 def _event(instance, when, event, previous, status):
     Event.objects.create(
-        account=instance.account, type=f"{instance.kind}.{event}", object_type=instance.kind,
-        object_id=instance.pk, created_at=when,
-        data={"object": {"id": instance.pk, "status": status, "status_reason": "Crashed: exit 1"},
-              "previous_attributes": {"status": previous} if previous else {}},
-    )  # fmt: skip
+        account=instance.account,
+        type=f"{instance.kind}.{event}",
+        object_type=instance.kind,
+        object_id=instance.pk,
+        created_at=when,
+        data={
+            "object": {"id": instance.pk, "status": status, "status_reason": "Crashed: exit 1"},
+            "previous_attributes": {"status": previous} if previous else {},
+        },
+    )
 
 
 def test_uptime_per_month_within_the_event_log(owner_api, account, settings):
@@ -89,33 +147,59 @@ def test_uptime_per_month_within_the_event_log(owner_api, account, settings):
     _event(server, crash + timedelta(minutes=20), "status_changed", "stopped", "starting")
     _event(server, crash + timedelta(minutes=21), "status_changed", "starting", "running")
 
-    answer = get(owner_api, "/v1/analytics/reports/uptime", start_month="2026-09",
-                 end_month="2026-11")  # fmt: skip
+    answer = get(
+        owner_api, "/v1/analytics/reports/uptime", start_month="2026-09", end_month="2026-11"
+    )
     assert answer.json()["data"]["report"]["rows"] == [
         # September: before the server existed, no row. October: the 1st to the 16th are
         # before the log and were not recorded (not known); from the 17th to November, 15
         # days running = 1,296,000 s.
-        {"month": "2026-10", "kind": "server", "instance_id": server.id, "name": "Survival",
-         "uptime": 1.0, "up_seconds": 1296000, "down_seconds": 0, "incidents": 0,
-         "deleted_at": None},
+        {
+            "month": "2026-10",
+            "kind": "server",
+            "instance_id": server.id,
+            "name": "Survival",
+            "uptime": 1.0,
+            "up_seconds": 1296000,
+            "down_seconds": 0,
+            "incidents": 0,
+            "deleted_at": None,
+        },
         # November to now (14.5 days = 1,252,800 s): down 21 minutes (1,260 s) after the
         # crash; 1,251,540 / 1,252,800 = 0.99899 → 0.999.
-        {"month": "2026-11", "kind": "server", "instance_id": server.id, "name": "Survival",
-         "uptime": 0.999, "up_seconds": 1251540, "down_seconds": 1260, "incidents": 1,
-         "deleted_at": None},
-    ]  # fmt: skip
+        {
+            "month": "2026-11",
+            "kind": "server",
+            "instance_id": server.id,
+            "name": "Survival",
+            "uptime": 0.999,
+            "up_seconds": 1251540,
+            "down_seconds": 1260,
+            "incidents": 1,
+            "deleted_at": None,
+        },
+    ]
 
 
 def test_months_before_the_event_log_have_no_uptime(owner_api, account, settings):
     settings.EVENT_RETENTION_DAYS = 30
     server = ServerFactory(account=account, created_at=datetime(2026, 1, 1, tzinfo=UTC))
-    rows = get(owner_api, "/v1/analytics/reports/uptime", start_month="2026-09",
-               end_month="2026-09").json()["data"]["report"]["rows"]  # fmt: skip
+    rows = get(
+        owner_api, "/v1/analytics/reports/uptime", start_month="2026-09", end_month="2026-09"
+    ).json()["data"]["report"]["rows"]
     assert rows == [
-        {"month": "2026-09", "kind": "server", "instance_id": server.id, "name": server.name,
-         "uptime": None, "up_seconds": None, "down_seconds": None, "incidents": None,
-         "deleted_at": None},
-    ]  # fmt: skip
+        {
+            "month": "2026-09",
+            "kind": "server",
+            "instance_id": server.id,
+            "name": server.name,
+            "uptime": None,
+            "up_seconds": None,
+            "down_seconds": None,
+            "incidents": None,
+            "deleted_at": None,
+        },
+    ]
 
 
 def test_the_reports_are_the_accounts_own_and_need_analytics_read(

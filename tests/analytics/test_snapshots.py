@@ -25,17 +25,25 @@ def price(amount: int, interval: str = "month", count: int = 1, currency: str = 
         name=f"Plan {amount}", kind="server", memory_mb=2048, cpu_percent=100, disk_mb=10240
     )
     return Price.objects.create(
-        product=product, currency=currency, unit_amount=amount, interval=interval,
+        product=product,
+        currency=currency,
+        unit_amount=amount,
+        interval=interval,
         interval_count=count,
-    )  # fmt: skip
+    )
 
 
 def subscribe(account, plan: Price, status: str = "active", **fields) -> Subscription:
     start = fields.pop("current_period_start", NOW - timedelta(days=3))
     return Subscription.objects.create(
-        account=account, price=plan, status=status, billing_cycle_anchor=start,
-        current_period_start=start, current_period_end=start + timedelta(days=30), **fields,
-    )  # fmt: skip
+        account=account,
+        price=plan,
+        status=status,
+        billing_cycle_anchor=start,
+        current_period_start=start,
+        current_period_end=start + timedelta(days=30),
+        **fields,
+    )
 
 
 def coupon(duration: str = "forever", **fields) -> Coupon:
@@ -75,9 +83,12 @@ def test_it_takes_off_a_recurring_coupon_in_force(account):
     other_currency = coupon(amount_off=300, currency="USD")
 
     assert subscription_mrr(subscribe(account, plan, coupon=forever)) == 750  # 1000 - 25 %
-    assert subscription_mrr(
-        subscribe(account, plan, coupon=repeating, discount_end=NOW + timedelta(days=60))
-    ) == 900  # fmt: skip
+    assert (
+        subscription_mrr(
+            subscribe(account, plan, coupon=repeating, discount_end=NOW + timedelta(days=60))
+        )
+        == 900
+    )
     assert subscription_mrr(subscribe(account, plan, coupon=amount_off)) == 700
     assert subscription_mrr(subscribe(account, plan, coupon=other_currency)) == 1000
     # 300 off a year of 12000: (12000 - 300) / 12 = 975.
@@ -112,9 +123,7 @@ def test_it_records_active_and_past_due_subscriptions_per_account_and_currency(
     # account: active 1000 + past_due 1000 + the yearly 1000; the others do not count.
     assert sorted(
         MrrSnapshot.objects.values_list("day", "account_id", "currency", "mrr", "subscriptions")
-    ) == sorted(
-        [(TODAY, account.id, "EUR", 3000, 3), (TODAY, other_account.id, "USD", 2000, 1)]
-    )  # fmt: skip
+    ) == sorted([(TODAY, account.id, "EUR", 3000, 3), (TODAY, other_account.id, "USD", 2000, 1)])
     assert (taken.day, taken.taken_at, taken.accounts) == (TODAY, NOW, 2)
 
 

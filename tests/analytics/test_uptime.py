@@ -70,9 +70,12 @@ def _log(instance, owner, history=HISTORY):
 
 def _day(date: str, percent: float, up: int, down: int, incidents: int) -> dict:
     return {
-        "date": date, "uptime_percent": percent, "up_seconds": up, "down_seconds": down,
+        "date": date,
+        "uptime_percent": percent,
+        "up_seconds": up,
+        "down_seconds": down,
         "incidents": incidents,
-    }  # fmt: skip
+    }
 
 
 @pytest.fixture
@@ -222,7 +225,7 @@ def test_uptime_before_the_event_log_comes_from_the_recorded_days(
         ("2026-11-10", 49140, 1200, 1),
         ("2026-11-11", 57480, 7260, 1),
         ("2026-11-12", 32400, 0, 0),
-    ]  # fmt: skip
+    ]
     assert (uptime["up_seconds"], uptime["down_seconds"]) == (139020, 8460)
     assert uptime["incidents"] == []  # their details went with the events
 
@@ -235,9 +238,12 @@ def test_days_before_the_log_that_were_not_recorded_are_unknown(owner_api, serve
     )
     day = answer.json()["data"]["uptime"]["days"][0]
     assert day == {
-        "date": "2026-11-09", "uptime_percent": None, "up_seconds": None,
-        "down_seconds": None, "incidents": None,
-    }  # fmt: skip
+        "date": "2026-11-09",
+        "uptime_percent": None,
+        "up_seconds": None,
+        "down_seconds": None,
+        "incidents": None,
+    }
 
 
 def test_a_range_before_1970_starts_in_1970_or_is_refused(owner_api, server):

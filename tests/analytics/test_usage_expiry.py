@@ -17,9 +17,13 @@ MEASURED = TODAY - timedelta(days=10)
 
 def _sample(at: datetime, instance_id: str = "srv_aaaaaaaaaaaa") -> Measurement:
     return Measurement(
-        instance_id=instance_id, at=at, cpu_percent=5, memory_bytes=1, disk_bytes=1,
+        instance_id=instance_id,
+        at=at,
+        cpu_percent=5,
+        memory_bytes=1,
+        disk_bytes=1,
         uptime_seconds=60,
-    )  # fmt: skip
+    )
 
 
 def _counts() -> tuple[int, int, int, int]:

@@ -20,9 +20,14 @@ from tests.servers.test_bots_api import BOT
 @pytest.fixture
 def node(db):
     node, token = node_create(
-        name="fra-1", region="eu-central", agent_url="http://127.0.0.1:9", memory_mb=8192,
-        disk_mb=102400, cpu_percent=800, actor=SYSTEM,
-    )  # fmt: skip
+        name="fra-1",
+        region="eu-central",
+        agent_url="http://127.0.0.1:9",
+        memory_mb=8192,
+        disk_mb=102400,
+        cpu_percent=800,
+        actor=SYSTEM,
+    )
     node_allocations_add(node=node, ip="127.0.0.1", ports="25565-25567", actor=SYSTEM)
     node.token = token
     return node
@@ -35,8 +40,11 @@ def node(db):
 def bot_id(owner, account):
     from accounts.actors import Actor
 
-    bot = bot_create(account=account, actor=Actor(user=owner), **{
-        key: value for key, value in BOT.items() if key != "resources"})  # fmt: skip
+    bot = bot_create(
+        account=account,
+        actor=Actor(user=owner),
+        **{key: value for key, value in BOT.items() if key != "resources"},
+    )
     return bot.id
 
 
@@ -72,9 +80,11 @@ def test_too_many_parts_in_a_multipart_body_is_413_in_the_envelope(owner_api, bo
 def test_a_ticket_attachment_with_too_many_parts_is_413_too(owner_api):
     body, content_type = multipart([(f"f{n}", None, b"x") for n in range(1001)])
     response = owner_api.generic(
-        "POST", "/v1/tickets/tkt_aaaaaaaaaaaaaaaaaaaaaaaa/attachments", body,
+        "POST",
+        "/v1/tickets/tkt_aaaaaaaaaaaaaaaaaaaaaaaa/attachments",
+        body,
         content_type=content_type,
-    )  # fmt: skip
+    )
     assert response.status_code in (404, 413), response.content
     assert response.json()["success"] is False
 
@@ -88,9 +98,11 @@ NON_ASCII = ["hmn_" + "é" * 50, "hmn_" + "\u0663" * 50, "hms_" + "ÿ" * 50, "é
 def test_a_node_token_of_any_characters_is_invalid_token(node, token):
     # The test client sends headers as given; a real server decodes them as latin-1.
     response = Client().post(
-        "/v1/agent/hello", {}, content_type="application/json",
+        "/v1/agent/hello",
+        {},
+        content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {token}",
-    )  # fmt: skip
+    )
     error_of(response, 401, "invalid_token")
 
 
@@ -137,8 +149,12 @@ def test_hello_refuses_what_its_schema_refuses(node, client_for, changes, field)
 
 
 def test_hello_takes_what_the_agent_sends(node, client_for):
-    body = HELLO | {"servers": [{"id": "srv_x", "status": "running", "pid": 42},
-                                {"id": "bot_y", "status": "stopped", "pid": None}]}  # fmt: skip
+    body = HELLO | {
+        "servers": [
+            {"id": "srv_x", "status": "running", "pid": 42},
+            {"id": "bot_y", "status": "stopped", "pid": None},
+        ]
+    }
     response = client_for(node.token).post("/v1/agent/hello", body, format="json")
     assert response.status_code == 200, response.content
 
@@ -158,8 +174,11 @@ EDGES = [
 def placed_bot(node, owner, account):
     from accounts.actors import Actor
 
-    bot = bot_create(account=account, actor=Actor(user=owner), **{
-        key: value for key, value in BOT.items() if key != "resources"})  # fmt: skip
+    bot = bot_create(
+        account=account,
+        actor=Actor(user=owner),
+        **{key: value for key, value in BOT.items() if key != "resources"},
+    )
     assert bot.node_id == node.id
     return bot
 
@@ -168,8 +187,14 @@ def placed_bot(node, owner, account):
 def test_a_usage_sample_at_the_calendars_edge_is_refused_not_a_500(
     node, placed_bot, client_for, at
 ):
-    sample = {"instance_id": placed_bot.id, "at": at, "cpu_percent": 1.0, "memory_bytes": 1,
-              "disk_bytes": 1, "uptime_seconds": 1}  # fmt: skip
+    sample = {
+        "instance_id": placed_bot.id,
+        "at": at,
+        "cpu_percent": 1.0,
+        "memory_bytes": 1,
+        "disk_bytes": 1,
+        "uptime_seconds": 1,
+    }
     response = client_for(node.token).post("/v1/agent/usage", {"samples": [sample]}, format="json")
     assert response.status_code == 202, response.content
     assert response.json()["data"] == {"accepted": 0, "rejected": 1}
@@ -196,16 +221,26 @@ def test_a_time_without_an_offset_or_no_time_is_a_field_error(node, placed_bot, 
 @pytest.mark.parametrize(
     "ports",
     [
-        "٢٥٥٦٥", "25565-", "-25565", "25565--25566", "\uff12\uff15\uff15\uff16\uff15",
-        "25565-٢٥٥٦٦", "²", "25565,", "0x6400", "+25565", "25565.0",
+        "٢٥٥٦٥",
+        "25565-",
+        "-25565",
+        "25565--25566",
+        "\uff12\uff15\uff15\uff16\uff15",
+        "25565-٢٥٥٦٦",
+        "²",
+        "25565,",
+        "0x6400",
+        "+25565",
+        "25565.0",
     ],
-)  # fmt: skip
+)
 def test_allocation_ports_are_ascii_digits_and_whole_ranges(node, staff_api, ports):
     before = node.allocations.count()
     response = staff_api.post(
-        f"/v1/admin/nodes/{node.id}/allocations", {"ip": "127.0.0.2", "ports": ports},
+        f"/v1/admin/nodes/{node.id}/allocations",
+        {"ip": "127.0.0.2", "ports": ports},
         format="json",
-    )  # fmt: skip
+    )
     error = error_of(response, 400, "validation_failed")
     assert error["details"]["fields"][0]["name"] == "ports"
     assert Node.objects.get(pk=node.pk).allocations.count() == before
@@ -280,11 +315,15 @@ def test_admin_shows_a_bad_template_next_to_its_field(db):
 
     response = client.post(
         f"/admin/servers/game/{game.slug}/change/",
-        {"slug": game.slug, "name": game.name, "default_port": game.default_port,
-         "variables": json.dumps(game.variables),
-         "template": json.dumps({"start_command": "x", "ready_pattern": "("})},
+        {
+            "slug": game.slug,
+            "name": game.name,
+            "default_port": game.default_port,
+            "variables": json.dumps(game.variables),
+            "template": json.dumps({"start_command": "x", "ready_pattern": "("}),
+        },
         secure=True,
-    )  # fmt: skip
+    )
     assert response.status_code == 200, response.status_code
     assert "template" in response.context["adminform"].form.errors
     assert Game.objects.get(slug=game.slug).template == game.template
@@ -292,8 +331,14 @@ def test_admin_shows_a_bad_template_next_to_its_field(db):
 
 def test_future_timestamps_still_work_near_now(node, placed_bot, client_for):
     at = (datetime.now(UTC) - timedelta(minutes=5)).isoformat()
-    sample = {"instance_id": placed_bot.id, "at": at, "cpu_percent": 1.0, "memory_bytes": 1,
-              "disk_bytes": 1, "uptime_seconds": 1}  # fmt: skip
+    sample = {
+        "instance_id": placed_bot.id,
+        "at": at,
+        "cpu_percent": 1.0,
+        "memory_bytes": 1,
+        "disk_bytes": 1,
+        "uptime_seconds": 1,
+    }
     response = client_for(node.token).post("/v1/agent/usage", {"samples": [sample]}, format="json")
     assert response.status_code == 202, response.content
     assert response.json()["data"]["accepted"] == 1
@@ -302,9 +347,17 @@ def test_future_timestamps_still_work_near_now(node, placed_bot, client_for):
 def test_integral_floats_are_integers_as_the_schema_says(node, placed_bot, client_for):
     """The fuzzer's schema-valid sample: 406587775.0 bytes is an integer in JSON Schema."""
     at = (datetime.now(UTC) - timedelta(minutes=5)).isoformat()
-    sample = {"instance_id": placed_bot.id, "at": at, "cpu_percent": 1.5,
-              "memory_bytes": 406587775.0, "disk_bytes": 128001.0, "network_rx_bytes": 753.0,
-              "network_tx_bytes": 618.0, "players": 3.0, "uptime_seconds": 10.0}  # fmt: skip
+    sample = {
+        "instance_id": placed_bot.id,
+        "at": at,
+        "cpu_percent": 1.5,
+        "memory_bytes": 406587775.0,
+        "disk_bytes": 128001.0,
+        "network_rx_bytes": 753.0,
+        "network_tx_bytes": 618.0,
+        "players": 3.0,
+        "uptime_seconds": 10.0,
+    }
     response = client_for(node.token).post("/v1/agent/usage", {"samples": [sample]}, format="json")
     assert response.status_code == 202, response.content
     assert response.json()["data"] == {"accepted": 1, "rejected": 0}

@@ -211,9 +211,15 @@ def test_unstorable_query_values_are_refused(owner_api, query):
 
 @pytest.mark.parametrize(
     "path",
-    ["/v1/servers/a%00", "/v1/servers/srv_%00/actions", "/v1/servers/a.b", "/v1/bots/%0A",
-     "/v1/webhooks/whe_x%00/deliveries", "/v1/servers/" + "a" * 65],
-)  # fmt: skip
+    [
+        "/v1/servers/a%00",
+        "/v1/servers/srv_%00/actions",
+        "/v1/servers/a.b",
+        "/v1/bots/%0A",
+        "/v1/webhooks/whe_x%00/deliveries",
+        "/v1/servers/" + "a" * 65,
+    ],
+)
 def test_a_path_id_that_is_not_an_id_shape_is_a_json_404(owner_api, path):
     error = error_of(owner_api.get(path), 404, "not_found")
     assert "\x00" not in error["message"]
@@ -327,9 +333,13 @@ def test_the_schema_puts_a_lists_filters_on_that_list_only(owner_api):
 
 @pytest.mark.parametrize(
     ("path", "method"),
-    [("/v1/servers/{id}", "delete"), ("/v1/bots/{id}", "delete"),
-     ("/v1/servers/{id}", "patch"), ("/v1/bots/{id}", "patch")],
-)  # fmt: skip
+    [
+        ("/v1/servers/{id}", "delete"),
+        ("/v1/bots/{id}", "delete"),
+        ("/v1/servers/{id}", "patch"),
+        ("/v1/bots/{id}", "patch"),
+    ],
+)
 def test_conflicts_of_deletes_and_changes_are_documented(owner_api, path, method):
     responses = owner_api.get("/v1/openapi.json").json()["paths"][path][method]["responses"]
     assert "409" in responses
@@ -472,9 +482,11 @@ def test_an_object_deleted_while_a_request_changes_it_is_a_404(owner_api, owner,
 
     with override_settings(WEBHOOKS_ALLOW_HTTP=True, WEBHOOKS_ALLOW_PRIVATE_TARGETS=True):
         endpoint, _ = endpoint_create(
-            account=account, url="http://127.0.0.1:9/x", enabled_events=["*"],
+            account=account,
+            url="http://127.0.0.1:9/x",
+            enabled_events=["*"],
             actor=Actor(user=owner),
-        )  # fmt: skip
+        )
         found = views.WebhookEndpointViewSet.get_object
 
         def found_then_deleted(view):

@@ -35,10 +35,18 @@ def test_integer_value_reads_plain_digits(query, expected):
 
 @pytest.mark.parametrize(
     ("query", "code"),
-    [("n=101", "max_value"), ("n=0", "min_value"), ("n=-5", "min_value"), ("n=1.0", "invalid"),
-     ("n=1e3", "invalid"), ("n=%EF%BC%91", "invalid"), ("n=", "blank"),
-     ("n=1&n=1", "multiple_values"), ("n=" + "1" * 10_000, "max_value")],
-)  # fmt: skip
+    [
+        ("n=101", "max_value"),
+        ("n=0", "min_value"),
+        ("n=-5", "min_value"),
+        ("n=1.0", "invalid"),
+        ("n=1e3", "invalid"),
+        ("n=%EF%BC%91", "invalid"),
+        ("n=", "blank"),
+        ("n=1&n=1", "multiple_values"),
+        ("n=" + "1" * 10_000, "max_value"),
+    ],
+)
 def test_integer_value_refuses_anything_else(query, code):
     call = lambda: integer_value(QueryDict(query), "n", default=1, minimum=1, maximum=100)  # noqa: E731
     assert refused(call) == ("n", code)
@@ -60,9 +68,14 @@ def test_single_value_refuses_nul():
 
 @pytest.mark.parametrize(
     ("value", "problem"),
-    [("fine ✓ 😀", None), ("a\x00", "null_characters"), ("\ud800", "invalid_unicode"),
-     ("x\udfff", "invalid_unicode"), ("\x01\x1f", None)],
-)  # fmt: skip
+    [
+        ("fine ✓ 😀", None),
+        ("a\x00", "null_characters"),
+        ("\ud800", "invalid_unicode"),
+        ("x\udfff", "invalid_unicode"),
+        ("\x01\x1f", None),
+    ],
+)
 def test_text_problem_names_what_no_database_stores(value, problem):
     found = text_problem(value)
     assert (found[0] if found else None) == problem
@@ -94,9 +107,17 @@ def test_the_parser_reads_ordinary_json():
 
 @pytest.mark.parametrize(
     "raw",
-    [b"[" * 100_000, b"{" * 10, b"NaN", b"[Infinity]", b'{"a": -Infinity}', b"\xff\xfe",
-     b'{"a": 1' + b"0" * 5000 + b"}", ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)).encode()],
-)  # fmt: skip
+    [
+        b"[" * 100_000,
+        b"{" * 10,
+        b"NaN",
+        b"[Infinity]",
+        b'{"a": -Infinity}',
+        b"\xff\xfe",
+        b'{"a": 1' + b"0" * 5000 + b"}",
+        ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)).encode(),
+    ],
+)
 def test_the_parser_refuses_what_is_not_plain_json(raw):
     """Unclosed, too deep (33 levels), not JSON's numbers, not UTF-8, too many digits."""
     with pytest.raises(InvalidJson):

@@ -93,10 +93,14 @@ def test_invitation_and_api_key_are_shown_as_declared(account, owner, owner_acto
     )
     assert_same(InvitationSerializer, invitation)
     api_key, _ = api_key_create(
-        account=account, user=owner, name="CI", scopes=["servers:read"],
-        expires_at=timezone.now() + timedelta(days=3), allowed_ips=["203.0.113.0/24"],
+        account=account,
+        user=owner,
+        name="CI",
+        scopes=["servers:read"],
+        expires_at=timezone.now() + timedelta(days=3),
+        allowed_ips=["203.0.113.0/24"],
         actor=owner_actor,
-    )  # fmt: skip
+    )
     ApiKey.objects.filter(pk=api_key.pk).update(
         last_used_at=timezone.now(), last_used_ip="203.0.113.9"
     )
@@ -111,10 +115,15 @@ def test_servers_bots_and_actions_are_shown_as_declared(account, owner_actor):
     assert_same(ServerSerializer, server)
     assert_same(ServerDetailSerializer, server)
     bot = bot_create(
-        account=account, name="Helper", region="eu-central", runtime="python-3.13",
-        start_command="python bot.py", token="x" * 40, environment={"LOG": "debug"},
+        account=account,
+        name="Helper",
+        region="eu-central",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token="x" * 40,
+        environment={"LOG": "debug"},
         actor=owner_actor,
-    )  # fmt: skip
+    )
     assert_same(BotSerializer, Bot.objects.get(pk=bot.pk))
     for action in Action.objects.filter(account=account):
         assert_same(ActionSerializer, action)
@@ -128,55 +137,101 @@ def test_servers_bots_and_actions_are_shown_as_declared(account, owner_actor):
 
 def test_payment_method_is_shown_as_declared(account):
     method = PaymentMethod.objects.create(
-        account=account, stripe_id="pm_1Test", brand="visa", last4="4242", exp_month=3,
-        exp_year=2031, is_default=True,
-    )  # fmt: skip
+        account=account,
+        stripe_id="pm_1Test",
+        brand="visa",
+        last4="4242",
+        exp_month=3,
+        exp_year=2031,
+        is_default=True,
+    )
     assert_same(PaymentMethodSerializer, method)
 
 
 def test_webhook_endpoint_is_shown_as_declared(account, owner):
     endpoint = WebhookEndpoint.objects.create(
-        account=account, url="https://hooks.example.com/in", description="Ops",
-        enabled_events=["server.*"], created_by=owner, secret_encrypted="x",
-        previous_secret_expires_at=timezone.now(), failing_since=timezone.now(),
-        failure_streak=2, last_delivery_at=timezone.now(), last_delivery_status=500,
-    )  # fmt: skip
+        account=account,
+        url="https://hooks.example.com/in",
+        description="Ops",
+        enabled_events=["server.*"],
+        created_by=owner,
+        secret_encrypted="x",
+        previous_secret_expires_at=timezone.now(),
+        failing_since=timezone.now(),
+        failure_streak=2,
+        last_delivery_at=timezone.now(),
+        last_delivery_status=500,
+    )
     assert_same(WebhookEndpointSerializer, endpoint)
 
 
 def test_billing_objects_are_shown_as_declared(account, owner_actor):
     product = Product.objects.create(
-        name="Minecraft 4 GB", description="Up to 20 players", kind="server", memory_mb=4096,
-        cpu_percent=200, disk_mb=20480, games=["minecraft-java"], regions=["eu-central"],
+        name="Minecraft 4 GB",
+        description="Up to 20 players",
+        kind="server",
+        memory_mb=4096,
+        cpu_percent=200,
+        disk_mb=20480,
+        games=["minecraft-java"],
+        regions=["eu-central"],
         runtimes=["python-3.13"],
-    )  # fmt: skip
+    )
     price = Price.objects.create(
-        product=product, currency="EUR", unit_amount=1200, interval="month", interval_count=3,
-        setup_fee=500, trial_days=7,
-    )  # fmt: skip
+        product=product,
+        currency="EUR",
+        unit_amount=1200,
+        interval="month",
+        interval_count=3,
+        setup_fee=500,
+        trial_days=7,
+    )
     assert_same(PriceSerializer, price)
     assert_same(ProductSerializer, products_for_sale().get(pk=product.pk))
     now = timezone.now()
     subscription = Subscription.objects.create(
-        account=account, price=price, billing_cycle_anchor=now, current_period_start=now,
+        account=account,
+        price=price,
+        billing_cycle_anchor=now,
+        current_period_start=now,
         current_period_end=now + timedelta(days=90),
-    )  # fmt: skip
+    )
     billing_profile_update(
-        account=account, actor=owner_actor, staff=True,
-        changes={"legal_name": "Blockworks GmbH", "email": "billing@example.com",
-                 "address_line1": "Hauptstraße 5", "address_line2": "3. OG",
-                 "postal_code": "10115", "city": "Berlin", "region": "Berlin", "country": "DE",
-                 "vat_id": "DE136695976", "tax_exempt": True},
-    )  # fmt: skip
+        account=account,
+        actor=owner_actor,
+        staff=True,
+        changes={
+            "legal_name": "Blockworks GmbH",
+            "email": "billing@example.com",
+            "address_line1": "Hauptstraße 5",
+            "address_line2": "3. OG",
+            "postal_code": "10115",
+            "city": "Berlin",
+            "region": "Berlin",
+            "country": "DE",
+            "vat_id": "DE136695976",
+            "tax_exempt": True,
+        },
+    )
     line = {
-        "description": "Plan", "quantity": 2, "unit_amount": 600, "price": price,
-        "period_start": now, "period_end": now + timedelta(days=90), "proration": True,
-        "discount_amount": 100, "tax_amount": 50,
-    }  # fmt: skip
+        "description": "Plan",
+        "quantity": 2,
+        "unit_amount": 600,
+        "price": price,
+        "period_start": now,
+        "period_end": now + timedelta(days=90),
+        "proration": True,
+        "discount_amount": 100,
+        "tax_amount": 50,
+    }
     invoice = invoice_create(
-        account=account, currency="EUR", lines=[line], subscription=subscription,
-        period_start=now, period_end=now + timedelta(days=90),
-    )  # fmt: skip
+        account=account,
+        currency="EUR",
+        lines=[line],
+        subscription=subscription,
+        period_start=now,
+        period_end=now + timedelta(days=90),
+    )
     invoice = invoice_finalize(invoice=invoice, actor=owner_actor)
     invoice = invoice_mark_paid(invoice=invoice, reference="SEPA 1", actor=owner_actor)
     invoice = invoices_all().get(pk=invoice.pk)
@@ -185,17 +240,28 @@ def test_billing_objects_are_shown_as_declared(account, owner_actor):
     assert_same(InvoiceLineSerializer, invoice.lines.get())
     assert_same(BillingProfileSerializer, billing_profile_of(account))
     credit_note = credit_note_create(
-        invoice=invoice, amount=300, reason="duplicate", refund_to="balance", memo="Twice",
+        invoice=invoice,
+        amount=300,
+        reason="duplicate",
+        refund_to="balance",
+        memo="Twice",
         actor=owner_actor,
-    )  # fmt: skip
+    )
     assert_same(CreditNoteSerializer, credit_note)
     entry = BalanceTransaction.objects.get(credit_note=credit_note)
     assert entry.invoice_id and entry.credit_note_id
     assert_same(BalanceTransactionSerializer, entry)
-    assert_same(BalanceTransactionSerializer, balance_change(
-        account=account, amount=-100, currency="EUR", kind="adjustment",
-        description="Correction", actor=owner_actor,
-    ))  # fmt: skip
+    assert_same(
+        BalanceTransactionSerializer,
+        balance_change(
+            account=account,
+            amount=-100,
+            currency="EUR",
+            kind="adjustment",
+            description="Correction",
+            actor=owner_actor,
+        ),
+    )
     payment = Payment.objects.get(invoice=invoice)
     Payment.objects.filter(pk=payment.pk).update(
         status="refunded", failed_at=now, refunded_at=now, failure_message="Bounced"
@@ -213,29 +279,48 @@ def test_subscriptions_and_the_catalogue_are_shown_as_declared(account, owner_ac
     )
     now = timezone.now()
     coupon = coupon_create(
-        name="Ten", percent_off="12.5", duration="repeating", duration_in_months=3,
-        max_redemptions=9, redeem_by=now + timedelta(days=30), products=[product],
+        name="Ten",
+        percent_off="12.5",
+        duration="repeating",
+        duration_in_months=3,
+        max_redemptions=9,
+        redeem_by=now + timedelta(days=30),
+        products=[product],
         actor=owner_actor,
-    )  # fmt: skip
+    )
     assert_same(CouponSerializer, coupons_all().get(pk=coupon.pk))
-    assert_same(CouponSerializer, coupon_create(
-        name="Five off", amount_off=500, currency="EUR", duration="once", actor=owner_actor
-    ))  # fmt: skip
+    assert_same(
+        CouponSerializer,
+        coupon_create(
+            name="Five off", amount_off=500, currency="EUR", duration="once", actor=owner_actor
+        ),
+    )
     code = promotion_code_create(
-        coupon=coupon, code="TEN", max_redemptions=5, expires_at=now + timedelta(days=9),
+        coupon=coupon,
+        code="TEN",
+        max_redemptions=5,
+        expires_at=now + timedelta(days=9),
         actor=owner_actor,
-    )  # fmt: skip
+    )
     assert_same(PromotionCodeSerializer, code)
     assert_same(
         TaxRateSerializer,
         tax_rate_create(country="US", region="NY", percentage="8.875", actor=owner_actor),
     )
     subscription = Subscription.objects.create(
-        account=account, price=price, billing_cycle_anchor=now, current_period_start=now,
-        current_period_end=now + timedelta(days=30), trial_end=now, canceled_at=now,
-        ended_at=now, coupon=coupon, discount_end=now, cancel_at_period_end=True,
+        account=account,
+        price=price,
+        billing_cycle_anchor=now,
+        current_period_start=now,
+        current_period_end=now + timedelta(days=30),
+        trial_end=now,
+        canceled_at=now,
+        ended_at=now,
+        coupon=coupon,
+        discount_end=now,
+        cancel_at_period_end=True,
         order={"name": "SMP", "region": "eu-central", "token_encrypted": "secret"},
-    )  # fmt: skip
+    )
     shown = SubscriptionSerializer().to_representation(subscription)
     assert "token_encrypted" not in shown["order"]
     assert_same(SubscriptionSerializer, subscription)

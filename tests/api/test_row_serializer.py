@@ -70,9 +70,7 @@ def test_the_plan_is_made_once_per_serializer_class():
     KindsSerializer(ROWS, many=True).data  # noqa: B018 - builds the plan
     plan = RowListSerializer._plans[KindsSerializer]
 
-    assert [name for name, _, _ in plan] == [
-        "text", "number", "flag", "colour", "at", "renamed"
-    ]  # fmt: skip
+    assert [name for name, _, _ in plan] == ["text", "number", "flag", "colour", "at", "renamed"]
     assert RowListSerializer._plans[NeedsTheChildSerializer] is None
 
 

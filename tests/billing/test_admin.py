@@ -59,9 +59,16 @@ VIEW_ONLY_RECORDS = [CreditNote, Payment, Subscription, DocumentSequence]
 # Records the services alone create (a billing profile's staff-only fields are changed here).
 RECORDS = [*VIEW_ONLY_RECORDS, BillingProfile]
 EVERY_MODEL = [
-    Product, Price, TaxRate, Coupon, PromotionCode, Invoice, BalanceTransaction, BillingClock,
+    Product,
+    Price,
+    TaxRate,
+    Coupon,
+    PromotionCode,
+    Invoice,
+    BalanceTransaction,
+    BillingClock,
     *RECORDS,
-]  # fmt: skip
+]
 
 
 def draft(account, amount: int = 1200) -> Invoice:
@@ -74,9 +81,13 @@ def issued(account, amount: int = 1200) -> Invoice:
 
 def credit(account, amount: int) -> BalanceTransaction:
     return balance_change(
-        account=account, amount=amount, currency="EUR", kind="adjustment",
-        description="Goodwill credit", actor=STAFF,
-    )  # fmt: skip
+        account=account,
+        amount=amount,
+        currency="EUR",
+        kind="adjustment",
+        description="Goodwill credit",
+        actor=STAFF,
+    )
 
 
 def said(response) -> list[tuple[str, str]]:
@@ -94,9 +105,14 @@ def errors_of(response) -> dict[str, list[str]]:
 @pytest.fixture
 def product() -> Product:
     return product_create(
-        name="Survival 4 GB", kind="server", memory_mb=4096, cpu_percent=200, disk_mb=20480,
-        games=["minecraft-java"], actor=STAFF,
-    )  # fmt: skip
+        name="Survival 4 GB",
+        kind="server",
+        memory_mb=4096,
+        cpu_percent=200,
+        disk_mb=20480,
+        games=["minecraft-java"],
+        actor=STAFF,
+    )
 
 
 @pytest.fixture
@@ -116,15 +132,23 @@ def everything(account, product, price, coupon) -> dict[type, object]:
     """One object of every billing model."""
     now = timezone.now()
     subscription = Subscription.objects.create(
-        account=account, price=price, status="active", billing_cycle_anchor=now,
-        current_period_start=now, current_period_end=now + timedelta(days=31),
-    )  # fmt: skip
+        account=account,
+        price=price,
+        status="active",
+        billing_cycle_anchor=now,
+        current_period_start=now,
+        current_period_end=now + timedelta(days=31),
+    )
     invoice = invoice_finalize(
         invoice=invoice_create(
-            account=account, currency="EUR", lines=[{**PLAN, "price": price}],
-            billing_reason="subscription_cycle", subscription=subscription, period_start=now,
+            account=account,
+            currency="EUR",
+            lines=[{**PLAN, "price": price}],
+            billing_reason="subscription_cycle",
+            subscription=subscription,
+            period_start=now,
         )
-    )  # fmt: skip
+    )
     invoice_mark_paid(invoice=invoice, reference="TRANSFER-1", actor=STAFF)
     credit_note = credit_note_create(
         invoice=invoice, amount=200, reason="order_change", refund_to="balance", actor=STAFF
@@ -153,10 +177,13 @@ def everything(account, product, price, coupon) -> dict[type, object]:
 
 def test_every_billing_model_is_registered_its_lines_inline_on_the_invoice():
     models = {
-        model for model in vars(billing_models).values()
-        if isinstance(model, type) and issubclass(model, billing_models.models.Model)
-        and model._meta.app_label == "billing" and not model._meta.abstract
-    }  # fmt: skip
+        model
+        for model in vars(billing_models).values()
+        if isinstance(model, type)
+        and issubclass(model, billing_models.models.Model)
+        and model._meta.app_label == "billing"
+        and not model._meta.abstract
+    }
 
     assert models - set(admin.site._registry) == {InvoiceLine}
     assert set(EVERY_MODEL) == models - {InvoiceLine}
@@ -227,10 +254,15 @@ def test_customers_cannot_reach_the_billing_pages(owner, everything):
 # --- Products ----------------------------------------------------------------------------------
 
 PRODUCT_FORM = {
-    "name": "Valheim 8 GB", "description": "For ten Vikings", "kind": "server",
-    "memory_mb": "8192", "cpu_percent": "300", "disk_mb": "40960",
-    "games": ["valheim"], "regions": ["eu-west", "us-east"],
-}  # fmt: skip
+    "name": "Valheim 8 GB",
+    "description": "For ten Vikings",
+    "kind": "server",
+    "memory_mb": "8192",
+    "cpu_percent": "300",
+    "disk_mb": "40960",
+    "games": ["valheim"],
+    "regions": ["eu-west", "us-east"],
+}
 
 
 def test_a_product_is_added_through_the_service(admin_client, admin_user):
@@ -239,11 +271,16 @@ def test_a_product_is_added_through_the_service(admin_client, admin_user):
     assert response.status_code == 302
     product = Product.objects.get()
     assert (product.name, product.kind, product.memory_mb, product.disk_mb) == (
-        "Valheim 8 GB", "server", 8192, 40960,
-    )  # fmt: skip
+        "Valheim 8 GB",
+        "server",
+        8192,
+        40960,
+    )
     assert (product.games, product.regions, product.runtimes) == (
-        ["valheim"], ["eu-west", "us-east"], [],
-    )  # fmt: skip
+        ["valheim"],
+        ["eu-west", "us-east"],
+        [],
+    )
     entry = LogEntry.objects.get(object_id=product.pk)
     assert (entry.user, entry.action_flag) == (admin_user, ADDITION)
     assert not Event.objects.exists()  # the catalogue belongs to no account
@@ -313,8 +350,10 @@ def test_archiving_products_archives_their_prices(admin_client, admin_user, prod
     assert (product.active, price.active) == (False, False)
     entry = LogEntry.objects.get(object_id=product.pk)
     assert (entry.user, entry.action_flag, entry.change_message) == (
-        admin_user, CHANGE, "Archived",
-    )  # fmt: skip
+        admin_user,
+        CHANGE,
+        "Archived",
+    )
 
 
 # --- Prices, tax rates, coupons, promotion codes -----------------------------------------------
@@ -323,24 +362,41 @@ def test_archiving_products_archives_their_prices(admin_client, admin_user, prod
 def test_a_price_is_added_through_the_service(admin_client, product):
     response = admin_client.post(
         admin_url(Price, "add"),
-        {"product": product.pk, "currency": "USD", "unit_amount": "1500", "interval": "year",
-         "interval_count": "1", "setup_fee": "0", "trial_days": "14"},
-    )  # fmt: skip
+        {
+            "product": product.pk,
+            "currency": "USD",
+            "unit_amount": "1500",
+            "interval": "year",
+            "interval_count": "1",
+            "setup_fee": "0",
+            "trial_days": "14",
+        },
+    )
 
     assert response.status_code == 302
     price = Price.objects.get()
     assert (price.product, price.currency, price.unit_amount, price.interval) == (
-        product, "USD", 1500, "year",
-    )  # fmt: skip
+        product,
+        "USD",
+        1500,
+        "year",
+    )
     assert price.trial_days == 14
 
 
 def test_a_refused_price_shows_why(admin_client, product):
     response = admin_client.post(
         admin_url(Price, "add"),
-        {"product": product.pk, "currency": "EUR", "unit_amount": "1500", "interval": "year",
-         "interval_count": "4", "setup_fee": "0", "trial_days": "0"},
-    )  # fmt: skip
+        {
+            "product": product.pk,
+            "currency": "EUR",
+            "unit_amount": "1500",
+            "interval": "year",
+            "interval_count": "4",
+            "setup_fee": "0",
+            "trial_days": "0",
+        },
+    )
 
     assert response.status_code == 200
     assert list(errors_of(response)) == ["interval_count"]
@@ -396,10 +452,17 @@ def test_archiving_a_tax_rate(admin_client):
 def test_a_coupon_is_added_with_its_products(admin_client, product):
     response = admin_client.post(
         admin_url(Coupon, "add"),
-        {"name": "Five off", "duration": "repeating", "duration_in_months": "3",
-         "amount_off": "500", "currency": "EUR", "products": [product.pk],
-         "redeem_by_0": "2099-01-01", "redeem_by_1": "00:00:00"},
-    )  # fmt: skip
+        {
+            "name": "Five off",
+            "duration": "repeating",
+            "duration_in_months": "3",
+            "amount_off": "500",
+            "currency": "EUR",
+            "products": [product.pk],
+            "redeem_by_0": "2099-01-01",
+            "redeem_by_1": "00:00:00",
+        },
+    )
 
     assert response.status_code == 302
     coupon = Coupon.objects.get()
@@ -412,9 +475,14 @@ def test_a_coupon_is_added_with_its_products(admin_client, product):
 def test_a_coupon_with_two_discounts_is_refused(admin_client):
     response = admin_client.post(
         admin_url(Coupon, "add"),
-        {"name": "Greedy", "duration": "once", "percent_off": "10", "amount_off": "500",
-         "currency": "EUR"},
-    )  # fmt: skip
+        {
+            "name": "Greedy",
+            "duration": "once",
+            "percent_off": "10",
+            "amount_off": "500",
+            "currency": "EUR",
+        },
+    )
 
     assert response.status_code == 200
     assert errors_of(response) == {
@@ -426,9 +494,8 @@ def test_a_coupon_with_two_discounts_is_refused(admin_client):
 def test_a_coupon_is_added_directly_redeemable_when_staff_tick_it(admin_client):
     response = admin_client.post(
         admin_url(Coupon, "add"),
-        {"name": "Partner", "duration": "once", "percent_off": "20",
-         "directly_redeemable": "on"},
-    )  # fmt: skip
+        {"name": "Partner", "duration": "once", "percent_off": "20", "directly_redeemable": "on"},
+    )
 
     assert response.status_code == 302
     assert Coupon.objects.get().directly_redeemable is True
@@ -579,8 +646,12 @@ def test_an_invoices_page_offers_what_its_status_allows(admin_client, account):
 
     assert button_labels(admin_client, drafted) == ["Finalize"]
     assert button_labels(admin_client, opened) == [
-        "Void", "Mark uncollectible", "Pay with credit", "Mark paid…", "Issue a credit note…",
-    ]  # fmt: skip
+        "Void",
+        "Mark uncollectible",
+        "Pay with credit",
+        "Mark paid…",
+        "Issue a credit note…",
+    ]
     assert button_labels(admin_client, paid) == ["Issue a credit note…"]
     assert button_labels(admin_client, voided) == []
 
@@ -635,8 +706,10 @@ def test_marking_paid_asks_for_the_transfers_reference(admin_client, admin_user,
     assert invoice.status == "paid"
     payment = Payment.objects.get(invoice=invoice)
     assert (payment.gateway, payment.reference, payment.created_by) == (
-        "bank_transfer", "NL-TRANSFER-0042", admin_user,
-    )  # fmt: skip
+        "bank_transfer",
+        "NL-TRANSFER-0042",
+        admin_user,
+    )
     assert Event.objects.get(type="payment.succeeded").actor_user == admin_user
 
 
@@ -658,8 +731,13 @@ def test_marking_a_paid_invoice_paid_again_is_a_message(admin_client, account):
 def test_issuing_a_credit_note_from_the_invoice(admin_client, admin_user, account):
     invoice = invoice_mark_paid(invoice=issued(account, 1200), reference="T-1", actor=STAFF)
     url = reverse("admin:billing_invoice_credit_note", args=[invoice.pk])
-    form = {"confirm": "yes", "amount": "300", "reason": "product_unsatisfactory",
-            "refund_to": "balance", "memo": "Two days of downtime"}  # fmt: skip
+    form = {
+        "confirm": "yes",
+        "amount": "300",
+        "reason": "product_unsatisfactory",
+        "refund_to": "balance",
+        "memo": "Two days of downtime",
+    }
 
     button = admin_client.post(url)
     too_much = admin_client.post(url, {**form, "amount": "1201"})
@@ -675,8 +753,12 @@ def test_issuing_a_credit_note_from_the_invoice(admin_client, admin_user, accoun
     note = CreditNote.objects.get(invoice=invoice)
     assert said(done) == [("success", f"Issued credit note {note.number} for {invoice.number}.")]
     assert (note.amount, note.reason, note.refund_to, note.memo, note.created_by) == (
-        300, "product_unsatisfactory", "balance", "Two days of downtime", admin_user,
-    )  # fmt: skip
+        300,
+        "product_unsatisfactory",
+        "balance",
+        "Two days of downtime",
+        admin_user,
+    )
     assert balance_of(account) == 300
     assert Event.objects.get(type="credit_note.created").actor_user == admin_user
 
@@ -692,8 +774,9 @@ def test_a_draft_has_nothing_to_credit(admin_client, account):
     assert response.status_code == 302
     (level, text), *_ = said(response)
     assert (level, text.startswith(f"{invoice.pk}: A draft invoice has nothing to credit")) == (
-        "error", True,
-    )  # fmt: skip
+        "error",
+        True,
+    )
     assert not CreditNote.objects.exists()
 
 
@@ -737,15 +820,22 @@ def test_an_accounts_page_links_to_its_invoices(admin_client, account, other_acc
 def test_staff_adjust_a_balance_through_the_ledger(admin_client, admin_user, account):
     response = admin_client.post(
         admin_url(BalanceTransaction, "add"),
-        {"account": account.pk, "amount": "2500", "currency": "EUR",
-         "description": "Compensation for the outage"},
-    )  # fmt: skip
+        {
+            "account": account.pk,
+            "amount": "2500",
+            "currency": "EUR",
+            "description": "Compensation for the outage",
+        },
+    )
 
     assert response.status_code == 302
     entry = BalanceTransaction.objects.get()
     assert (entry.kind, entry.amount, entry.ending_balance, entry.created_by) == (
-        "adjustment", 2500, 2500, admin_user,
-    )  # fmt: skip
+        "adjustment",
+        2500,
+        2500,
+        admin_user,
+    )
     event = Event.objects.get(type="customer.balance_changed")
     assert (event.account, event.actor_user) == (account, admin_user)
 

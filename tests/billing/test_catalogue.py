@@ -30,9 +30,12 @@ from tests.factories import UserFactory
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 SERVER_PLAN = {
-    "name": "Survival 4 GB", "kind": "server", "memory_mb": 4096, "cpu_percent": 200,
+    "name": "Survival 4 GB",
+    "kind": "server",
+    "memory_mb": 4096,
+    "cpu_percent": 200,
     "disk_mb": 20480,
-}  # fmt: skip
+}
 BOT_PLAN = {"name": "Bot S", "kind": "bot", "memory_mb": 512, "cpu_percent": 50, "disk_mb": 2048}
 
 
@@ -66,9 +69,12 @@ def refused(error: ApplicationError) -> tuple[str, str]:
 
 def subscribe(account, price: Price) -> Subscription:
     return Subscription.objects.create(
-        account=account, price=price, billing_cycle_anchor=NOW, current_period_start=NOW,
+        account=account,
+        price=price,
+        billing_cycle_anchor=NOW,
+        current_period_start=NOW,
         current_period_end=NOW + timedelta(days=31),
-    )  # fmt: skip
+    )
 
 
 def test_the_catalogue_records_no_account_event(staff, product, price, coupon):
@@ -84,19 +90,26 @@ def test_the_catalogue_records_no_account_event(staff, product, price, coupon):
 
 def test_a_product_is_created_with_what_it_provisions(staff):
     product = product_create(
-        **SERVER_PLAN, description="  For 20 players ", games=["rust", "minecraft-java", "rust"],
-        regions=["eu-west"], actor=staff,
-    )  # fmt: skip
+        **SERVER_PLAN,
+        description="  For 20 players ",
+        games=["rust", "minecraft-java", "rust"],
+        regions=["eu-west"],
+        actor=staff,
+    )
 
     product.refresh_from_db()
     assert product.id.startswith("prod_")
     assert (product.name, product.description, product.kind) == (
-        "Survival 4 GB", "For 20 players", "server",
-    )  # fmt: skip
+        "Survival 4 GB",
+        "For 20 players",
+        "server",
+    )
     assert (product.memory_mb, product.cpu_percent, product.disk_mb) == (4096, 200, 20480)
     assert (product.games, product.regions, product.runtimes) == (
-        ["rust", "minecraft-java"], ["eu-west"], [],
-    )  # fmt: skip
+        ["rust", "minecraft-java"],
+        ["eu-west"],
+        [],
+    )
     assert product.active
 
 
@@ -157,10 +170,14 @@ def test_a_product_is_refused_field_by_field(staff, changes, field, code):
 def test_a_product_is_updated_in_part(staff, product):
     updated = product_update(
         product=product,
-        changes={"name": "Survival XL", "resources": {"memory_mb": 8192}, "regions": ["us-east"],
-                 "games": []},
+        changes={
+            "name": "Survival XL",
+            "resources": {"memory_mb": 8192},
+            "regions": ["us-east"],
+            "games": [],
+        },
         actor=staff,
-    )  # fmt: skip
+    )
 
     product.refresh_from_db()
     assert updated == product
@@ -230,15 +247,24 @@ def test_archiving_a_product_archives_its_prices(staff, product, price):
 
 def test_a_price_is_created_with_its_period(staff, product):
     price = price_create(
-        product=product, currency="eur", unit_amount=0, interval="hour", interval_count=6,
-        setup_fee=500, trial_days=365, actor=staff,
-    )  # fmt: skip
+        product=product,
+        currency="eur",
+        unit_amount=0,
+        interval="hour",
+        interval_count=6,
+        setup_fee=500,
+        trial_days=365,
+        actor=staff,
+    )
 
     price.refresh_from_db()
     assert price.id.startswith("price_")
     assert (price.currency, price.unit_amount, price.interval, price.interval_count) == (
-        "EUR", 0, "hour", 6,
-    )  # fmt: skip
+        "EUR",
+        0,
+        "hour",
+        6,
+    )
     assert (price.setup_fee, price.trial_days, price.active) == (500, 365, True)
 
 
@@ -249,8 +275,11 @@ def test_a_price_is_created_with_its_period(staff, product):
         ({"currency": None}, "currency", "unsupported_currency"),
         ({"interval": "fortnight"}, "recurring.interval", "invalid_recurring"),
         ({"interval_count": 0}, "recurring.interval_count", "invalid_recurring"),
-        ({"interval": "year", "interval_count": 4}, "recurring.interval_count",
-         "invalid_recurring"),
+        (
+            {"interval": "year", "interval_count": 4},
+            "recurring.interval_count",
+            "invalid_recurring",
+        ),
         ({"interval_count": True}, "recurring.interval_count", "invalid_recurring"),
         ({"unit_amount": -1}, "unit_amount", "out_of_range"),
         ({"unit_amount": True}, "unit_amount", "out_of_range"),
@@ -261,7 +290,7 @@ def test_a_price_is_created_with_its_period(staff, product):
         ({"trial_days": 366}, "trial_days", "out_of_range"),
         ({"trial_days": -1}, "trial_days", "out_of_range"),
     ],
-)  # fmt: skip
+)
 def test_a_price_is_refused_field_by_field(staff, product, changes, field, code):
     asked = {"currency": "EUR", "unit_amount": 1200, "interval": "month", **changes}
 
@@ -291,15 +320,22 @@ def test_a_tax_rate_is_created_for_a_country(staff):
     rate.refresh_from_db()
     assert rate.id.startswith("txr_")
     assert (rate.country, rate.region, rate.percentage, rate.display_name, rate.inclusive) == (
-        "NL", "", Decimal("21"), "VAT", True,
-    )  # fmt: skip
+        "NL",
+        "",
+        Decimal("21"),
+        "VAT",
+        True,
+    )
 
 
 def test_a_regional_rate_is_an_iso_3166_2_subdivision(staff):
     state = tax_rate_create(
-        country="US", region="ny", percentage=Decimal("8.875"), display_name="Sales tax",
+        country="US",
+        region="ny",
+        percentage=Decimal("8.875"),
+        display_name="Sales tax",
         actor=staff,
-    )  # fmt: skip
+    )
     written_whole = tax_rate_create(country="US", region="US-CA", percentage=7, actor=staff)
 
     assert (state.region, state.percentage) == ("US-NY", Decimal("8.875"))
@@ -355,9 +391,10 @@ def test_a_rate_created_meanwhile_by_another_request_is_named(staff, monkeypatch
     real_check = catalogue._active_tax_rate_conflict
     checks = iter([None])  # the first check ran before the other request committed
     monkeypatch.setattr(
-        catalogue, "_active_tax_rate_conflict",
+        catalogue,
+        "_active_tax_rate_conflict",
         lambda country, region: next(checks, None) or real_check(country, region),
-    )  # fmt: skip
+    )
 
     with pytest.raises(Conflict) as error:
         tax_rate_create(country="BE", percentage="6", actor=staff)
@@ -373,25 +410,37 @@ def test_a_percent_coupon_for_some_products(staff, product):
     redeem_by = timezone.now() + timedelta(days=30)
 
     coupon = coupon_create(
-        name="Spring", duration="repeating", duration_in_months=3, percent_off="12.5",
-        max_redemptions=100, redeem_by=redeem_by, products=[product.id], actor=staff,
-    )  # fmt: skip
+        name="Spring",
+        duration="repeating",
+        duration_in_months=3,
+        percent_off="12.5",
+        max_redemptions=100,
+        redeem_by=redeem_by,
+        products=[product.id],
+        actor=staff,
+    )
 
     coupon.refresh_from_db()
     assert coupon.id.startswith("cpn_")
     assert (coupon.percent_off, coupon.amount_off, coupon.currency) == (Decimal("12.50"), None, "")
     assert (coupon.duration, coupon.duration_in_months, coupon.max_redemptions) == (
-        "repeating", 3, 100,
-    )  # fmt: skip
+        "repeating",
+        3,
+        100,
+    )
     assert coupon.redeem_by == redeem_by
     assert list(coupon.products.all()) == [product]
 
 
 def test_an_amount_coupon_has_a_currency(staff, product):
     coupon = coupon_create(
-        name="Five off", duration="forever", amount_off=500, currency="usd", products=[product],
+        name="Five off",
+        duration="forever",
+        amount_off=500,
+        currency="usd",
+        products=[product],
         actor=staff,
-    )  # fmt: skip
+    )
 
     assert (coupon.amount_off, coupon.currency, coupon.percent_off) == (500, "USD", None)
     assert list(coupon.products.all()) == [product]
@@ -414,18 +463,21 @@ def test_an_amount_coupon_has_a_currency(staff, product):
         ({"percent_off": "NaN"}, "percent_off", "out_of_range"),
         ({"currency": "EUR"}, "currency", "not_allowed"),
         ({"percent_off": None, "amount_off": 0, "currency": "EUR"}, "amount_off", "out_of_range"),
-        ({"percent_off": None, "amount_off": 5.5, "currency": "EUR"}, "amount_off",
-         "out_of_range"),
-        ({"percent_off": None, "amount_off": True, "currency": "EUR"}, "amount_off",
-         "out_of_range"),
+        ({"percent_off": None, "amount_off": 5.5, "currency": "EUR"}, "amount_off", "out_of_range"),
+        (
+            {"percent_off": None, "amount_off": True, "currency": "EUR"},
+            "amount_off",
+            "out_of_range",
+        ),
         ({"percent_off": None, "amount_off": 500}, "currency", "unsupported_currency"),
-        ({"percent_off": None, "amount_off": 500, "currency": "ABC"}, "currency",
-         "unsupported_currency"),
+        (
+            {"percent_off": None, "amount_off": 500, "currency": "ABC"},
+            "currency",
+            "unsupported_currency",
+        ),
         ({"duration": "repeating"}, "duration_in_months", "required"),
-        ({"duration": "repeating", "duration_in_months": 0}, "duration_in_months",
-         "out_of_range"),
-        ({"duration": "repeating", "duration_in_months": 37}, "duration_in_months",
-         "out_of_range"),
+        ({"duration": "repeating", "duration_in_months": 0}, "duration_in_months", "out_of_range"),
+        ({"duration": "repeating", "duration_in_months": 37}, "duration_in_months", "out_of_range"),
         ({"duration_in_months": 3}, "duration_in_months", "not_allowed"),
         ({"duration": "forever", "duration_in_months": 3}, "duration_in_months", "not_allowed"),
         ({"max_redemptions": 0}, "max_redemptions", "out_of_range"),
@@ -434,7 +486,7 @@ def test_an_amount_coupon_has_a_currency(staff, product):
         ({"redeem_by": "2099-01-01"}, "redeem_by", "invalid"),
         ({"products": ["prod_missing"]}, "products", "invalid_choice"),
     ],
-)  # fmt: skip
+)
 def test_a_coupon_is_refused_field_by_field(staff, changes, field, code):
     asked = {"name": "Welcome", "duration": "once", "percent_off": 10, **changes}
 
@@ -448,9 +500,12 @@ def test_a_coupon_is_refused_field_by_field(staff, changes, field, code):
 def test_a_coupon_for_an_unknown_product_names_it(staff, product):
     with pytest.raises(ValidationFailed) as error:
         coupon_create(
-            name="Spring", duration="once", percent_off=5, products=[product.id, "prod_gone"],
+            name="Spring",
+            duration="once",
+            percent_off=5,
+            products=[product.id, "prod_gone"],
             actor=staff,
-        )  # fmt: skip
+        )
 
     assert "prod_gone" in error.value.message
     assert product.id not in error.value.message
@@ -476,15 +531,22 @@ def test_a_promotion_code_is_stored_upper_case(staff, coupon):
     expires_at = timezone.now() + timedelta(days=7)
 
     code = promotion_code_create(
-        coupon=coupon, code=" welcome-10_a ", max_redemptions=5, expires_at=expires_at,
+        coupon=coupon,
+        code=" welcome-10_a ",
+        max_redemptions=5,
+        expires_at=expires_at,
         actor=staff,
-    )  # fmt: skip
+    )
 
     code.refresh_from_db()
     assert code.id.startswith("promo_")
     assert (code.code, code.coupon, code.max_redemptions, code.expires_at, code.active) == (
-        "WELCOME-10_A", coupon, 5, expires_at, True,
-    )  # fmt: skip
+        "WELCOME-10_A",
+        coupon,
+        5,
+        expires_at,
+        True,
+    )
 
 
 @pytest.mark.parametrize(

@@ -98,9 +98,13 @@ class Billing(RuleBasedStateMachine):
     @rule(amount=st.sampled_from([100, 999, 3100, 10_000]))
     def staff_grant(self, amount):
         balance_change(
-            account=self.account, amount=amount, currency="EUR", kind="adjustment",
-            description="Staff grant", actor=SYSTEM,
-        )  # fmt: skip
+            account=self.account,
+            amount=amount,
+            currency="EUR",
+            kind="adjustment",
+            description="Staff grant",
+            actor=SYSTEM,
+        )
 
     @initialize(plan=st.integers(0, len(AMOUNTS) - 1))
     def a_customer_with_a_running_plan(self, plan):
@@ -164,9 +168,12 @@ class Billing(RuleBasedStateMachine):
             invoice = paid[pick % len(paid)]
             left = invoice.total - invoice.amount_credited - invoice.amount_remaining
             credit_note_create(
-                invoice=invoice, amount=max(1, left // share), reason="other",
-                refund_to=CreditNote.RefundTo.BALANCE, actor=SYSTEM,
-            )  # fmt: skip
+                invoice=invoice,
+                amount=max(1, left // share),
+                reason="other",
+                refund_to=CreditNote.RefundTo.BALANCE,
+                actor=SYSTEM,
+            )
 
     @rule(days=st.sampled_from([1, 3, 9, 20, 31]))
     def time_passes(self, days):

@@ -175,9 +175,12 @@ def test_staff_create_and_change_whether_a_coupon_is_directly_redeemable():
     coupon = coupon_create(name="Partner", percent_off="10", duration="once", actor=SYSTEM)
     assert coupon.directly_redeemable is False
     direct = coupon_create(
-        name="Newsletter", percent_off="5", duration="once", directly_redeemable=True,
+        name="Newsletter",
+        percent_off="5",
+        duration="once",
+        directly_redeemable=True,
         actor=SYSTEM,
-    )  # fmt: skip
+    )
     assert direct.directly_redeemable is True
 
     changed = coupon_update(coupon=direct, directly_redeemable=False, actor=SYSTEM)

@@ -75,8 +75,14 @@ def test_paid_money_goes_back_to_the_balance_or_is_recorded_refunded(account):
 
 def test_only_what_is_still_owed_can_be_forgiven(account):
     invoice = finalized(account)
-    balance_change(account=account, amount=300, currency="EUR", kind="adjustment",
-                   description="Goodwill", actor=SYSTEM)  # fmt: skip
+    balance_change(
+        account=account,
+        amount=300,
+        currency="EUR",
+        kind="adjustment",
+        description="Goodwill",
+        actor=SYSTEM,
+    )
     invoice = invoice_pay_with_credit(invoice=invoice, actor=SYSTEM)  # 300 paid, 900 owed
     with pytest.raises(ValidationFailed) as refused:
         credit(invoice, 1000, "none")
@@ -100,9 +106,13 @@ def test_drafts_and_void_invoices_have_nothing_to_credit(account):
 
 @pytest.mark.parametrize(
     ("amount", "reason", "refund_to", "field"),
-    [(0, "other", "none", "amount"), (True, "other", "none", "amount"),
-     (100, "because", "none", "reason"), (100, "other", "cash", "refund_to")],
-)  # fmt: skip
+    [
+        (0, "other", "none", "amount"),
+        (True, "other", "none", "amount"),
+        (100, "because", "none", "reason"),
+        (100, "other", "cash", "refund_to"),
+    ],
+)
 def test_bad_input_names_its_field(account, amount, reason, refund_to, field):
     invoice = finalized(account)
     with pytest.raises(ValidationFailed) as refused:

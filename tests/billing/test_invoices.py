@@ -34,9 +34,13 @@ def clock(account):
 
 def credit(account, amount, actor=SYSTEM):
     return balance_change(
-        account=account, amount=amount, currency="EUR", kind="adjustment",
-        description="Goodwill credit", actor=actor,
-    )  # fmt: skip
+        account=account,
+        amount=amount,
+        currency="EUR",
+        kind="adjustment",
+        description="Goodwill credit",
+        actor=actor,
+    )
 
 
 def draft(account, *lines):
@@ -44,8 +48,17 @@ def draft(account, *lines):
 
 
 def test_a_draft_has_no_number_and_its_totals_are_its_lines_sums(account, clock):
-    invoice = draft(account, PLAN, {"description": "Setup", "quantity": 2, "unit_amount": 250,
-                                    "discount_amount": 100, "tax_amount": 281})  # fmt: skip
+    invoice = draft(
+        account,
+        PLAN,
+        {
+            "description": "Setup",
+            "quantity": 2,
+            "unit_amount": 250,
+            "discount_amount": 100,
+            "tax_amount": 281,
+        },
+    )
     assert (invoice.status, invoice.number) == ("draft", None)
     assert (invoice.subtotal, invoice.discount, invoice.tax) == (1700, 100, 281)
     assert invoice.total == invoice.amount_remaining == 1881
@@ -54,9 +67,14 @@ def test_a_draft_has_no_number_and_its_totals_are_its_lines_sums(account, clock)
 
 def test_finalizing_numbers_freezes_and_snapshots_the_buyer_and_seller(account, clock, settings):
     BillingProfile.objects.update_or_create(
-        account=account, defaults={"legal_name": "Creeper Hosting BV", "country": "NL",
-                                   "vat_id": "NL123456789B01", "city": "Utrecht"},
-    )  # fmt: skip
+        account=account,
+        defaults={
+            "legal_name": "Creeper Hosting BV",
+            "country": "NL",
+            "vat_id": "NL123456789B01",
+            "city": "Utrecht",
+        },
+    )
     first = invoice_finalize(invoice=draft(account))
     second = invoice_finalize(invoice=draft(account))
     assert (first.number, second.number) == ("TEST-INV-2026-000001", "TEST-INV-2026-000002")
@@ -177,9 +195,10 @@ def test_the_currency_is_an_iso_code_and_a_negative_total_is_refused(account, cl
     with pytest.raises(ValidationFailed) as refused:
         invoice_create(account=account, currency="XYZ", lines=[PLAN])
     assert refused.value.details["fields"][0] == {
-        "name": "currency", "code": "unsupported_currency",
+        "name": "currency",
+        "code": "unsupported_currency",
         "message": refused.value.details["fields"][0]["message"],
-    }  # fmt: skip
+    }
     with pytest.raises(ValidationFailed) as refused:
         draft(account, PLAN, {"description": "Unused time", "unit_amount": -1500})
     assert refused.value.details["fields"][0]["code"] == "negative_total"

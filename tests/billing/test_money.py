@@ -29,8 +29,20 @@ mixed_weight_lists = st.lists(
 
 def test_it_supports_the_currencies_we_bill_in():
     assert {
-        "EUR", "USD", "GBP", "CHF", "SEK", "NOK", "DKK", "PLN", "CZK", "CAD", "AUD", "JPY", "BRL",
-    } <= SUPPORTED_CURRENCIES  # fmt: skip
+        "EUR",
+        "USD",
+        "GBP",
+        "CHF",
+        "SEK",
+        "NOK",
+        "DKK",
+        "PLN",
+        "CZK",
+        "CAD",
+        "AUD",
+        "JPY",
+        "BRL",
+    } <= SUPPORTED_CURRENCIES
 
 
 @pytest.mark.parametrize(("currency", "exponent"), [("EUR", 2), ("USD", 2), ("JPY", 0)])

@@ -92,22 +92,33 @@ SCENARIOS = {
 def invoice_lines(invoice: Invoice) -> list[tuple]:
     return [
         (
-            line.description, line.price_id, line.quantity, line.unit_amount,
-            line.discount_amount, line.tax_amount, line.period_start, line.period_end,
+            line.description,
+            line.price_id,
+            line.quantity,
+            line.unit_amount,
+            line.discount_amount,
+            line.tax_amount,
+            line.period_start,
+            line.period_end,
         )
         for line in invoice.lines.order_by("position")
-    ]  # fmt: skip
+    ]
 
 
 def preview_lines(priced: PricedLines) -> list[tuple]:
     return [
         (
-            line["description"], line["price"].id, line["quantity"], line["unit_amount"],
-            line["discount_amount"], line["tax_amount"], line.get("period_start"),
+            line["description"],
+            line["price"].id,
+            line["quantity"],
+            line["unit_amount"],
+            line["discount_amount"],
+            line["tax_amount"],
+            line.get("period_start"),
             line.get("period_end"),
         )
         for line in priced.lines
-    ]  # fmt: skip
+    ]
 
 
 def assert_same(priced: PricedLines, invoice: Invoice) -> None:
@@ -127,9 +138,13 @@ def test_the_preview_is_the_invoice_the_order_creates_and_the_renewal_the_job_is
     price = plan(**price_fields)
     extra = buyer(account)
     balance_change(
-        account=account, amount=5000, currency="EUR", kind="adjustment",
-        description="Top-up", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        amount=5000,
+        currency="EUR",
+        kind="adjustment",
+        description="Top-up",
+        actor=SYSTEM,
+    )
     written = (Event.objects.count(), BalanceTransaction.objects.count())
 
     preview = subscription_order_preview(
@@ -178,9 +193,13 @@ def test_the_renewal_is_discounted_only_while_the_coupon_lasts(clock, account):
 def test_without_credit_everything_is_due_today(clock, account):
     belgian_consumer(account)
     balance_change(
-        account=account, amount=200, currency="EUR", kind="adjustment",
-        description="Top-up", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        amount=200,
+        currency="EUR",
+        kind="adjustment",
+        description="Top-up",
+        actor=SYSTEM,
+    )
 
     preview = subscription_order_preview(account=account, price=plan(), order=dict(MINECRAFT))
 

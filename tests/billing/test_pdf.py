@@ -276,10 +276,16 @@ def test_a_paid_invoice_and_a_credit_note_carry_no_transfer_instructions():
     seller = SELLER | {"bank_account": BANK_ACCOUNT}
     paid = invoice(THREE_LINES, seller=seller, amount_paid=2795, amount_remaining=0)
     credit_note = invoice(
-        [line("Refund", 1290)], kind="credit_note", number="CN-2026-000007", due_date=None,
-        original_invoice_number="INV-2026-000042", reason="Service outage", notes=[],
-        seller=seller, amount_remaining=0,
-    )  # fmt: skip
+        [line("Refund", 1290)],
+        kind="credit_note",
+        number="CN-2026-000007",
+        due_date=None,
+        original_invoice_number="INV-2026-000042",
+        reason="Service outage",
+        notes=[],
+        seller=seller,
+        amount_remaining=0,
+    )
 
     for document in (paid, credit_note):
         text = pdf_text(render_document_pdf(document))

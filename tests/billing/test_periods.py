@@ -114,9 +114,20 @@ def test_the_calendar_day_of_an_anchor_is_its_utc_day():
 
 @pytest.mark.parametrize(
     ("interval", "count"),
-    [("minute", 1), ("months", 1), ("", 1), ("month", 0), ("month", -1), ("month", 37),
-     ("year", 4), ("hour", 26281), ("day", 1.5), ("day", True), ("day", "1")],
-)  # fmt: skip
+    [
+        ("minute", 1),
+        ("months", 1),
+        ("", 1),
+        ("month", 0),
+        ("month", -1),
+        ("month", 37),
+        ("year", 4),
+        ("hour", 26281),
+        ("day", 1.5),
+        ("day", True),
+        ("day", "1"),
+    ],
+)
 def test_it_refuses_a_recurring_it_does_not_bill_by(interval, count):
     with pytest.raises(InvalidRecurring):
         validate_recurring(interval, count)

@@ -83,10 +83,14 @@ def test_an_address_change_names_the_whole_previous_address(account):
     event = Event.objects.filter(type="customer.billing_profile_updated").latest("created_at")
     assert event.data["previous_attributes"] == {
         "address": {
-            "line1": "", "line2": "", "postal_code": "", "city": "Utrecht", "region": "",
+            "line1": "",
+            "line2": "",
+            "postal_code": "",
+            "city": "Utrecht",
+            "region": "",
             "country": "NL",
         }
-    }  # fmt: skip
+    }
 
 
 def test_nothing_changed_records_nothing(account):
@@ -200,9 +204,12 @@ def test_staff_set_the_tax_exemption_and_it_is_recorded(account):
 
 def test_staff_give_the_account_its_own_payment_gateways(account):
     assert refused(account, {"payment_gateways": ["bank_transfer"]}) == [
-        {"name": "payment_gateways", "code": "staff_only",
-         "message": "Only the hosting company's staff set this."},
-    ]  # fmt: skip
+        {
+            "name": "payment_gateways",
+            "code": "staff_only",
+            "message": "Only the hosting company's staff set this.",
+        },
+    ]
 
     profile = update(account, {"payment_gateways": ["bank_transfer", "credit"]}, staff=True)
 

@@ -73,14 +73,17 @@ def credit_runs_out(account, owner, prices):
 
 def taxed_with_a_coupon(account, owner, prices):
     billing_profile_update(
-        account=account, actor=SYSTEM,
+        account=account,
+        actor=SYSTEM,
         changes={"country": "DE", "legal_name": "Kraft GmbH", "email": "billing@kraft.example"},
-    )  # fmt: skip
+    )
     credit(account, 5000)
     coupon = Coupon.objects.create(
-        name="Quarter off", percent_off=Decimal("25"), duration="forever",
+        name="Quarter off",
+        percent_off=Decimal("25"),
+        duration="forever",
         directly_redeemable=True,
-    )  # fmt: skip
+    )
     return order(account, owner, prices["month"], coupon=coupon.id)
 
 
@@ -221,28 +224,34 @@ def written(account: Account) -> dict:
         if notice["account"] == account.id
     ]
     invoices = Invoice.objects.filter(account=account).order_by("created_at", "number", "id")
-    return alias({
-        "subscription": subscription_representation(subscription),
-        "events": events,
-        "invoices": [
-            (invoice_representation(invoice), invoice.attempt_count, invoice.next_payment_attempt)
-            for invoice in invoices.prefetch_related("lines")
-        ],
-        "payments": [
-            payment_representation(payment)
-            for payment in Payment.objects.filter(account=account).order_by(
-                "created_at", "invoice__period_start"
-            )
-        ],
-        "ledger": [
-            balance_transaction_representation(entry)
-            for entry in BalanceTransaction.objects.filter(account=account).order_by(
-                "created_at", "-ending_balance"
-            )
-        ],
-        "notices": notices,
-        "balance": balance_of(account),
-    })  # fmt: skip
+    return alias(
+        {
+            "subscription": subscription_representation(subscription),
+            "events": events,
+            "invoices": [
+                (
+                    invoice_representation(invoice),
+                    invoice.attempt_count,
+                    invoice.next_payment_attempt,
+                )
+                for invoice in invoices.prefetch_related("lines")
+            ],
+            "payments": [
+                payment_representation(payment)
+                for payment in Payment.objects.filter(account=account).order_by(
+                    "created_at", "invoice__period_start"
+                )
+            ],
+            "ledger": [
+                balance_transaction_representation(entry)
+                for entry in BalanceTransaction.objects.filter(account=account).order_by(
+                    "created_at", "-ending_balance"
+                )
+            ],
+            "notices": notices,
+            "balance": balance_of(account),
+        }
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.__name__)
@@ -289,8 +298,10 @@ def test_the_cases_cover_both_paths_of_the_batch(prices, settings):
             walk_all(build(case, prices, "covered"), 200, settings)
     finally:
         batch._plan, batch._write = original_plan, original_write
-    assert all(seen[key] > 0 for key in ("passed", "paid_from_credit", "left_open",
-                                          "issued_before", "more")), seen  # fmt: skip
+    assert all(
+        seen[key] > 0
+        for key in ("passed", "paid_from_credit", "left_open", "issued_before", "more")
+    ), seen
 
 
 def test_one_account_s_credit_is_spent_in_order_across_a_batch(prices, settings):

@@ -30,9 +30,12 @@ from tests.servers.helpers import MINECRAFT
 pytestmark = pytest.mark.django_db
 EMAIL = "demo@example.com"
 BOT_ORDER = {
-    "name": "Helper", "region": "eu-west", "runtime": "python-3.13",
-    "start_command": "python bot.py", "token": "MTA5.demo-token.for-the-seed-test-only",
-}  # fmt: skip
+    "name": "Helper",
+    "region": "eu-west",
+    "runtime": "python-3.13",
+    "start_command": "python bot.py",
+    "token": "MTA5.demo-token.for-the-seed-test-only",
+}
 
 
 def run(command: str, *args: str) -> list[str]:
@@ -68,14 +71,21 @@ def test_it_seeds_the_catalogue_profile_and_credit_once_however_often_it_runs(de
     ]
     assert second == ["Billing catalogue: complete, nothing added."]
     assert sorted(Product.objects.values_list("name", flat=True)) == [
-        "Bot 256 MB", "Bot 512 MB", "Game server 8 GB", "Minecraft 2 GB", "Minecraft 4 GB",
+        "Bot 256 MB",
+        "Bot 512 MB",
+        "Game server 8 GB",
+        "Minecraft 2 GB",
+        "Minecraft 4 GB",
         "Valheim 4 GB",
-    ]  # fmt: skip
+    ]
     assert balance_of(demo_account) == 5000
     profile = BillingProfile.objects.get(account=demo_account)
     assert (profile.legal_name, profile.country, profile.vat_id, profile.currency) == (
-        "Pixelforge Gaming GmbH", "DE", "DE136695976", "EUR",
-    )  # fmt: skip
+        "Pixelforge Gaming GmbH",
+        "DE",
+        "DE136695976",
+        "EUR",
+    )
 
 
 def test_the_catalogue_has_what_a_demo_needs():
@@ -90,8 +100,9 @@ def test_the_catalogue_has_what_a_demo_needs():
     prices = Price.objects.select_related("product")
     assert {price.currency for price in prices} == {"EUR", "USD"}
     assert {(p.product.name, p.unit_amount) for p in prices if p.interval == "year"} == {
-        ("Minecraft 4 GB", 8990), ("Minecraft 4 GB", 9990),
-    }  # fmt: skip
+        ("Minecraft 4 GB", 8990),
+        ("Minecraft 4 GB", 9990),
+    }
     assert [(p.product.name, p.currency) for p in prices if p.interval == "hour"] == [
         ("Game server 8 GB", "EUR")
     ]
@@ -102,8 +113,10 @@ def test_the_catalogue_has_what_a_demo_needs():
     assert rates[("DE", "")] == Decimal(19) and rates[("US", "US-NY")] == Decimal("8.875")
     code = PromotionCode.objects.select_related("coupon").get()
     assert (code.code, code.coupon.percent_off, code.coupon.duration) == (
-        "WELCOME10", Decimal(10), "once",
-    )  # fmt: skip
+        "WELCOME10",
+        Decimal(10),
+        "once",
+    )
 
 
 def test_every_plan_can_be_ordered_by_the_demo_account(demo_account):
@@ -119,12 +132,14 @@ def test_every_plan_can_be_ordered_by_the_demo_account(demo_account):
     trial, _ = order("Minecraft 2 GB", MINECRAFT)
     paid, paid_invoice = order("Minecraft 4 GB", MINECRAFT, promotion_code="welcome10")
     for name, what in [
-        ("Valheim 4 GB", {**MINECRAFT, "game": "valheim",
-                          "variables": {"SERVER_PASSWORD": "vikings"}}),
+        (
+            "Valheim 4 GB",
+            {**MINECRAFT, "game": "valheim", "variables": {"SERVER_PASSWORD": "vikings"}},
+        ),
         ("Game server 8 GB", {**MINECRAFT, "game": "terraria", "variables": {}}),
         ("Bot 256 MB", BOT_ORDER),
         ("Bot 512 MB", BOT_ORDER),
-    ]:  # fmt: skip
+    ]:
         subscription, invoice = order(name, what)
         assert subscription.price.product.name == name
         assert invoice.status in {InvoiceStatus.OPEN, InvoiceStatus.PAID}

@@ -42,9 +42,13 @@ def plan(name="Iron", amount=1000, interval="month", count=1, **price_fields) ->
         name=name, kind="server", memory_mb=3072, cpu_percent=150, disk_mb=20480
     )
     return Price.objects.create(
-        product=product, currency="EUR", unit_amount=amount, interval=interval,
-        interval_count=count, **price_fields,
-    )  # fmt: skip
+        product=product,
+        currency="EUR",
+        unit_amount=amount,
+        interval=interval,
+        interval_count=count,
+        **price_fields,
+    )
 
 
 @pytest.fixture
@@ -55,9 +59,13 @@ def clock(account):
 
 def credit(account, amount):
     balance_change(
-        account=account, amount=amount, currency="EUR", kind="adjustment",
-        description="Top-up", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        amount=amount,
+        currency="EUR",
+        kind="adjustment",
+        description="Top-up",
+        actor=SYSTEM,
+    )
 
 
 def order(account, owner, price, **extra):
@@ -141,9 +149,11 @@ def test_a_trial_or_a_free_plan_creates_the_server_at_once(clock, account, owner
     assert trial.current_period_end == START + timedelta(days=14)
 
     free, free_invoice = subscription_order(
-        account=account, price=plan("Free", amount=0).id,
-        order=dict(MINECRAFT, name="Free one"), actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        price=plan("Free", amount=0).id,
+        order=dict(MINECRAFT, name="Free one"),
+        actor=SYSTEM,
+    )
     assert free.status == SubscriptionStatus.ACTIVE and free.server_id
     assert free_invoice.status == "paid"
 
@@ -227,8 +237,10 @@ def test_an_upgrade_mid_period_charges_the_difference_to_the_second(clock, accou
         product=Product.objects.create(
             name="Gold", kind="server", memory_mb=8192, cpu_percent=400, disk_mb=40960
         ),
-        currency="EUR", unit_amount=6200, interval="month",
-    )  # fmt: skip
+        currency="EUR",
+        unit_amount=6200,
+        interval="month",
+    )
     billing_clock_advance(account=account, to=START + timedelta(days=10, hours=12))
     # Jan 15 → Feb 15 is 31 days; 20.5 days remain: 3100 * 20.5/31 = 2050 back, 4100 on.
     preview = subscription_change_preview(subscription=subscription, price=gold.id)
@@ -248,8 +260,9 @@ def test_an_upgrade_mid_period_charges_the_difference_to_the_second(clock, accou
 
 def test_a_downgrade_mid_period_credits_the_balance(clock, account, owner):
     subscription = active_subscription(account, owner, plan("Gold", 6200))
-    iron = Price.objects.create(product=plan("Iron").product, currency="EUR", unit_amount=3100,
-                                interval="month")  # fmt: skip
+    iron = Price.objects.create(
+        product=plan("Iron").product, currency="EUR", unit_amount=3100, interval="month"
+    )
     billing_clock_advance(account=account, to=START + timedelta(days=10, hours=12))
     before = balance_of(account)
     subscription, invoice = subscription_change(
@@ -263,8 +276,9 @@ def test_a_downgrade_mid_period_credits_the_balance(clock, account, owner):
 
 def test_a_plan_change_to_another_currency_or_kind_is_refused(clock, account, owner):
     subscription = active_subscription(account, owner, plan())
-    usd = Price.objects.create(product=plan("US").product, currency="USD", unit_amount=1000,
-                               interval="month")  # fmt: skip
+    usd = Price.objects.create(
+        product=plan("US").product, currency="USD", unit_amount=1000, interval="month"
+    )
     with pytest.raises(ValidationFailed) as refused:
         subscription_change_preview(subscription=subscription, price=usd.id)
     assert refused.value.details["fields"][0]["code"] == "currency_mismatch"
@@ -292,8 +306,9 @@ def test_downgrading_right_after_an_unpaid_upgrade_mints_no_credit(clock, accoun
     upgrade is settled first (voided); only what was paid may reach the balance."""
     subscription = active_subscription(account, owner, plan("Iron", 3100))
     iron = subscription.price_id
-    gold = Price.objects.create(product=plan("Gold", 6200).product, currency="EUR",
-                                unit_amount=6200, interval="month")  # fmt: skip
+    gold = Price.objects.create(
+        product=plan("Gold", 6200).product, currency="EUR", unit_amount=6200, interval="month"
+    )
     billing_clock_advance(account=account, to=START + timedelta(days=10, hours=12))
     for _ in range(3):
         subscription, upgrade = subscription_change(
@@ -315,10 +330,12 @@ def test_a_downgrade_after_a_partly_forgiven_upgrade_credits_only_what_was_paid(
 ):
     """The open upgrade absorbs the credit; what is left of the credit reaches the balance."""
     subscription = active_subscription(account, owner, plan("Iron", 3100))
-    iron = Price.objects.create(product=plan("Tin", 1550).product, currency="EUR",
-                                unit_amount=1550, interval="month")  # fmt: skip
-    gold = Price.objects.create(product=plan("Gold", 6200).product, currency="EUR",
-                                unit_amount=6200, interval="month")  # fmt: skip
+    iron = Price.objects.create(
+        product=plan("Tin", 1550).product, currency="EUR", unit_amount=1550, interval="month"
+    )
+    gold = Price.objects.create(
+        product=plan("Gold", 6200).product, currency="EUR", unit_amount=6200, interval="month"
+    )
     billing_clock_advance(account=account, to=START + timedelta(days=10, hours=12))
     subscription, upgrade = subscription_change(
         subscription=subscription, price=gold.id, actor=SYSTEM
@@ -357,8 +374,10 @@ def test_a_plans_server_cannot_be_given_more_than_its_plan_by_hand(clock, accoun
         product=Product.objects.create(
             name="Gold", kind="server", memory_mb=8192, cpu_percent=400, disk_mb=40960
         ),
-        currency="EUR", unit_amount=1000, interval="month",
-    )  # fmt: skip
+        currency="EUR",
+        unit_amount=1000,
+        interval="month",
+    )
     subscription_change(subscription=subscription, price=gold.id, actor=customer)
     server.refresh_from_db()
     assert server.plan["memory_mb"] == 8192 and server.memory_mb == 8192

@@ -95,8 +95,10 @@ def test_a_year_with_monthly_yearly_hourly_and_trial_plans_upgrades_and_tax(acco
         product=Product.objects.create(
             name="Gold", kind="server", memory_mb=8192, cpu_percent=400, disk_mb=40960
         ),
-        currency="EUR", unit_amount=3100, interval="month",
-    )  # fmt: skip
+        currency="EUR",
+        unit_amount=3100,
+        interval="month",
+    )
     yearly = plan("Yearly", 12000, interval="year")
     hourly = plan("Hourly", 150, interval="hour")
     trial = plan("Trial", 1500, trial_days=14)

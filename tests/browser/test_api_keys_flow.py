@@ -26,9 +26,12 @@ def call_api(base_url: str, token: str) -> tuple[int, dict]:
 def test_sign_up_create_copy_use_and_revoke_a_key(page, live_server, screenshot):
     # Sign up: a user and their account, as owner.
     sign_up(
-        page, live_server, name="Ada Lovelace", email="ada@example.com",
+        page,
+        live_server,
+        name="Ada Lovelace",
+        email="ada@example.com",
         account_name="Analytical Hosting",
-    )  # fmt: skip
+    )
 
     # Create a key with one scope, expiring in 30 days.
     page.goto("/settings/api-keys/new")

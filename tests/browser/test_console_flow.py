@@ -47,10 +47,13 @@ def node_agent(live_server):
     with (
         reachable_folder("hms-console-browser-") as root,
         node_with_agent(
-            live_server.url, root, name="console-1",
-            AGENT_SAMPLE_SECONDS="0.5", AGENT_BATCH_SECONDS="3600",
+            live_server.url,
+            root,
+            name="console-1",
+            AGENT_SAMPLE_SECONDS="0.5",
+            AGENT_BATCH_SECONDS="3600",
         ) as (node, agent),
-    ):  # fmt: skip
+    ):
         yield node, agent
 
 
@@ -61,10 +64,14 @@ def running_server(node_agent, owner_api) -> Server:
     node, agent = node_agent
     answer = owner_api.post(
         "/v1/servers",
-        {"name": "Console SMP", "game": "test-workload", "region": "eu-central",
-         "resources": {"memory_mb": 256, "disk_mb": 1024}},
+        {
+            "name": "Console SMP",
+            "game": "test-workload",
+            "region": "eu-central",
+            "resources": {"memory_mb": 256, "disk_mb": 1024},
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert answer.status_code == 201, answer.content
     server = Server.objects.get(pk=answer.json()["data"]["server"]["id"])
     assert server.node_id == node.id

@@ -34,14 +34,19 @@ def test_on_a_phone_an_open_invoice_shows_every_way_to_pay(page, settings, cards
     settings.BILLING_SELLER = settings.BILLING_SELLER | {"bank_account": BANK_ACCOUNT}
     owner, account = owner_of("Compiler Craft")
     invoice = invoice_create(
-        account=account, currency="EUR",
+        account=account,
+        currency="EUR",
         lines=[{"description": "Minecraft 4 GB, Survival SMP", "quantity": 1, "unit_amount": 1200}],
-    )  # fmt: skip
+    )
     invoice = invoice_finalize(invoice=invoice)
     balance_change(
-        account=account, amount=500, currency="EUR", kind="adjustment",
-        description="Welcome credit", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        amount=500,
+        currency="EUR",
+        kind="adjustment",
+        description="Welcome credit",
+        actor=SYSTEM,
+    )
     page.set_viewport_size(PHONE)
     sign_in(page, owner)
 

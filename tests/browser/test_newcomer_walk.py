@@ -115,9 +115,11 @@ def test_a_new_customer_signs_up_and_finds_servers_in_a_long_list(page, screensh
     account = Account.objects.get(name="Analytical Hosting")
     # A sign-up orders plans (no unbilled allowance); this host gives one, as staff would.
     Account.objects.filter(pk=account.pk).update(
-        unbilled_instances=2, unbilled_memory_mb=8192, unbilled_cpu_percent=400,
+        unbilled_instances=2,
+        unbilled_memory_mb=8192,
+        unbilled_cpu_percent=400,
         unbilled_disk_mb=40960,
-    )  # fmt: skip
+    )
     account.refresh_from_db()
     actor = Actor(user=User.objects.get(email="ada@example.com"))
     for name in ["Survival SMP", "Creative SMP"]:
@@ -126,9 +128,11 @@ def test_a_new_customer_signs_up_and_finds_servers_in_a_long_list(page, screensh
     resting = [ServerStatus.RUNNING, ServerStatus.STOPPED, ServerStatus.SUSPENDED]
     for number in range(1, 29):
         ServerFactory(
-            account=account, name=f"Lobby {number:02}", status=resting[number % 3],
+            account=account,
+            name=f"Lobby {number:02}",
+            status=resting[number % 3],
             address=f"203.0.113.11:{30000 + number}",  # past the pool's ports
-        )  # fmt: skip
+        )
     suspended = Server.objects.filter(account=account, status=ServerStatus.SUSPENDED).count()
 
     # Pages: 25 a page, and a hand-typed page that is not a number is page 1, said so.
@@ -242,9 +246,12 @@ def test_a_webhook_endpoint_leads_with_its_summary_and_edits_events_by_resource(
     settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS = True
     owner, account = owner_of("Owner's Hosting")
     endpoint, _ = endpoint_create(
-        account=account, url="http://127.0.0.1:9/hook", enabled_events=["bot.crashed"],
-        description="Status page", actor=Actor(user=owner),
-    )  # fmt: skip
+        account=account,
+        url="http://127.0.0.1:9/hook",
+        enabled_events=["bot.crashed"],
+        description="Status page",
+        actor=Actor(user=owner),
+    )
     endpoint_send_test(endpoint=endpoint, actor=Actor(user=owner))
     sign_in(page, owner)
 

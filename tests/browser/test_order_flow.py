@@ -18,9 +18,13 @@ pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 def test_order_a_plan_pay_its_invoice_with_credit_and_get_the_server(page, live_server, screenshot):
     product = Product.objects.create(
-        name="Minecraft 4 GB", kind="server", memory_mb=4096, cpu_percent=200, disk_mb=20480,
+        name="Minecraft 4 GB",
+        kind="server",
+        memory_mb=4096,
+        cpu_percent=200,
+        disk_mb=20480,
         games=["minecraft-java"],
-    )  # fmt: skip
+    )
     Price.objects.create(product=product, currency="EUR", unit_amount=899, interval="month")
 
     sign_up(
@@ -58,9 +62,13 @@ def test_order_a_plan_pay_its_invoice_with_credit_and_get_the_server(page, live_
     # Staff add credit; the invoice page now offers to pay with it.
     account = Account.objects.get(name="Compiler Craft")
     balance_change(
-        account=account, amount=2000, currency="EUR", kind="adjustment",
-        description="Welcome credit", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        amount=2000,
+        currency="EUR",
+        kind="adjustment",
+        description="Welcome credit",
+        actor=SYSTEM,
+    )
     page.reload()
     assert "covers this invoice" in page.inner_text("#credit-available")
     page.click(".pay-with-credit")

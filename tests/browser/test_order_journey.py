@@ -48,9 +48,13 @@ def test_a_new_customer_orders_pays_by_bank_transfer_and_gets_the_server(
     settings.STRIPE_ENABLED = False
     settings.BILLING_GATEWAYS = ["credit", "bank_transfer"]  # the default without Stripe's keys
     product = Product.objects.create(
-        name="Minecraft 4 GB", kind="server", memory_mb=4096, cpu_percent=200, disk_mb=20480,
+        name="Minecraft 4 GB",
+        kind="server",
+        memory_mb=4096,
+        cpu_percent=200,
+        disk_mb=20480,
         games=["minecraft-java"],
-    )  # fmt: skip
+    )
     Price.objects.create(product=product, currency="EUR", unit_amount=899, interval="month")
     TaxRate.objects.create(country="BE", percentage=Decimal(21))
     TaxRate.objects.create(country="DE", percentage=GERMAN_VAT)
@@ -60,9 +64,12 @@ def test_a_new_customer_orders_pays_by_bank_transfer_and_gets_the_server(
     assert (euros(NET), euros(tax), euros(total)) == ("8.99 EUR", "1.71 EUR", "10.70 EUR")
 
     sign_up(
-        page, live_server, name="Grace Hopper", email="grace@example.com",
+        page,
+        live_server,
+        name="Grace Hopper",
+        email="grace@example.com",
         account_name="Compiler Craft",
-    )  # fmt: skip
+    )
 
     # The billing profile, through the dashboard's menu and Billing's tabs.
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Billing").click()
@@ -182,8 +189,11 @@ def test_a_new_customer_orders_pays_by_bank_transfer_and_gets_the_server(
     run_worker()
     server = Server.objects.get(pk=subscription.server_id)
     assert (server.name, server.memory_mb, server.cpu_percent, server.disk_mb) == (
-        "Survival SMP", 4096, 200, 20480,
-    )  # fmt: skip
+        "Survival SMP",
+        4096,
+        200,
+        20480,
+    )
     assert server.status != "provisioning"
     page.get_by_role("link", name="Survival SMP").click()
     page.wait_for_url(re.compile(rf".*/servers/{server.id}$"))

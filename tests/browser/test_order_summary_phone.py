@@ -16,9 +16,13 @@ pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 def test_on_a_phone_the_last_step_shows_the_total_with_tax_before_ordering(page, screenshot):
     product = Product.objects.create(
-        name="Minecraft 4 GB", kind="server", memory_mb=4096, cpu_percent=200, disk_mb=20480,
+        name="Minecraft 4 GB",
+        kind="server",
+        memory_mb=4096,
+        cpu_percent=200,
+        disk_mb=20480,
         games=["minecraft-java"],
-    )  # fmt: skip
+    )
     price = Price.objects.create(
         product=product, currency="EUR", unit_amount=1200, interval="month", setup_fee=500
     )

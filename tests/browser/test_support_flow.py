@@ -96,8 +96,10 @@ def test_a_customer_opens_a_ticket_and_staff_answer_it_from_the_desk(
     page.wait_for_url(re.compile(r".*/support/tkt_\w+$"))
     ticket = Ticket.objects.get()
     assert (ticket.account_id, ticket.department_id, ticket.server_id) == (
-        account.id, technical.id, server.id,
-    )  # fmt: skip
+        account.id,
+        technical.id,
+        server.id,
+    )
     assert ticket.requester_id == customer.id
     assert ticket.priority == "high"
     heading = page.get_by_role("heading", level=1)

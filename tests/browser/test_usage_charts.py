@@ -32,14 +32,18 @@ def measured_server(account):
     usage_record(
         measurements=[
             Measurement(
-                instance_id=server.id, at=now - timedelta(minutes=5 * n),
-                cpu_percent=20 + (n % 7) * 10, memory_bytes=(600 + n % 5 * 50) * 2**20,
-                disk_bytes=2**30, uptime_seconds=86400 - 300 * n,
-                network_rx_bytes=10**6 * (300 - n), network_tx_bytes=2 * 10**6 * (300 - n),
+                instance_id=server.id,
+                at=now - timedelta(minutes=5 * n),
+                cpu_percent=20 + (n % 7) * 10,
+                memory_bytes=(600 + n % 5 * 50) * 2**20,
+                disk_bytes=2**30,
+                uptime_seconds=86400 - 300 * n,
+                network_rx_bytes=10**6 * (300 - n),
+                network_tx_bytes=2 * 10**6 * (300 - n),
             )
             for n in range(1, 250)
         ]
-    )  # fmt: skip
+    )
     return server
 
 

@@ -37,9 +37,12 @@ def server(owner, account) -> Server:
 
 def endpoint_of(owner, account):
     endpoint, _ = endpoint_create(
-        account=account, url="http://127.0.0.1:9/hook", enabled_events=["*"],
-        description="Status page", actor=Actor(user=owner),
-    )  # fmt: skip
+        account=account,
+        url="http://127.0.0.1:9/hook",
+        enabled_events=["*"],
+        description="Status page",
+        actor=Actor(user=owner),
+    )
     return endpoint
 
 
@@ -76,13 +79,19 @@ def test_billing_objects_are_named_and_linked_to_their_billing_pages(owner, acco
     actor = Actor(user=owner)
     billing_profile_update(account=account, changes={"legal_name": "Blockworks GmbH"}, actor=actor)
     balance_change(
-        account=account, amount=5000, currency="EUR", kind="adjustment",
-        description="Welcome credit", actor=actor,
-    )  # fmt: skip
+        account=account,
+        amount=5000,
+        currency="EUR",
+        kind="adjustment",
+        description="Welcome credit",
+        actor=actor,
+    )
     draft = invoice_create(
-        account=account, currency="EUR", actor=actor,
+        account=account,
+        currency="EUR",
+        actor=actor,
         lines=[{"description": "Survival SMP, 4 GB", "quantity": 1, "unit_amount": 1200}],
-    )  # fmt: skip
+    )
     invoice = invoice_finalize(invoice=draft, actor=actor)
 
     cells = object_cells(signed_in(owner).get("/settings/activity").content.decode())
@@ -136,14 +145,21 @@ def test_naming_costs_one_query_whatever_the_number_of_events_and_objects(
             server = ServerFactory(account=account)
             for event_type in ["server.created", "server.updated"]:
                 Event.objects.create(
-                    account=account, type=event_type, object_type="server", object_id=server.id,
-                    data={"object": {"id": server.id, "name": server.name}}, actor_user=owner,
-                )  # fmt: skip
+                    account=account,
+                    type=event_type,
+                    object_type="server",
+                    object_id=server.id,
+                    data={"object": {"id": server.id, "name": server.name}},
+                    actor_user=owner,
+                )
             Event.objects.create(
-                account=account, type="action.succeeded", object_type="action",
-                object_id=f"act_{server.id}", related_id=server.id,
+                account=account,
+                type="action.succeeded",
+                object_type="action",
+                object_id=f"act_{server.id}",
+                related_id=server.id,
                 data={"object": {"type": "start", "target": {"type": "server", "id": server.id}}},
-            )  # fmt: skip
+            )
 
     client = signed_in(owner)
     add_history(2)

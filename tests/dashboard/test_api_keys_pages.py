@@ -165,8 +165,17 @@ def test_a_missing_name_is_an_error_and_ticked_scopes_stay_ticked(owner):
 def test_the_form_groups_scopes_and_disables_those_the_role_cannot_grant(viewer):
     response = signed_in(viewer).get("/settings/api-keys/new")
     body = response.content.decode()
-    for area in ["Servers", "Bots", "Billing", "Tickets", "Analytics", "Webhooks", "Account",
-                 "API keys", "Staff"]:  # fmt: skip
+    for area in [
+        "Servers",
+        "Bots",
+        "Billing",
+        "Tickets",
+        "Analytics",
+        "Webhooks",
+        "Account",
+        "API keys",
+        "Staff",
+    ]:
         assert f"<h3>{area}</h3>" in body
     assert 'value="servers:read" id="scope-servers-read">' in body
     assert 'value="servers:write" id="scope-servers-write" disabled>' in body

@@ -66,8 +66,11 @@ def test_signup_refuses_a_known_email_next_to_the_field_and_keeps_what_was_typed
 def test_a_sign_up_never_takes_over_a_known_user(owner, racing):
     """The form checks the address first; the service refuses too, also when a second sign-up
     with the same address got past the form's check while the first was being saved."""
-    known = User.objects.filter if not racing else mock.Mock(return_value=mock.Mock(
-        first=mock.Mock(return_value=None)))  # fmt: skip
+    known = (
+        User.objects.filter
+        if not racing
+        else mock.Mock(return_value=mock.Mock(first=mock.Mock(return_value=None)))
+    )
     with (
         mock.patch("accounts.services.accounts.User.objects.filter", known),
         pytest.raises(ValidationFailed) as refused,
@@ -154,8 +157,14 @@ def test_csrf_is_enforced_on_every_form(owner, account):
     assert anonymous.post("/signup", SIGNUP).status_code == 403
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(owner)
-    for path in ["/settings/api-keys/new", "/settings/team/invite", "/settings/profile",
-                 "/switch", "/logout", "/password/change"]:  # fmt: skip
+    for path in [
+        "/settings/api-keys/new",
+        "/settings/team/invite",
+        "/settings/profile",
+        "/switch",
+        "/logout",
+        "/password/change",
+    ]:
         assert browser.post(path, {}).status_code == 403, path
     assert not account.api_keys.exists()
 
@@ -186,9 +195,16 @@ def test_log_out_is_a_post(owner):
 
 @pytest.mark.parametrize(
     "path",
-    ["/", "/settings/api-keys", "/settings/api-keys/new", "/settings/team", "/settings/profile",
-     "/settings/activity", "/password/change"],
-)  # fmt: skip
+    [
+        "/",
+        "/settings/api-keys",
+        "/settings/api-keys/new",
+        "/settings/team",
+        "/settings/profile",
+        "/settings/activity",
+        "/password/change",
+    ],
+)
 def test_dashboard_pages_ask_to_sign_in(db, path):
     response = Client().get(path)
     assert response.status_code == 302

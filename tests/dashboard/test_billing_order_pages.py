@@ -28,13 +28,21 @@ def clock(account):
 @pytest.fixture
 def plans(db):
     small = Product.objects.create(
-        name="Minecraft 2 GB", kind="server", memory_mb=2048, cpu_percent=100, disk_mb=10240,
+        name="Minecraft 2 GB",
+        kind="server",
+        memory_mb=2048,
+        cpu_percent=100,
+        disk_mb=10240,
         games=["minecraft-java"],
-    )  # fmt: skip
+    )
     big = Product.objects.create(
-        name="Minecraft 4 GB", kind="server", memory_mb=4096, cpu_percent=200, disk_mb=20480,
+        name="Minecraft 4 GB",
+        kind="server",
+        memory_mb=4096,
+        cpu_percent=200,
+        disk_mb=20480,
         games=["minecraft-java"],
-    )  # fmt: skip
+    )
     bot = Product.objects.create(
         name="Bot 256 MB", kind="bot", memory_mb=256, cpu_percent=25, disk_mb=1024
     )
@@ -51,9 +59,13 @@ def plans(db):
 
 def credit(account, amount):
     balance_change(
-        account=account, amount=amount, currency="EUR", kind="adjustment",
-        description="Top-up", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        amount=amount,
+        currency="EUR",
+        kind="adjustment",
+        description="Top-up",
+        actor=SYSTEM,
+    )
 
 
 def order_url(price, game="minecraft-java"):
@@ -133,11 +145,14 @@ def test_a_bot_plan_orders_a_bot(owner, account, plans):
         signed_in(owner, account),
         f"/billing/order?price={plans['bot'].id}",
         {
-            "name": "Mod bot", "region": "eu-central", "runtime": "python-3.13",
-            "start_command": "python bot.py", "environment": "",
+            "name": "Mod bot",
+            "region": "eu-central",
+            "runtime": "python-3.13",
+            "start_command": "python bot.py",
+            "environment": "",
             "token": "MTA1NjY3ODkwMTIzNDU2Nzg5.GaBcDe.abcdefghijklmnopqrstuvwxyz0123456789AB",
         },
-    )  # fmt: skip
+    )
     subscription = Subscription.objects.get()
     assert response["Location"] == f"/bots/{subscription.bot_id}"
 
@@ -243,8 +258,14 @@ def test_settings_beyond_the_plan_offer_the_plan_that_fits_with_its_prorated_pri
     page = client.get(edit).content.decode()
     assert "Its plan, Minecraft 2 GB, gives at most 2048 MB of memory" in page
 
-    form = {"name": server.name, "memory_mb": "4096", "cpu_percent": "100", "disk_mb": "10240",
-            "auto_restart": "on", "variable_EULA": "on"}  # fmt: skip
+    form = {
+        "name": server.name,
+        "memory_mb": "4096",
+        "cpu_percent": "100",
+        "disk_mb": "10240",
+        "auto_restart": "on",
+        "variable_EULA": "on",
+    }
     refused = client.post(edit, form)
     assert refused.status_code == 200
     assert "gives at most 2048 for memory_mb" in refused.content.decode()
@@ -298,8 +319,10 @@ def test_new_server_says_up_front_when_only_a_plan_will_do(owner, account, plans
     for page in ("/servers/new", "/bots/new"):
         body = client.get(page).content.decode()
         assert 'id="plan-needed"' in body and 'id="order-plan-instead"' in body, page
-    refused = client.post("/servers/new?game=minecraft-java", SETTINGS | {
-        "memory_mb": "2048", "cpu_percent": "100", "disk_mb": "10240"})  # fmt: skip
+    refused = client.post(
+        "/servers/new?game=minecraft-java",
+        SETTINGS | {"memory_mb": "2048", "cpu_percent": "100", "disk_mb": "10240"},
+    )
     assert "plan" in refused.content.decode().lower()
     assert not Server.objects.exists()
     account.unbilled_instances = 1

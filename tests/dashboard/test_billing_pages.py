@@ -63,9 +63,13 @@ def issue(account, *lines, finalize=True) -> Invoice:
 
 def credit(account, amount: int) -> BalanceTransaction:
     return balance_change(
-        account=account, amount=amount, currency="EUR", kind="adjustment",
-        description="Goodwill credit", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        amount=amount,
+        currency="EUR",
+        kind="adjustment",
+        description="Goodwill credit",
+        actor=SYSTEM,
+    )
 
 
 def invoice_url(invoice, suffix: str = "") -> str:
@@ -195,8 +199,11 @@ def test_the_invoices_list_sorts_by_created_due_date_or_total(owner, invoices):
     opened, paid, voided, draft = invoices
     client = signed_in(owner)
     assert listed(client.get("/billing/invoices", {"sort": "total"})) == [
-        draft.id, paid.id, voided.id, opened.id
-    ]  # fmt: skip
+        draft.id,
+        paid.id,
+        voided.id,
+        opened.id,
+    ]
     assert listed(client.get("/billing/invoices", {"sort": "-total"}))[0] == opened.id
     by_due = listed(client.get("/billing/invoices", {"sort": "due_date"}))
     assert by_due[-1] == draft.id  # no due date: last both ways
@@ -242,14 +249,16 @@ def payments(account, other_account, teammate) -> list[Payment]:
     invoice_pay_with_credit(invoice=by_credit, actor=SYSTEM)
     billing_clock_advance(account=account, to=NOW + timedelta(hours=1))
     by_transfer = invoice_mark_paid(
-        invoice=issue(account, PLAN | {"unit_amount": 2500}), reference="Transfer 0042",
+        invoice=issue(account, PLAN | {"unit_amount": 2500}),
+        reference="Transfer 0042",
         actor=SYSTEM,
-    )  # fmt: skip
+    )
     billing_clock_advance(account=account, to=NOW + timedelta(hours=2))
     declined = payment_open(
-        invoice=issue(account, PLAN | {"unit_amount": 1800}), gateway="stripe",
+        invoice=issue(account, PLAN | {"unit_amount": 1800}),
+        gateway="stripe",
         reference="Visa •••• 0341 (12/2034)",
-    )  # fmt: skip
+    )
     payment_failed(declined, message="Your card was declined.")
     billing_clock_advance(account=other_account, to=NOW)
     theirs = issue(other_account, PLAN | {"unit_amount": 7777})
@@ -291,8 +300,10 @@ def test_the_payments_list_finds_filters_and_sorts(owner, payments):
     assert paid_by(client.get("/billing/payments", {"status": "failed"})) == [declined.id]
     assert paid_by(client.get("/billing/payments", {"gateway": "credit"})) == [by_credit.id]
     assert paid_by(client.get("/billing/payments", {"sort": "-amount"})) == [
-        by_transfer.id, declined.id, by_credit.id,
-    ]  # fmt: skip
+        by_transfer.id,
+        declined.id,
+        by_credit.id,
+    ]
     nothing = client.get("/billing/payments", {"gateway": "stripe", "status": "succeeded"})
     assert "No payment matches this search or these filters." in nothing.content.decode()
 
@@ -302,13 +313,19 @@ def test_the_payments_list_pages_with_bounded_queries(
 ):
     client = signed_in(owner)
     for amount in range(1, 4):
-        invoice_mark_paid(invoice=issue(account, PLAN | {"unit_amount": amount * 100}),
-                          reference=f"T{amount}", actor=SYSTEM)  # fmt: skip
+        invoice_mark_paid(
+            invoice=issue(account, PLAN | {"unit_amount": amount * 100}),
+            reference=f"T{amount}",
+            actor=SYSTEM,
+        )
     with django_assert_max_num_queries(7) as few:
         client.get("/billing/payments")
     for amount in range(4, 31):
-        invoice_mark_paid(invoice=issue(account, PLAN | {"unit_amount": amount * 100}),
-                          reference=f"T{amount}", actor=SYSTEM)  # fmt: skip
+        invoice_mark_paid(
+            invoice=issue(account, PLAN | {"unit_amount": amount * 100}),
+            reference=f"T{amount}",
+            actor=SYSTEM,
+        )
     with django_assert_max_num_queries(len(few.captured_queries)):
         first = client.get("/billing/payments")
     assert len(paid_by(first)) == 25 and 'href="?page=2"' in first.content.decode()
@@ -325,9 +342,14 @@ def test_only_those_who_see_billing_see_the_payments(teammate, outsider, payment
 
 def test_an_invoice_shows_its_lines_totals_parties_and_notes(owner, account, settings):
     BillingProfile.objects.create(
-        account=account, legal_name="Blockworks GmbH", address_line1="Hauptstraße 5",
-        postal_code="10115", city="Berlin", country="DE", vat_id="DE136695976",
-    )  # fmt: skip
+        account=account,
+        legal_name="Blockworks GmbH",
+        address_line1="Hauptstraße 5",
+        postal_code="10115",
+        city="Berlin",
+        country="DE",
+        vat_id="DE136695976",
+    )
     invoice = issue(account, PLAN, BACKUPS)
     Invoice.objects.filter(pk=invoice.pk).update(notes=["Reverse charge: VAT to be accounted."])
 
@@ -357,9 +379,13 @@ def test_an_invoice_lists_its_payments_and_credit_notes(owner, account):
     client = signed_in(owner)
     client.post(invoice_url(invoice, "/pay"))
     note = credit_note_create(
-        invoice=invoice, amount=200, reason="product_unsatisfactory", refund_to="balance",
-        memo="Two days of downtime", actor=SYSTEM,
-    )  # fmt: skip
+        invoice=invoice,
+        amount=200,
+        reason="product_unsatisfactory",
+        refund_to="balance",
+        memo="Two days of downtime",
+        actor=SYSTEM,
+    )
 
     response = client.get(invoice_url(invoice))
 
@@ -548,8 +574,11 @@ def test_saving_the_profile_goes_through_the_service(owner, account):
     ]
     profile = BillingProfile.objects.get(account=account)
     assert (profile.legal_name, profile.city, profile.country, profile.vat_id) == (
-        "Blockworks GmbH", "Berlin", "DE", "DE136695976"
-    )  # fmt: skip
+        "Blockworks GmbH",
+        "Berlin",
+        "DE",
+        "DE136695976",
+    )
     event = Event.objects.get(type="customer.billing_profile_updated")
     assert event.actor_user_id == owner.id
     assert 'value="Blockworks GmbH"' in response.content.decode()
@@ -625,8 +654,12 @@ def test_roles_without_billing_get_404_and_no_navigation_entry(account, role):
         invoice=invoice, amount=100, reason="other", refund_to="none", actor=SYSTEM
     )
     client = signed_in(MembershipFactory(account=account, role=role).user)
-    for path in [*PAGES, invoice_url(invoice), invoice_url(invoice, "/pdf"),
-                 f"/billing/credit-notes/{note.id}/pdf"]:  # fmt: skip
+    for path in [
+        *PAGES,
+        invoice_url(invoice),
+        invoice_url(invoice, "/pdf"),
+        f"/billing/credit-notes/{note.id}/pdf",
+    ]:
         assert client.get(path).status_code == 404, path
     assert client.post(invoice_url(invoice, "/pay")).status_code == 404
     assert client.post("/billing/profile", PROFILE).status_code == 404
@@ -643,8 +676,11 @@ def test_an_outsider_gets_404_for_every_invoice_and_credit_note(outsider, accoun
         invoice=invoice, amount=100, reason="other", refund_to="none", actor=SYSTEM
     )
     client = signed_in(outsider)
-    for path in [invoice_url(invoice), invoice_url(invoice, "/pdf"),
-                 f"/billing/credit-notes/{note.id}/pdf"]:  # fmt: skip
+    for path in [
+        invoice_url(invoice),
+        invoice_url(invoice, "/pdf"),
+        f"/billing/credit-notes/{note.id}/pdf",
+    ]:
         assert client.get(path).status_code == 404, path
     assert client.post(invoice_url(invoice, "/pay")).status_code == 404
     invoice.refresh_from_db()

@@ -16,15 +16,18 @@ def _media(settings, tmp_path):
 
 def test_a_bot_created_with_a_git_repository(owner):
     form = BOT_FORM | {
-        "source_kind": "git", "source_url": "https://github.com/example/bot.git",
+        "source_kind": "git",
+        "source_url": "https://github.com/example/bot.git",
         "source_ref": "main",
-    }  # fmt: skip
+    }
     response = signed_in(owner).post("/bots/new", form)
     assert response.status_code == 302, response.context["form"].errors
     created = Bot.objects.get()
     assert (created.source_type, created.source_url, created.source_ref) == (
-        "git", "https://github.com/example/bot.git", "main",
-    )  # fmt: skip
+        "git",
+        "https://github.com/example/bot.git",
+        "main",
+    )
 
 
 def test_a_bot_created_with_an_uploaded_archive(owner):

@@ -35,10 +35,15 @@ BOT_FORM = {
 def bot(owner, account) -> Bot:
     """A bot the worker has provisioned and installed: stopped."""
     created = bot_create(
-        account=account, name="Moderator", region="eu-west", runtime="python-3.13",
-        start_command="python bot.py", token=TOKEN, environment={"LOG_LEVEL": "info"},
+        account=account,
+        name="Moderator",
+        region="eu-west",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token=TOKEN,
+        environment={"LOG_LEVEL": "info"},
         actor=Actor(user=owner),
-    )  # fmt: skip
+    )
     run_worker()
     created.refresh_from_db()
     return created

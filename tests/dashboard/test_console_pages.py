@@ -19,9 +19,13 @@ from tests.servers.test_nodes import new_node
 def placed(account) -> Server:
     new_node()
     return server_create(
-        account=account, name="SMP", game="minecraft-java", region="eu-central",
-        variables={"EULA": True}, actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        name="SMP",
+        game="minecraft-java",
+        region="eu-central",
+        variables={"EULA": True},
+        actor=SYSTEM,
+    )
 
 
 def test_the_console_tab_and_token_for_a_member_with_power(owner, placed):
@@ -37,9 +41,12 @@ def test_the_console_tab_and_token_for_a_member_with_power(owner, placed):
     assert answer.status_code == 200
     data = answer.json()["data"]["console"]
     claims = jwt.decode(
-        data["token"], public_key_pem(), algorithms=["EdDSA"], audience=placed.node_id,
+        data["token"],
+        public_key_pem(),
+        algorithms=["EdDSA"],
+        audience=placed.node_id,
         issuer=ISSUER,
-    )  # fmt: skip
+    )
     assert claims["sub"] == str(owner.pk) and claims["server_id"] == placed.id
 
 
@@ -60,9 +67,13 @@ def test_an_outsider_gets_404(outsider, placed):
 
 def test_a_simulated_server_has_no_console(owner, account):
     server = server_create(
-        account=account, name="SMP", game="minecraft-java", region="eu-central",
-        variables={"EULA": True}, actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        name="SMP",
+        game="minecraft-java",
+        region="eu-central",
+        variables={"EULA": True},
+        actor=SYSTEM,
+    )
     client = signed_in(owner)
     assert "console-link" not in client.get(f"/servers/{server.id}").content.decode()
     answer = client.post(f"/servers/{server.id}/console/token")
@@ -72,10 +83,13 @@ def test_a_simulated_server_has_no_console(owner, account):
 
 def test_the_overview_shows_the_last_measured_usage(owner, placed):
     UsageLatest.objects.create(
-        instance_id=placed.id, at="2026-11-24T10:00:00Z",
-        cpu_percent=42.25, memory_bytes=512 * 2**20, disk_bytes=3 * 2**30,
+        instance_id=placed.id,
+        at="2026-11-24T10:00:00Z",
+        cpu_percent=42.25,
+        memory_bytes=512 * 2**20,
+        disk_bytes=3 * 2**30,
         uptime_seconds=120,
-    )  # fmt: skip
+    )
     client = signed_in(owner)
     page = client.get(f"/servers/{placed.id}").content.decode()
     assert "42.2 %" in page or "42.3 %" in page

@@ -28,9 +28,15 @@ def hrefs(response, rel: str) -> list[str]:
 
 def make_bot(account, name: str, **fields) -> Bot:
     return Bot.objects.create(
-        account=account, name=name, region_id="eu-west", runtime=fields.pop("runtime", "node-22"),
-        start_command="node bot.js", token_encrypted="-", token_last4="abcd", **fields,
-    )  # fmt: skip
+        account=account,
+        name=name,
+        region_id="eu-west",
+        runtime=fields.pop("runtime", "node-22"),
+        start_command="node bot.js",
+        token_encrypted="-",
+        token_last4="abcd",
+        **fields,
+    )
 
 
 @pytest.fixture
@@ -82,8 +88,9 @@ def test_filters_combine_with_each_other_and_with_the_search(owner, fleet):
     client = signed_in(owner)
     assert names(client.get("/", {"status": "running"})) == ["Gamma Valheim", "Alpha SMP"]
     assert names(client.get("/", {"game": "minecraft-java", "region": "eu-central"})) == [
-        "Epsilon SMP", "Alpha SMP",
-    ]  # fmt: skip
+        "Epsilon SMP",
+        "Alpha SMP",
+    ]
     response = client.get("/", {"q": "smp", "status": "stopped"})
     assert names(response) == ["Epsilon SMP", "beta smp"]
     body = response.content.decode()
@@ -296,9 +303,11 @@ def test_searching_keys_by_e_mail_finds_only_keys_the_reader_may_see(
 
 def test_the_activity_page_filters_by_a_type_or_a_whole_kind_of_object(owner, account):
     for event_type, object_type in [
-        ("server.created", "server"), ("server.status_changed", "server"),
-        ("action.succeeded", "action"), ("member.added", "member"),
-    ]:  # fmt: skip
+        ("server.created", "server"),
+        ("server.status_changed", "server"),
+        ("action.succeeded", "action"),
+        ("member.added", "member"),
+    ]:
         Event.objects.create(account=account, type=event_type, object_type=object_type)
     client = signed_in(owner)
 
@@ -318,10 +327,12 @@ def test_an_instance_activity_page_offers_its_own_kind_of_events_only(owner, acc
     server = ServerFactory(account=account)
     for event_type in ["server.created", "action.succeeded"]:
         Event.objects.create(
-            account=account, type=event_type, object_type=event_type.split(".")[0],
+            account=account,
+            type=event_type,
+            object_type=event_type.split(".")[0],
             object_id=server.id if event_type.startswith("server") else "act_1",
             related_id="" if event_type.startswith("server") else server.id,
-        )  # fmt: skip
+        )
     client = signed_in(owner)
     response = client.get(f"/servers/{server.id}/activity", {"type": "action.*"})
     assert [event.type for event in response.context["events"]] == ["action.succeeded"]

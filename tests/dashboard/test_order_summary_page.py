@@ -28,9 +28,13 @@ def clock(account):
 @pytest.fixture
 def price(db):
     product = Product.objects.create(
-        name="Minecraft 2 GB", kind="server", memory_mb=2048, cpu_percent=100, disk_mb=10240,
+        name="Minecraft 2 GB",
+        kind="server",
+        memory_mb=2048,
+        cpu_percent=100,
+        disk_mb=10240,
         games=["minecraft-java"],
-    )  # fmt: skip
+    )
     return Price.objects.create(
         product=product, currency="EUR", unit_amount=600, interval="month", setup_fee=400
     )
@@ -47,9 +51,13 @@ def shown(response) -> str:
 
 def test_the_last_step_shows_the_total_with_tax_and_what_is_due_today(owner, account, price):
     balance_change(
-        account=account, amount=300, currency="EUR", kind="adjustment",
-        description="Top-up", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        amount=300,
+        currency="EUR",
+        kind="adjustment",
+        description="Top-up",
+        actor=SYSTEM,
+    )
 
     response = signed_in(owner, account).get(url(price))
 
@@ -58,11 +66,15 @@ def test_the_last_step_shows_the_total_with_tax_and_what_is_due_today(owner, acc
     summary = response.context["summary"]
     assert [line["amount"] for line in summary["lines"]] == ["6.00 EUR", "4.00 EUR"]
     assert (summary["subtotal"], summary["tax_label"], summary["tax"]) == (
-        "10.00 EUR", "Tax 21%", "2.10 EUR",
-    )  # fmt: skip
+        "10.00 EUR",
+        "Tax 21%",
+        "2.10 EUR",
+    )
     assert (summary["total"], summary["credit"], summary["due_today"]) == (
-        "12.10 EUR", "-3.00 EUR", "9.10 EUR",
-    )  # fmt: skip
+        "12.10 EUR",
+        "-3.00 EUR",
+        "9.10 EUR",
+    )
     assert (summary["renewal"], summary["renewal_at"]) == (
         "7.26 EUR a month",
         "2031-04-01 12:00 UTC",

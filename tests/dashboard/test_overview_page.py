@@ -21,12 +21,17 @@ def _used(instance, *, cpu: float, memory: int):
     usage_record(
         measurements=[
             Measurement(
-                instance_id=instance.id, at=datetime.now(UTC) - timedelta(hours=2),
-                cpu_percent=cpu, memory_bytes=memory, disk_bytes=2**30, uptime_seconds=30,
-                network_rx_bytes=10, network_tx_bytes=2000,
+                instance_id=instance.id,
+                at=datetime.now(UTC) - timedelta(hours=2),
+                cpu_percent=cpu,
+                memory_bytes=memory,
+                disk_bytes=2**30,
+                uptime_seconds=30,
+                network_rx_bytes=10,
+                network_tx_bytes=2000,
             )
         ]
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -42,8 +47,12 @@ def fleet(account, other_account, owner):
     department = Department.objects.create(name="Technical", email="support@desk.example")
     ticket_open(
         requester=Requester(email=owner.email, user=owner, account=account),
-        subject="Lag", body="It lags.", department=department, channel="web", actor=SYSTEM,
-    )  # fmt: skip
+        subject="Lag",
+        body="It lags.",
+        department=department,
+        channel="web",
+        actor=SYSTEM,
+    )
     return busy, bot
 
 

@@ -74,17 +74,22 @@ def test_the_log_is_the_current_accounts_only_and_can_be_filtered(
     now = timezone.now()
     for number in range(3):
         Event.objects.create(
-            account=account, type="api_key.created", object_type="api_key",
-            object_id=f"key_{number}", created_at=now - timedelta(minutes=number),
-        )  # fmt: skip
+            account=account,
+            type="api_key.created",
+            object_type="api_key",
+            object_id=f"key_{number}",
+            created_at=now - timedelta(minutes=number),
+        )
     Event.objects.create(account=account, type="member.added", object_type="member")
     Event.objects.create(account=other_account, type="api_key.created", object_type="api_key")
     client = signed_in(owner)
     with django_assert_max_num_queries(7):
         response = client.get("/settings/activity", {"type": "api_key.created"})
     assert [event.object_id for event in response.context["events"]] == [
-        "key_0", "key_1", "key_2",
-    ]  # fmt: skip
+        "key_0",
+        "key_1",
+        "key_2",
+    ]
     assert '<option value="api_key.created" selected>' in response.content.decode()
     everything = client.get("/settings/activity").context["events"]
     assert len(everything) == 4

@@ -46,11 +46,13 @@ def test_field_errors_go_next_to_their_fields_and_the_form_is_shown_again():
     page, form = view(), valid_form()
     error = ValidationFailed(
         "2 fields are invalid.",
-        details={"fields": [
-            {"name": "allowed_ips.2", "code": "invalid", "message": "Not a network."},
-            {"name": "account_name", "code": "required", "message": "A name is required."},
-        ]},
-    )  # fmt: skip
+        details={
+            "fields": [
+                {"name": "allowed_ips.2", "code": "invalid", "message": "Not a network."},
+                {"name": "account_name", "code": "required", "message": "A name is required."},
+            ]
+        },
+    )
     assert page.refused(error, form=form) == "form shown again"
     assert form.errors == {"allowed_ips": ["Not a network."], "name": ["A name is required."]}
     assert list(get_messages(page.request)) == []

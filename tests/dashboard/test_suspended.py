@@ -26,8 +26,13 @@ def api_key(suspended, owner, make_token) -> ApiKey:
 
 def test_every_page_shows_the_banner_and_still_reads(owner, suspended):
     client = signed_in(owner)
-    for path in ["/", "/settings/api-keys", "/settings/team", "/settings/profile",
-                 "/settings/activity"]:  # fmt: skip
+    for path in [
+        "/",
+        "/settings/api-keys",
+        "/settings/team",
+        "/settings/profile",
+        "/settings/activity",
+    ]:
         response = client.get(path)
         assert response.status_code == 200, path
         assert "This account is suspended: Unpaid invoice INV-42" in response.content.decode()
@@ -36,12 +41,14 @@ def test_every_page_shows_the_banner_and_still_reads(owner, suspended):
 @pytest.mark.parametrize(
     ("path", "data", "lands_on"),
     [
-        ("/settings/api-keys/new", {"name": "x", "scopes": ["servers:read"], "expiry": "90"},
-         "/settings/api-keys"),
-        ("/settings/team/invite", {"email": "new@example.com", "role": "viewer"},
-         "/settings/team"),
+        (
+            "/settings/api-keys/new",
+            {"name": "x", "scopes": ["servers:read"], "expiry": "90"},
+            "/settings/api-keys",
+        ),
+        ("/settings/team/invite", {"email": "new@example.com", "role": "viewer"}, "/settings/team"),
     ],
-)  # fmt: skip
+)
 def test_creating_is_refused(owner, suspended, path, data, lands_on):
     response = signed_in(owner).post(path, data, follow=True)
     assert response.redirect_chain == [(lands_on, 302)]
@@ -99,9 +106,12 @@ def test_profile_password_switch_and_logout_still_work(owner, suspended, other_a
     assert owner.name == "Still Me"
     response = client.post(
         "/password/change",
-        {"old_password": "correct-horse-battery", "new_password1": "a-new-passphrase-1",
-         "new_password2": "a-new-passphrase-1"},
-    )  # fmt: skip
+        {
+            "old_password": "correct-horse-battery",
+            "new_password1": "a-new-passphrase-1",
+            "new_password2": "a-new-passphrase-1",
+        },
+    )
     assert response["Location"] == "/password/change/done"
     response = client.post("/switch", {"account_id": other_account.id}, follow=True)
     assert response.context["current_account"] == other_account

@@ -20,13 +20,18 @@ def server(account):
     usage_record(
         measurements=[
             Measurement(
-                instance_id=server.id, at=now - timedelta(minutes=minutes), cpu_percent=minutes,
-                memory_bytes=minutes * 2**20, disk_bytes=2**30, uptime_seconds=7200 - minutes * 60,
-                network_rx_bytes=1000 * (60 - minutes), network_tx_bytes=None,
+                instance_id=server.id,
+                at=now - timedelta(minutes=minutes),
+                cpu_percent=minutes,
+                memory_bytes=minutes * 2**20,
+                disk_bytes=2**30,
+                uptime_seconds=7200 - minutes * 60,
+                network_rx_bytes=1000 * (60 - minutes),
+                network_tx_bytes=None,
             )
             for minutes in range(50, 0, -10)
         ]
-    )  # fmt: skip
+    )
     return server
 
 

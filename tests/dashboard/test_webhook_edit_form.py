@@ -36,9 +36,12 @@ def _local_targets():
 @pytest.fixture
 def endpoint(owner, account) -> WebhookEndpoint:
     endpoint, _ = endpoint_create(
-        account=account, url=HOOK_URL, enabled_events=["server.*", "bot.crashed"],
-        description="Status page", actor=Actor(user=owner),
-    )  # fmt: skip
+        account=account,
+        url=HOOK_URL,
+        enabled_events=["server.*", "bot.crashed"],
+        description="Status page",
+        actor=Actor(user=owner),
+    )
     return endpoint
 
 

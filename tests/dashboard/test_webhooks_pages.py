@@ -50,9 +50,12 @@ def _local_targets():
 @pytest.fixture
 def created(owner, account) -> tuple[WebhookEndpoint, str]:
     return endpoint_create(
-        account=account, url=HOOK_URL, enabled_events=["*"], description="Status page",
+        account=account,
+        url=HOOK_URL,
+        enabled_events=["*"],
+        description="Status page",
         actor=Actor(user=owner),
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -76,13 +79,18 @@ def failed_delivery(endpoint, *, status_code=500, excerpt="upstream exploded", e
     """A test delivery that was tried once and failed, as the worker would have left it."""
     delivery = endpoint_send_test(endpoint=endpoint, actor=SYSTEM)
     WebhookAttempt.objects.create(
-        delivery=delivery, status_code=status_code, duration_ms=87, response_excerpt=excerpt,
+        delivery=delivery,
+        status_code=status_code,
+        duration_ms=87,
+        response_excerpt=excerpt,
         error=error,
-    )  # fmt: skip
+    )
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
-        status=DeliveryStatus.FAILED, attempt_count=1, last_status_code=status_code,
+        status=DeliveryStatus.FAILED,
+        attempt_count=1,
+        last_status_code=status_code,
         next_attempt_at=None,
-    )  # fmt: skip
+    )
     return delivery
 
 
@@ -186,9 +194,12 @@ def test_the_endpoint_quota_is_said_above_the_form(owner, endpoint):
 
 def test_the_list_shows_events_status_and_health(owner, endpoint, django_assert_max_num_queries):
     WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
-        enabled=False, disabled_reason="The endpoint answered 410 Gone.", failure_streak=4,
-        last_delivery_status=410, last_delivery_at=endpoint.created_at,
-    )  # fmt: skip
+        enabled=False,
+        disabled_reason="The endpoint answered 410 Gone.",
+        failure_streak=4,
+        last_delivery_status=410,
+        last_delivery_at=endpoint.created_at,
+    )
     client = signed_in(owner)
     with django_assert_max_num_queries(12):
         body = client.get("/settings/webhooks").content.decode()
@@ -216,18 +227,25 @@ def hooks(owner, account, outsider, other_account) -> list[WebhookEndpoint]:
     hooks = []
     for number, (path, description, enabled, delivered) in enumerate(specs):
         hook, _ = endpoint_create(
-            account=account, url=f"http://127.0.0.1:9/{path}", description=description,
-            enabled=enabled, enabled_events=["bot.crashed"], actor=Actor(user=owner),
-        )  # fmt: skip
+            account=account,
+            url=f"http://127.0.0.1:9/{path}",
+            description=description,
+            enabled=enabled,
+            enabled_events=["bot.crashed"],
+            actor=Actor(user=owner),
+        )
         WebhookEndpoint.objects.filter(pk=hook.pk).update(
             created_at=now - timedelta(minutes=len(specs) - number),
             last_delivery_at=None if delivered is None else now - timedelta(minutes=delivered),
         )
         hooks.append(hook)
     endpoint_create(
-        account=other_account, url="http://127.0.0.1:9/deploys-elsewhere", description="CI",
-        enabled_events=["bot.crashed"], actor=Actor(user=outsider),
-    )  # fmt: skip
+        account=other_account,
+        url="http://127.0.0.1:9/deploys-elsewhere",
+        description="CI",
+        enabled_events=["bot.crashed"],
+        actor=Actor(user=outsider),
+    )
     return hooks
 
 
@@ -244,8 +262,10 @@ def test_the_list_finds_endpoints_by_a_part_of_the_url_or_the_description(owner,
     assert paths(client.get("/settings/webhooks", {"q": "DEPLOY"})) == ["deploys"]
     assert paths(client.get("/settings/webhooks", {"q": "STATUS PAGE"})) == ["status"]
     assert paths(client.get("/settings/webhooks", {"q": "127.0.0.1"})) == [
-        "alerts", "status", "deploys",
-    ]  # fmt: skip
+        "alerts",
+        "status",
+        "deploys",
+    ]
     response = client.get("/settings/webhooks", {"q": "elsewhere"})  # another account's
     assert paths(response) == []
     body = response.content.decode()
@@ -305,9 +325,11 @@ def test_a_bad_page_of_the_list_is_the_first_or_the_last_with_a_notice(
     with override_settings(WEBHOOKS_MAX_ENDPOINTS=30):
         for number in range(26):
             endpoint_create(
-                account=account, url=f"http://127.0.0.1:9/hook-{number:02}",
-                enabled_events=["bot.crashed"], actor=Actor(user=owner),
-            )  # fmt: skip
+                account=account,
+                url=f"http://127.0.0.1:9/hook-{number:02}",
+                enabled_events=["bot.crashed"],
+                actor=Actor(user=owner),
+            )
     client = signed_in(owner)
     for page, number, notice in [
         ("abc", 1, "“abc” is not a page number: this is page 1."),
@@ -453,9 +475,11 @@ def succeeded_delivery(endpoint):
     delivery = endpoint_send_test(endpoint=endpoint, actor=SYSTEM)
     WebhookAttempt.objects.create(delivery=delivery, status_code=204, duration_ms=12)
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
-        status=DeliveryStatus.SUCCEEDED, attempt_count=1, last_status_code=204,
+        status=DeliveryStatus.SUCCEEDED,
+        attempt_count=1,
+        last_status_code=204,
         next_attempt_at=None,
-    )  # fmt: skip
+    )
     return delivery
 
 
@@ -465,9 +489,11 @@ def shown_deliveries(response) -> list[str]:
 
 def test_the_endpoint_page_leads_with_its_summary_and_deliveries_not_a_form(owner, account):
     endpoint, _ = endpoint_create(
-        account=account, url=HOOK_URL, enabled_events=["server.*", "bot.crashed"],
+        account=account,
+        url=HOOK_URL,
+        enabled_events=["server.*", "bot.crashed"],
         actor=Actor(user=owner),
-    )  # fmt: skip
+    )
     delivery = failed_delivery(endpoint, status_code=None, error="Could not connect: timeout.")
     response = signed_in(owner).get(detail_url(endpoint))
     body = response.content.decode()
@@ -488,9 +514,18 @@ def test_all_events_is_one_chip_and_a_long_list_is_folded(owner, account, endpoi
     response = signed_in(owner).get(detail_url(endpoint))
     assert ">All events</li>" in html_id_text(response, "webhook-events")
 
-    types = ["server.created", "server.updated", "server.crashed", "server.deleted",
-             "bot.created", "bot.crashed", "member.added", "member.removed", "account.updated",
-             "user.updated"]  # fmt: skip
+    types = [
+        "server.created",
+        "server.updated",
+        "server.crashed",
+        "server.deleted",
+        "bot.created",
+        "bot.crashed",
+        "member.added",
+        "member.removed",
+        "account.updated",
+        "user.updated",
+    ]
     other, _ = endpoint_create(
         account=account, url=HOOK_URL, enabled_events=types, actor=Actor(user=owner)
     )
@@ -589,8 +624,14 @@ def test_an_outsider_gets_404_for_every_page_and_change(outsider, endpoint):
     base = detail_url(endpoint)
     for path in [base, f"{base}/edit", f"{base}/rotate", f"{base}/delete"]:
         assert client.get(path).status_code == 404, path
-    for path in [f"{base}/edit", f"{base}/enable", f"{base}/test", f"{base}/rotate",
-                 f"{base}/delete", f"{base}/deliveries/{delivery.id}/retry"]:  # fmt: skip
+    for path in [
+        f"{base}/edit",
+        f"{base}/enable",
+        f"{base}/test",
+        f"{base}/rotate",
+        f"{base}/delete",
+        f"{base}/deliveries/{delivery.id}/retry",
+    ]:
         assert client.post(path, {"enabled": "false", **NEW_ENDPOINT}).status_code == 404, path
     endpoint.refresh_from_db()
     assert endpoint.enabled and endpoint.description == "Status page"
@@ -612,9 +653,16 @@ def test_roles_without_webhooks_read_get_404(account, endpoint, role):
     assert client.post("/settings/webhooks/new", NEW_ENDPOINT).status_code == 404
 
 
-BUTTONS = ['id="new-webhook"', 'id="send-test"', 'id="disable-webhook"', 'id="rotate-link"',
-           'id="delete-link"', 'id="edit-link"', 'id="edit-webhook"',
-           ">Retry</button>"]  # fmt: skip
+BUTTONS = [
+    'id="new-webhook"',
+    'id="send-test"',
+    'id="disable-webhook"',
+    'id="rotate-link"',
+    'id="delete-link"',
+    'id="edit-link"',
+    'id="edit-webhook"',
+    ">Retry</button>",
+]
 
 
 def test_a_viewer_reads_but_gets_no_buttons_and_is_refused(viewer, endpoint):
@@ -632,8 +680,14 @@ def test_a_viewer_reads_but_gets_no_buttons_and_is_refused(viewer, endpoint):
     response = client.post("/settings/webhooks/new", NEW_ENDPOINT, follow=True)
     assert response.redirect_chain == [("/settings/webhooks", 302)]
     assert messages_of(response) == [VIEWER_REFUSED]
-    for path in [f"{base}/edit", f"{base}/enable", f"{base}/test", f"{base}/rotate",
-                 f"{base}/delete", f"{base}/deliveries/{delivery.id}/retry"]:  # fmt: skip
+    for path in [
+        f"{base}/edit",
+        f"{base}/enable",
+        f"{base}/test",
+        f"{base}/rotate",
+        f"{base}/delete",
+        f"{base}/deliveries/{delivery.id}/retry",
+    ]:
         response = client.post(path, {"enabled": "false", **NEW_ENDPOINT}, follow=True)
         assert response.redirect_chain == [(base, 302)], path
         assert messages_of(response) == [VIEWER_REFUSED]
@@ -657,9 +711,15 @@ def test_a_suspended_account_reads_but_changes_nothing(owner, account, endpoint)
         assert button not in body, button
 
     base = detail_url(endpoint)
-    for path in ["/settings/webhooks/new", f"{base}/edit", f"{base}/enable", f"{base}/test",
-                 f"{base}/rotate", f"{base}/delete",
-                 f"{base}/deliveries/{delivery.id}/retry"]:  # fmt: skip
+    for path in [
+        "/settings/webhooks/new",
+        f"{base}/edit",
+        f"{base}/enable",
+        f"{base}/test",
+        f"{base}/rotate",
+        f"{base}/delete",
+        f"{base}/deliveries/{delivery.id}/retry",
+    ]:
         response = client.post(path, {"enabled": "false", **NEW_ENDPOINT}, follow=True)
         assert messages_of(response) == [SUSPENDED], path
     assert WebhookEndpoint.objects.get() == endpoint

@@ -38,9 +38,10 @@ def status_of(server_id: str) -> str:
 def status_changes(server_id: str) -> list[tuple[str, str]]:
     return [
         (event.data["previous_attributes"]["status"], event.data["object"]["status"])
-        for event in Event.objects.filter(type="server.status_changed", object_id=server_id)
-        .order_by("created_at", "id")
-    ]  # fmt: skip
+        for event in Event.objects.filter(
+            type="server.status_changed", object_id=server_id
+        ).order_by("created_at", "id")
+    ]
 
 
 @pytest.fixture
@@ -102,8 +103,10 @@ def test_each_action_is_accepted_only_from_the_statuses_the_table_allows(
 def test_start_from_stopped(owner_api, stopped):
     action = accepted(owner_api, stopped, "start")
     assert (action["type"], action["status"], action["target"]) == (
-        "start", "pending", {"type": "server", "id": stopped}
-    )  # fmt: skip
+        "start",
+        "pending",
+        {"type": "server", "id": stopped},
+    )
     assert status_of(stopped) == "starting"
     run_worker()
     assert status_of(stopped) == "running"
@@ -127,8 +130,10 @@ def test_restart_from_running_goes_through_stopping_and_starting(owner_api, runn
     assert status_of(running) == "running"
     assert Action.objects.get(pk=action["id"]).status == "succeeded"
     assert status_changes(running)[-3:] == [
-        ("running", "stopping"), ("stopping", "starting"), ("starting", "running")
-    ]  # fmt: skip
+        ("running", "stopping"),
+        ("stopping", "starting"),
+        ("starting", "running"),
+    ]
 
 
 def test_kill_from_running_stops_at_once(owner_api, running):
@@ -197,9 +202,12 @@ def test_power_actions_need_servers_power(account, owner, make_token, client_for
 
 @pytest.mark.parametrize(
     ("setup", "cut_short", "in_progress_status"),
-    [("stopped", "start", "starting"), ("running", "stop", "stopping"),
-     ("running", "restart", "stopping")],
-)  # fmt: skip
+    [
+        ("stopped", "start", "starting"),
+        ("running", "stop", "stopping"),
+        ("running", "restart", "stopping"),
+    ],
+)
 def test_kill_interrupts_an_action_in_progress(
     owner_api, request, setup, cut_short, in_progress_status
 ):
@@ -327,8 +335,10 @@ def test_bulk_answers_each_id_in_the_order_sent(owner_api, account, other_accoun
     }
     action = results[1]["action"]
     assert (action["type"], action["status"], action["target"]["id"]) == (
-        "restart", "pending", running
-    )  # fmt: skip
+        "restart",
+        "pending",
+        running,
+    )
     assert "error" not in results[1]
     for result in results[2:4]:
         assert result["error"]["code"] == "not_found"
@@ -411,8 +421,9 @@ def test_activity_holds_the_servers_events_and_its_actions_newest_first(owner_ap
     assert other_id not in {event["data"]["object"]["id"] for event in events}
     first_action = events[0]["data"]["object"]
     assert (first_action["type"], first_action["target"]) == (
-        "start", {"type": "server", "id": running}
-    )  # fmt: skip
+        "start",
+        {"type": "server", "id": running},
+    )
     assert set(events[0]) == {"id", "type", "created_at", "data", "actor"}
 
 
@@ -421,11 +432,17 @@ def test_regions_are_listed_with_their_location(teammate_api):
     assert response.status_code == 200, response.content
     data = response.json()["data"]
     assert data["regions"][0] == {
-        "slug": "ap-southeast", "name": "Asia Pacific Southeast", "location": "Singapore"
-    }  # fmt: skip
+        "slug": "ap-southeast",
+        "name": "Asia Pacific Southeast",
+        "location": "Singapore",
+    }
     assert [region["slug"] for region in data["regions"]] == [
-        "ap-southeast", "eu-central", "eu-west", "us-east", "us-west"
-    ]  # fmt: skip
+        "ap-southeast",
+        "eu-central",
+        "eu-west",
+        "us-east",
+        "us-west",
+    ]
     assert all(set(region) == {"slug", "name", "location"} for region in data["regions"])
     assert data["pagination"]["total"] == 5
 

@@ -45,9 +45,14 @@ def server(owner, account) -> Server:
 @pytest.fixture
 def bot(owner, account) -> Bot:
     created = bot_create(
-        account=account, name="Moderator", region="eu-west", runtime="node-22",
-        start_command="node index.js", token=TOKEN, actor=Actor(user=owner),
-    )  # fmt: skip
+        account=account,
+        name="Moderator",
+        region="eu-west",
+        runtime="node-22",
+        start_command="node index.js",
+        token=TOKEN,
+        actor=Actor(user=owner),
+    )
     run_worker()
     created.refresh_from_db()
     return created
@@ -276,9 +281,11 @@ def test_a_running_server_is_stopped_or_restarted_from_its_page(
     assert server.status == at_once
     assert Action.objects.get(server=server, type=action_type).requested_by_user == staff
     assert Event.objects.filter(
-        type="server.status_changed", object_id=server.id, actor_user=staff,
+        type="server.status_changed",
+        object_id=server.id,
+        actor_user=staff,
         data__object__status=at_once,
-    ).exists()  # fmt: skip
+    ).exists()
     run_worker()
     server.refresh_from_db()
     assert server.status == after_worker

@@ -3,9 +3,12 @@
 import pytest
 
 BOT = {
-    "name": "Helper", "region": "eu-central", "runtime": "python-3.13",
-    "start_command": "python bot.py", "token": "MTA1.abcdefghijklmnopqrstuvwx",
-}  # fmt: skip
+    "name": "Helper",
+    "region": "eu-central",
+    "runtime": "python-3.13",
+    "start_command": "python bot.py",
+    "token": "MTA1.abcdefghijklmnopqrstuvwx",
+}
 
 
 def test_a_git_source_is_kept_and_shown(owner_api):
@@ -26,11 +29,14 @@ def test_a_git_source_is_kept_and_shown(owner_api):
         ({"type": "git", "url": "https://evil.example/x.git"}, "source.url", "not_allowed"),
         ({"type": "git", "url": "file:///etc"}, "source.url", "not_allowed"),
         ({"type": "git", "url": "https://u:p@github.com/x/y.git"}, "source.url", "invalid"),
-        ({"type": "git", "url": "https://github.com/x/y.git", "ref": "--upload-pack=x"},
-         "source.ref", "invalid"),
+        (
+            {"type": "git", "url": "https://github.com/x/y.git", "ref": "--upload-pack=x"},
+            "source.ref",
+            "invalid",
+        ),
         ({"type": "archive", "url": "https://github.com/x/y/file.exe"}, "source.url", "invalid"),
     ],
-)  # fmt: skip
+)
 def test_sources_from_elsewhere_are_refused(owner_api, source, field, code):
     answer = owner_api.post("/v1/bots", BOT | {"source": source}, format="json")
     assert answer.status_code == 400, answer.content

@@ -81,8 +81,10 @@ def test_create_answers_201_with_the_bot_and_only_the_tokens_last_four(owner_api
     assert bot["token_last4"] == "ZQ7x"
     assert "token" not in bot
     assert (bot["runtime"], bot["start_command"], bot["region"]) == (
-        "python-3.13", "python bot.py", "eu-central"
-    )  # fmt: skip
+        "python-3.13",
+        "python bot.py",
+        "eu-central",
+    )
     assert bot["environment"] == {"LOG_LEVEL": "info", "PREFIX": "!"}
     assert bot["resources"] == {"memory_mb": 512, "cpu_percent": 50, "disk_mb": 2048}
 
@@ -96,8 +98,9 @@ def test_create_answers_201_with_the_bot_and_only_the_tokens_last_four(owner_api
     assert TOKEN not in events_text()
 
 
-@pytest.mark.parametrize("runtime", ["python-3.12", "node-20", "bun-1", "deno-2", "java-21",
-                                     "go-1.23"])  # fmt: skip
+@pytest.mark.parametrize(
+    "runtime", ["python-3.12", "node-20", "bun-1", "deno-2", "java-21", "go-1.23"]
+)
 def test_every_runtime_of_the_list_is_accepted(owner_api, runtime):
     assert create(owner_api, runtime=runtime).status_code == 201
 
@@ -136,9 +139,12 @@ def test_invalid_fields_are_named_and_nothing_is_created(owner_api, overrides, e
 def test_missing_fields_are_each_named(owner_api):
     response = owner_api.post("/v1/bots", {}, format="json")
     assert sorted(field_errors(response)) == [
-        ("name", "required"), ("region", "required"), ("runtime", "required"),
-        ("start_command", "required"), ("token", "required"),
-    ]  # fmt: skip
+        ("name", "required"),
+        ("region", "required"),
+        ("runtime", "required"),
+        ("start_command", "required"),
+        ("token", "required"),
+    ]
 
 
 def test_an_environment_name_with_a_trailing_newline_is_refused(owner_api):
@@ -207,11 +213,16 @@ def test_a_bot_is_provisioned_started_stopped_and_deleted_without_an_address(own
         for event in Event.objects.filter(type="bot.status_changed").order_by("created_at", "id")
     ]
     assert changes == [
-        ("provisioning", "installing"), ("installing", "stopped"),
-        ("stopped", "starting"), ("starting", "running"),
-        ("running", "stopping"), ("stopping", "starting"), ("starting", "running"),
-        ("running", "stopping"), ("stopping", "stopped"),
-    ]  # fmt: skip
+        ("provisioning", "installing"),
+        ("installing", "stopped"),
+        ("stopped", "starting"),
+        ("starting", "running"),
+        ("running", "stopping"),
+        ("stopping", "starting"),
+        ("starting", "running"),
+        ("running", "stopping"),
+        ("stopping", "stopped"),
+    ]
 
     assert owner_api.delete(f"/v1/bots/{bot_id}").status_code == 202
     assert status_of(bot_id) == "deleting"
@@ -249,8 +260,9 @@ def test_bulk_actions_on_bots_take_bot_ids(owner_api, outsider_api):
     assert response.status_code == 200, response.content
     results = response.json()["data"]["results"]
     assert [(result["id"], result["accepted"]) for result in results] == [
-        (second, True), (first, True)
-    ]  # fmt: skip
+        (second, True),
+        (first, True),
+    ]
     assert TOKEN not in response.content.decode()
     run_worker()
     assert (status_of(first), status_of(second)) == ("running", "running")
@@ -263,8 +275,9 @@ def test_bulk_actions_on_bots_take_bot_ids(owner_api, outsider_api):
         "/v1/bots/actions", {"type": "stop", "server_ids": [first]}, format="json"
     )
     assert sorted(field_errors(wrong_field)) == [
-        ("bot_ids", "required"), ("server_ids", "unknown_field")
-    ]  # fmt: skip
+        ("bot_ids", "required"),
+        ("server_ids", "unknown_field"),
+    ]
 
 
 @pytest.mark.parametrize("per_page", [1, 25])
@@ -311,9 +324,10 @@ def test_patch_changes_settings_and_a_running_bot_needs_a_restart(owner_api):
     assert sorted(data["restart_required_for"]) == ["environment", "runtime"]
     last = Event.objects.filter(type="bot.updated").first()
     assert last.data["previous_attributes"] == {
-        "name": "Moderator", "runtime": "python-3.13",
+        "name": "Moderator",
+        "runtime": "python-3.13",
         "environment": {"LOG_LEVEL": "info", "PREFIX": "!"},
-    }  # fmt: skip
+    }
 
 
 def test_patching_the_token_rotates_it_without_showing_it(owner_api, owner):

@@ -143,6 +143,9 @@ def test_a_crash_reported_the_moment_the_server_runs_is_not_lost(
     ]
     # The worker went on with the automatic restart.
     assert changes[-5:] == [
-        ("stopped", "starting"), ("starting", "running"),
-        ("running", "stopped"), ("stopped", "starting"), ("starting", "running"),
-    ]  # fmt: skip
+        ("stopped", "starting"),
+        ("starting", "running"),
+        ("running", "stopped"),
+        ("stopped", "starting"),
+        ("starting", "running"),
+    ]

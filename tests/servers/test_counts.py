@@ -86,9 +86,14 @@ def test_a_server_deleted_twice_or_revived_is_counted_once(account):
 def test_bots_are_counted_apart_from_servers(owner, account):
     ServerFactory.create_batch(2, account=account)
     bot = bot_create(
-        account=account, name="Moderator", region="eu-west", runtime="node-22",
-        start_command="node index.js", token=TOKEN, actor=Actor(user=owner),
-    )  # fmt: skip
+        account=account,
+        name="Moderator",
+        region="eu-west",
+        runtime="node-22",
+        start_command="node index.js",
+        token=TOKEN,
+        actor=Actor(user=owner),
+    )
 
     assert live_instance_count(account_id=account.pk, kind="bot") == 1
     assert live_instance_count(account_id=account.pk, kind="server") == 2

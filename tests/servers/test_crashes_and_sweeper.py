@@ -169,8 +169,9 @@ def test_the_simulate_crash_command_says_when_it_does_not_restart(running, capsy
     assert capsys.readouterr().out.strip() == f"{running} crashed and stopped; not restarted."
     server = fresh(running)
     assert (server.status, server.status_reason) == (
-        "stopped", "Crashed: The process exited with code 137 (simulated)."
-    )  # fmt: skip
+        "stopped",
+        "Crashed: The process exited with code 137 (simulated).",
+    )
 
 
 def test_the_simulate_crash_command_refuses_what_is_not_running(server_id):
@@ -221,10 +222,14 @@ def nothing_active() -> bool:
 
 @pytest.mark.parametrize(
     ("action_type", "status_when_it_died", "resting"),
-    [("create", "provisioning", "install_failed"), ("create", "installing", "install_failed"),
-     ("start", "starting", "stopped"), ("stop", "stopping", "stopped"),
-     ("restart", "starting", "stopped")],
-)  # fmt: skip
+    [
+        ("create", "provisioning", "install_failed"),
+        ("create", "installing", "install_failed"),
+        ("start", "starting", "stopped"),
+        ("stop", "stopping", "stopped"),
+        ("restart", "starting", "stopped"),
+    ],
+)
 def test_a_stale_running_action_is_failed_and_its_server_put_to_rest(
     owner_api, account, action_type, status_when_it_died, resting
 ):

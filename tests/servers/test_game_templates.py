@@ -706,12 +706,17 @@ def fixtures(tmp_path_factory) -> dict[str, Path]:
     manifest = {
         "latest": {"release": "1.21.4", "snapshot": "25w02a"},
         "versions": [
-            {"id": version, "type": "release" if "w" not in version else "snapshot",
-             "url": f"{MOJANG}/{version}/{version}.json", "time": "2025-01-01T00:00:00+00:00",
-             "sha1": "0" * 40, "complianceLevel": 1}
+            {
+                "id": version,
+                "type": "release" if "w" not in version else "snapshot",
+                "url": f"{MOJANG}/{version}/{version}.json",
+                "time": "2025-01-01T00:00:00+00:00",
+                "sha1": "0" * 40,
+                "complianceLevel": 1,
+            }
             for version in ("25w02a", "1.21.41", "1.21.4")
         ],
-    }  # fmt: skip
+    }
     files["https://piston-meta.mojang.com/mc/game/version_manifest_v2.json"] = json.dumps(
         manifest, indent=2
     ).encode()

@@ -19,8 +19,11 @@ def status_of(api, server_id: str) -> str:
 def test_a_new_server_is_provisioned_installed_then_started_and_stopped(owner_api, created):
     assert created["status"] == "provisioning"
     assert created["variables"] == {
-        "EULA": True, "VERSION": "latest", "MAX_PLAYERS": 20, "DIFFICULTY": "normal"
-    }  # fmt: skip
+        "EULA": True,
+        "VERSION": "latest",
+        "MAX_PLAYERS": 20,
+        "DIFFICULTY": "normal",
+    }
     run_worker()
     detail = owner_api.get(f"/v1/servers/{created['id']}").json()["data"]["server"]
     assert detail["status"] == "stopped"
@@ -45,9 +48,11 @@ def test_a_new_server_is_provisioned_installed_then_started_and_stopped(owner_ap
         for e in Event.objects.filter(type="server.status_changed").order_by("created_at", "id")
     ]
     assert changes == [
-        ("provisioning", "installing"), ("installing", "stopped"),
-        ("stopped", "starting"), ("starting", "running"),
-    ]  # fmt: skip
+        ("provisioning", "installing"),
+        ("installing", "stopped"),
+        ("stopped", "starting"),
+        ("starting", "running"),
+    ]
 
 
 def test_an_action_the_status_does_not_allow_is_invalid_state(owner_api, created):

@@ -16,11 +16,18 @@ from servers.services.nodes import node_allocations_add, node_authenticate, node
 from tests.accounts.test_admin import admin_url
 
 FORM = {
-    "name": "fra-1", "region": "eu-central", "agent_url": "http://127.0.0.1:8443",
-    "memory_mb": "16384", "disk_mb": "204800", "cpu_percent": "800",
-    "add_ip": "203.0.113.5", "add_ports": "25565-25569", "remove_ports": "",
-    "allocations-TOTAL_FORMS": "0", "allocations-INITIAL_FORMS": "0",
-}  # fmt: skip
+    "name": "fra-1",
+    "region": "eu-central",
+    "agent_url": "http://127.0.0.1:8443",
+    "memory_mb": "16384",
+    "disk_mb": "204800",
+    "cpu_percent": "800",
+    "add_ip": "203.0.113.5",
+    "add_ports": "25565-25569",
+    "remove_ports": "",
+    "allocations-TOTAL_FORMS": "0",
+    "allocations-INITIAL_FORMS": "0",
+}
 
 
 @pytest.fixture
@@ -51,15 +58,24 @@ def test_adding_a_node_shows_its_token_once_and_fills_its_pool(staff_client):
 
 def test_a_refused_change_shows_on_its_field(staff_client):
     node, _ = node_create(
-        name="fra-1", region="eu-central", agent_url="http://127.0.0.1:1", memory_mb=4096,
-        disk_mb=102400, cpu_percent=400, actor=SYSTEM,
-    )  # fmt: skip
+        name="fra-1",
+        region="eu-central",
+        agent_url="http://127.0.0.1:1",
+        memory_mb=4096,
+        disk_mb=102400,
+        cpu_percent=400,
+        actor=SYSTEM,
+    )
     node_allocations_add(node=node, ip="127.0.0.1", ports="25565", actor=SYSTEM)
     server_create(
-        account=Account.objects.create(name="C"), name="s", game="minecraft-java",
-        region="eu-central", variables={"EULA": True}, resources={"memory_mb": 2048},
+        account=Account.objects.create(name="C"),
+        name="s",
+        game="minecraft-java",
+        region="eu-central",
+        variables={"EULA": True},
+        resources={"memory_mb": 2048},
         actor=SYSTEM,
-    )  # fmt: skip
+    )
     form = FORM | {"memory_mb": "1024", "add_ip": "", "add_ports": "", "region": ""}
     response = staff_client.post(admin_url(Node, "change", node.pk), form)
     assert response.status_code == 200  # the form again, with the error
@@ -77,9 +93,14 @@ def test_bad_input_is_a_form_error_and_adds_nothing(staff_client, bad):
 
 def test_rotating_from_the_list_shows_the_new_token(staff_client):
     node, old = node_create(
-        name="fra-1", region="eu-central", agent_url="http://127.0.0.1:1", memory_mb=4096,
-        disk_mb=102400, cpu_percent=400, actor=SYSTEM,
-    )  # fmt: skip
+        name="fra-1",
+        region="eu-central",
+        agent_url="http://127.0.0.1:1",
+        memory_mb=4096,
+        disk_mb=102400,
+        cpu_percent=400,
+        actor=SYSTEM,
+    )
     response = staff_client.post(
         admin_url(Node, "changelist"),
         {"action": "rotate_token", "_selected_action": [node.pk]},
@@ -94,9 +115,14 @@ RED_FLAG = '<strong style="color: var(--error-fg, #ba2121)">NOT ISOLATED</strong
 
 def said_hello(name: str, isolation: str | None) -> Node:
     node, _ = node_create(
-        name=name, region="eu-central", agent_url="http://127.0.0.1:1", memory_mb=4096,
-        disk_mb=102400, cpu_percent=400, actor=SYSTEM,
-    )  # fmt: skip
+        name=name,
+        region="eu-central",
+        agent_url="http://127.0.0.1:1",
+        memory_mb=4096,
+        disk_mb=102400,
+        cpu_percent=400,
+        actor=SYSTEM,
+    )
     if isolation != "never":
         agent_hello(node=node, boot_id="b", version="1.0", limits="rlimit", isolation=isolation)
     return node

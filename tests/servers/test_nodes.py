@@ -29,9 +29,14 @@ def new_node(
     name="fra-1", region="eu-central", memory_mb=8192, disk_mb=102400, ports="25565-25567"
 ):
     node, token = node_create(
-        name=name, region=region, agent_url="http://127.0.0.1:9", memory_mb=memory_mb,
-        disk_mb=disk_mb, cpu_percent=800, actor=SYSTEM,
-    )  # fmt: skip
+        name=name,
+        region=region,
+        agent_url="http://127.0.0.1:9",
+        memory_mb=memory_mb,
+        disk_mb=disk_mb,
+        cpu_percent=800,
+        actor=SYSTEM,
+    )
     if ports:
         node_allocations_add(node=node, ip="127.0.0.1", ports=ports, actor=SYSTEM)
     return node, token
@@ -39,10 +44,14 @@ def new_node(
 
 def create_server(account, **overrides):
     fields = {
-        "account": account, "name": "SMP", "game": "minecraft-java", "region": "eu-central",
-        "variables": {"EULA": True}, "resources": {"memory_mb": 2048, "disk_mb": 10240},
+        "account": account,
+        "name": "SMP",
+        "game": "minecraft-java",
+        "region": "eu-central",
+        "variables": {"EULA": True},
+        "resources": {"memory_mb": 2048, "disk_mb": 10240},
         "actor": SYSTEM,
-    } | overrides  # fmt: skip
+    } | overrides
     return server_create(**fields)
 
 
@@ -109,8 +118,10 @@ def test_hello_stores_the_isolation_the_agent_applies(db, client_for, staff_api,
     assert node.agent_isolation == isolation
     shown = staff_api.get(f"/v1/admin/nodes/{node.id}").json()["data"]["node"]["agent"]
     assert (shown["isolation"], shown["limits"], shown["version"]) == (
-        isolation, "cgroup-v2", "1.0",
-    )  # fmt: skip
+        isolation,
+        "cgroup-v2",
+        "1.0",
+    )
 
 
 def test_an_agent_that_does_not_say_leaves_the_isolation_unknown(db, client_for, staff_api):
@@ -185,20 +196,31 @@ def test_no_room_is_409_no_capacity_and_writes_nothing(account, owner_api):
     create_server(account)
     answer = owner_api.post(
         "/v1/servers",
-        {"name": "B", "game": "minecraft-java", "region": "eu-central",
-         "variables": {"EULA": True}, "resources": {"memory_mb": 1024}},
+        {
+            "name": "B",
+            "game": "minecraft-java",
+            "region": "eu-central",
+            "variables": {"EULA": True},
+            "resources": {"memory_mb": 1024},
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert answer.status_code == 409, answer.content
     error = answer.json()["error"]
     assert error["code"] == "no_capacity" and "free port" in error["message"]
     assert Server.objects.count() == 1 and Action.objects.count() == 1
     too_big = owner_api.post(
         "/v1/bots",
-        {"name": "Bot", "region": "eu-central", "runtime": "python-3.13",
-         "start_command": "python bot.py", "token": "x" * 30, "resources": {"memory_mb": 4096}},
+        {
+            "name": "Bot",
+            "region": "eu-central",
+            "runtime": "python-3.13",
+            "start_command": "python bot.py",
+            "token": "x" * 30,
+            "resources": {"memory_mb": 4096},
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert too_big.status_code == 409 and too_big.json()["error"]["code"] == "no_capacity"
 
 
@@ -213,9 +235,14 @@ def test_nodes_in_maintenance_take_nothing_new(account):
 def test_bots_are_placed_without_a_port(account):
     node, _ = new_node(ports="")
     bot = bot_create(
-        account=account, name="Bot", region="eu-central", runtime="python-3.13",
-        start_command="python bot.py", token="t" * 30, actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        name="Bot",
+        region="eu-central",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token="t" * 30,
+        actor=SYSTEM,
+    )
     assert bot.node_id == node.id and bot.address == ""
 
 
@@ -246,10 +273,15 @@ def test_growing_beyond_the_node_is_refused(account, owner_api):
 
 def sample(instance_id, **overrides):
     return {
-        "instance_id": instance_id, "at": NOW, "cpu_percent": 12.5, "memory_bytes": 2**28,
-        "disk_bytes": 2**30, "network_rx_bytes": None, "network_tx_bytes": None,
+        "instance_id": instance_id,
+        "at": NOW,
+        "cpu_percent": 12.5,
+        "memory_bytes": 2**28,
+        "disk_bytes": 2**30,
+        "network_rx_bytes": None,
+        "network_tx_bytes": None,
         "uptime_seconds": 60,
-    } | overrides  # fmt: skip
+    } | overrides
 
 
 def test_usage_of_the_nodes_own_instances_is_stored(account, client_for):
@@ -306,10 +338,18 @@ def test_a_crash_report_stops_and_restarts_the_server(account, client_for):
     Action.objects.update(status="succeeded")
     answer = client_for(token).post(
         "/v1/agent/events",
-        {"events": [{"instance_id": server.id, "type": "crashed", "at": NOW,
-                     "reason": "killed: out of memory (limit 2048 MB)"}]},
+        {
+            "events": [
+                {
+                    "instance_id": server.id,
+                    "type": "crashed",
+                    "at": NOW,
+                    "reason": "killed: out of memory (limit 2048 MB)",
+                }
+            ]
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert answer.status_code == 200, answer.content
     assert answer.json()["data"] == {"accepted": 1, "rejected": 0}
     server.refresh_from_db()
@@ -326,10 +366,18 @@ def test_a_stop_from_the_console_is_not_restarted(account, client_for):
     Action.objects.update(status="succeeded")
     client_for(token).post(
         "/v1/agent/events",
-        {"events": [{"instance_id": server.id, "type": "stopped", "at": NOW,
-                     "reason": "exited with code 0"}]},
+        {
+            "events": [
+                {
+                    "instance_id": server.id,
+                    "type": "stopped",
+                    "at": NOW,
+                    "reason": "exited with code 0",
+                }
+            ]
+        },
         format="json",
-    )  # fmt: skip
+    )
     server.refresh_from_db()
     assert server.status == "stopped" and server.status_reason == "Stopped: exited with code 0"
     assert not Action.objects.filter(status="pending").exists()
@@ -357,9 +405,14 @@ def test_hello_answers_the_state_to_sync_to(account, client_for):
     Server.objects.filter(pk=running.pk).update(status="running")
     Server.objects.filter(pk=stopped.pk).update(status="stopped")
     bot = bot_create(
-        account=account, name="Bot", region="eu-central", runtime="python-3.13",
-        start_command="python bot.py", token="secret-discord-token-123", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        name="Bot",
+        region="eu-central",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token="secret-discord-token-123",
+        actor=SYSTEM,
+    )
     Bot.objects.filter(pk=bot.pk).update(status="running")
     data = (
         client_for(token)
@@ -433,10 +486,16 @@ def test_a_teammate_with_power_may_open_the_console_a_viewer_may_not(
 def test_staff_create_a_node_and_its_pool(staff_api, client_for):
     answer = staff_api.post(
         "/v1/admin/nodes",
-        {"name": "fra-2", "region": "eu-central", "agent_url": "https://fra-2.example:8443",
-         "memory_mb": 65536, "disk_mb": 1048576, "cpu_percent": 1600},
+        {
+            "name": "fra-2",
+            "region": "eu-central",
+            "agent_url": "https://fra-2.example:8443",
+            "memory_mb": 65536,
+            "disk_mb": 1048576,
+            "cpu_percent": 1600,
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert answer.status_code == 201, answer.content
     data = answer.json()["data"]
     node_id, token = data["node"]["id"], data["token"]
@@ -451,13 +510,15 @@ def test_staff_create_a_node_and_its_pool(staff_api, client_for):
     )
     added = staff_api.post(
         f"/v1/admin/nodes/{node_id}/allocations",
-        {"ip": "203.0.113.10", "ports": "25565-25574, 27015"}, format="json",
-    )  # fmt: skip
+        {"ip": "203.0.113.10", "ports": "25565-25574, 27015"},
+        format="json",
+    )
     assert added.json()["data"] == {"count": 11}
     again = staff_api.post(
         f"/v1/admin/nodes/{node_id}/allocations",
-        {"ip": "203.0.113.10", "ports": "25565-25566"}, format="json",
-    )  # fmt: skip
+        {"ip": "203.0.113.10", "ports": "25565-25566"},
+        format="json",
+    )
     assert again.json()["data"] == {"count": 0}
     listed = staff_api.get(f"/v1/admin/nodes/{node_id}").json()["data"]["node"]
     assert listed["allocations"] == {"total": 11, "free": 11}
@@ -486,8 +547,9 @@ def test_ports_servers_hold_cannot_be_removed_nor_capacity_cut_below_use(account
     create_server(account)
     held = staff_api.post(
         f"/v1/admin/nodes/{node.id}/allocations/remove",
-        {"ip": "127.0.0.1", "ports": "25565-25566"}, format="json",
-    )  # fmt: skip
+        {"ip": "127.0.0.1", "ports": "25565-25566"},
+        format="json",
+    )
     assert held.status_code == 409 and held.json()["error"]["details"]["ports"] == [25565]
     cut = staff_api.patch(f"/v1/admin/nodes/{node.id}", {"memory_mb": 1024}, format="json")
     assert cut.status_code == 400

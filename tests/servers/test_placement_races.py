@@ -20,9 +20,12 @@ pytestmark = [
 
 def body(name: str, memory_mb: int = 1024) -> dict:
     return {
-        "name": name, "game": "minecraft-java", "region": "eu-central",
-        "variables": {"EULA": True}, "resources": {"memory_mb": memory_mb},
-    }  # fmt: skip
+        "name": name,
+        "game": "minecraft-java",
+        "region": "eu-central",
+        "variables": {"EULA": True},
+        "resources": {"memory_mb": memory_mb},
+    }
 
 
 def test_two_creates_for_the_last_port_one_wins(make_token, client_for):

@@ -16,15 +16,35 @@ TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 def fleet(account, other_account):
     base = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
     ours = [
-        ServerFactory(account=account, name="Alpha SMP", game_id="minecraft-java",
-                      status=ServerStatus.RUNNING, created_at=base),
-        ServerFactory(account=account, name="Bravo Valheim", game_id="valheim",
-                      status=ServerStatus.STOPPED, created_at=base + timedelta(days=1)),
-        ServerFactory(account=account, name="Charlie Rust", game_id="rust",
-                      status=ServerStatus.RUNNING, created_at=base + timedelta(days=2)),
-        ServerFactory(account=account, name="Delta smp", game_id="minecraft-java",
-                      status=ServerStatus.SUSPENDED, created_at=base + timedelta(days=3)),
-    ]  # fmt: skip
+        ServerFactory(
+            account=account,
+            name="Alpha SMP",
+            game_id="minecraft-java",
+            status=ServerStatus.RUNNING,
+            created_at=base,
+        ),
+        ServerFactory(
+            account=account,
+            name="Bravo Valheim",
+            game_id="valheim",
+            status=ServerStatus.STOPPED,
+            created_at=base + timedelta(days=1),
+        ),
+        ServerFactory(
+            account=account,
+            name="Charlie Rust",
+            game_id="rust",
+            status=ServerStatus.RUNNING,
+            created_at=base + timedelta(days=2),
+        ),
+        ServerFactory(
+            account=account,
+            name="Delta smp",
+            game_id="minecraft-java",
+            status=ServerStatus.SUSPENDED,
+            created_at=base + timedelta(days=3),
+        ),
+    ]
     theirs = ServerFactory(account=other_account, name="Alpha Secret", created_at=base)
     return ours, theirs
 
@@ -104,15 +124,17 @@ def test_the_detail_view_adds_updated_at(teammate_api, fleet):
         ("search=SECRET", []),
         ("created_after=2026-11-03T00:00:00Z", ["Delta smp", "Charlie Rust"]),
         ("created_before=2026-11-02T12:00:00Z", ["Alpha SMP"]),
-        ("created_after=2026-11-02T00:00:00Z&created_before=2026-11-04T00:00:00Z",
-         ["Charlie Rust", "Bravo Valheim"]),
+        (
+            "created_after=2026-11-02T00:00:00Z&created_before=2026-11-04T00:00:00Z",
+            ["Charlie Rust", "Bravo Valheim"],
+        ),
         ("ordering=name", ["Alpha SMP", "Bravo Valheim", "Charlie Rust", "Delta smp"]),
         ("ordering=-name", ["Delta smp", "Charlie Rust", "Bravo Valheim", "Alpha SMP"]),
         ("ordering=created_at", ["Alpha SMP", "Bravo Valheim", "Charlie Rust", "Delta smp"]),
         ("ordering=status", ["Charlie Rust", "Alpha SMP", "Bravo Valheim", "Delta smp"]),
         ("unknown_parameter=1", ["Delta smp", "Charlie Rust", "Bravo Valheim", "Alpha SMP"]),
     ],
-)  # fmt: skip
+)
 def test_filters_and_ordering(owner_api, fleet, query, names):
     response = owner_api.get(f"/v1/servers?{query}")
     assert response.status_code == 200, response.content
@@ -174,10 +196,23 @@ def test_the_game_catalogue_lists_real_games(teammate_api):
     games = response.json()["data"]["games"]
     slugs = {game["slug"] for game in games}
     assert len(games) >= 15
-    assert {"minecraft-java", "minecraft-bedrock", "rust", "valheim", "counter-strike-2",
-            "terraria", "ark-survival-evolved", "palworld", "garrys-mod", "factorio",
-            "7-days-to-die", "project-zomboid", "satisfactory", "enshrouded",
-            "team-fortress-2"} <= slugs  # fmt: skip
+    assert {
+        "minecraft-java",
+        "minecraft-bedrock",
+        "rust",
+        "valheim",
+        "counter-strike-2",
+        "terraria",
+        "ark-survival-evolved",
+        "palworld",
+        "garrys-mod",
+        "factorio",
+        "7-days-to-die",
+        "project-zomboid",
+        "satisfactory",
+        "enshrouded",
+        "team-fortress-2",
+    } <= slugs
     minecraft = next(game for game in games if game["slug"] == "minecraft-java")
     assert {k: minecraft[k] for k in ("slug", "name", "default_port")} == {
         "slug": "minecraft-java",

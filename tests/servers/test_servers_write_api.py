@@ -61,8 +61,10 @@ def test_create_answers_201_with_the_server_in_provisioning(owner_api, owner, ac
     assert response["Location"] == f"http://testserver/v1/servers/{server['id']}"
     assert server["status"] == "provisioning"
     assert (server["name"], server["game"], server["region"]) == (
-        "Survival SMP", "minecraft-java", "eu-central"
-    )  # fmt: skip
+        "Survival SMP",
+        "minecraft-java",
+        "eu-central",
+    )
     assert server["resources"] == {"memory_mb": 4096, "cpu_percent": 100, "disk_mb": 10240}
     assert server["variables"] == DEFAULT_VARIABLES
     assert server["auto_restart"] is True
@@ -100,8 +102,10 @@ def test_an_unknown_field_is_refused(owner_api, nothing_written):
 def test_missing_fields_are_each_named(owner_api, nothing_written):
     response = owner_api.post("/v1/servers", {}, format="json")
     assert sorted(field_errors(response)) == [
-        ("game", "required"), ("name", "required"), ("region", "required")
-    ]  # fmt: skip
+        ("game", "required"),
+        ("name", "required"),
+        ("region", "required"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -156,17 +160,23 @@ def test_given_variables_are_kept_and_the_rest_take_their_defaults(owner_api):
     )
     assert response.status_code == 201, response.content
     assert response.json()["data"]["server"]["variables"] == {
-        **DEFAULT_VARIABLES, "MAX_PLAYERS": 1000, "DIFFICULTY": "hard"
-    }  # fmt: skip
+        **DEFAULT_VARIABLES,
+        "MAX_PLAYERS": 1000,
+        "DIFFICULTY": "hard",
+    }
 
 
 def test_a_game_without_a_required_variable_needs_no_variables(owner_api):
     response = create(owner_api, game="rust", variables={})
     assert response.status_code == 201, response.content
     assert response.json()["data"]["server"]["variables"] == {
-        "MAX_PLAYERS": 100, "WORLD_SIZE": 3500, "SEED": 12345, "LEVEL": "Procedural Map",
-        "RCON_PASSWORD": "", "SERVER_NAME": "A Rust server",
-    }  # fmt: skip
+        "MAX_PLAYERS": 100,
+        "WORLD_SIZE": 3500,
+        "SEED": 12345,
+        "LEVEL": "Procedural Map",
+        "RCON_PASSWORD": "",
+        "SERVER_NAME": "A Rust server",
+    }
 
 
 @pytest.mark.parametrize(
@@ -193,8 +203,10 @@ def test_the_edges_of_the_resource_ranges_are_accepted(owner_api, account):
     )
     assert response.status_code == 201, response.content
     assert response.json()["data"]["server"]["resources"] == {
-        "memory_mb": 65536, "cpu_percent": 800, "disk_mb": 1024
-    }  # fmt: skip
+        "memory_mb": 65536,
+        "cpu_percent": 800,
+        "disk_mb": 1024,
+    }
 
 
 def test_the_server_count_quota_is_enforced(owner_api, account):
@@ -328,10 +340,13 @@ def test_patch_changes_resources_within_the_memory_quota(owner_api, account):
     grown = patch(owner_api, server_id, {"resources": {"memory_mb": 4096, "cpu_percent": 200}})
     assert grown.status_code == 200, grown.content
     assert grown.json()["data"]["server"]["resources"] == {
-        "memory_mb": 4096, "cpu_percent": 200, "disk_mb": 10240
-    }  # fmt: skip
-    error = error_of(patch(owner_api, server_id, {"resources": {"memory_mb": 4097}}), 422,
-                     "quota_exceeded")  # fmt: skip
+        "memory_mb": 4096,
+        "cpu_percent": 200,
+        "disk_mb": 10240,
+    }
+    error = error_of(
+        patch(owner_api, server_id, {"resources": {"memory_mb": 4097}}), 422, "quota_exceeded"
+    )
     assert error["details"]["limit"] == 4096
     assert Server.objects.get(pk=server_id).memory_mb == 4096
     assert patch(owner_api, server_id, {"resources": {"memory_mb": 1024}}).status_code == 200
@@ -413,9 +428,11 @@ def test_a_teammate_with_a_read_key_can_only_read(owner_api, teammate_api):
     for response, scope in (
         (patch(teammate_api, server_id, {"name": "Mine"}), "servers:write"),
         (teammate_api.delete(f"/v1/servers/{server_id}"), "servers:write"),
-        (teammate_api.post(f"/v1/servers/{server_id}/actions", {"type": "start"},
-                           format="json"), "servers:power"),
-    ):  # fmt: skip
+        (
+            teammate_api.post(f"/v1/servers/{server_id}/actions", {"type": "start"}, format="json"),
+            "servers:power",
+        ),
+    ):
         assert error_of(response, 403, "insufficient_scope")["details"] == {
             "required_scopes": [scope]
         }
@@ -426,10 +443,15 @@ def test_a_teammate_with_a_read_key_can_only_read(owner_api, teammate_api):
 def bot_of_owner(owner_api) -> str:
     response = owner_api.post(
         "/v1/bots",
-        {"name": "Helper", "region": "eu-central", "runtime": "python-3.13",
-         "start_command": "python bot.py", "token": "a-discord-bot-token-of-30-chars"},
+        {
+            "name": "Helper",
+            "region": "eu-central",
+            "runtime": "python-3.13",
+            "start_command": "python bot.py",
+            "token": "a-discord-bot-token-of-30-chars",
+        },
         format="json",
-    )  # fmt: skip
+    )
     assert response.status_code == 201, response.content
     return response.json()["data"]["bot"]["id"]
 

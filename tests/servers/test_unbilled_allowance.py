@@ -59,8 +59,11 @@ def test_the_allowance_counts_servers_and_bots_together(account, owner_api):
     ("field", "limit"), [("memory_mb", 3000), ("cpu_percent", 150), ("disk_mb", 15000)]
 )
 def test_the_allowance_bounds_resources_together(account, owner_api, field, limit):
-    allow(account, instances=10, **({"memory_mb": 100_000, "cpu_percent": 10_000,
-                                    "disk_mb": 1_000_000} | {field: limit}))  # fmt: skip
+    allow(
+        account,
+        instances=10,
+        **({"memory_mb": 100_000, "cpu_percent": 10_000, "disk_mb": 1_000_000} | {field: limit}),
+    )
     first = {"memory_mb": 2048, "cpu_percent": 100, "disk_mb": 10240}
     assert create_server(owner_api, **first).status_code == 201
     error = error_of(create_server(owner_api, **first), 422, "plan_required")
@@ -101,12 +104,23 @@ def test_deleted_servers_give_their_share_back(account, owner_api):
 
 def test_plan_servers_do_not_count_against_the_allowance(account, owner_api):
     allow(account, instances=1, memory_mb=2048, cpu_percent=100, disk_mb=10240)
-    plan = {"subscription": "sub_x", "product": "4 GB", "memory_mb": 4096, "cpu_percent": 200,
-            "disk_mb": 20480}  # fmt: skip
+    plan = {
+        "subscription": "sub_x",
+        "product": "4 GB",
+        "memory_mb": 4096,
+        "cpu_percent": 200,
+        "disk_mb": 20480,
+    }
     server_create(
-        account=account, name="Bought", game="minecraft-java", region="eu-central",
-        variables={"EULA": True}, resources={"memory_mb": 4096}, plan=plan, actor=Actor(),
-    )  # fmt: skip
+        account=account,
+        name="Bought",
+        game="minecraft-java",
+        region="eu-central",
+        variables={"EULA": True},
+        resources={"memory_mb": 4096},
+        plan=plan,
+        actor=Actor(),
+    )
     assert create_server(owner_api).status_code == 201
 
 
@@ -114,9 +128,13 @@ def test_staff_are_not_bound_by_the_allowance(account):
     allow(account)
     staff = UserFactory(is_staff=True)
     server = server_create(
-        account=account, name="Made by staff", game="minecraft-java", region="eu-central",
-        variables={"EULA": True}, actor=Actor(user=staff),
-    )  # fmt: skip
+        account=account,
+        name="Made by staff",
+        game="minecraft-java",
+        region="eu-central",
+        variables={"EULA": True},
+        actor=Actor(user=staff),
+    )
     assert server.plan is None
 
 
@@ -140,9 +158,11 @@ def test_a_sign_up_starts_without_an_allowance(db):
 
 def test_a_host_billing_elsewhere_gives_new_accounts_an_allowance(db, settings):
     settings.NEW_ACCOUNT_UNBILLED_ALLOWANCE = {
-        "unbilled_instances": 3, "unbilled_memory_mb": 6144, "unbilled_cpu_percent": 300,
+        "unbilled_instances": 3,
+        "unbilled_memory_mb": 6144,
+        "unbilled_cpu_percent": 300,
         "unbilled_disk_mb": 30720,
-    }  # fmt: skip
+    }
     account = account_create(name="New", owner_email="new@example.com")
     assert (account.unbilled_instances, account.unbilled_memory_mb) == (3, 6144)
 
@@ -158,8 +178,9 @@ def test_the_account_shows_its_allowance_to_members(
     for api in (owner_api, teammate_api):
         body = api.get("/v1/account").json()
         assert body["data"]["account"]["unbilled_allowance"] == ZERO | {
-            "instances": 2, "memory_mb": 4096,
-        }  # fmt: skip
+            "instances": 2,
+            "memory_mb": 4096,
+        }
 
 
 def test_members_cannot_set_their_own_allowance(account, owner_api):
@@ -183,15 +204,25 @@ def test_staff_set_part_of_the_allowance_and_the_change_is_an_event(account, sta
     assert shown == {"instances": 3, "memory_mb": 8192, "cpu_percent": 100, "disk_mb": 10240}
     event = Event.objects.get(type="account.updated", object_id=account.id)
     assert event.data["previous_attributes"]["unbilled_allowance"] == {
-        "instances": 1, "memory_mb": 2048, "cpu_percent": 100, "disk_mb": 10240,
-    }  # fmt: skip
+        "instances": 1,
+        "memory_mb": 2048,
+        "cpu_percent": 100,
+        "disk_mb": 10240,
+    }
 
 
 @pytest.mark.parametrize(
     "allowance",
-    [{"instances": -1}, {"memory_mb": "5"}, {"disk_mb": True}, {"seats": 2}, [1, 2], "3",
-     {"cpu_percent": 2**31}],
-)  # fmt: skip
+    [
+        {"instances": -1},
+        {"memory_mb": "5"},
+        {"disk_mb": True},
+        {"seats": 2},
+        [1, 2],
+        "3",
+        {"cpu_percent": 2**31},
+    ],
+)
 def test_staff_get_a_clear_error_for_a_bad_allowance(account, staff_api, allowance):
     allow(account)
     response = staff_api.patch(
@@ -245,7 +276,7 @@ def test_the_migration_gives_existing_accounts_what_their_plan_less_instances_us
     )
     migration = importlib.import_module(
         "billing.migrations.0006_unbilled_allowance_of_existing_accounts"
-    )  # fmt: skip
+    )
     migration.keep_what_runs(apps, None)
     account.refresh_from_db()
     allowance = ("instances", "memory_mb", "cpu_percent", "disk_mb")

@@ -57,10 +57,20 @@ def worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
     }
     log = (tmp_path / "worker.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "db_worker", "--no-reload", "--no-startup-delay",
-         "--interval", "0.1"],
-        cwd=django_settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "manage.py",
+            "db_worker",
+            "--no-reload",
+            "--no-startup-delay",
+            "--interval",
+            "0.1",
+        ],
+        cwd=django_settings.BASE_DIR,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         yield process
     finally:

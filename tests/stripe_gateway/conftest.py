@@ -34,10 +34,18 @@ def localstripe():
     """The base address of a localstripe process (its state lives as long as the session)."""
     port = free_port()
     process = subprocess.Popen(  # noqa: S603 (our own venv's localstripe)
-        [sys.executable, "-m", "tests.stripe_gateway.localstripe_server", "--port", str(port),
-         "--from-scratch"],
-        cwd=settings.BASE_DIR, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tests.stripe_gateway.localstripe_server",
+            "--port",
+            str(port),
+            "--from-scratch",
+        ],
+        cwd=settings.BASE_DIR,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while True:
         try:

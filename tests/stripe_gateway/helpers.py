@@ -23,9 +23,11 @@ def save_card(client: stripe.StripeClient, account, user, number: str = VISA):
     confirmed in the browser with the card, then saved on our side."""
     intent = setup_intent_create(account=account)
     card = client.v1.payment_methods.create(
-        params={"type": "card", "card": {"number": number, "exp_month": 12, "exp_year": 2034,
-                                         "cvc": "123"}}
-    )  # fmt: skip
+        params={
+            "type": "card",
+            "card": {"number": number, "exp_month": 12, "exp_year": 2034, "cvc": "123"},
+        }
+    )
     confirmed = client.v1.setup_intents.confirm(intent["id"], params={"payment_method": card.id})
     if confirmed.status == "requires_action":
         # the bank's challenge, passed in the browser; Stripe.js then confirms again

@@ -35,8 +35,10 @@ def test_the_account_s_list_orders_collection_and_an_empty_one_follows_the_setti
     stripe_on, account
 ):
     assert [each.name for each in collection_gateways(account.id)] == [
-        "credit", "stripe", "bank_transfer",
-    ]  # fmt: skip
+        "credit",
+        "stripe",
+        "bank_transfer",
+    ]
     own_gateways(account, ["bank_transfer"])
     assert [each.name for each in collection_gateways(account.id)] == ["bank_transfer"]
     own_gateways(account, ["stripe", "credit"])
@@ -96,9 +98,10 @@ def test_an_account_without_cards_cannot_pay_or_save_one_but_removes_its_own(
 
     for refused in (pay, setup, default):
         assert error_of(refused, 422) == {
-            "code": "payment_method_not_supported", "message": CARDS_NOT_FOR_ACCOUNT,
+            "code": "payment_method_not_supported",
+            "message": CARDS_NOT_FOR_ACCOUNT,
             "request_id": refused.json()["error"]["request_id"],
-        }  # fmt: skip
+        }
     assert listed(owner_api.get("/v1/payment-methods"), "payment_methods") == [card.id]
     assert data_of(owner_api.delete(f"/v1/payment-methods/{card.id}"))["deleted"] is True
     assert not PaymentMethod.objects.filter(pk=card.pk).exists()

@@ -47,17 +47,20 @@ def test_a_card_is_saved_listed_made_default_and_removed(request, stripe_api, wh
     browser_confirms(stripe_api, second_intent["setup_intent"]["id"], "5555555555554444")
     second = data_of(
         api.post(
-            "/v1/payment-methods", {"setup_intent": second_intent["setup_intent"]["id"]},
+            "/v1/payment-methods",
+            {"setup_intent": second_intent["setup_intent"]["id"]},
             format="json",
-        ), 201,
-    )["payment_method"]  # fmt: skip
+        ),
+        201,
+    )["payment_method"]
     assert listed(api.get("/v1/payment-methods"), "payment_methods") == [second["id"], first["id"]]
 
     made = data_of(api.post(f"/v1/payment-methods/{second['id']}/default", {}, format="json"))
     assert made["payment_method"]["is_default"] is True
-    assert data_of(api.get(f"/v1/payment-methods/{first['id']}"))["payment_method"][
-        "is_default"
-    ] is False  # fmt: skip
+    assert (
+        data_of(api.get(f"/v1/payment-methods/{first['id']}"))["payment_method"]["is_default"]
+        is False
+    )
 
     gone = data_of(api.delete(f"/v1/payment-methods/{second['id']}"))
     assert gone == {"id": second["id"], "deleted": True}
@@ -68,9 +71,11 @@ def test_an_outsider_finds_no_card_and_cannot_save_ours(
     stripe_api, account, owner, outsider_api, owner_api
 ):
     ours = save_card(stripe_api, account, owner)
-    for method, path in (("get", f"/v1/payment-methods/{ours.id}"),
-                         ("delete", f"/v1/payment-methods/{ours.id}"),
-                         ("post", f"/v1/payment-methods/{ours.id}/default")):  # fmt: skip
+    for method, path in (
+        ("get", f"/v1/payment-methods/{ours.id}"),
+        ("delete", f"/v1/payment-methods/{ours.id}"),
+        ("post", f"/v1/payment-methods/{ours.id}/default"),
+    ):
         assert error_of(getattr(outsider_api, method)(path), 404)["code"] == "not_found"
     assert listed(outsider_api.get("/v1/payment-methods"), "payment_methods") == []
     ours_intent = data_of(
@@ -81,9 +86,10 @@ def test_an_outsider_finds_no_card_and_cannot_save_ours(
         "/v1/payment-methods", {"setup_intent": ours_intent["setup_intent"]["id"]}, format="json"
     )
     assert error_of(stolen, 400)["details"]["fields"][0] == {
-        "name": "setup_intent", "code": "not_found",
+        "name": "setup_intent",
+        "code": "not_found",
         "message": "No such SetupIntent for this account.",
-    }  # fmt: skip
+    }
     assert PaymentMethod.objects.filter(account=account).count() == 1
 
 
@@ -117,8 +123,9 @@ def test_an_open_invoice_is_paid_by_card_now(stripe_api, account, owner, owner_a
     invoice = open_invoice(account, owner)
     save_card(stripe_api, account, owner)
 
-    answer = data_of(owner_api.post(f"/v1/invoices/{invoice.id}/pay", {"source": "card"},
-                                    format="json"))  # fmt: skip
+    answer = data_of(
+        owner_api.post(f"/v1/invoices/{invoice.id}/pay", {"source": "card"}, format="json")
+    )
 
     assert answer["next_action"] is None
     assert answer["payment"]["status"] == "succeeded" and answer["payment"]["gateway"] == "stripe"
@@ -148,9 +155,11 @@ def test_a_card_the_bank_wants_confirmed_comes_back_to_the_invoice(
     # localstripe's own test route), and the bank sends them back to the invoice.
     intent_id = secret.split("_secret_")[0]
     stripe_api.raw_request(
-        "post", f"/v1/payment_intents/{intent_id}/_authenticate",
-        client_secret=secret, success="true",
-    )  # fmt: skip
+        "post",
+        f"/v1/payment_intents/{intent_id}/_authenticate",
+        client_secret=secret,
+        success="true",
+    )
     client.force_login(owner)
     back = client.get(f"/billing/invoices/{invoice.id}/card-return", {"payment_intent": intent_id})
     assert back.status_code == 302 and back["Location"] == f"/billing/invoices/{invoice.id}"

@@ -48,8 +48,10 @@ def test_a_saved_card_keeps_only_what_identifies_it(stripe_api, account, owner, 
     assert stripe_api.v1.payment_methods.retrieve(second.stripe_id).customer is None
     types = list(Event.objects.filter(account=account, type__startswith="payment_method."))
     assert {event.type for event in types} == {
-        "payment_method.attached", "payment_method.updated", "payment_method.detached"
-    }  # fmt: skip
+        "payment_method.attached",
+        "payment_method.updated",
+        "payment_method.detached",
+    }
     assert not PaymentMethod.objects.filter(account=other_account).exists()
 
 
@@ -193,8 +195,13 @@ def test_credit_notes_refunded_give_the_money_back_to_the_card(stripe_api, accou
     run_worker()
     payment = Payment.objects.get(invoice=invoice)
 
-    credit_note_create(invoice=invoice, amount=500, reason="order_change", refund_to="refunded",
-                       actor=Actor(user=owner))  # fmt: skip
+    credit_note_create(
+        invoice=invoice,
+        amount=500,
+        reason="order_change",
+        refund_to="refunded",
+        actor=Actor(user=owner),
+    )
     payment.refresh_from_db()
     assert (payment.status, payment.amount_refunded) == ("succeeded", 500)  # booked at once
     run_worker()  # sends it to Stripe
@@ -202,16 +209,26 @@ def test_credit_notes_refunded_give_the_money_back_to_the_card(stripe_api, accou
     assert first.status == "succeeded" and first.refund_id.startswith("re_")
     assert stripe_api.v1.refunds.retrieve(first.refund_id).amount == 500
 
-    credit_note_create(invoice=invoice, amount=1000, reason="order_change", refund_to="refunded",
-                       actor=Actor(user=owner))  # fmt: skip
+    credit_note_create(
+        invoice=invoice,
+        amount=1000,
+        reason="order_change",
+        refund_to="refunded",
+        actor=Actor(user=owner),
+    )
     run_worker()
     payment.refresh_from_db()
     assert (payment.status, payment.amount_refunded) == ("refunded", 1500)
     assert sorted(r.amount for r in StripeRefund.objects.filter(status="succeeded")) == [500, 1000]
     assert Event.objects.filter(type="payment.refunded", object_id=payment.id).count() == 2
     with pytest.raises(ValidationFailed):
-        credit_note_create(invoice=invoice, amount=1, reason="order_change", refund_to="refunded",
-                           actor=Actor(user=owner))  # fmt: skip
+        credit_note_create(
+            invoice=invoice,
+            amount=1,
+            reason="order_change",
+            refund_to="refunded",
+            actor=Actor(user=owner),
+        )
 
 
 def test_a_refund_stripe_refuses_is_failed_and_told_to_integrations(
@@ -224,8 +241,13 @@ def test_a_refund_stripe_refuses_is_failed_and_told_to_integrations(
     _, invoice = order(account, owner, plan(amount=1500))
     run_worker()
     payment = Payment.objects.get(invoice=invoice)
-    credit_note_create(invoice=invoice, amount=500, reason="order_change", refund_to="refunded",
-                       actor=Actor(user=owner))  # fmt: skip
+    credit_note_create(
+        invoice=invoice,
+        amount=500,
+        reason="order_change",
+        refund_to="refunded",
+        actor=Actor(user=owner),
+    )
 
     # Staff had already given it all back in Stripe's dashboard: Stripe refuses (its own
     # answer, recorded: localstripe refunds a charge any number of times).

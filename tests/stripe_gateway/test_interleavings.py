@@ -49,9 +49,10 @@ def notify(payment, kind: str, serial: list[int]) -> None:
 
 
 @settings(
-    max_examples=25, deadline=None,
+    max_examples=25,
+    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)  # fmt: skip
+)
 # The cases that once went wrong, always tried: a retried confirmation after a lost answer.
 @example(card=VISA, steps=["call_answer_lost", "retry"])
 @example(card=VISA, steps=["call_answer_lost", "notify_failed", "retry"])

@@ -19,10 +19,17 @@ URL = "/stripe/webhook"
 
 
 def event(event_id: str, kind: str, obj: dict) -> str:
-    return json.dumps({
-        "id": event_id, "object": "event", "type": kind, "api_version": "2024-06-20",
-        "created": 1795500000, "livemode": False, "data": {"object": obj},
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "id": event_id,
+            "object": "event",
+            "type": kind,
+            "api_version": "2024-06-20",
+            "created": 1795500000,
+            "livemode": False,
+            "data": {"object": obj},
+        }
+    )
 
 
 def post(client, body: str, secret: str = WEBHOOK_SECRET):
@@ -55,8 +62,11 @@ def charged_unheard(stripe_api, account, owner, settings):
 
 def intent_of(payment) -> dict:
     charge = StripeCharge.objects.get(pk=payment.pk)
-    return {"id": charge.payment_intent, "object": "payment_intent",
-            "metadata": {"payment": payment.id}}  # fmt: skip
+    return {
+        "id": charge.payment_intent,
+        "object": "payment_intent",
+        "metadata": {"payment": payment.id},
+    }
 
 
 def test_a_success_settles_the_payment_once_however_often_it_comes(client, charged_unheard):

@@ -27,9 +27,12 @@ def errors_of(answer) -> str:
 def test_a_policy_is_added_with_its_targets_and_hours(admin_client):
     answer = admin_client.post(
         admin_url(SlaPolicy, "add"),
-        {"name": "Gold", "targets": '{"urgent": {"first_response_minutes": 30}}',
-         "calendar": HOURS},
-    )  # fmt: skip
+        {
+            "name": "Gold",
+            "targets": '{"urgent": {"first_response_minutes": 30}}',
+            "calendar": HOURS,
+        },
+    )
 
     assert answer.status_code == 302
     policy = SlaPolicy.objects.get(name="Gold")
@@ -62,10 +65,16 @@ def test_a_department_is_added_with_its_staff(admin_client, sla_policy):
 
     answer = admin_client.post(
         admin_url(Department, "add"),
-        {"name": "Abuse", "email": "Abuse@Desk.example", "default_priority": "high",
-         "sla_policy": sla_policy.pk, "customer_visible": "", "active": "on",
-         "members": [agent.pk]},
-    )  # fmt: skip
+        {
+            "name": "Abuse",
+            "email": "Abuse@Desk.example",
+            "default_priority": "high",
+            "sla_policy": sla_policy.pk,
+            "customer_visible": "",
+            "active": "on",
+            "members": [agent.pk],
+        },
+    )
 
     assert answer.status_code == 302
     department = Department.objects.get(name="Abuse")
@@ -83,9 +92,16 @@ def test_a_department_takes_only_staff_and_a_free_address(admin_client, technica
         admin_url(Department, "add"), {**form, "email": "support+abuse@desk.example"}
     )
     department = department_save(
-        department=None, name="Abuse", email="", default_priority="normal", sla_policy=None,
-        customer_visible=True, active=True, members=[], actor=Actor(),
-    )  # fmt: skip
+        department=None,
+        name="Abuse",
+        email="",
+        default_priority="normal",
+        sla_policy=None,
+        customer_visible=True,
+        active=True,
+        members=[],
+        actor=Actor(),
+    )
     not_staff = admin_client.post(
         admin_url(Department, "change", department.pk),
         {**form, "email": "", "members": [customer.pk]},
@@ -98,9 +114,16 @@ def test_a_department_takes_only_staff_and_a_free_address(admin_client, technica
     assert not department.members.exists()
     with pytest.raises(ValidationFailed) as refused:
         department_save(
-            department=department, name="Abuse", email="", default_priority="normal",
-            sla_policy=None, customer_visible=True, active=True, members=[customer], actor=Actor(),
-        )  # fmt: skip
+            department=department,
+            name="Abuse",
+            email="",
+            default_priority="normal",
+            sla_policy=None,
+            customer_visible=True,
+            active=True,
+            members=[customer],
+            actor=Actor(),
+        )
     assert refused.value.details["fields"][0]["code"] == "not_staff"
 
 
@@ -114,9 +137,13 @@ def test_departments_and_policies_are_not_deleted(admin_client, technical):
 def test_macros_are_added_changed_and_deleted_through_their_services(admin_client, technical):
     added = admin_client.post(
         admin_url(Macro, "add"),
-        {"name": "Restart", "department": technical.pk, "set_status": "pending_customer",
-         "body": "Please restart the server from the dashboard."},
-    )  # fmt: skip
+        {
+            "name": "Restart",
+            "department": technical.pk,
+            "set_status": "pending_customer",
+            "body": "Please restart the server from the dashboard.",
+        },
+    )
     macro = Macro.objects.get()
     duplicate = admin_client.post(
         admin_url(Macro, "add"),
@@ -151,9 +178,12 @@ def test_a_policy_change_keeps_due_times_already_promised(owner, account, techni
     promised = ticket.first_response_due_at
 
     sla_policy_save(
-        policy=technical.sla_policy, name="Standard", actor=Actor(), calendar={},
+        policy=technical.sla_policy,
+        name="Standard",
+        actor=Actor(),
+        calendar={},
         targets={"normal": {"first_response_minutes": 5}},
-    )  # fmt: skip
+    )
     ticket.refresh_from_db()
 
     assert ticket.first_response_due_at == promised

@@ -23,10 +23,14 @@ def teammate_tickets_api(teammate, account, make_token, client_for):
 def open_one(api, department, **body):
     answer = api.post(
         "/v1/tickets",
-        {"subject": "Server stops at 'Loading world'", "body": "Since the update.",
-         "department": department.id, **body},
+        {
+            "subject": "Server stops at 'Loading world'",
+            "body": "Since the update.",
+            "department": department.id,
+            **body,
+        },
         format="json",
-    )  # fmt: skip
+    )
     return data_of(answer, 201)["ticket"]
 
 
@@ -35,10 +39,15 @@ def test_a_customer_opens_a_ticket_about_their_server(owner_api, owner, account,
 
     answer = owner_api.post(
         "/v1/tickets",
-        {"subject": "Lag spikes", "body": "Every evening.", "department": technical.id,
-         "priority": "high", "server": server.id},
+        {
+            "subject": "Lag spikes",
+            "body": "Every evening.",
+            "department": technical.id,
+            "priority": "high",
+            "server": server.id,
+        },
         format="json",
-    )  # fmt: skip
+    )
 
     ticket = data_of(answer, 201)["ticket"]
     assert answer["Location"].endswith(f"/v1/tickets/{ticket['id']}")
@@ -54,13 +63,10 @@ def test_bad_input_is_named(owner_api, account, other_account, technical):
     cases = [
         ({"subject": "", "body": "x", "department": technical.id}, "subject"),
         ({"subject": "x", "body": "x", "department": "dept_nope"}, "department"),
-        ({"subject": "x", "body": "x", "department": technical.id, "server": theirs.id},
-         "server"),
-        ({"subject": "x", "body": "x", "department": technical.id, "priority": "now"},
-         "priority"),
-        ({"subject": "x", "body": "x", "department": technical.id, "status": "closed"},
-         "status"),
-    ]  # fmt: skip
+        ({"subject": "x", "body": "x", "department": technical.id, "server": theirs.id}, "server"),
+        ({"subject": "x", "body": "x", "department": technical.id, "priority": "now"}, "priority"),
+        ({"subject": "x", "body": "x", "department": technical.id, "status": "closed"}, "status"),
+    ]
     for body, field in cases:
         error = error_of(owner_api.post("/v1/tickets", body, format="json"), 400)
         assert error["code"] == "validation_failed"
@@ -94,18 +100,30 @@ def test_reading_needs_tickets_read_and_changing_tickets_write(
 
     assert error_of(unscoped.get("/v1/tickets"), 403)["code"] == "insufficient_scope"
     assert reader.get("/v1/tickets").status_code == 200
-    refused = reader.post("/v1/tickets", {"subject": "x", "body": "y",
-                                          "department": technical.id}, format="json")  # fmt: skip
+    refused = reader.post(
+        "/v1/tickets", {"subject": "x", "body": "y", "department": technical.id}, format="json"
+    )
     assert error_of(refused, 403)["details"]["required_scopes"] == ["tickets:write"]
 
 
 def test_internal_notes_never_reach_the_customer(owner_api, account, technical, agent):
     ticket = open_one(owner_api, technical)
     stored = Ticket.objects.get(pk=ticket["id"])
-    ticket_reply(ticket=stored, body="Customer is abusive; careful.", actor=Actor(user=agent),
-                 by_staff=True, channel="web", internal=True)  # fmt: skip
-    ticket_reply(ticket=stored, body="Restored the backup.", actor=Actor(user=agent),
-                 by_staff=True, channel="web")  # fmt: skip
+    ticket_reply(
+        ticket=stored,
+        body="Customer is abusive; careful.",
+        actor=Actor(user=agent),
+        by_staff=True,
+        channel="web",
+        internal=True,
+    )
+    ticket_reply(
+        ticket=stored,
+        body="Restored the backup.",
+        actor=Actor(user=agent),
+        by_staff=True,
+        channel="web",
+    )
 
     messages = data_of(owner_api.get(f"/v1/tickets/{ticket['id']}/messages"))["messages"]
 
@@ -123,8 +141,12 @@ def test_reply_close_reopen_and_rate(owner_api, account, technical, agent):
     assert data_of(replied, 201)["message"]["body"] == "Any news?"
     refused = owner_api.post(f"{path}/reopen", {}, format="json")
     assert error_of(refused, 409)["details"]["status"] == "open"
-    ticket_status_change(ticket=Ticket.objects.get(pk=ticket["id"]), status="resolved",
-                         actor=Actor(user=agent), by_staff=True)  # fmt: skip
+    ticket_status_change(
+        ticket=Ticket.objects.get(pk=ticket["id"]),
+        status="resolved",
+        actor=Actor(user=agent),
+        by_staff=True,
+    )
     rated = owner_api.post(f"{path}/rate", {"rating": 5, "comment": "Fast"}, format="json")
     assert data_of(rated)["ticket"]["rating"] == 5
     assert data_of(owner_api.post(f"{path}/reopen", {}, format="json"))["ticket"]["status"] == (
@@ -134,18 +156,18 @@ def test_reply_close_reopen_and_rate(owner_api, account, technical, agent):
     assert data_of(closed)["ticket"]["status"] == "closed"
     late = owner_api.post(f"{path}/messages", {"body": "One more"}, format="json")
     assert error_of(late, 409) == {
-        "code": "invalid_state", "message": "Cannot reply: the ticket is closed.",
+        "code": "invalid_state",
+        "message": "Cannot reply: the ticket is closed.",
         "details": {"status": "closed", "allowed_statuses": []},
         "request_id": late.json()["error"]["request_id"],
-    }  # fmt: skip
+    }
     assert error_of(owner_api.post(f"{path}/rate", {"rating": 9}, format="json"), 400)
 
 
 def test_the_list_filters_and_searches(owner_api, account, technical, billing_department):
     server = ServerFactory(account=account)
     lag = open_one(owner_api, technical, subject="Lag spikes", server=server.id)
-    invoice = open_one(owner_api, billing_department, subject="Invoice question",
-                       priority="low")  # fmt: skip
+    invoice = open_one(owner_api, billing_department, subject="Invoice question", priority="low")
     number = Ticket.objects.get(pk=invoice["id"]).number
 
     def ids(**params):
@@ -186,10 +208,12 @@ def test_a_reply_carries_files_and_only_the_account_downloads_them(
 
     answer = owner_api.post(
         f"/v1/tickets/{ticket['id']}/attachments",
-        {"file": [upload("latest.log", b"[ERROR] bind failed\n"), upload("shot.png", PNG)],
-         "body": "Logs and a screenshot."},
+        {
+            "file": [upload("latest.log", b"[ERROR] bind failed\n"), upload("shot.png", PNG)],
+            "body": "Logs and a screenshot.",
+        },
         format="multipart",
-    )  # fmt: skip
+    )
 
     message = data_of(answer, 201)["message"]
     assert message["body"] == "Logs and a screenshot."
@@ -234,9 +258,15 @@ def test_an_internal_note_s_file_is_never_served_to_the_customer(
     from support.services.attachments import Upload
 
     ticket = open_one(owner_api, technical)
-    note = ticket_reply(ticket=Ticket.objects.get(pk=ticket["id"]), body="Abuse report",
-                        actor=Actor(user=agent), by_staff=True, channel="web", internal=True,
-                        uploads=[Upload("report.txt", b"private")])  # fmt: skip
+    note = ticket_reply(
+        ticket=Ticket.objects.get(pk=ticket["id"]),
+        body="Abuse report",
+        actor=Actor(user=agent),
+        by_staff=True,
+        channel="web",
+        internal=True,
+        uploads=[Upload("report.txt", b"private")],
+    )
     [attachment] = note.attachments.all()
 
     assert error_of(owner_api.get(f"/v1/attachments/{attachment.id}"), 404)["code"] == "not_found"

@@ -85,9 +85,12 @@ def test_staff_of_another_department_see_neither_the_ticket_nor_its_files(
     note = reply(ticket, agent, "Log attached", staff=True, internal=True)
     signed_in(agent).post(
         ticket_url(ticket),
-        {"kind": "note", "body": "See the log",
-         "attachments": [SimpleUploadedFile("crash.log", b"java.lang.OutOfMemoryError")]},
-    )  # fmt: skip
+        {
+            "kind": "note",
+            "body": "See the log",
+            "attachments": [SimpleUploadedFile("crash.log", b"java.lang.OutOfMemoryError")],
+        },
+    )
     attachment = Message.objects.filter(ticket=ticket).exclude(pk=note.pk).last().attachments.get()
     other = signed_in(billing_agent)
 
@@ -165,8 +168,11 @@ def test_the_queue_is_sorted_by_when_each_ticket_is_due(owner, account, technica
     expected = [sooner.number, answered.number, later.number, untimed.number]
     assert rows(client.get("/desk")) == expected
     assert rows(client.get("/desk", {"sort": "-due"})) == [
-        later.number, answered.number, sooner.number, untimed.number,
-    ]  # fmt: skip
+        later.number,
+        answered.number,
+        sooner.number,
+        untimed.number,
+    ]
     assert rows(client.get("/desk", {"sort": "number"})) == sorted(expected)
 
 
@@ -201,9 +207,13 @@ def test_finished_tickets_leave_the_queue_unless_asked_for(owner, account, techn
 def test_the_queue_is_searched_by_number_subject_and_requester(owner, account, technical, agent):
     crash = open_ticket(owner, account, technical, subject="Crash on boot")
     guest, _ = ticket_open(
-        requester=Requester(email="guest@elsewhere.example"), subject="Question",
-        body="Hello", department=technical, channel="email", actor=SYSTEM,
-    )  # fmt: skip
+        requester=Requester(email="guest@elsewhere.example"),
+        subject="Question",
+        body="Hello",
+        department=technical,
+        channel="email",
+        actor=SYSTEM,
+    )
     client = signed_in(agent)
 
     assert rows(client.get("/desk", {"q": str(crash.number)})) == [crash.number]
@@ -292,9 +302,12 @@ def test_refusals_of_the_reply_stay_on_the_form(owner, account, technical, agent
     assert "A note leaves the status" in note.context["form"].errors["set_status"][0]
     program = client.post(
         ticket_url(ticket),
-        {"kind": "reply", "body": "Here",
-         "attachments": [SimpleUploadedFile("notes.txt", b"MZ\x90\x00" + b"\x00" * 60 + b"PE")]},
-    )  # fmt: skip
+        {
+            "kind": "reply",
+            "body": "Here",
+            "attachments": [SimpleUploadedFile("notes.txt", b"MZ\x90\x00" + b"\x00" * 60 + b"PE")],
+        },
+    )
     assert program.status_code == 200
     assert program.context["form"]["body"].value() == "Here"
     assert Message.objects.filter(ticket=ticket).count() == 1
@@ -305,17 +318,20 @@ def test_macros_of_the_department_and_global_ones_fill_the_form(
 ):
     ticket = open_ticket(owner, account, technical)
     restart = Macro.objects.create(
-        name="Restart", body="Please restart the server.", department=technical,
+        name="Restart",
+        body="Please restart the server.",
+        department=technical,
         set_status="pending_customer",
-    )  # fmt: skip
+    )
     Macro.objects.create(name="Thanks", body="Thank you!")
     Macro.objects.create(name="Refund", body="Refunded.", department=billing_department)
     client = signed_in(agent)
 
     page = client.get(ticket_url(ticket))
     assert [label for _, label in page.context["form"].fields["macro"].choices][1:] == [
-        "Restart", "Thanks",
-    ]  # fmt: skip
+        "Restart",
+        "Thanks",
+    ]
     assert 'id="desk-macros"' in page.content.decode()
     filled = client.post(
         ticket_url(ticket),
@@ -389,12 +405,18 @@ def test_the_customer_context_shows_servers_invoices_and_activity(owner, account
     ServerFactory(account=account, name="Creative", status="stopped")
     invoice = invoice_finalize(
         invoice=invoice_create(
-            account=account, currency="EUR",
+            account=account,
+            currency="EUR",
             lines=[{"description": "Plan", "quantity": 1, "unit_amount": 1250}],
         )
-    )  # fmt: skip
-    record_event(type="account.updated", account=account, object_type="account",
-                 obj={"id": account.id, "name": account.name}, actor=Actor(user=owner))  # fmt: skip
+    )
+    record_event(
+        type="account.updated",
+        account=account,
+        object_type="account",
+        obj={"id": account.id, "name": account.name},
+        actor=Actor(user=owner),
+    )
     ticket = open_ticket(owner, account, technical)
 
     response = signed_in(agent).get(ticket_url(ticket))
@@ -408,9 +430,13 @@ def test_the_customer_context_shows_servers_invoices_and_activity(owner, account
 
 def test_a_guest_ticket_shows_only_the_requester_address(technical, agent):
     ticket, _ = ticket_open(
-        requester=Requester(email="guest@elsewhere.example"), subject="Question",
-        body="Hello", department=technical, channel="email", actor=SYSTEM,
-    )  # fmt: skip
+        requester=Requester(email="guest@elsewhere.example"),
+        subject="Question",
+        body="Hello",
+        department=technical,
+        channel="email",
+        actor=SYSTEM,
+    )
     response = signed_in(agent).get(ticket_url(ticket))
     assert response.context["customer"] is None
     assert 'Guest: <span class="strong">guest@elsewhere.example</span>' in response.content.decode()

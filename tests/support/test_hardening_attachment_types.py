@@ -61,9 +61,13 @@ def test_content_that_is_what_its_name_says_keeps_that_type(name, content, conte
 def test_the_dashboard_refuses_html_named_pdf(owner, technical, settings):
     response = signed_in(owner).post(
         "/support/new",
-        {"department": technical.id, "subject": "Invoice", "body": "See the file.",
-         "attachments": [SimpleUploadedFile("invoice.pdf", HTML)]},
-    )  # fmt: skip
+        {
+            "department": technical.id,
+            "subject": "Invoice",
+            "body": "See the file.",
+            "attachments": [SimpleUploadedFile("invoice.pdf", HTML)],
+        },
+    )
 
     assert response.status_code == 200
     assert field_errors(response, "attachments") == [
@@ -86,15 +90,19 @@ def test_the_api_refuses_html_named_pdf(owner, account, technical, make_token, c
     error = answer.json()["error"]
     assert error["code"] == "validation_failed"
     assert error["details"]["fields"] == [
-        {"name": "attachments", "code": "type_mismatch",
-         "message": "invoice.pdf is not the kind of file its name says."}
-    ]  # fmt: skip
+        {
+            "name": "attachments",
+            "code": "type_mismatch",
+            "message": "invoice.pdf is not the kind of file its name says.",
+        }
+    ]
     assert Message.objects.filter(ticket=ticket).count() == 1
 
     kept = api.post(
         f"/v1/tickets/{ticket.id}/attachments",
-        {"file": [SimpleUploadedFile("invoice.pdf", PDF, "text/html")]}, format="multipart",
-    )  # fmt: skip
+        {"file": [SimpleUploadedFile("invoice.pdf", PDF, "text/html")]},
+        format="multipart",
+    )
     (attachment,) = data_of(kept, 201)["message"]["attachments"]
     assert attachment["content_type"] == "application/pdf"
 

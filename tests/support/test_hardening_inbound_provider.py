@@ -103,8 +103,11 @@ def test_the_settings_refuse_half_a_door(variables, accepted):
     environment = {**os.environ, **variables}
     started = subprocess.run(
         [sys.executable, "-c", "import hosting.settings"],
-        env=environment, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
     assert (started.returncode == 0) is accepted, started.stderr
 
@@ -124,13 +127,18 @@ for url in ("/anymail/mailgun/inbound/", "/anymail/postmark/inbound/",
 
 def test_the_service_mounts_the_configured_provider_and_no_other():
     environment = {
-        **os.environ, "DJANGO_SETTINGS_MODULE": "hosting.settings",
-        "ANYMAIL_WEBHOOK_SECRET": "desk:pw", "SUPPORT_INBOUND_PROVIDER": "mailgun",
-    }  # fmt: skip
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "hosting.settings",
+        "ANYMAIL_WEBHOOK_SECRET": "desk:pw",
+        "SUPPORT_INBOUND_PROVIDER": "mailgun",
+    }
     started = subprocess.run(  # noqa: S603 - our own interpreter and code
-        [sys.executable, "-c", MOUNTED], env=environment, capture_output=True, text=True,
+        [sys.executable, "-c", MOUNTED],
+        env=environment,
+        capture_output=True,
+        text=True,
         check=True,
-    )  # fmt: skip
+    )
 
     assert started.stdout.split("\n")[:3] == [
         "/anymail/mailgun/inbound/ anymail",

@@ -201,9 +201,11 @@ def test_a_mail_longer_than_a_message_holds_is_kept_shortened(
     ).encode()
     opened = mail_receive(raw)
     ticket = open_ticket(owner, account, technical)
-    replied = mail_receive(raw.replace(b"long-1", b"long-2").replace(
-        b"billing@desk.example", reply_address(ticket).encode()
-    ).replace(b"anna@example.com", owner.email.encode()))  # fmt: skip
+    replied = mail_receive(
+        raw.replace(b"long-1", b"long-2")
+        .replace(b"billing@desk.example", reply_address(ticket).encode())
+        .replace(b"anna@example.com", owner.email.encode())
+    )
 
     assert (opened.result, replied.result) == ("opened", "replied")
     for outcome in (opened, replied):

@@ -35,8 +35,9 @@ def worked_ticket(owner, account, technical, sam):
     ticket = open_ticket(owner, account, technical)
     staff = Actor(user=sam, ip="198.51.100.77")
     ticket_assign(ticket=ticket, assignee=sam, actor=staff)
-    ticket_reply(ticket=ticket, body="Restarted it for you.", actor=staff, by_staff=True,
-                 channel="web")  # fmt: skip
+    ticket_reply(
+        ticket=ticket, body="Restarted it for you.", actor=staff, by_staff=True, channel="web"
+    )
     ticket_update(ticket=ticket, changes={"tags": ["angry"]}, actor=staff)
     ticket_update(ticket=ticket, changes={"priority": "high"}, actor=staff)
     return ticket
@@ -90,8 +91,7 @@ def test_the_customers_mail_signs_as_the_team(owner, account, technical, sam):
     ticket = open_ticket(owner, account, technical)
     send_desk_mail()
     mail.outbox.clear()
-    ticket_reply(ticket=ticket, body="Fixed.", actor=Actor(user=sam), by_staff=True,
-                 channel="web")  # fmt: skip
+    ticket_reply(ticket=ticket, body="Fixed.", actor=Actor(user=sam), by_staff=True, channel="web")
 
     (sent,) = to_customers(send_desk_mail())
 
@@ -106,8 +106,7 @@ def test_a_first_name_setting_shows_the_first_name_and_nothing_more(
     settings.SUPPORT_TEAM_NAME = "Blockworks Support"
     ticket = open_ticket(owner, account, technical)
     ticket_assign(ticket=ticket, assignee=sam, actor=Actor(user=sam))
-    ticket_reply(ticket=ticket, body="Fixed.", actor=Actor(user=sam), by_staff=True,
-                 channel="web")  # fmt: skip
+    ticket_reply(ticket=ticket, body="Fixed.", actor=Actor(user=sam), by_staff=True, channel="web")
 
     page = signed_in(owner).get(f"/support/{ticket.id}").content.decode()
     listed = data_of(tickets_api.get(f"/v1/tickets/{ticket.id}/messages"))["messages"]

@@ -22,15 +22,21 @@ def field_of(refusal: pytest.ExceptionInfo) -> tuple[str, str]:
 def test_staff_create_a_macro_of_a_department_or_of_all(agent, technical):
     actor = Actor(user=agent)
     restart = macro_create(
-        name=" Restart ", body="Please restart.\n", department=technical,
-        set_status="pending_customer", actor=actor,
-    )  # fmt: skip
+        name=" Restart ",
+        body="Please restart.\n",
+        department=technical,
+        set_status="pending_customer",
+        actor=actor,
+    )
     thanks = macro_create(name="Thanks", body="Thank you!", actor=actor)
 
     restart.refresh_from_db()
     assert (restart.name, restart.body, restart.department_id, restart.set_status) == (
-        "Restart", "Please restart.", technical.pk, "pending_customer",
-    )  # fmt: skip
+        "Restart",
+        "Please restart.",
+        technical.pk,
+        "pending_customer",
+    )
     assert (thanks.department_id, thanks.set_status) == (None, "")
     assert not Event.objects.exists()  # staff configuration: no customer's event
 
@@ -84,16 +90,19 @@ def test_staff_change_and_delete_a_macro(agent, technical, billing_department):
     )
     changed.refresh_from_db()
     assert (changed.body, changed.department_id, changed.set_status) == (
-        "Please restart.", None, "resolved",
-    )  # fmt: skip
+        "Please restart.",
+        None,
+        "resolved",
+    )
     with pytest.raises(ValidationFailed) as unknown:
         macro_update(macro=macro, changes={"priority": "high"}, actor=actor)
     assert field_of(unknown) == ("priority", "unknown_field")
     with pytest.raises(ValidationFailed) as clash:
         macro_update(
-            macro=macro, changes={"name": "Refund", "department": billing_department},
+            macro=macro,
+            changes={"name": "Refund", "department": billing_department},
             actor=actor,
-        )  # fmt: skip
+        )
     assert field_of(clash) == ("name", "duplicate")
     assert Macro.objects.get(pk=macro.pk).department_id is None
 

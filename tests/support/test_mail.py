@@ -70,17 +70,29 @@ def test_a_reply_to_the_signed_address_threads_without_its_quotes(owner, account
     body = outcome.message.body
     assert ">" not in body and "wrote:" not in body
     assert Ticket.objects.get(pk=ticket.pk).status == "open"
-    forged = eml("plus_reply", **{"support+AbC123xyz@desk.example":
-                                  f"support+{ticket.number}-0000000000deadbeef00@desk.example",
-                                  "5e6f7a8b": "5e6f7a8c"})  # fmt: skip
+    forged = eml(
+        "plus_reply",
+        **{
+            "support+AbC123xyz@desk.example": (
+                f"support+{ticket.number}-0000000000deadbeef00@desk.example"
+            ),
+            "5e6f7a8b": "5e6f7a8c",
+        },
+    )
     assert mail_receive(forged).result == "refused"  # no ticket, no department at that address
 
 
 def test_a_reply_threads_by_in_reply_to(owner, account, technical, agent):
     ticket = open_ticket(owner, account, technical)
     Ticket.objects.filter(pk=ticket.pk).update(requester_email="marco.rossi.hosting@gmail.com")
-    ticket_reply(ticket=ticket, body="Try a restart.", actor=Actor(user=agent), by_staff=True,
-                 channel="web", email_message_id="ticket-1042.1772520000@desk.example")  # fmt: skip
+    ticket_reply(
+        ticket=ticket,
+        body="Try a restart.",
+        actor=Actor(user=agent),
+        by_staff=True,
+        channel="web",
+        email_message_id="ticket-1042.1772520000@desk.example",
+    )
 
     outcome = mail_receive(eml("gmail_reply"))
 
@@ -147,8 +159,9 @@ def test_attachments_are_kept_and_hostile_ones_refused_on_the_message():
     outcome = mail_receive(eml("attachments"))
     kept = Attachment.objects.filter(message=outcome.message).order_by("filename")
     assert [(each.filename, each.content_type) for each in kept] == [
-        ("invoice-2026-0042.pdf", "application/pdf"), ("panel.png", "image/png"),
-    ]  # fmt: skip
+        ("invoice-2026-0042.pdf", "application/pdf"),
+        ("panel.png", "image/png"),
+    ]
     assert all(each.size == len(each.file.read()) for each in kept)
 
     hostile = mail_receive(eml("hostile_filename"))

@@ -124,9 +124,13 @@ def test_a_ticket_opened_by_staff_for_a_customer_mails_the_customer(
 ):
     ticket_open(
         requester=Requester(email=owner.email, user=owner, account=account),
-        subject="Planned maintenance", body="We will move your server tonight.",
-        department=technical, channel="web", actor=Actor(user=agent), by_staff=True,
-    )  # fmt: skip
+        subject="Planned maintenance",
+        body="We will move your server tonight.",
+        department=technical,
+        channel="web",
+        actor=Actor(user=agent),
+        by_staff=True,
+    )
 
     (email,) = to_customers(send_desk_mail())
 

@@ -28,9 +28,12 @@ def signed(raw: bytes, *, key: str = SIGNING_KEY) -> dict[str, str]:
     timestamp, token = str(int(time.time())), "a" * 50
     signature = hmac.new(key.encode(), f"{timestamp}{token}".encode(), hashlib.sha256).hexdigest()
     return {
-        "body-mime": raw.decode("utf-8"), "timestamp": timestamp, "token": token,
-        "signature": signature, "recipient": "billing@desk.example",
-    }  # fmt: skip
+        "body-mime": raw.decode("utf-8"),
+        "timestamp": timestamp,
+        "token": token,
+        "signature": signature,
+        "recipient": "billing@desk.example",
+    }
 
 
 def auth(credentials: str = BASIC) -> dict[str, str]:

@@ -28,9 +28,13 @@ VIEWER_REFUSED = "As Viewer, you may not open, answer and close support tickets.
 def open_ticket(user, account, department, subject="Server stops at 'Loading world'", **kwargs):
     ticket, _ = ticket_open(
         requester=Requester(email=user.email, name=user.name, user=user, account=account),
-        subject=subject, body=kwargs.pop("body", "Since the update."), department=department,
-        channel="api", actor=Actor(user=user), **kwargs,
-    )  # fmt: skip
+        subject=subject,
+        body=kwargs.pop("body", "Since the update."),
+        department=department,
+        channel="api",
+        actor=Actor(user=user),
+        **kwargs,
+    )
     return ticket
 
 
@@ -115,8 +119,7 @@ def test_the_list_finds_by_number_or_subject_and_filters(
 def test_the_list_sorts_by_number_or_last_update(owner, account, technical):
     first = open_ticket(owner, account, technical)
     second = open_ticket(owner, account, technical)
-    ticket_reply(ticket=first, body="More", actor=Actor(user=owner), by_staff=False,
-                 channel="web")  # fmt: skip
+    ticket_reply(ticket=first, body="More", actor=Actor(user=owner), by_staff=False, channel="web")
     client = signed_in(owner)
     assert listed(client.get("/support")) == [first.id, second.id]
     assert listed(client.get("/support", {"sort": "number"})) == [first.id, second.id]
@@ -155,12 +158,19 @@ def test_opening_a_ticket_about_a_server_with_files(owner, account, technical, s
 
     response = client.post(
         "/support/new",
-        {"department": technical.id, "subject": "Lag spikes", "body": "Every evening.",
-         "priority": "high", "about": server.id,
-         "attachments": [upload("latest.log", b"[WARN] tick took 900 ms\n"),
-                         upload("shot.png", PNG)]},
+        {
+            "department": technical.id,
+            "subject": "Lag spikes",
+            "body": "Every evening.",
+            "priority": "high",
+            "about": server.id,
+            "attachments": [
+                upload("latest.log", b"[WARN] tick took 900 ms\n"),
+                upload("shot.png", PNG),
+            ],
+        },
         follow=True,
-    )  # fmt: skip
+    )
 
     ticket = Ticket.objects.get()
     assert response.redirect_chain == [(ticket_url(ticket), 302)]
@@ -168,27 +178,40 @@ def test_opening_a_ticket_about_a_server_with_files(owner, account, technical, s
         f"Ticket #{ticket.number} is open: our answer will show on this page."
     ]
     assert (ticket.channel, ticket.priority, ticket.server, ticket.requester) == (
-        "web", "high", server, owner
-    )  # fmt: skip
+        "web",
+        "high",
+        server,
+        owner,
+    )
     message = ticket.messages.get()
     assert message.body == "Every evening."
     assert sorted(message.attachments.values_list("filename", flat=True)) == [
-        "latest.log", "shot.png"
-    ]  # fmt: skip
+        "latest.log",
+        "shot.png",
+    ]
     assert len(stored_files(settings)) == 2
     assert "shot.png" in response.content.decode()
 
 
 def test_opening_a_ticket_about_a_bot(owner, account, technical):
     bot = Bot.objects.create(
-        account=account, name="Moderator", region_id="eu-west", runtime="python-3.13",
-        start_command="python bot.py", token_encrypted="x", token_last4="abcd",
-    )  # fmt: skip
+        account=account,
+        name="Moderator",
+        region_id="eu-west",
+        runtime="python-3.13",
+        start_command="python bot.py",
+        token_encrypted="x",
+        token_last4="abcd",
+    )
     response = signed_in(owner).post(
         "/support/new",
-        {"department": technical.id, "subject": "Bot offline", "body": "Since noon.",
-         "about": bot.id},
-    )  # fmt: skip
+        {
+            "department": technical.id,
+            "subject": "Bot offline",
+            "body": "Since noon.",
+            "about": bot.id,
+        },
+    )
     assert response.status_code == 302
     ticket = Ticket.objects.get()
     assert (ticket.bot, ticket.server, ticket.priority) == (bot, None, "normal")
@@ -225,20 +248,26 @@ def test_only_departments_customers_may_pick_are_offered(owner, technical, billi
     ("file", "error"),
     [
         (("notes.txt", PROGRAM), "notes.txt is not the kind of file its name says."),
-        (("tool.exe", PROGRAM), "tool.exe: only images, PDF, text, logs and archives can be "
-                                "attached."),
+        (
+            ("tool.exe", PROGRAM),
+            "tool.exe: only images, PDF, text, logs and archives can be attached.",
+        ),
         (("big.log", b"x" * 2048), "big.log is larger than 0.000976562 MB."),
     ],
-)  # fmt: skip
+)
 @override_settings(SUPPORT_ATTACHMENT_MAX_BYTES=1024)
 def test_a_bad_attachment_is_refused_and_nothing_is_written(
     owner, technical, settings, file, error
 ):
     response = signed_in(owner).post(
         "/support/new",
-        {"department": technical.id, "subject": "Crash", "body": "See the file.",
-         "attachments": [upload("fine.txt", b"ok"), upload(*file)]},
-    )  # fmt: skip
+        {
+            "department": technical.id,
+            "subject": "Crash",
+            "body": "See the file.",
+            "attachments": [upload("fine.txt", b"ok"), upload(*file)],
+        },
+    )
     assert response.status_code == 200
     assert field_errors(response, "attachments") == [error]
     assert not Ticket.objects.exists() and not Attachment.objects.exists()
@@ -249,9 +278,13 @@ def test_a_bad_attachment_is_refused_and_nothing_is_written(
 def test_too_many_attachments_are_refused(owner, technical, settings):
     response = signed_in(owner).post(
         "/support/new",
-        {"department": technical.id, "subject": "Crash", "body": "See the files.",
-         "attachments": [upload("a.txt", b"a"), upload("b.txt", b"b")]},
-    )  # fmt: skip
+        {
+            "department": technical.id,
+            "subject": "Crash",
+            "body": "See the files.",
+            "attachments": [upload("a.txt", b"a"), upload("b.txt", b"b")],
+        },
+    )
     assert field_errors(response, "attachments") == ["At most 1 files per message."]
     assert not Ticket.objects.exists() and stored_files(settings) == []
 
@@ -263,8 +296,13 @@ def test_the_conversation_shows_replies_and_files_never_internal_notes(
     owner, teammate, ticket, agent
 ):
     staff_reply(ticket, agent, body="Please send the log.", uploads=[Upload("howto.txt", b"hi")])
-    note = staff_reply(ticket, agent, body="Customer is on the old plan; secret lead.",
-                       internal=True, uploads=[Upload("internal.txt", b"private")])  # fmt: skip
+    note = staff_reply(
+        ticket,
+        agent,
+        body="Customer is on the old plan; secret lead.",
+        internal=True,
+        uploads=[Upload("internal.txt", b"private")],
+    )
     [hidden] = note.attachments.all()
 
     response = signed_in(teammate).get(ticket_url(ticket))
@@ -399,12 +437,20 @@ def test_a_role_without_tickets_read_gets_404_and_no_navigation_entry(viewer, ti
     monkeypatch.setitem(ROLE_SCOPES, Role.VIEWER, ROLE_SCOPES[Role.VIEWER] - {"tickets:read"})
     message = Message.objects.get(ticket=ticket)
     [attachment] = ticket_reply(
-        ticket=ticket, body="Log", actor=SYSTEM, by_staff=True, channel="web",
+        ticket=ticket,
+        body="Log",
+        actor=SYSTEM,
+        by_staff=True,
+        channel="web",
         uploads=[Upload("a.txt", b"a")],
-    ).attachments.all()  # fmt: skip
+    ).attachments.all()
     client = signed_in(viewer)
-    for path in ["/support", "/support/new", ticket_url(ticket),
-                 f"/support/attachments/{attachment.id}"]:  # fmt: skip
+    for path in [
+        "/support",
+        "/support/new",
+        ticket_url(ticket),
+        f"/support/attachments/{attachment.id}",
+    ]:
         assert client.get(path).status_code == 404, path
     assert client.post(ticket_url(ticket, "/close")).status_code == 404
     assert 'href="/support"' not in client.get("/").content.decode()

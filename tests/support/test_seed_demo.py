@@ -36,8 +36,10 @@ def test_it_seeds_the_desk_once_however_often_it_runs(client):
     assert tickets_for_staff(staff).count() == 2
     answered = Ticket.objects.get(subject="Server stops at 'Loading world'")
     assert (answered.status, answered.assignee, answered.server is not None) == (
-        "pending_customer", staff, True,
-    )  # fmt: skip
+        "pending_customer",
+        staff,
+        True,
+    )
     # The internal note is there for staff and not for the customer.
     assert MessageKind.INTERNAL in set(
         messages_visible(answered, staff=True).values_list("kind", flat=True)

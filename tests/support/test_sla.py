@@ -46,16 +46,26 @@ def test_the_resolution_clock_pauses_while_the_customer_is_asked(owner, account,
         ticket = open_ticket(owner, account, office)
     monday_10 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # 10:00 Berlin
     with time_machine.travel(monday_10, tick=False):
-        ticket_reply(ticket=ticket, body="Which world?", actor=Actor(user=agent), by_staff=True,
-                     channel="web")  # fmt: skip
+        ticket_reply(
+            ticket=ticket,
+            body="Which world?",
+            actor=Actor(user=agent),
+            by_staff=True,
+            channel="web",
+        )
     paused = Ticket.objects.get(pk=ticket.pk)
     assert paused.sla_running_since is None
     assert paused.sla_seconds_used == 2 * 3600  # Friday 16 to 17, Monday 09 to 10
 
     # The customer answers on Wednesday at 09:00 Berlin: 8 hours of the target remain.
     with time_machine.travel(datetime(2026, 11, 25, 8, 0, tzinfo=UTC), tick=False):
-        ticket_reply(ticket=ticket, body="The nether.", actor=Actor(user=owner), by_staff=False,
-                     channel="web")  # fmt: skip
+        ticket_reply(
+            ticket=ticket,
+            body="The nether.",
+            actor=Actor(user=owner),
+            by_staff=False,
+            channel="web",
+        )
 
     resumed = Ticket.objects.get(pk=ticket.pk)
     assert resumed.status == "pending_staff"
@@ -64,8 +74,9 @@ def test_the_resolution_clock_pauses_while_the_customer_is_asked(owner, account,
 
 
 def test_on_hold_pauses_too_and_a_new_priority_retargets(owner, account, office, agent):
-    office.sla_policy.targets |= {"urgent": {"first_response_minutes": 30,
-                                             "resolution_minutes": 120}}  # fmt: skip
+    office.sla_policy.targets |= {
+        "urgent": {"first_response_minutes": 30, "resolution_minutes": 120}
+    }
     office.sla_policy.save()
     with time_machine.travel(datetime(2026, 11, 23, 9, 0, tzinfo=UTC), tick=False):  # Mon 10:00
         ticket = open_ticket(owner, account, office)
@@ -73,8 +84,11 @@ def test_on_hold_pauses_too_and_a_new_priority_retargets(owner, account, office,
         ticket_status_change(ticket=ticket, status="on_hold", actor=SYSTEM, by_staff=True)
     with time_machine.travel(datetime(2026, 11, 24, 8, 0, tzinfo=UTC), tick=False):  # Tue 09:00
         ticket_status_change(ticket=ticket, status="pending_staff", actor=SYSTEM, by_staff=True)
-        ticket = ticket_update(ticket=Ticket.objects.get(pk=ticket.pk),
-                               changes={"priority": "urgent"}, actor=Actor(user=agent))  # fmt: skip
+        ticket = ticket_update(
+            ticket=Ticket.objects.get(pk=ticket.pk),
+            changes={"priority": "urgent"},
+            actor=Actor(user=agent),
+        )
 
     # One of the urgent target's two hours was used on Monday: one is left from Tue 09:00.
     assert ticket.resolution_due_at == datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
@@ -94,8 +108,9 @@ def test_breaches_are_flagged_once_as_events(owner, account, office):
     assert ticket.first_response_breached and ticket.resolution_breached
     breached = Event.objects.filter(type="ticket.sla_breached").order_by("created_at")
     assert [event.data["object"]["breached"] for event in breached] == [
-        "first_response", "resolution",
-    ]  # fmt: skip
+        "first_response",
+        "resolution",
+    ]
     assert tickets_sla_check(now=datetime(2026, 12, 30, tzinfo=UTC)) == 0
 
 
@@ -103,7 +118,12 @@ def test_a_waiting_ticket_does_not_breach_its_resolution(owner, account, office,
     office.members.add(agent)
     with time_machine.travel(FRIDAY_4PM, tick=False):
         ticket = open_ticket(owner, account, office)
-        ticket_reply(ticket=ticket, body="Which world?", actor=Actor(user=agent), by_staff=True,
-                     channel="web")  # fmt: skip
+        ticket_reply(
+            ticket=ticket,
+            body="Which world?",
+            actor=Actor(user=agent),
+            by_staff=True,
+            channel="web",
+        )
 
     assert tickets_sla_check(now=FRIDAY_4PM + timedelta(days=30)) == 0

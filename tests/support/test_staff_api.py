@@ -56,15 +56,18 @@ def test_a_customer_key_cannot_use_the_staff_api(owner_api, owner, account, tech
     assert error_of(refused, 403)["code"] == "insufficient_scope"
 
 
-def test_notes_replies_assignment_and_status(agent_api, agent, owner, owner_api, account,
-                                             technical):  # fmt: skip
+def test_notes_replies_assignment_and_status(
+    agent_api, agent, owner, owner_api, account, technical
+):
     ticket = open_ticket(owner, account, technical)
     path = f"/v1/admin/tickets/{ticket.id}"
 
-    note = agent_api.post(f"{path}/messages", {"body": "Check the disk.", "internal": True},
-                          format="json")  # fmt: skip
-    reply = agent_api.post(f"{path}/messages", {"body": "Restored.", "set_status": "resolved"},
-                           format="json")  # fmt: skip
+    note = agent_api.post(
+        f"{path}/messages", {"body": "Check the disk.", "internal": True}, format="json"
+    )
+    reply = agent_api.post(
+        f"{path}/messages", {"body": "Restored.", "set_status": "resolved"}, format="json"
+    )
     assigned = agent_api.post(f"{path}/assign", {"assignee": agent.id}, format="json")
 
     assert data_of(note, 201)["message"]["kind"] == "internal"
@@ -87,30 +90,38 @@ def test_notes_replies_assignment_and_status(agent_api, agent, owner, owner_api,
     assert error_of(again, 409)["details"] == {"status": "closed", "allowed_statuses": []}
 
 
-def test_assignment_outside_the_department_is_refused(agent_api, billing_agent, owner, account,
-                                                      technical):  # fmt: skip
+def test_assignment_outside_the_department_is_refused(
+    agent_api, billing_agent, owner, account, technical
+):
     ticket = open_ticket(owner, account, technical)
-    refused = agent_api.post(f"/v1/admin/tickets/{ticket.id}/assign",
-                             {"assignee": billing_agent.id}, format="json")  # fmt: skip
+    refused = agent_api.post(
+        f"/v1/admin/tickets/{ticket.id}/assign", {"assignee": billing_agent.id}, format="json"
+    )
     assert error_of(refused, 400)["details"]["fields"][0]["code"] == "not_in_department"
-    unknown = agent_api.post(f"/v1/admin/tickets/{ticket.id}/assign", {"assignee": "usr_x"},
-                             format="json")  # fmt: skip
+    unknown = agent_api.post(
+        f"/v1/admin/tickets/{ticket.id}/assign", {"assignee": "usr_x"}, format="json"
+    )
     assert error_of(unknown, 400)["details"]["fields"][0]["code"] == "not_found"
 
 
 def test_moving_to_another_department_and_merging(
     agent_api, owner, account, technical, billing_department
 ):
-    first, duplicate = open_ticket(owner, account, technical), open_ticket(owner, account,
-                                                                           technical)  # fmt: skip
-    merged = agent_api.post(f"/v1/admin/tickets/{duplicate.id}/merge", {"into": first.id},
-                            format="json")  # fmt: skip
+    first, duplicate = (
+        open_ticket(owner, account, technical),
+        open_ticket(owner, account, technical),
+    )
+    merged = agent_api.post(
+        f"/v1/admin/tickets/{duplicate.id}/merge", {"into": first.id}, format="json"
+    )
     assert data_of(merged)["ticket"]["merged_into"] == first.id
     assert Message.objects.filter(ticket=first).count() == 3
 
-    moved = agent_api.patch(f"/v1/admin/tickets/{first.id}",
-                            {"priority": "urgent", "tags": ["Nether"],
-                             "department": billing_department.id}, format="json")  # fmt: skip
+    moved = agent_api.patch(
+        f"/v1/admin/tickets/{first.id}",
+        {"priority": "urgent", "tags": ["Nether"], "department": billing_department.id},
+        format="json",
+    )
 
     ticket = data_of(moved)["ticket"]
     assert (ticket["priority"], ticket["tags"], ticket["department"]) == (

@@ -31,16 +31,21 @@ pytestmark = pytest.mark.django_db
 def open_ticket(owner, account, department, **kwargs):
     requester = Requester(email=owner.email, name="Owner", user=owner, account=account)
     ticket, _ = ticket_open(
-        requester=requester, subject=kwargs.pop("subject", "Server will not start"),
-        body=kwargs.pop("body", "It stops at 'Loading world'."), department=department,
-        channel="web", actor=Actor(user=owner), **kwargs,
-    )  # fmt: skip
+        requester=requester,
+        subject=kwargs.pop("subject", "Server will not start"),
+        body=kwargs.pop("body", "It stops at 'Loading world'."),
+        department=department,
+        channel="web",
+        actor=Actor(user=owner),
+        **kwargs,
+    )
     return ticket
 
 
 def reply(ticket, who, body="More", *, staff, **kwargs):
-    return ticket_reply(ticket=ticket, body=body, actor=Actor(user=who), by_staff=staff,
-                        channel="web", **kwargs)  # fmt: skip
+    return ticket_reply(
+        ticket=ticket, body=body, actor=Actor(user=who), by_staff=staff, channel="web", **kwargs
+    )
 
 
 def status_of(ticket) -> str:
@@ -77,8 +82,10 @@ def test_a_ticket_links_only_objects_of_its_account(owner, account, other_accoun
     with pytest.raises(ValidationFailed) as refused:
         open_ticket(owner, account, technical, links={"server": theirs.id})
     assert refused.value.details["fields"][0] == {
-        "name": "server", "code": "not_found", "message": f"No server {theirs.id} in this account.",
-    }  # fmt: skip
+        "name": "server",
+        "code": "not_found",
+        "message": f"No server {theirs.id} in this account.",
+    }
 
 
 def test_a_ticket_opens_only_in_an_active_department(owner, account, technical):
@@ -138,8 +145,9 @@ def test_a_closed_ticket_takes_no_reply_and_cannot_reopen(owner, account, techni
 def test_customers_only_close_or_reopen_a_resolved_ticket(owner, account, technical, agent):
     ticket = open_ticket(owner, account, technical)
     with pytest.raises(PermissionDenied):
-        ticket_status_change(ticket=ticket, status="on_hold", actor=Actor(user=owner),
-                             by_staff=False)  # fmt: skip
+        ticket_status_change(
+            ticket=ticket, status="on_hold", actor=Actor(user=owner), by_staff=False
+        )
     with pytest.raises(InvalidState):
         ticket_reopen(ticket=ticket, actor=Actor(user=owner))  # it is open already
     ticket_status_change(ticket=ticket, status="resolved", actor=Actor(user=agent), by_staff=True)
@@ -186,10 +194,14 @@ def test_moving_a_ticket_to_another_department_retargets_and_unassigns(
     ticket_assign(ticket=ticket, assignee=agent, actor=Actor(user=agent))
 
     ticket = ticket_update(
-        ticket=ticket, changes={"department": billing_department.id, "priority": "urgent",
-                                "tags": ["Minecraft", " crash ", "minecraft"]},
+        ticket=ticket,
+        changes={
+            "department": billing_department.id,
+            "priority": "urgent",
+            "tags": ["Minecraft", " crash ", "minecraft"],
+        },
         actor=Actor(user=agent),
-    )  # fmt: skip
+    )
 
     assert (ticket.department, ticket.assignee, ticket.priority) == (
         billing_department,

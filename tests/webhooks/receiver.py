@@ -193,10 +193,15 @@ class Receiver:
                 verified, error = receiver._check(self.path, body, headers)
                 answer = receiver._next_answer(self.path)
                 received = Received(
-                    method="POST", path=self.path, headers=headers,
-                    body=body if receiver.record_bodies else b"", arrived_at=arrived_at,
-                    verified=verified, error=error, answered=answer.status,
-                )  # fmt: skip
+                    method="POST",
+                    path=self.path,
+                    headers=headers,
+                    body=body if receiver.record_bodies else b"",
+                    arrived_at=arrived_at,
+                    verified=verified,
+                    error=error,
+                    answered=answer.status,
+                )
                 receiver._record(received)
                 self.send_response(answer.status)
                 for name, value in answer.headers.items():

@@ -19,9 +19,12 @@ URL = "https://93.184.215.14/hook"
 
 def make_endpoint(owner, account, description: str = "Chat bot") -> WebhookEndpoint:
     endpoint, _ = endpoint_create(
-        account=account, url=URL, description=description, enabled_events=["server.*"],
+        account=account,
+        url=URL,
+        description=description,
+        enabled_events=["server.*"],
         actor=Actor(user=owner),
-    )  # fmt: skip
+    )
     return endpoint
 
 

@@ -117,9 +117,11 @@ def test_an_event_recorded_while_its_endpoint_is_deleted_neither_fails_nor_linge
             # A change that does not lock the account (a server's), fanning out to the endpoint.
             with transaction.atomic():
                 outcome["event"] = record_event(
-                    type="server.created", account=account, object_type="server",
+                    type="server.created",
+                    account=account,
+                    object_type="server",
                     obj={"id": "srv_1Qm2Lx9Tc4Rb8Nz1Kd5Wf3Hy", "name": "Alpha"},
-                ).type  # fmt: skip
+                ).type
         except BaseException as failure:
             outcome["event"] = failure
         finally:

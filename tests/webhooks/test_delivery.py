@@ -48,9 +48,11 @@ def receiver():
 def add_endpoint(account, receiver, path="/hook", events=("api_key.*",)) -> tuple:
     """An endpoint set up by the account's owner, so it may receive every member's key events."""
     endpoint, secret = endpoint_create(
-        account=account, url=receiver.url(path), enabled_events=list(events),
+        account=account,
+        url=receiver.url(path),
+        enabled_events=list(events),
         actor=Actor(user=account.memberships.get(role=Role.OWNER).user),
-    )  # fmt: skip
+    )
     receiver.set_secret(secret, path)
     return endpoint, secret
 
@@ -357,9 +359,11 @@ def test_targets_are_checked_again_at_every_attempt(account, owner, receiver, sw
 @LOCAL
 def test_a_host_name_is_resolved_and_checked_at_delivery(account, owner, receiver):
     endpoint, _ = endpoint_create(
-        account=account, url=f"http://localhost:{receiver.port}/hook",
-        enabled_events=["api_key.*"], actor=Actor(user=owner),
-    )  # fmt: skip
+        account=account,
+        url=f"http://localhost:{receiver.port}/hook",
+        enabled_events=["api_key.*"],
+        actor=Actor(user=owner),
+    )
     delivery = delivery_of(new_event(account, owner), endpoint)
 
     with override_settings(WEBHOOKS_ALLOW_PRIVATE_TARGETS=False):

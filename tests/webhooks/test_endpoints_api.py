@@ -21,10 +21,21 @@ from webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, Web
 URL = "https://93.184.215.14/hook"
 SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]+={0,2}$")
 ENDPOINT_FIELDS = {
-    "id", "url", "description", "enabled_events", "enabled", "disabled_reason", "failure_streak",
-    "failing_since", "last_delivery_at", "last_delivery_status", "secret_rotating_until",
-    "created_by", "created_at", "updated_at",
-}  # fmt: skip
+    "id",
+    "url",
+    "description",
+    "enabled_events",
+    "enabled",
+    "disabled_reason",
+    "failure_streak",
+    "failing_since",
+    "last_delivery_at",
+    "last_delivery_status",
+    "secret_rotating_until",
+    "created_by",
+    "created_at",
+    "updated_at",
+}
 
 
 def create(api, **body):
@@ -59,20 +70,31 @@ def deliveries(endpoint) -> list[WebhookDelivery]:
     """Three deliveries, newest last: one delivered, one failed twice, one not yet tried."""
     now = timezone.now().replace(microsecond=0)
     events = [
-        Event.objects.create(account=endpoint.account, type="server.updated",
-                             object_type="server", object_id=f"srv_{n}")
+        Event.objects.create(
+            account=endpoint.account,
+            type="server.updated",
+            object_type="server",
+            object_id=f"srv_{n}",
+        )
         for n in range(3)
-    ]  # fmt: skip
+    ]
     made = [
         WebhookDelivery.objects.create(
-            endpoint=endpoint, event=event, status=state, attempt_count=tries,
+            endpoint=endpoint,
+            event=event,
+            status=state,
+            attempt_count=tries,
             created_at=now - timedelta(minutes=10 - n),
         )
         for n, (event, state, tries) in enumerate(
-            zip(events, [DeliveryStatus.SUCCEEDED, DeliveryStatus.FAILED, DeliveryStatus.PENDING],
-                [1, 2, 0], strict=True)
+            zip(
+                events,
+                [DeliveryStatus.SUCCEEDED, DeliveryStatus.FAILED, DeliveryStatus.PENDING],
+                [1, 2, 0],
+                strict=True,
+            )
         )
-    ]  # fmt: skip
+    ]
     WebhookAttempt.objects.create(
         delivery=made[0],
         status_code=200,
@@ -88,9 +110,13 @@ def deliveries(endpoint) -> list[WebhookDelivery]:
         created_at=now - timedelta(minutes=8),
         next_retry_at=now - timedelta(minutes=7),
     )
-    WebhookAttempt.objects.create(delivery=made[1], status_code=None, duration_ms=15000,
-                                  error="No answer within 15 seconds.",
-                                  created_at=now - timedelta(minutes=7))  # fmt: skip
+    WebhookAttempt.objects.create(
+        delivery=made[1],
+        status_code=None,
+        duration_ms=15000,
+        error="No answer within 15 seconds.",
+        created_at=now - timedelta(minutes=7),
+    )
     return made
 
 
@@ -277,8 +303,10 @@ def test_patch_changes_the_endpoint_and_records_what_changed(owner_api, endpoint
     assert response.status_code == 200, response.content
     webhook = response.json()["data"]["webhook"]
     assert (webhook["url"], webhook["enabled_events"], webhook["description"]) == (
-        "https://93.184.215.15/new", ["bot.*"], "B",
-    )  # fmt: skip
+        "https://93.184.215.15/new",
+        ["bot.*"],
+        "B",
+    )
     endpoint.refresh_from_db()
     assert endpoint.url == "https://93.184.215.15/new"
     event = Event.objects.get(type="webhook_endpoint.updated")
@@ -288,9 +316,11 @@ def test_patch_changes_the_endpoint_and_records_what_changed(owner_api, endpoint
 
 def test_re_enabling_clears_the_failure_streak(owner_api, endpoint):
     WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
-        enabled=False, disabled_reason="The endpoint answered 410 Gone.", failure_streak=7,
+        enabled=False,
+        disabled_reason="The endpoint answered 410 Gone.",
+        failure_streak=7,
         failing_since=timezone.now(),
-    )  # fmt: skip
+    )
 
     webhook = owner_api.patch(
         f"/v1/webhooks/{endpoint.id}", {"enabled": True}, format="json"
@@ -298,8 +328,10 @@ def test_re_enabling_clears_the_failure_streak(owner_api, endpoint):
 
     assert webhook["enabled"] is True
     assert (webhook["disabled_reason"], webhook["failure_streak"], webhook["failing_since"]) == (
-        "", 0, None,
-    )  # fmt: skip
+        "",
+        0,
+        None,
+    )
 
 
 def test_an_empty_patch_changes_nothing(owner_api, endpoint):
@@ -312,15 +344,17 @@ def test_an_empty_patch_changes_nothing(owner_api, endpoint):
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ({"enabled_events": ["server.created", "server.nope"]},
-         [("enabled_events.1", "invalid_choice")]),
+        (
+            {"enabled_events": ["server.created", "server.nope"]},
+            [("enabled_events.1", "invalid_choice")],
+        ),
         ({"url": "https://192.168.1.10/hook"}, [("url", "unsafe_target")]),
         ({"url": "http://93.184.215.14/hook"}, [("url", "unsafe_target")]),
         ({"url": ""}, [("url", "blank")]),
         ({"id": "whe_mine"}, [("id", "unknown_field")]),
         ({"failure_streak": 0}, [("failure_streak", "unknown_field")]),
     ],
-)  # fmt: skip
+)
 def test_patch_refuses_invalid_bodies(owner_api, endpoint, body, expected):
     response = owner_api.patch(f"/v1/webhooks/{endpoint.id}", body, format="json")
 
@@ -379,8 +413,10 @@ def test_send_test_queues_a_test_delivery_to_this_endpoint(owner_api, endpoint):
     assert delivery["endpoint"] == endpoint.id
     assert delivery["event_type"] == "webhook.test"
     assert (delivery["status"], delivery["attempt_count"], delivery["attempts"]) == (
-        "pending", 0, [],
-    )  # fmt: skip
+        "pending",
+        0,
+        [],
+    )
     stored = WebhookDelivery.objects.get(pk=delivery["id"])
     assert stored.event.type == "webhook.test"
     assert stored.event_id == delivery["event"]
@@ -454,8 +490,9 @@ def test_deliveries_list_only_this_endpoints(owner_api, deliveries):
 def test_the_deliveries_list_runs_a_fixed_number_of_queries_whatever_the_page_size(
     owner_api, endpoint, per_page
 ):
-    event = Event.objects.create(account=endpoint.account, type="server.updated",
-                                 object_type="server")  # fmt: skip
+    event = Event.objects.create(
+        account=endpoint.account, type="server.updated", object_type="server"
+    )
     made = WebhookDelivery.objects.bulk_create(
         WebhookDelivery(endpoint=endpoint, event=event, attempt_count=2) for _ in range(120)
     )
@@ -571,8 +608,11 @@ def test_a_read_key_cannot_write(reader_api, deliveries):
 def test_a_key_without_webhook_scopes_cannot_read(teammate_api, deliveries):
     endpoint = deliveries[1].endpoint
 
-    for url in ("/v1/webhooks", f"/v1/webhooks/{endpoint.id}",
-                f"/v1/webhooks/{endpoint.id}/deliveries"):  # fmt: skip
+    for url in (
+        "/v1/webhooks",
+        f"/v1/webhooks/{endpoint.id}",
+        f"/v1/webhooks/{endpoint.id}/deliveries",
+    ):
         error = error_of(teammate_api.get(url), 403)
         assert error["code"] == "insufficient_scope"
         assert error["details"]["required_scopes"] == ["webhooks:read"]
@@ -600,9 +640,16 @@ def test_responses_match_the_documented_schemas(owner_api, deliveries, method, p
 
     assert response.status_code == int(status)
     validator = validator_for(
-        document, "paths", path, method, "responses", status, "content", "application/json",
+        document,
+        "paths",
+        path,
+        method,
+        "responses",
+        status,
+        "content",
+        "application/json",
         "schema",
-    )  # fmt: skip
+    )
     assert [error.message for error in validator.iter_errors(response.json())] == []
 
 
@@ -612,9 +659,16 @@ def test_the_create_response_matches_the_documented_schema(owner_api):
     response = create(owner_api)
 
     validator = validator_for(
-        document, "paths", "/v1/webhooks", "post", "responses", "201", "content",
-        "application/json", "schema",
-    )  # fmt: skip
+        document,
+        "paths",
+        "/v1/webhooks",
+        "post",
+        "responses",
+        "201",
+        "content",
+        "application/json",
+        "schema",
+    )
     assert [error.message for error in validator.iter_errors(response.json())] == []
 
 
@@ -624,7 +678,12 @@ def test_the_create_operation_documents_the_catalogue_and_signing(db):
     description = document["paths"]["/v1/webhooks"]["post"]["description"]
 
     for needle in (
-        "server.status_changed", "webhook_endpoint.disabled", "webhook-id", "webhook-timestamp",
-        "webhook-signature", "v1,", "previous_attributes",
-    ):  # fmt: skip
+        "server.status_changed",
+        "webhook_endpoint.disabled",
+        "webhook-id",
+        "webhook-timestamp",
+        "webhook-signature",
+        "v1,",
+        "previous_attributes",
+    ):
         assert needle in description

@@ -71,8 +71,12 @@ def record_every_type(account, *, me, other, my_key, others_key) -> dict[str, Ev
     """One event of every type (two where the object decides: whose key, which instance)."""
     member = {"user": other.id, "email": other.email, "role": "developer"}
     objects = {
-        "server": {"id": SERVER_ID, "name": "Alpha SMP", "game": "minecraft-java",
-                   "status": "running"},
+        "server": {
+            "id": SERVER_ID,
+            "name": "Alpha SMP",
+            "game": "minecraft-java",
+            "status": "running",
+        },
         "bot": {"id": BOT_ID, "name": "Helper", "runtime": "python-3.13", "status": "running"},
         "member": member,
         "account": {"id": account.id, "name": account.name},
@@ -86,14 +90,18 @@ def record_every_type(account, *, me, other, my_key, others_key) -> dict[str, Ev
         "subscription": {"id": "sub_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "status": "active"},
         "payment_method": {"id": "pm_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "type": "card"},
         "ticket": {"id": "tkt_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "number": 1042, "status": "open"},
-    }  # fmt: skip
+    }
     recorded = {}
 
     def record(label, event_type, obj, related_id="", actor=SYSTEM):
         recorded[label] = record_event(
-            type=event_type, account=account, object_type=event_type.split(".")[0], obj=obj,
-            related_id=related_id, actor=actor,
-        )  # fmt: skip
+            type=event_type,
+            account=account,
+            object_type=event_type.split(".")[0],
+            obj=obj,
+            related_id=related_id,
+            actor=actor,
+        )
 
     for event_type in sorted(ALL_EVENT_TYPES):
         area = event_type.split(".")[0]
@@ -235,9 +243,11 @@ def test_a_key_sees_only_what_its_own_scopes_open(account, owner, client_for, ma
     for event_type in ("server.created", "bot.created", "user.login_failed", "account.updated"):
         record_event(type=event_type, account=account, object_type="x", obj={"id": "x"})
     record_event(
-        type="webhook_endpoint.created", account=account, object_type="webhook_endpoint",
+        type="webhook_endpoint.created",
+        account=account,
+        object_type="webhook_endpoint",
         obj={"id": "whe_1"},
-    )  # fmt: skip
+    )
 
     listed = [event["type"] for event in api.get("/v1/events").json()["data"]["events"]]
 
@@ -249,9 +259,12 @@ def test_a_demoted_member_stops_seeing_at_once(account, owner, client_for):
     admin = MembershipFactory(account=account, role=Role.ADMIN)
     _, token = key_of(admin.user, account, Role.ADMIN)
     record_event(
-        type="user.login_failed", account=account, object_type="user",
-        obj={"id": owner.id, "email": owner.email}, actor=Actor(ip="198.51.100.23"),
-    )  # fmt: skip
+        type="user.login_failed",
+        account=account,
+        object_type="user",
+        obj={"id": owner.id, "email": owner.email},
+        actor=Actor(ip="198.51.100.23"),
+    )
     api = client_for(token)
     assert "user.login_failed" in {
         e["type"] for e in api.get("/v1/events").json()["data"]["events"]
@@ -381,9 +394,11 @@ def test_the_fan_out_reads_every_endpoint_and_its_creators_role_in_one_query(
         endpoint_create(account=account, url=URL, enabled_events=["*"], actor=Actor(user=creator))
     owners_key, _ = key_of(owner, account, Role.OWNER)
     event = Event.objects.create(
-        account=account, type="api_key.created", object_type="api_key",
+        account=account,
+        type="api_key.created",
+        object_type="api_key",
         data={"object": ApiKeySerializer(owners_key).data},
-    )  # fmt: skip
+    )
 
     # Five endpoints subscribed to everything, none whose creator may see another's key.
     with django_assert_num_queries(1):

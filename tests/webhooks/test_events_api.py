@@ -50,10 +50,15 @@ def log(account, other_account, reader_api, webhooks_teammate_api, outsider_api)
         _event(account, "server.created", 0),
         _event(account, "server.status_changed", 1),
         _event(account, "bot.created", 2, object_id="bot_7Hc2Lm9QxT4nW8pR1sK3vZbY"),
-        _event(account, "action.failed", 3, object_id="act_1Qm2Lx9Tc4Rb8Nz1Kd5Wf3Hy",
-               related_id="srv_4Xb9Qe2LmT0sWc8RkP1nZa7Y"),
+        _event(
+            account,
+            "action.failed",
+            3,
+            object_id="act_1Qm2Lx9Tc4Rb8Nz1Kd5Wf3Hy",
+            related_id="srv_4Xb9Qe2LmT0sWc8RkP1nZa7Y",
+        ),
         _event(account, "webhook_endpoint.created", 4, object_id="whe_5Rk8Tz2Qm7Lx4Wc9Nb1Hd6Fy"),
-    ]  # fmt: skip
+    ]
     theirs = _event(other_account, "server.created", 0, object_id="srv_theirs")
     return ours, theirs
 
@@ -179,20 +184,32 @@ def test_it_needs_a_key(client_for, log):
         ("type=server.created", ["server.created"]),
         ("type=server.*", ["server.status_changed", "server.created"]),
         ("type=bot.created,action.failed", ["action.failed", "bot.created"]),
-        ("type=server.*, action.failed", ["action.failed", "server.status_changed",
-                                          "server.created"]),
+        (
+            "type=server.*, action.failed",
+            ["action.failed", "server.status_changed", "server.created"],
+        ),
         ("type=webhook_endpoint.*", ["webhook_endpoint.created"]),
         ("type=webhook.*", []),
-        ("type=*", ["webhook_endpoint.created", "action.failed", "bot.created",
-                    "server.status_changed", "server.created"]),
+        (
+            "type=*",
+            [
+                "webhook_endpoint.created",
+                "action.failed",
+                "bot.created",
+                "server.status_changed",
+                "server.created",
+            ],
+        ),
         ("object_id=bot_7Hc2Lm9QxT4nW8pR1sK3vZbY", ["bot.created"]),
         ("object_id=srv_theirs", []),
-        ("created_after=2026-11-01T12:02:00Z", ["webhook_endpoint.created", "action.failed",
-                                                "bot.created"]),
+        (
+            "created_after=2026-11-01T12:02:00Z",
+            ["webhook_endpoint.created", "action.failed", "bot.created"],
+        ),
         ("created_before=2026-11-01T12:02:00Z", ["server.status_changed", "server.created"]),
         ("type=server.*&created_after=2026-11-01T12:01:00Z", ["server.status_changed"]),
     ],
-)  # fmt: skip
+)
 def test_filters(reader_api, log, query, expected):
     response = reader_api.get(f"/v1/events?{query}")
 
@@ -245,10 +262,15 @@ def test_the_list_runs_a_fixed_number_of_queries_whatever_the_page_size(
     reader_api, account, per_page
 ):
     Event.objects.bulk_create(
-        Event(account=account, type="server.updated", object_type="server", object_id=f"srv_{n}",
-              created_at=BASE + timedelta(seconds=n))
+        Event(
+            account=account,
+            type="server.updated",
+            object_type="server",
+            object_id=f"srv_{n}",
+            created_at=BASE + timedelta(seconds=n),
+        )
         for n in range(120)
-    )  # fmt: skip
+    )
     reader_api.get("/v1/events")  # the first call records last use; steady state follows
 
     with CaptureQueriesContext(connection) as queries:

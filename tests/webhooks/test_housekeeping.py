@@ -43,10 +43,11 @@ def test_events_older_than_the_retention_are_pruned_with_their_deliveries(accoun
         account=account, url="http://127.0.0.1:9/hook", enabled_events=["*"], actor=SYSTEM
     )
     old, recent = (
-        record_event(type="account.updated", account=account, object_type="account",
-                     obj={"id": account.id})
+        record_event(
+            type="account.updated", account=account, object_type="account", obj={"id": account.id}
+        )
         for _ in range(2)
-    )  # fmt: skip
+    )
     Event.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=31))
     Event.objects.filter(pk=recent.pk).update(created_at=timezone.now() - timedelta(days=29))
     old_delivery = WebhookDelivery.objects.get(event=old)
@@ -106,18 +107,26 @@ def test_api_key_expiring_is_recorded_once_per_key(account, owner):
 
 def test_the_command_runs_once_without_every(account, owner):
     IdempotencyRecord.objects.create(
-        api_key_id="abcdefghijkl", key="k", request_method="POST", request_path="/v1/servers",
-        request_body_sha256="0" * 64, created_at=timezone.now() - timedelta(days=2),
-    )  # fmt: skip
+        api_key_id="abcdefghijkl",
+        key="k",
+        request_method="POST",
+        request_path="/v1/servers",
+        request_body_sha256="0" * 64,
+        created_at=timezone.now() - timedelta(days=2),
+    )
     key(account, owner, "soon", timedelta(days=1))
 
     output = housekeeping()
 
     assert output.count("\n") == 1
     for part in (
-        "actions failed 0", "actions requeued 0", "deliveries requeued 0", "events pruned 0",
-        "expiring keys notified 1", "idempotency records pruned 1",
-    ):  # fmt: skip
+        "actions failed 0",
+        "actions requeued 0",
+        "deliveries requeued 0",
+        "events pruned 0",
+        "expiring keys notified 1",
+        "idempotency records pruned 1",
+    ):
         assert part in output
     assert not IdempotencyRecord.objects.exists()
 
@@ -126,16 +135,32 @@ def test_housekeeping_runs_the_upkeep_of_every_app_in_installed_order(db):
     from hosting.housekeeping import upkeep_steps
 
     assert [label for label, _ in upkeep_steps()] == [
-        "hosting", "accounts", "events", "servers", "webhooks", "idempotency", "billing",
-        "stripe_gateway", "support", "analytics",
-    ]  # fmt: skip
+        "hosting",
+        "accounts",
+        "events",
+        "servers",
+        "webhooks",
+        "idempotency",
+        "billing",
+        "stripe_gateway",
+        "support",
+        "analytics",
+    ]
     output = housekeeping()
-    for name in ("expiring keys notified 0", "events pruned 0", "actions failed 0",
-                 "server count rows folded", "deliveries requeued 0",
-                 "idempotency records pruned 0", "rate-limit counters pruned",
-                 "ticket SLA breaches flagged 0", "resolved tickets closed 0",
-                 "orphaned attachment files removed 0", "MRR snapshots taken",
-                 "uptime days recorded"):  # fmt: skip
+    for name in (
+        "expiring keys notified 0",
+        "events pruned 0",
+        "actions failed 0",
+        "server count rows folded",
+        "deliveries requeued 0",
+        "idempotency records pruned 0",
+        "rate-limit counters pruned",
+        "ticket SLA breaches flagged 0",
+        "resolved tickets closed 0",
+        "orphaned attachment files removed 0",
+        "MRR snapshots taken",
+        "uptime days recorded",
+    ):
         assert name in output
 
 

@@ -28,10 +28,21 @@ class WebhookEndpointSerializer(RepresentedBy, serializers.ModelSerializer):
     class Meta:
         model = WebhookEndpoint
         fields = [
-            "id", "url", "description", "enabled_events", "enabled", "disabled_reason",
-            "failure_streak", "failing_since", "last_delivery_at", "last_delivery_status",
-            "secret_rotating_until", "created_by", "created_at", "updated_at",
-        ]  # fmt: skip
+            "id",
+            "url",
+            "description",
+            "enabled_events",
+            "enabled",
+            "disabled_reason",
+            "failure_streak",
+            "failing_since",
+            "last_delivery_at",
+            "last_delivery_status",
+            "secret_rotating_until",
+            "created_by",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = fields
 
 
@@ -39,9 +50,13 @@ class WebhookAttemptSerializer(serializers.ModelSerializer):
     class Meta:
         model = WebhookAttempt
         fields = [
-            "created_at", "status_code", "duration_ms", "response_excerpt", "error",
+            "created_at",
+            "status_code",
+            "duration_ms",
+            "response_excerpt",
+            "error",
             "next_retry_at",
-        ]  # fmt: skip
+        ]
         read_only_fields = fields
 
 
@@ -54,9 +69,18 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
     class Meta:
         model = WebhookDelivery
         fields = [
-            "id", "event", "event_type", "endpoint", "status", "attempt_count",
-            "last_status_code", "next_attempt_at", "created_at", "delivered_at", "attempts",
-        ]  # fmt: skip
+            "id",
+            "event",
+            "event_type",
+            "endpoint",
+            "status",
+            "attempt_count",
+            "last_status_code",
+            "next_attempt_at",
+            "created_at",
+            "delivered_at",
+            "attempts",
+        ]
         read_only_fields = fields
 
 

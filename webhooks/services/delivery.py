@@ -189,9 +189,12 @@ def send(url: str, headers: dict[str, str], body: str) -> tuple[int, bytes, http
         timeout=timeout, follow_redirects=False, trust_env=False, verify=_tls_context()
     ) as client:
         request = client.build_request(
-            "POST", pinned, content=body.encode(), headers=request_headers,
+            "POST",
+            pinned,
+            content=body.encode(),
+            headers=request_headers,
             extensions={"sni_hostname": host},
-        )  # fmt: skip
+        )
         response = client.send(request, stream=True)
         try:
             received = bytearray()
@@ -268,9 +271,13 @@ def _settle(delivery_id, now, status_code, excerpt, error, retry_after, duration
         return None  # the endpoint (or the event) was deleted during the attempt
     ok = status_code is not None and 200 <= status_code < 300
     attempt = WebhookAttempt(
-        delivery=delivery, created_at=now, status_code=status_code, duration_ms=duration_ms,
-        response_excerpt=excerpt.decode("utf-8", "replace"), error=error[:500],
-    )  # fmt: skip
+        delivery=delivery,
+        created_at=now,
+        status_code=status_code,
+        duration_ms=duration_ms,
+        response_excerpt=excerpt.decode("utf-8", "replace"),
+        error=error[:500],
+    )
     delivery.last_status_code = status_code
     endpoint.last_delivery_at, endpoint.last_delivery_status = now, status_code
     if ok:
@@ -304,10 +311,13 @@ def _disable(endpoint: WebhookEndpoint, reason: str) -> None:
     endpoint.save()
     after = webhook_endpoint_representation(endpoint)
     record_event(
-        type="webhook_endpoint.disabled", account=endpoint.account,
-        object_type="webhook_endpoint", obj=after, actor=SYSTEM,
+        type="webhook_endpoint.disabled",
+        account=endpoint.account,
+        object_type="webhook_endpoint",
+        obj=after,
+        actor=SYSTEM,
         previous_attributes=changed_attributes(before, after),
-    )  # fmt: skip
+    )
     owners = list(
         Membership.objects.filter(account_id=endpoint.account_id, role=Role.OWNER).values_list(
             "user__email", flat=True

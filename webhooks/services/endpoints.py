@@ -68,9 +68,13 @@ def endpoint_event_record(
 ) -> None:
     """Record ``event_type`` with the endpoint as it is now."""
     record_event(
-        type=event_type, account=endpoint.account, object_type="webhook_endpoint",
-        obj=webhook_endpoint_representation(endpoint), actor=actor, previous_attributes=previous,
-    )  # fmt: skip
+        type=event_type,
+        account=endpoint.account,
+        object_type="webhook_endpoint",
+        obj=webhook_endpoint_representation(endpoint),
+        actor=actor,
+        previous_attributes=previous,
+    )
 
 
 @transaction.atomic
@@ -97,9 +101,14 @@ def endpoint_create(
         )
     secret = _new_secret()
     endpoint = WebhookEndpoint.objects.create(
-        account=account, url=url, enabled_events=patterns, description=description.strip()[:500],
-        enabled=enabled, secret_encrypted=encrypt_secret(secret), created_by=actor.user,
-    )  # fmt: skip
+        account=account,
+        url=url,
+        enabled_events=patterns,
+        description=description.strip()[:500],
+        enabled=enabled,
+        secret_encrypted=encrypt_secret(secret),
+        created_by=actor.user,
+    )
     endpoint_event_record(endpoint, "webhook_endpoint.created", actor)
     return endpoint, secret
 
@@ -155,9 +164,12 @@ def endpoint_delete(*, endpoint: WebhookEndpoint, actor: Actor) -> None:
     account = locked.account
     locked.delete()
     record_event(
-        type="webhook_endpoint.deleted", account=account, object_type="webhook_endpoint",
-        obj=representation, actor=actor,
-    )  # fmt: skip
+        type="webhook_endpoint.deleted",
+        account=account,
+        object_type="webhook_endpoint",
+        obj=representation,
+        actor=actor,
+    )
 
 
 @transaction.atomic
@@ -179,7 +191,10 @@ def endpoint_rotate_secret(
 def endpoint_send_test(*, endpoint: WebhookEndpoint, actor: Actor) -> WebhookDelivery:
     """A ``webhook.test`` event delivered to this endpoint only, whatever it subscribes to."""
     event = record_event(
-        type="webhook.test", account=endpoint.account, object_type="webhook_endpoint",
-        obj=webhook_endpoint_representation(endpoint), actor=actor,
-    )  # fmt: skip
+        type="webhook.test",
+        account=endpoint.account,
+        object_type="webhook_endpoint",
+        obj=webhook_endpoint_representation(endpoint),
+        actor=actor,
+    )
     return delivery_create(endpoint, event)

@@ -50,16 +50,21 @@ class Command(BaseCommand):
                     tx += int(rng.uniform(1e6, 4e6) * daily)
                     samples.append(
                         Measurement(
-                            instance_id=server.id, at=at,
+                            instance_id=server.id,
+                            at=at,
                             cpu_percent=round(max(0.5, base_cpu * daily + rng.gauss(0, 4)), 2),
-                            memory_bytes=int(server.memory_mb * 2**20 * min(0.95, base_memory
-                                                                           * (0.9 + 0.1 * daily))),
+                            memory_bytes=int(
+                                server.memory_mb
+                                * 2**20
+                                * min(0.95, base_memory * (0.9 + 0.1 * daily))
+                            ),
                             disk_bytes=int(server.disk_mb * 2**20 * 0.2) + minute * 4096,
                             players=max(0, int(8 * daily + rng.gauss(0, 2))),
                             uptime_seconds=minute * 60 + 30,
-                            network_rx_bytes=rx, network_tx_bytes=tx,
+                            network_rx_bytes=rx,
+                            network_tx_bytes=tx,
                         )
-                    )  # fmt: skip
+                    )
                 for start in range(0, len(samples), BATCH):
                     stored += usage_record(measurements=samples[start : start + BATCH]).stored
         self.stdout.write(f"{stored} usage samples recorded.")

@@ -41,57 +41,87 @@ from hosting.errors import ApplicationError
 def price(currency: str, unit_amount: int, interval: str = "month", **extra: int) -> dict:
     """A price as ``price_create`` takes it, every field named, so it is also its own lookup."""
     return {
-        "currency": currency, "unit_amount": unit_amount, "interval": interval,
-        "interval_count": 1, "setup_fee": 0, "trial_days": 0, **extra,
-    }  # fmt: skip
+        "currency": currency,
+        "unit_amount": unit_amount,
+        "interval": interval,
+        "interval_count": 1,
+        "setup_fee": 0,
+        "trial_days": 0,
+        **extra,
+    }
 
 
 MINECRAFT = ["minecraft-java", "minecraft-bedrock"]
 # In the order the shop lists them: it shows the newest first, so they are created bottom up.
 PLANS: list[dict[str, Any]] = [
     {
-        "name": "Minecraft 2 GB", "kind": ProductKind.SERVER, "games": MINECRAFT,
-        "memory_mb": 2048, "cpu_percent": 100, "disk_mb": 10240,
+        "name": "Minecraft 2 GB",
+        "kind": ProductKind.SERVER,
+        "games": MINECRAFT,
+        "memory_mb": 2048,
+        "cpu_percent": 100,
+        "disk_mb": 10240,
         "description": "Java or Bedrock for a few friends; try it free for 7 days.",
         "prices": [price("EUR", 499, trial_days=7), price("USD", 549, trial_days=7)],
     },
     {
-        "name": "Minecraft 4 GB", "kind": ProductKind.SERVER, "games": MINECRAFT,
-        "memory_mb": 4096, "cpu_percent": 200, "disk_mb": 20480,
+        "name": "Minecraft 4 GB",
+        "kind": ProductKind.SERVER,
+        "games": MINECRAFT,
+        "memory_mb": 4096,
+        "cpu_percent": 200,
+        "disk_mb": 20480,
         "description": "Room for plugins and a busy community; yearly: two months free.",
         "prices": [
-            price("EUR", 899), price("USD", 999),
-            price("EUR", 8990, "year"), price("USD", 9990, "year"),
+            price("EUR", 899),
+            price("USD", 999),
+            price("EUR", 8990, "year"),
+            price("USD", 9990, "year"),
         ],
     },
     {
-        "name": "Valheim 4 GB", "kind": ProductKind.SERVER, "games": ["valheim"],
-        "memory_mb": 4096, "cpu_percent": 200, "disk_mb": 20480,
+        "name": "Valheim 4 GB",
+        "kind": ProductKind.SERVER,
+        "games": ["valheim"],
+        "memory_mb": 4096,
+        "cpu_percent": 200,
+        "disk_mb": 20480,
         "description": "A dedicated Valheim world for up to 10 Vikings.",
         "prices": [price("EUR", 949), price("USD", 1049)],
     },
     {
-        "name": "Game server 8 GB", "kind": ProductKind.SERVER, "games": [],
-        "memory_mb": 8192, "cpu_percent": 400, "disk_mb": 51200,
+        "name": "Game server 8 GB",
+        "kind": ProductKind.SERVER,
+        "games": [],
+        "memory_mb": 8192,
+        "cpu_percent": 400,
+        "disk_mb": 51200,
         "description": "Any game of the catalogue; monthly with a setup fee, or by the hour.",
         "prices": [
-            price("EUR", 1799, setup_fee=999), price("USD", 1999, setup_fee=1099),
+            price("EUR", 1799, setup_fee=999),
+            price("USD", 1999, setup_fee=1099),
             price("EUR", 3, "hour"),
         ],
     },
     {
-        "name": "Bot 256 MB", "kind": ProductKind.BOT,
-        "memory_mb": 256, "cpu_percent": 25, "disk_mb": 1024,
+        "name": "Bot 256 MB",
+        "kind": ProductKind.BOT,
+        "memory_mb": 256,
+        "cpu_percent": 25,
+        "disk_mb": 1024,
         "description": "A small Discord bot in any runtime.",
         "prices": [price("EUR", 149), price("USD", 169)],
     },
     {
-        "name": "Bot 512 MB", "kind": ProductKind.BOT,
-        "memory_mb": 512, "cpu_percent": 50, "disk_mb": 2048,
+        "name": "Bot 512 MB",
+        "kind": ProductKind.BOT,
+        "memory_mb": 512,
+        "cpu_percent": 50,
+        "disk_mb": 2048,
         "description": "A Discord bot with room for a database cache or music.",
         "prices": [price("EUR", 249), price("USD", 279)],
     },
-]  # fmt: skip
+]
 # Buyers' countries' rates (the default seller is in BE); New York's sales tax by its region.
 TAX_RATES = [
     {"country": "DE", "percentage": "19", "display_name": "VAT"},
@@ -186,14 +216,18 @@ class Command(BaseCommand):
     def _credit(self, account: Account) -> BalanceTransaction | None:
         """The demo credit, once: in the account's billing currency when it has one."""
         given = BalanceTransaction.objects.filter(
-            account=account, kind=BalanceTransaction.Kind.ADJUSTMENT,
+            account=account,
+            kind=BalanceTransaction.Kind.ADJUSTMENT,
             description=DEMO_CREDIT_DESCRIPTION,
-        )  # fmt: skip
+        )
         if given.exists():
             return None
         profile = BillingProfile.objects.filter(account=account).first()
         return balance_change(
-            account=account, amount=DEMO_CREDIT, currency=(profile and profile.currency) or "EUR",
-            kind=BalanceTransaction.Kind.ADJUSTMENT, description=DEMO_CREDIT_DESCRIPTION,
+            account=account,
+            amount=DEMO_CREDIT,
+            currency=(profile and profile.currency) or "EUR",
+            kind=BalanceTransaction.Kind.ADJUSTMENT,
+            description=DEMO_CREDIT_DESCRIPTION,
             actor=SYSTEM,
-        )  # fmt: skip
+        )

@@ -86,10 +86,15 @@ class Command(BaseCommand):
             account.unbilled_disk_mb = max(account.unbilled_disk_mb, (servers + 5) * 40960)
             account.save(
                 update_fields=[
-                    "max_servers", "max_memory_mb", "unbilled_instances", "unbilled_memory_mb",
-                    "unbilled_cpu_percent", "unbilled_disk_mb", "updated_at",
+                    "max_servers",
+                    "max_memory_mb",
+                    "unbilled_instances",
+                    "unbilled_memory_mb",
+                    "unbilled_cpu_percent",
+                    "unbilled_disk_mb",
+                    "updated_at",
                 ]
-            )  # fmt: skip
+            )
             owner = account.memberships.get(user__email__iexact=email).user
             # One live demo key at a time, or every run would take one more of the account's
             # key quota until seeding (and so ./scripts/run) fails.

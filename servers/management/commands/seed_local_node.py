@@ -39,23 +39,34 @@ class Command(BaseCommand):
         Game.objects.update_or_create(
             slug=TEST_GAME,
             defaults={
-                "name": entry["name"], "default_port": entry["default_port"],
-                "variables": entry["variables"], "template": entry["template"],
+                "name": entry["name"],
+                "default_port": entry["default_port"],
+                "variables": entry["variables"],
+                "template": entry["template"],
             },
-        )  # fmt: skip
+        )
         node = Node.objects.filter(name=name).first()
         if node is None:
             node, token = node_create(
-                name=name, region=region, agent_url=agent_url, memory_mb=memory_mb,
-                disk_mb=disk_mb, cpu_percent=100 * 4, actor=SYSTEM,
-            )  # fmt: skip
+                name=name,
+                region=region,
+                agent_url=agent_url,
+                memory_mb=memory_mb,
+                disk_mb=disk_mb,
+                cpu_percent=100 * 4,
+                actor=SYSTEM,
+            )
         else:
             if node.region_id != region:
                 raise CommandError(f"The node {name} is in {node.region_id}, not {region}.")
             node = node_update(
-                node=node, agent_url=agent_url, memory_mb=memory_mb, disk_mb=disk_mb,
-                maintenance=False, actor=SYSTEM,
-            )  # fmt: skip
+                node=node,
+                agent_url=agent_url,
+                memory_mb=memory_mb,
+                disk_mb=disk_mb,
+                maintenance=False,
+                actor=SYSTEM,
+            )
             node, token = node_token_rotate(node=node, actor=SYSTEM)
         node_allocations_add(node=node, ip=ip, ports=ports, actor=SYSTEM)
         self.stdout.write(f"{node.id} {token}")

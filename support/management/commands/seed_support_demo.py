@@ -35,13 +35,21 @@ DEPARTMENTS = [
     ("Abuse", "abuse", "high", False),
 ]
 MACROS = [
-    ("Restart from the panel", "Technical", "pending_customer",
-     "Please restart the server from its page (Restart) and tell us whether the problem "
-     "comes back. If it does, attach the latest log file to your reply."),
-    ("Refund issued", "Billing", "resolved",
-     "We have refunded the payment; it reaches your card within 5-10 business days."),
+    (
+        "Restart from the panel",
+        "Technical",
+        "pending_customer",
+        "Please restart the server from its page (Restart) and tell us whether the problem "
+        "comes back. If it does, attach the latest log file to your reply.",
+    ),
+    (
+        "Refund issued",
+        "Billing",
+        "resolved",
+        "We have refunded the payment; it reaches your card within 5-10 business days.",
+    ),
     ("Thanks, closing", None, "resolved", "Thank you! We are marking this ticket as solved."),
-]  # fmt: skip
+]
 
 
 class Command(BaseCommand):
@@ -66,20 +74,27 @@ class Command(BaseCommand):
             )
             departments = {}
             for name, local, priority, visible in DEPARTMENTS:
-                departments[name] = Department.objects.filter(
-                    name=name
-                ).first() or department_save(
-                    department=None, name=name, email=f"{local}@localhost",
-                    default_priority=priority, sla_policy=policy, customer_visible=visible,
-                    active=True, members=[staff], actor=SYSTEM,
-                )  # fmt: skip
+                departments[name] = Department.objects.filter(name=name).first() or department_save(
+                    department=None,
+                    name=name,
+                    email=f"{local}@localhost",
+                    default_priority=priority,
+                    sla_policy=policy,
+                    customer_visible=visible,
+                    active=True,
+                    members=[staff],
+                    actor=SYSTEM,
+                )
             for name, department, status, body in MACROS:
                 place = departments[department] if department else None
                 if not Macro.objects.filter(name=name, department=place).exists():
                     macro_create(
-                        name=name, body=body, department=place, set_status=status,
+                        name=name,
+                        body=body,
+                        department=place,
+                        set_status=status,
                         actor=Actor(user=staff),
-                    )  # fmt: skip
+                    )
             made = self._tickets(membership.user, membership.account, staff, departments)
         self.stdout.write(
             f"Desk: {len(departments)} departments worked by {STAFF_EMAIL}; {made} new tickets."
@@ -91,9 +106,12 @@ class Command(BaseCommand):
         staff = User.objects.filter(email__iexact=STAFF_EMAIL).first()
         if staff is None:
             staff = User.objects.create_user(
-                email=STAFF_EMAIL, password=password, name="Sam (Support)", is_staff=True,
+                email=STAFF_EMAIL,
+                password=password,
+                name="Sam (Support)",
+                is_staff=True,
                 staff_role=StaffRole.BILLING,
-            )  # fmt: skip
+            )
         elif staff.is_staff and not staff.staff_role:
             staff.staff_role = StaffRole.BILLING
             staff.save(update_fields=["staff_role"])
@@ -105,24 +123,38 @@ class Command(BaseCommand):
         requester = Requester(email=owner.email, name=owner.name, user=owner, account=account)
         server = account.servers.filter(deleted_at=None).order_by("created_at").first()
         answered, _ = ticket_open(
-            requester=requester, subject="Server stops at 'Loading world'",
+            requester=requester,
+            subject="Server stops at 'Loading world'",
             body="Since this morning's update the server stops while loading the world.",
-            department=departments["Technical"], channel="web", actor=Actor(user=owner),
-            priority="high", links={"server": server.id if server else None},
-        )  # fmt: skip
+            department=departments["Technical"],
+            channel="web",
+            actor=Actor(user=owner),
+            priority="high",
+            links={"server": server.id if server else None},
+        )
         ticket_assign(ticket=answered, assignee=staff, actor=Actor(user=staff))
         ticket_reply(
-            ticket=answered, body="World file is 9 GB; the plan has 10 GB of disk.",
-            actor=Actor(user=staff), by_staff=True, channel="web", internal=True,
-        )  # fmt: skip
+            ticket=answered,
+            body="World file is 9 GB; the plan has 10 GB of disk.",
+            actor=Actor(user=staff),
+            by_staff=True,
+            channel="web",
+            internal=True,
+        )
         ticket_reply(
-            ticket=answered, actor=Actor(user=staff), by_staff=True, channel="web",
+            ticket=answered,
+            actor=Actor(user=staff),
+            by_staff=True,
+            channel="web",
             body="The disk is almost full, so the world cannot be saved. Could you remove old "
             "backups from the server's files, or move to a plan with more disk?",
-        )  # fmt: skip
+        )
         ticket_open(
-            requester=requester, subject="VAT id on my invoices",
+            requester=requester,
+            subject="VAT id on my invoices",
             body="Please add our VAT id to the invoices from now on.",
-            department=departments["Billing"], channel="web", actor=Actor(user=owner),
-        )  # fmt: skip
+            department=departments["Billing"],
+            channel="web",
+            actor=Actor(user=owner),
+        )
         return 2

@@ -73,18 +73,26 @@ def books_of(account, start: datetime = T0) -> SimpleNamespace:
     at(account, start)
     billing_profile_update(account=account, changes=BUYER, actor=SYSTEM)
     topup = balance_change(
-        account=account, amount=5000, currency="EUR", kind="adjustment",
-        description="Welcome credit", actor=SYSTEM,
-    )  # fmt: skip
+        account=account,
+        amount=5000,
+        currency="EUR",
+        kind="adjustment",
+        description="Welcome credit",
+        actor=SYSTEM,
+    )
     at(account, start + DAY)
     paid = invoice_pay_with_credit(invoice=issue(account, PLAN, SETUP), actor=SYSTEM)
     at(account, start + 2 * DAY)
     open_ = issue(account)
     at(account, start + 3 * DAY)
     credit_note = credit_note_create(
-        invoice=paid, amount=300, reason="product_unsatisfactory", refund_to="balance",
-        memo="Two days of downtime.", actor=SYSTEM,
-    )  # fmt: skip
+        invoice=paid,
+        amount=300,
+        reason="product_unsatisfactory",
+        refund_to="balance",
+        memo="Two days of downtime.",
+        actor=SYSTEM,
+    )
     at(account, start + 4 * DAY)
     uncollectible = invoice_mark_uncollectible(invoice=issue(account, SETUP), actor=SYSTEM)
     at(account, start + 5 * DAY)
@@ -155,17 +163,32 @@ def demoted_api(account, make_token, client_for):
 def catalogue(db):
     """Two plans on sale (one with an archived price), one archived plan."""
     server = Product.objects.create(
-        name="Minecraft 4 GB", kind="server", memory_mb=4096, cpu_percent=200, disk_mb=20480,
-        games=["minecraft-java"], created_at=T0,
-    )  # fmt: skip
+        name="Minecraft 4 GB",
+        kind="server",
+        memory_mb=4096,
+        cpu_percent=200,
+        disk_mb=20480,
+        games=["minecraft-java"],
+        created_at=T0,
+    )
     bot = Product.objects.create(
-        name="Bot Small", kind="bot", memory_mb=256, cpu_percent=25, disk_mb=1024,
-        runtimes=["python-3.13"], created_at=T0 + DAY,
-    )  # fmt: skip
+        name="Bot Small",
+        kind="bot",
+        memory_mb=256,
+        cpu_percent=25,
+        disk_mb=1024,
+        runtimes=["python-3.13"],
+        created_at=T0 + DAY,
+    )
     archived = Product.objects.create(
-        name="Old plan", kind="server", memory_mb=1024, cpu_percent=100, disk_mb=5120,
-        active=False, created_at=T0 + 2 * DAY,
-    )  # fmt: skip
+        name="Old plan",
+        kind="server",
+        memory_mb=1024,
+        cpu_percent=100,
+        disk_mb=5120,
+        active=False,
+        created_at=T0 + 2 * DAY,
+    )
     prices = {
         "server_eur": Price.objects.create(
             product=server, currency="EUR", unit_amount=1200, interval="month"

@@ -84,8 +84,13 @@ def test_an_empty_profile_reads_as_empty(openapi, owner_api, account):
     profile = data_of(response)["billing_profile"]
     assert profile["legal_name"] == "" and profile["currency"] is None
     assert profile["address"] == {
-        "line1": "", "line2": "", "postal_code": "", "city": "", "region": "", "country": ""
-    }  # fmt: skip
+        "line1": "",
+        "line2": "",
+        "postal_code": "",
+        "city": "",
+        "region": "",
+        "country": "",
+    }
     errors = response_schema_validator(openapi, PROFILE, "200").iter_errors(response.json())
     assert [error.message for error in errors] == []
 
@@ -95,27 +100,42 @@ def test_a_billing_teammate_sets_the_profile_normalized_and_it_is_recorded(
 ):
     response = mate_api.patch(
         PROFILE,
-        {"legal_name": "Blockworks GmbH", "country": "de", "vat_id": "de 136.695.976",
-         "address_line1": "Hauptstraße 5", "postal_code": "10115", "city": "Berlin",
-         "email": "billing@blockworks.example"},
+        {
+            "legal_name": "Blockworks GmbH",
+            "country": "de",
+            "vat_id": "de 136.695.976",
+            "address_line1": "Hauptstraße 5",
+            "postal_code": "10115",
+            "city": "Berlin",
+            "email": "billing@blockworks.example",
+        },
         format="json",
-    )  # fmt: skip
+    )
 
     profile = data_of(response)["billing_profile"]
     assert (profile["vat_id"], profile["address"]["country"]) == ("DE136695976", "DE")
     assert profile["address"]["line1"] == "Hauptstraße 5"
     stored = BillingProfile.objects.get(account=account)
     assert (stored.legal_name, stored.city, stored.email) == (
-        "Blockworks GmbH", "Berlin", "billing@blockworks.example",
-    )  # fmt: skip
+        "Blockworks GmbH",
+        "Berlin",
+        "billing@blockworks.example",
+    )
     event = Event.objects.get(type="customer.billing_profile_updated")
     assert event.actor_user_id == mate.id and event.actor_api_key_id is not None
     assert event.data["object"] == profile
     assert event.data["previous_attributes"]["legal_name"] == ""
     validator = validator_for(
-        openapi, "paths", PROFILE, "patch", "responses", "200", "content", "application/json",
+        openapi,
+        "paths",
+        PROFILE,
+        "patch",
+        "responses",
+        "200",
+        "content",
+        "application/json",
         "schema",
-    )  # fmt: skip
+    )
     assert [error.message for error in validator.iter_errors(response.json())] == []
 
 

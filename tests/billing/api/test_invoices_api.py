@@ -95,9 +95,12 @@ def test_filters_and_ordering(owner_api, books, their_books, query, names):
 
 def test_the_subscription_filter_finds_its_invoices(owner_api, account, books, catalogue):
     subscription = Subscription.objects.create(
-        account=account, price=catalogue.server_eur, billing_cycle_anchor=T0,
-        current_period_start=T0, current_period_end=T0 + 31 * DAY,
-    )  # fmt: skip
+        account=account,
+        price=catalogue.server_eur,
+        billing_cycle_anchor=T0,
+        current_period_start=T0,
+        current_period_end=T0 + 31 * DAY,
+    )
     Invoice.objects.filter(pk=books.open.pk).update(subscription=subscription)
 
     response = owner_api.get(f"{INVOICES}?subscription={subscription.id}")
@@ -131,8 +134,11 @@ def test_pages_follow_the_contract(owner_api, books):
 
     assert data_of(first)["pagination"] == {"page": 1, "per_page": 3, "total": 4, "total_pages": 2}
     assert listed(first, "invoices") + listed(second, "invoices") == [
-        books.draft.id, books.uncollectible.id, books.open.id, books.paid.id,
-    ]  # fmt: skip
+        books.draft.id,
+        books.uncollectible.id,
+        books.open.id,
+        books.paid.id,
+    ]
     assert 'rel="next"' in first["Link"] and "per_page=3" in first["Link"]
     assert data_of(past) == {
         "invoices": [],
@@ -162,8 +168,9 @@ def test_one_invoice_is_its_representation(mate_api, books):
 
     assert data == {"invoice": invoice_representation(Invoice.objects.get(pk=books.open.pk))}
     assert data["invoice"]["lines"][0]["period"] == {
-        "start": "2026-03-01T00:00:00Z", "end": "2026-04-01T00:00:00Z"
-    }  # fmt: skip
+        "start": "2026-03-01T00:00:00Z",
+        "end": "2026-04-01T00:00:00Z",
+    }
     assert data["invoice"]["due_date"] == iso(T0 + 9 * DAY)
 
 
@@ -247,8 +254,10 @@ def test_credit_that_does_not_cover_the_invoice_pays_part_of_it(owner_api, accou
     invoice = data_of(pay(owner_api, big))["invoice"]
 
     assert (invoice["status"], invoice["amount_paid"], invoice["amount_remaining"]) == (
-        "open", 3600, 1400,
-    )  # fmt: skip
+        "open",
+        3600,
+        1400,
+    )
     error = error_of(pay(owner_api, big), 409)
     assert (error["code"], error["details"]) == ("conflict", {"balance": 0})
 
@@ -304,7 +313,14 @@ def test_the_pay_answer_matches_the_documented_schema(openapi, owner_api, books)
     body = pay(owner_api, books.open).json()
 
     validator = validator_for(
-        openapi, "paths", "/v1/invoices/{id}/pay", "post", "responses", "200",
-        "content", "application/json", "schema",
-    )  # fmt: skip
+        openapi,
+        "paths",
+        "/v1/invoices/{id}/pay",
+        "post",
+        "responses",
+        "200",
+        "content",
+        "application/json",
+        "schema",
+    )
     assert [error.message for error in validator.iter_errors(body)] == []

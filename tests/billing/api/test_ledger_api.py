@@ -139,8 +139,10 @@ def test_payments_are_listed_and_shown_as_their_representation(openapi, owner_ap
     assert schema_errors(openapi, "/v1/payments", response.json()) == []
     payment = data_of(owner_api.get(f"/v1/payments/{books.payment.id}"))["payment"]
     assert (payment["invoice"], payment["gateway"], payment["amount"]) == (
-        books.paid.id, "credit", 1700,
-    )  # fmt: skip
+        books.paid.id,
+        "credit",
+        1700,
+    )
 
 
 @pytest.mark.parametrize(

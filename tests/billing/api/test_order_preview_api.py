@@ -29,9 +29,12 @@ def on_clock(account, other_account):
 @pytest.fixture
 def with_setup_fee(catalogue):
     return Price.objects.create(
-        product=catalogue.server, currency="EUR", unit_amount=1200, interval="month",
+        product=catalogue.server,
+        currency="EUR",
+        unit_amount=1200,
+        interval="month",
         setup_fee=500,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -112,8 +115,11 @@ def test_the_summary_shows_every_amount_and_what_is_due_today_and_at_renewal(
         for line in summary["lines"]
     ]
     assert (invoice["subtotal"], invoice["discount"], invoice["tax"], invoice["total"]) == (
-        summary["subtotal"], summary["discount"], summary["tax"], summary["total"],
-    )  # fmt: skip
+        summary["subtotal"],
+        summary["discount"],
+        summary["tax"],
+        summary["total"],
+    )
     assert (invoice["amount_paid"], invoice["amount_remaining"]) == (1000, summary["due_today"])
 
 
@@ -137,9 +143,12 @@ def test_a_reverse_charge_business_sees_no_tax_and_the_note(on_clock, owner_api,
 
 def test_a_trial_is_due_at_its_end(on_clock, owner_api, catalogue):
     trial = Price.objects.create(
-        product=catalogue.server, currency="EUR", unit_amount=1200, interval="month",
+        product=catalogue.server,
+        currency="EUR",
+        unit_amount=1200,
+        interval="month",
         trial_days=7,
-    )  # fmt: skip
+    )
 
     summary = data_of(post(owner_api, PREVIEW, order_body(trial)))["order_preview"]
 

@@ -58,9 +58,12 @@ STAFF_ENDPOINTS = [
 
 def fill(value, books):
     ids = {
-        "open": books.open.id, "paid": books.paid.id, "credit_note": books.credit_note.id,
-        "account": books.account.id, "topup": books.topup.id,
-    }  # fmt: skip
+        "open": books.open.id,
+        "paid": books.paid.id,
+        "credit_note": books.credit_note.id,
+        "account": books.account.id,
+        "topup": books.topup.id,
+    }
     if isinstance(value, str):
         return value.format(**ids)
     if isinstance(value, dict):
@@ -164,12 +167,17 @@ def test_staff_mark_a_transfer_paid_with_its_reference(staff_api, staff, books):
 
     invoice = data_of(response)["invoice"]
     assert (invoice["status"], invoice["amount_paid"], invoice["amount_remaining"]) == (
-        "paid", 1200, 0,
-    )  # fmt: skip
+        "paid",
+        1200,
+        0,
+    )
     payment = Payment.objects.get(invoice=books.open)
     assert (payment.gateway, payment.reference, payment.amount, payment.created_by_id) == (
-        "bank_transfer", "SEPA 2026-03-04", 1200, staff.id,
-    )  # fmt: skip
+        "bank_transfer",
+        "SEPA 2026-03-04",
+        1200,
+        staff.id,
+    )
     for kind, object_id in (("invoice.paid", invoice["id"]), ("payment.succeeded", payment.id)):
         event = Event.objects.get(type=kind, object_id=object_id)
         assert event.actor_user_id == staff.id and event.actor_api_key_id == staff_key_of(staff)
@@ -177,8 +185,9 @@ def test_staff_mark_a_transfer_paid_with_its_reference(staff_api, staff, books):
         post(staff_api, f"{ADMIN_INVOICES}/{books.open.id}/mark-paid", {"reference": "again"}), 409
     )
     assert (again["code"], again["details"]) == (
-        "invalid_state", {"status": "paid", "allowed_statuses": []}
-    )  # fmt: skip
+        "invalid_state",
+        {"status": "paid", "allowed_statuses": []},
+    )
 
 
 @pytest.mark.parametrize(
@@ -257,16 +266,24 @@ def test_a_staff_action_is_replayed_for_the_same_idempotency_key(staff_api, book
 
 def test_staff_credit_what_was_paid_back_to_the_balance(openapi, staff_api, owner_api, books):
     response = post(
-        staff_api, "/v1/admin/credit-notes",
-        {"invoice": books.paid.id, "amount": 400, "reason": "duplicate", "refund_to": "balance",
-         "memo": "Charged twice"},
-    )  # fmt: skip
+        staff_api,
+        "/v1/admin/credit-notes",
+        {
+            "invoice": books.paid.id,
+            "amount": 400,
+            "reason": "duplicate",
+            "refund_to": "balance",
+            "memo": "Charged twice",
+        },
+    )
 
     credit_note = data_of(response, 201)["credit_note"]
     assert response["Location"] == f"http://testserver/v1/admin/credit-notes/{credit_note['id']}"
     assert (credit_note["invoice"], credit_note["amount"], credit_note["memo"]) == (
-        books.paid.id, 400, "Charged twice",
-    )  # fmt: skip
+        books.paid.id,
+        400,
+        "Charged twice",
+    )
     assert balance_of(books.account) == 3600 + 400
     entry = BalanceTransaction.objects.get(credit_note_id=credit_note["id"])
     assert (entry.kind, entry.amount) == ("credit_note", 400)
@@ -276,17 +293,25 @@ def test_staff_credit_what_was_paid_back_to_the_balance(openapi, staff_api, owne
         credit_note
     )
     validator = validator_for(
-        openapi, "paths", "/v1/admin/credit-notes", "post", "responses", "201",
-        "content", "application/json", "schema",
-    )  # fmt: skip
+        openapi,
+        "paths",
+        "/v1/admin/credit-notes",
+        "post",
+        "responses",
+        "201",
+        "content",
+        "application/json",
+        "schema",
+    )
     assert [error.message for error in validator.iter_errors(response.json())] == []
 
 
 def test_forgiving_what_is_owed_settles_an_open_invoice(staff_api, books):
     response = post(
-        staff_api, "/v1/admin/credit-notes",
+        staff_api,
+        "/v1/admin/credit-notes",
         {"invoice": books.open.id, "amount": 1200, "reason": "order_change", "refund_to": "none"},
-    )  # fmt: skip
+    )
 
     data_of(response, 201)
     invoice = Invoice.objects.get(pk=books.open.pk)
@@ -298,15 +323,19 @@ def test_forgiving_what_is_owed_settles_an_open_invoice(staff_api, books):
     [
         ({"invoice": "inv_000000000000000000000000"}, 404, "not_found", None),
         ({"invoice": "{draft}"}, 409, "invalid_state", None),
-        ({"amount": 5000, "refund_to": "balance", "invoice": "{paid}"}, 400, "validation_failed",
-         "amount"),
+        (
+            {"amount": 5000, "refund_to": "balance", "invoice": "{paid}"},
+            400,
+            "validation_failed",
+            "amount",
+        ),
         ({"amount": 1300}, 400, "validation_failed", "refund_to"),
         ({"amount": 0}, 400, "validation_failed", "amount"),
         ({"reason": "whim"}, 400, "validation_failed", "reason"),
         ({"refund_to": "card"}, 400, "validation_failed", "refund_to"),
         ({"amount": "5"}, 400, "validation_failed", "amount"),
     ],
-)  # fmt: skip
+)
 def test_a_credit_note_that_cannot_be_issued_is_refused(
     staff_api, books, changes, status, code, field
 ):

@@ -446,8 +446,10 @@ def test_a_plans_server_is_refused_more_than_its_plan_with_plan_limit(paid_order
     error = error_of(response, 422)
     assert error["code"] == "plan_limit"
     assert error["details"] == {
-        "field": "memory_mb", "limit": server.memory_mb, "subscription": paid_order.id,
-    }  # fmt: skip
+        "field": "memory_mb",
+        "limit": server.memory_mb,
+        "subscription": paid_order.id,
+    }
     before = server.memory_mb
     server.refresh_from_db()
     assert server.memory_mb == before
@@ -480,9 +482,12 @@ def test_deleting_a_plans_server_ends_its_subscription(paid_order, owner_api, ow
 
 def test_deleting_a_server_without_a_plan_touches_no_subscription(paid_order, owner_api, account):
     other = Server.objects.create(
-        account=account, name="Free", game_id="minecraft-java", region_id="eu-central",
+        account=account,
+        name="Free",
+        game_id="minecraft-java",
+        region_id="eu-central",
         status="stopped",
-    )  # fmt: skip
+    )
     response = owner_api.delete(f"/v1/servers/{other.id}")
     assert response.status_code == 202, response.content
     paid_order.refresh_from_db()
