@@ -27,17 +27,27 @@ MAX_PORTS_PER_CHANGE = 5000
 
 def node_representation(node: Node) -> dict[str, Any]:
     return {
-        "id": node.id, "name": node.name, "region": node.region_id, "agent_url": node.agent_url,
-        "memory_mb": node.memory_mb, "disk_mb": node.disk_mb, "cpu_percent": node.cpu_percent,
-        "maintenance": node.maintenance, "token_hint": node.token_hint,
-    }  # fmt: skip
+        "id": node.id,
+        "name": node.name,
+        "region": node.region_id,
+        "agent_url": node.agent_url,
+        "memory_mb": node.memory_mb,
+        "disk_mb": node.disk_mb,
+        "cpu_percent": node.cpu_percent,
+        "maintenance": node.maintenance,
+        "token_hint": node.token_hint,
+    }
 
 
 def _node_event(node: Node, event: str, actor: Actor, previous: dict | None = None) -> None:
     record_event(
-        type=f"node.{event}", account=None, object_type="node", obj=node_representation(node),
-        actor=actor, previous_attributes=previous,
-    )  # fmt: skip
+        type=f"node.{event}",
+        account=None,
+        object_type="node",
+        obj=node_representation(node),
+        actor=actor,
+        previous_attributes=previous,
+    )
 
 
 # --- Checking input ---------------------------------------------------------------------------
@@ -86,9 +96,10 @@ def _clean_region(value: Any) -> Region:
 
 
 CAPACITY_LIMITS = {
-    "memory_mb": (256, 64 * 1024 * 1024), "disk_mb": (1024, 1024 * 1024 * 1024),
+    "memory_mb": (256, 64 * 1024 * 1024),
+    "disk_mb": (1024, 1024 * 1024 * 1024),
     "cpu_percent": (10, 100 * 256),
-}  # fmt: skip
+}
 
 
 PORT_OR_RANGE = re.compile(r"(?P<low>[0-9]{1,5})(?:-(?P<high>[0-9]{1,5}))?", re.ASCII)
@@ -142,13 +153,17 @@ def node_create(
     token, key_id = make_token(NODE_TOKEN_PREFIX)
     pepper_id = current_pepper_id()
     node = Node.objects.create(
-        name=_clean_name(name), region=_clean_region(region), agent_url=_clean_url(agent_url),
+        name=_clean_name(name),
+        region=_clean_region(region),
+        agent_url=_clean_url(agent_url),
         memory_mb=_clean_capacity("memory_mb", memory_mb, *CAPACITY_LIMITS["memory_mb"]),
         disk_mb=_clean_capacity("disk_mb", disk_mb, *CAPACITY_LIMITS["disk_mb"]),
         cpu_percent=_clean_capacity("cpu_percent", cpu_percent, *CAPACITY_LIMITS["cpu_percent"]),
-        maintenance=bool(maintenance), token_key_id=key_id, token_pepper_id=pepper_id,
+        maintenance=bool(maintenance),
+        token_key_id=key_id,
+        token_pepper_id=pepper_id,
         token_digest=digest_token(token, pepper_id),
-    )  # fmt: skip
+    )
     _node_event(node, "created", actor)
     return node, token
 
@@ -173,11 +188,14 @@ def node_update(*, node: Node, actor: Actor, **changes: Any) -> Node:
             value = _clean_capacity(field, changes[field], low, high)
             if field != "cpu_percent" and value < used[field]:
                 raise ValidationFailed.field(
-                    field, "below_usage",
+                    field,
+                    "below_usage",
                     f"Its servers and bots were given {used[field]} already.",
-                )  # fmt: skip
+                )
             setattr(node, field, value)
-    node.save()
+    # Only the columns this edit owns: the agent's hello writes others of the same row, and on a
+    # database without row locks (SQLite) a whole-row save would undo a hello it raced with.
+    node.save(update_fields=["name", "agent_url", "maintenance", *CAPACITY_LIMITS])
     previous = changed_attributes(before, node_representation(node))
     if previous:
         _node_event(node, "updated", actor, previous)
@@ -315,9 +333,11 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
     raise NoCapacity(
         f"No room in {region.name}: {reason}. Try a smaller size or another region.",
         details={
-            "region": region.slug, "memory_mb": instance.memory_mb, "disk_mb": instance.disk_mb,
+            "region": region.slug,
+            "memory_mb": instance.memory_mb,
+            "disk_mb": instance.disk_mb,
         },
-    )  # fmt: skip
+    )
 
 
 def instance_resize_check(instance: Instance, *, memory_mb: int, disk_mb: int) -> None:
@@ -365,9 +385,15 @@ def node_seen(node: Node, *, boot_id: str, version: str, limits: str, isolation:
     node.boot_id, node.agent_version, node.agent_limits = boot_id[:64], version[:32], limits[:16]
     node.agent_isolation = isolation
     node.last_seen_at = timezone.now()
-    node.save(update_fields=[
-        "boot_id", "agent_version", "agent_limits", "agent_isolation", "last_seen_at",
-    ])  # fmt: skip
+    node.save(
+        update_fields=[
+            "boot_id",
+            "agent_version",
+            "agent_limits",
+            "agent_isolation",
+            "last_seen_at",
+        ]
+    )
     return node
 
 
