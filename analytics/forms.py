@@ -7,7 +7,7 @@ from django import forms
 from django.utils import timezone
 
 from analytics.reporting import month_start
-from billing.money import SUPPORTED_CURRENCIES
+from hosting.money import SUPPORTED_CURRENCIES
 
 MONTH = re.compile(r"([0-9]{4})-([0-9]{2})", re.ASCII)
 DEFAULT_MONTHS = 12

@@ -8,8 +8,8 @@ from django.http import HttpResponse
 from django.template.defaultfilters import filesizeformat
 
 from analytics.reporting import Report
-from billing.money import format_amount
 from hosting.csv_export import csv_response, csv_text
+from hosting.money import format_amount
 
 WHOLE_UNITS = frozenset({"bytes", "seconds"})
 

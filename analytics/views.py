@@ -36,7 +36,7 @@ from analytics.selectors.usage import (
     account_daily_usage,
     account_usage,
 )
-from billing.money import SUPPORTED_CURRENCIES, minor_units
+from hosting.money import SUPPORTED_CURRENCIES, minor_units
 from servers.models import ServerStatus
 from servers.selectors import bots_of_account, servers_of_account
 from support.selectors import tickets_of_account

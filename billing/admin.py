@@ -67,7 +67,6 @@ from billing.models import (
     Subscription,
     TaxRate,
 )
-from billing.money import SUPPORTED_CURRENCIES, format_amount
 from billing.services.catalogue import (
     coupon_archive,
     coupon_create,
@@ -94,6 +93,7 @@ from billing.services.invoices import (
 from billing.services.ledger import balance_change
 from billing.services.profile import billing_profile_update
 from hosting.errors import ApplicationError
+from hosting.money import SUPPORTED_CURRENCIES, format_amount
 from servers.models import BotRuntime
 from servers.selectors import game_catalogue, region_catalogue
 

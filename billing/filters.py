@@ -24,7 +24,6 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
 )
-from billing.money import SUPPORTED_CURRENCIES
 from hosting.api.filters import (
     BooleanParameterFilter,
     ChoiceInFilter,
@@ -32,6 +31,7 @@ from hosting.api.filters import (
     StableOrderingFilter,
     UtcDateTimeFilter,
 )
+from hosting.money import SUPPORTED_CURRENCIES
 
 CURRENCY_CHOICES = [(code, code) for code in sorted(SUPPORTED_CURRENCIES)]
 

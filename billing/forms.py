@@ -28,10 +28,10 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
 )
-from billing.money import format_amount
 from billing.services.invoices import GATEWAY_LABELS
 from billing.services.profile import TEXT_FIELDS, VAT_ID_INPUT_LIMIT
 from hosting.dashboard.refusals import ServiceErrorFormMixin
+from hosting.money import format_amount
 from servers.forms import BotCreateForm, ServerCreateForm
 from servers.models import RESOURCE_LIMITS, Game
 

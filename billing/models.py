@@ -12,9 +12,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Account, User
-from billing.money import format_amount
 from billing.periods import Interval
 from hosting.ids import PrefixedIdField
+from hosting.money import format_amount
 from servers.models import Bot, Server
 
 

@@ -19,7 +19,7 @@ from django.template.loader import get_template
 from weasyprint import HTML
 from weasyprint.urls import URLFetcher
 
-from billing.money import format_amount
+from hosting.money import format_amount
 
 
 class BankAccountSnapshot(TypedDict):
@@ -84,7 +84,7 @@ class DocumentSnapshot(TypedDict):
     number: str
     issued_at: datetime
     due_date: date | None  # None on a credit note
-    currency: str  # ISO 4217, one of billing.money.SUPPORTED_CURRENCIES
+    currency: str  # ISO 4217, one of hosting.money.SUPPORTED_CURRENCIES
     seller: SellerSnapshot
     buyer: BuyerSnapshot
     lines: list[LineSnapshot]

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import NamedTuple
 
-from billing.money import divide_half_even
+from hosting.money import divide_half_even
 
 _SECOND = timedelta(seconds=1)
 

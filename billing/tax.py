@@ -35,7 +35,7 @@ from stdnum import exceptions as stdnum_errors
 from stdnum.eu import vat as eu_vat
 from stdnum.util import clean, get_cc_module
 
-from billing.money import allocate, divide_half_up
+from hosting.money import allocate, divide_half_up
 
 # The 27 member states by ISO 3166-1 alpha-2 code. Their VAT ids start with the same two
 # letters, except Greece's, which start with "EL" (VAT_PREFIXES).

@@ -2,7 +2,7 @@
 credit notes' PDFs, the credit ledger and the billing profile.
 
 Views parse input, call one service of billing/services with the signed-in person as the actor,
-and render; amounts are shown with ``billing.money.format_amount``. Every document is looked up
+and render; amounts are shown with ``hosting.money.format_amount``. Every document is looked up
 within ``request.account``, so another account's invoices and credit notes answer 404.
 Reading needs ``billing:read`` in the role's scopes (else 404, like a missing right; the
 navigation hides the section then); paying and saving the profile need ``billing:write``, and a
@@ -31,7 +31,6 @@ from billing.forms import (
     PaymentListFilter,
 )
 from billing.models import CreditNote, Invoice, InvoiceStatus
-from billing.money import format_amount
 from billing.selectors import (
     PAYABLE,
     balance_transactions_of_account,
@@ -49,6 +48,7 @@ from billing.services.invoices import GATEWAY_LABELS
 from billing.services.profile import billing_profile_update
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.errors import ApplicationError
+from hosting.money import format_amount
 
 # The overview lists this many; the invoices page has the rest (``?status=open``).
 OVERVIEW_INVOICES = 10

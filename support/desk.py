@@ -35,13 +35,13 @@ from django.views.generic import ListView
 from accounts.actors import Actor
 from accounts.models import User, desk_staff_q
 from accounts.roles import StaffArea
-from billing.money import format_amount
 from billing.selectors import invoices_payable_of_account
 from events.selectors import events_of_account
 from hosting.dashboard.lists import SEARCH_PARAM, ListControlsMixin
 from hosting.dashboard.refusals import ServiceErrorFormMixin, ServiceRefusalMixin
 from hosting.errors import ApplicationError
 from hosting.http import download_response
+from hosting.money import format_amount
 from servers.selectors import bots_of_account, servers_of_account
 from support import transitions
 from support.filters import StaffTicketFilter

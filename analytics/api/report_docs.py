@@ -18,8 +18,8 @@ from analytics.selectors.reports_billing import (
 from analytics.selectors.reports_mrr import CHURN_COLUMNS, MRR_COLUMNS
 from analytics.selectors.reports_operations import FLEET_COLUMNS, TICKET_COLUMNS
 from analytics.selectors.reports_usage import UPTIME_COLUMNS, USAGE_COLUMNS
-from billing.money import SUPPORTED_CURRENCIES
 from hosting.api.schema import envelope, error_doc
+from hosting.money import SUPPORTED_CURRENCIES
 
 SPEND_GROUPS = ("month", "server")
 REVENUE_GROUPS = ("product", "month")

@@ -25,9 +25,9 @@ from analytics.selectors.reports_billing import ar_aging_report, revenue_report,
 from analytics.selectors.reports_mrr import churn_report, mrr_report
 from analytics.selectors.reports_operations import fleet_report, tickets_report
 from analytics.selectors.reports_usage import uptime_report, usage_report
-from billing.money import UnsupportedCurrency, validate_currency
 from hosting.api.params import invalid_parameter, single_value
 from hosting.api.views import ApiViewSet
+from hosting.money import UnsupportedCurrency, validate_currency
 
 # Spend is invoice money: a role that may not read billing (developers, support) sees none.
 READ, SPEND_READ = ["analytics:read"], ["analytics:read", "billing:read"]

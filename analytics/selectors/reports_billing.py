@@ -37,7 +37,6 @@ from analytics.reporting import (
     months,
 )
 from billing.models import CreditNote, Invoice, InvoiceStatus, PaymentStatus
-from billing.money import allocate
 from billing.selectors import (
     credit_notes_all,
     invoices_all,
@@ -45,6 +44,7 @@ from billing.selectors import (
     payments_all,
     products_all,
 )
+from hosting.money import allocate
 
 # Staff's figures are the business's: accounts on a billing test clock are demos and tests.
 REAL_CLOCK = Q(account__billing_clock__isnull=True)

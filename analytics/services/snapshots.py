@@ -25,11 +25,11 @@ from django.utils import timezone
 
 from analytics.models import MrrSnapshot, MrrSnapshotDay
 from billing.models import CouponDuration, Subscription, SubscriptionStatus
-from billing.money import divide_half_up
 from billing.selectors import subscriptions_all
 from billing.services.discounts import coupon_for_period
 from billing.services.pricing import price_lines
 from billing.tax import TaxDecision
+from hosting.money import divide_half_up
 
 COUNTED_STATUSES = (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAST_DUE)
 # A period's amount times the first number, divided by the second and by the price's

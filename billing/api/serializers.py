@@ -24,7 +24,6 @@ from billing.models import (
     Subscription,
     TaxRate,
 )
-from billing.money import SUPPORTED_CURRENCIES
 from billing.representations import (
     balance_transaction_representation,
     billing_profile_representation,
@@ -43,6 +42,7 @@ from billing.representations import (
 from billing.services.profile import STAFF_ONLY_FIELDS, VAT_ID_INPUT_LIMIT
 from hosting.api.schema import response_examples
 from hosting.api.serializers import RepresentedBy, StrictInputSerializer
+from hosting.money import SUPPORTED_CURRENCIES
 from hosting.representations import timestamp
 from servers.api.serializers import (
     DiscordTokenField,

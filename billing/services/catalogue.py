@@ -33,10 +33,10 @@ from billing.models import (
     Subscription,
     TaxRate,
 )
-from billing.money import UnsupportedCurrency, validate_currency
 from billing.periods import MAX_INTERVAL_COUNT, Interval, InvalidRecurring, validate_recurring
 from billing.tax import InvalidTaxRate, is_country, validate_percentage
 from hosting.errors import Conflict, ValidationFailed
+from hosting.money import UnsupportedCurrency, validate_currency
 from servers.models import BotRuntime
 from servers.selectors import game_catalogue, region_catalogue
 from servers.services.validation import clean_name, validate_resources

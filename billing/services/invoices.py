@@ -28,7 +28,6 @@ from billing.models import (
     Payment,
     PaymentStatus,
 )
-from billing.money import format_amount
 from billing.representations import invoice_representation, payment_representation
 from billing.services.fulfilment import subscription_invoice_paid
 from billing.services.ledger import balance_change, balance_of, billing_currency_fix
@@ -36,6 +35,7 @@ from billing.services.notices import notify
 from billing.tax import TaxDecision
 from events.services import record_event
 from hosting.errors import Conflict, ValidationFailed
+from hosting.money import format_amount
 
 GATEWAY_LABELS = {"credit": "account credit", "bank_transfer": "bank transfer", "stripe": "card"}
 

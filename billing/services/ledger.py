@@ -12,10 +12,10 @@ from accounts.models import Account
 from accounts.services import account_lock
 from billing.clock import billing_now
 from billing.models import BalanceTransaction, BillingProfile, CreditNote, Invoice
-from billing.money import UnsupportedCurrency, validate_currency
 from billing.representations import balance_transaction_representation
 from events.services import record_event
 from hosting.errors import Conflict, ValidationFailed
+from hosting.money import UnsupportedCurrency, validate_currency
 
 
 def balance_of(account: Account) -> int:

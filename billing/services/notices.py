@@ -27,7 +27,7 @@ from django.template.loader import render_to_string
 from accounts.models import Account, Membership
 from accounts.roles import Role
 from billing.models import BillingProfile, Invoice, Subscription
-from billing.money import format_amount
+from hosting.money import format_amount
 
 logger = logging.getLogger(__name__)
 

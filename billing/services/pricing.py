@@ -21,8 +21,8 @@ from django.conf import settings
 
 from accounts.models import Account
 from billing.models import BillingProfile, Coupon, TaxRate
-from billing.money import allocate, divide_half_up
 from billing.tax import InvalidVatId, TaxDecision, tax_amounts, tax_for, vat_id_check
+from hosting.money import allocate, divide_half_up
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,6 @@ from billing.models import (
     SubscriptionStatus,
     TaxRate,
 )
-from billing.money import format_amount
 from billing.representations import (
     balance_transaction_representation,
     invoice_representation,
@@ -71,6 +70,7 @@ from billing.services.invoices import (
 from billing.services.notices import Notice, invoice_facts, notices_queue
 from billing.services.pricing import price_lines, tax_decision_of
 from events.services import EventDraft, changed_attributes, record_events
+from hosting.money import format_amount
 
 
 @dataclass

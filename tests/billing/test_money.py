@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from billing.money import (
+from hosting.money import (
     SUPPORTED_CURRENCIES,
     UnsupportedCurrency,
     allocate,

@@ -42,7 +42,7 @@ DOWNGRADE_AT = datetime(2031, 6, 5, 11, 52, 48, tzinfo=UTC)
 
 
 def with_tax(net: int) -> int:
-    """``net`` plus 19 % VAT rounded half away from zero, computed apart from billing.money."""
+    """``net`` plus 19 % VAT rounded half away from zero, computed apart from hosting.money."""
     return net + int((Decimal(net) * Decimal("0.19")).quantize(Decimal(1), ROUND_HALF_UP))
 
 

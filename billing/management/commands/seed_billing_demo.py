@@ -25,7 +25,6 @@ from billing.models import (
     PromotionCode,
     TaxRate,
 )
-from billing.money import format_amount
 from billing.services import balance_change
 from billing.services.catalogue import (
     coupon_create,
@@ -36,6 +35,7 @@ from billing.services.catalogue import (
 )
 from billing.services.profile import billing_profile_update
 from hosting.errors import ApplicationError
+from hosting.money import format_amount
 
 
 def price(currency: str, unit_amount: int, interval: str = "month", **extra: int) -> dict:
