@@ -213,43 +213,37 @@ def setup_data() -> None:
 
     main, main_owner = staff_account("Fuzz Hosting", "fuzz@example.com")
     actor = Actor(user=main_owner)
-    server = server_create(
-        account=main,
-        actor=actor,
-        name="Fuzz SMP",
-        game="minecraft-java",
-        region="eu-central",
-        variables={"EULA": True},
-    )
-    bot = bot_create(
-        account=main,
-        actor=actor,
-        name="Fuzz bot",
-        region="eu-central",
-        runtime="python-3.13",
-        start_command="python bot.py",
-        token="fuzz-discord-bot-token-0123456789",
-    )
+
+    def minecraft(name: str, region: str):
+        """A Minecraft server of the main account (EULA accepted)."""
+        return server_create(
+            account=main,
+            actor=actor,
+            name=name,
+            game="minecraft-java",
+            region=region,
+            variables={"EULA": True},
+        )
+
+    def python_bot(name: str, region: str, token_tail: str):
+        """A Python bot of the main account, its Discord token ending in ``token_tail``."""
+        return bot_create(
+            account=main,
+            actor=actor,
+            name=name,
+            region=region,
+            runtime="python-3.13",
+            start_command="python bot.py",
+            token=f"fuzz-discord-bot-token-{token_tail}",
+        )
+
+    server = minecraft("Fuzz SMP", "eu-central")
+    bot = python_bot("Fuzz bot", "eu-central", "0123456789")
     action = Action.objects.filter(server=server).first()  # its "create"
     # What DELETE /v1/servers/{id} and /v1/bots/{id} are pinned to: the fuzzer reuses ids it saw
     # in lists, and deleting the server of a plan ends its subscription.
-    spare_server = server_create(
-        account=main,
-        actor=actor,
-        name="Fuzz SMP to delete",
-        game="minecraft-java",
-        region="eu-central",
-        variables={"EULA": True},
-    )
-    spare_bot = bot_create(
-        account=main,
-        actor=actor,
-        name="Fuzz bot to delete",
-        region="eu-central",
-        runtime="python-3.13",
-        start_command="python bot.py",
-        token="fuzz-discord-bot-token-0123456780",
-    )
+    spare_server = minecraft("Fuzz SMP to delete", "eu-central")
+    spare_bot = python_bot("Fuzz bot to delete", "eu-central", "0123456780")
     # A node with its token (the agent endpoints' credential) in a region of its own, so that
     # the fuzzer's servers in eu-central stay on the simulated driver; a server and a bot on it
     # (their consoles; the bot's uploaded code is what the agent downloads), and a node that
@@ -277,23 +271,8 @@ def setup_data() -> None:
         )[0]
         for name in ("fuzz-node-2", "fuzz-node-3")
     )
-    node_server = server_create(
-        account=main,
-        actor=actor,
-        name="Fuzz SMP on a node",
-        game="minecraft-java",
-        region="us-east",
-        variables={"EULA": True},
-    )
-    node_bot = bot_create(
-        account=main,
-        actor=actor,
-        name="Fuzz bot on a node",
-        region="us-east",
-        runtime="python-3.13",
-        start_command="python bot.py",
-        token="fuzz-discord-bot-token-9876543210",
-    )
+    node_server = minecraft("Fuzz SMP on a node", "us-east")
+    node_bot = python_bot("Fuzz bot on a node", "us-east", "9876543210")
     node_bot = bot_source_upload(
         bot=node_bot,
         filename="bot.tar.gz",
