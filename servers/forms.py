@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from servers.models import RESOURCE_LIMITS, Bot, BotRuntime, Game, Region, Server
 from servers.selectors import game_catalogue, region_catalogue
-from servers.services import DEFAULT_BOT_RESOURCES, DEFAULT_SERVER_RESOURCES
+from servers.services import DEFAULT_BOT_RESOURCES, DEFAULT_SERVER_RESOURCES, InstanceChanges
 from servers.transitions import POWER_ACTIONS
 
 # What the create services fill in when a resource is left out; shown as the starting values.
@@ -69,6 +69,11 @@ class InstanceForm(ServiceErrorFormMixin, forms.Form):
             for name in RESOURCE_LIMITS
             if self.cleaned_data.get(name) is not None
         }
+
+    def instance_changes(self) -> InstanceChanges:
+        """What ``instance_update`` takes from an edit form: its ``changes()``, which the
+        form's fields have typed, trimmed and bounded."""
+        return InstanceChanges.of(self.changes())
 
 
 # --- Servers ----------------------------------------------------------------------------------

@@ -318,14 +318,14 @@ class InstanceEditView(InstanceObjectMixin, FormView):
     needs = "write"
 
     def form_valid(self, form):
-        changes = form.changes()
+        changes = form.instance_changes()
         try:
             instance, restart_for = instance_update(
-                instance=self.instance, actor=self.actor(), **changes
+                instance=self.instance, changes=changes, actor=self.actor()
             )
         except PlanLimit as error:
             # Offer the plan change that gives what was asked, with its prorated price.
-            wanted = {**resources_representation(self.instance), **changes.get("resources", {})}
+            wanted = {**resources_representation(self.instance), **(changes.resources or {})}
             fits = ",".join(f"{field}:{value}" for field, value in sorted(wanted.items()))
             subscription = (self.instance.plan or {}).get("subscription")
             upgrade_url = (

@@ -58,7 +58,13 @@ from servers.selectors import (
     region_catalogue,
     servers_of_account,
 )
-from servers.services import action_request, bot_create, instance_update, server_create
+from servers.services import (
+    InstanceChanges,
+    action_request,
+    bot_create,
+    instance_update,
+    server_create,
+)
 from servers.services.console import console_open
 from servers.services.instances import bot_source_upload
 
@@ -149,9 +155,9 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
         return total, page_of(queryset.filter(created_at__lt=before), skip, limit)
 
     def partial_update(self, request, pk=None):
-        body = validated(self.update_serializer, request)
+        changes = InstanceChanges.of(validated(self.update_serializer, request))
         instance, restart_for = instance_update(
-            instance=self.get_object(), actor=Actor.from_request(request), **body
+            instance=self.get_object(), changes=changes, actor=Actor.from_request(request)
         )
         return Response(
             {

@@ -15,7 +15,13 @@ from servers.services.actions import (
     instance_suspend,
     run_action,
 )
-from servers.services.instances import NEEDS_RESTART, bot_create, instance_update, server_create
+from servers.services.instances import (
+    NEEDS_RESTART,
+    InstanceChanges,
+    bot_create,
+    instance_update,
+    server_create,
+)
 from servers.services.validation import (
     DEFAULT_BOT_RESOURCES,
     DEFAULT_SERVER_RESOURCES,
@@ -26,6 +32,7 @@ __all__ = [
     "DEFAULT_BOT_RESOURCES",
     "DEFAULT_SERVER_RESOURCES",
     "NEEDS_RESTART",
+    "InstanceChanges",
     "action_request",
     "action_run",
     "actions_recover_stale",

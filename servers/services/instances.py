@@ -1,5 +1,6 @@
 """Creating and changing servers and bots (their actions are in ``actions``)."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -11,6 +12,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Account
 from events.services import changed_attributes
+from hosting.changes import UNSET, Changes, Unset
 from hosting.errors import InvalidState, PlanLimit, ValidationFailed
 from hosting.secrets_box import encrypt_secret
 from servers.models import Bot, BotRuntime, Game, Instance, Server
@@ -180,16 +182,40 @@ def plan_check(instance: Instance, resources: dict[str, int], actor: Actor) -> N
             )
 
 
-@transaction.atomic
-def instance_update(
-    *, instance: Instance, actor: Actor, **changes: Any
-) -> tuple[Instance, list[str]]:
-    """Change a server's or bot's settings; returns it with the changed fields that need a restart.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstanceChanges(Changes):
+    """What one edit of a server or bot sets, as its readers (the API's update serializers, the
+    dashboard's edit forms, billing's plan change) have already checked it: a name trimmed and
+    of 1 to 100 characters, a start command trimmed and of 1 to 500, a runtime of
+    ``BotRuntime``. What needs the instance, the game, the account or the settings to decide
+    (resource limits and quotas, the game's variables, environment names, the token's shape,
+    where code may come from) is checked by ``instance_update``.
 
     Servers take ``name``, ``variables``, ``resources``, ``auto_restart``; bots also
-    ``start_command``, ``environment``, ``token``, ``runtime``, ``source`` and ``archive``
-    (``(filename, content)`` of uploaded code; both taken at the next reinstall).
+    ``start_command``, ``environment``, ``token``, ``runtime``, ``source`` (None removes it)
+    and ``archive`` (``(filename, content)`` of uploaded code; both taken at the next
+    reinstall). ``plan`` is billing's own, with a plan change: the new bounds.
     """
+
+    name: str | Unset = UNSET
+    auto_restart: bool | Unset = UNSET
+    plan: dict[str, Any] | Unset | None = UNSET
+    resources: dict[str, int] | Unset = UNSET
+    variables: dict[str, Any] | Unset = UNSET
+    start_command: str | Unset = UNSET
+    environment: dict[str, str] | Unset = UNSET
+    runtime: str | Unset = UNSET
+    source: dict[str, str] | Unset | None = UNSET
+    token: str | Unset = UNSET
+    archive: tuple[str, bytes] | Unset = UNSET
+
+
+@transaction.atomic
+def instance_update(
+    *, instance: Instance, changes: InstanceChanges, actor: Actor
+) -> tuple[Instance, list[str]]:
+    """Change a server's or bot's settings; returns it with the changed fields that need a
+    restart."""
     instance = instance_locked(instance)
     if instance.status == S.DELETING:
         raise InvalidState(
@@ -197,83 +223,102 @@ def instance_update(
             details={"status": instance.status, "allowed_actions": []},
         )
     before = instance_representation(instance)
-    changed: list[str] = []
-    if "name" in changes:
-        instance.name = clean_name(changes["name"])
-    if "auto_restart" in changes:
-        instance.auto_restart = bool(changes["auto_restart"])
-    if "plan" in changes:  # billing's own, with a plan change: the new bounds
-        instance.plan = changes["plan"]
-    if "resources" in changes:
-        resources = validate_resources(changes["resources"] or {})
-        delta = resources.get("memory_mb", instance.memory_mb) - instance.memory_mb
-        instance.account = quota_check(
-            instance.account, type(instance), memory_delta=delta, adding=False
-        )
-        plan_check(instance, resources, actor)
-        instance_resize_check(
-            instance,
-            memory_mb=resources.get("memory_mb", instance.memory_mb),
-            disk_mb=resources.get("disk_mb", instance.disk_mb),
-        )
-        for field, value in resources.items():
-            if getattr(instance, field) != value:
-                setattr(instance, field, value)
-                changed.append(field)
-    if isinstance(instance, Server) and "variables" in changes:
-        variables = validate_variables(
-            instance.game, changes["variables"], current=instance.variables
-        )
-        if variables != instance.variables:
-            instance.variables = variables
-            changed.append("variables")
+    if not isinstance(changes.name, Unset):
+        instance.name = changes.name
+    if not isinstance(changes.auto_restart, Unset):
+        instance.auto_restart = changes.auto_restart
+    if not isinstance(changes.plan, Unset):
+        instance.plan = changes.plan
+    changed = _resources_set(instance, changes, actor)
+    if isinstance(instance, Server):
+        changed += _server_settings_set(instance, changes)
     if isinstance(instance, Bot):
-        if "start_command" in changes:
-            command = changes["start_command"]
-            if not isinstance(command, str) or not 0 < len(command.strip()) <= 500:
-                raise ValidationFailed.field(
-                    "start_command", "required", "start_command is required."
-                )
-            if command.strip() != instance.start_command:
-                instance.start_command = command.strip()
-                changed.append("start_command")
-        if "environment" in changes:
-            environment = clean_environment(changes["environment"])
-            if environment != instance.environment:
-                instance.environment = environment
-                changed.append("environment")
-        if "runtime" in changes:
-            if changes["runtime"] not in BotRuntime.values:
-                raise ValidationFailed.field("runtime", "invalid_choice", "Unknown runtime.")
-            if changes["runtime"] != instance.runtime:
-                instance.runtime = changes["runtime"]
-                changed.append("runtime")
-        if "source" in changes:
-            source = clean_source(changes["source"])
-            current = (instance.source_type, instance.source_url, instance.source_ref)
-            wanted = (source.get("type", ""), source.get("url", ""), source.get("ref", ""))
-            if wanted != current:
-                if instance.source_type == "upload":
-                    _remove_file_after_commit(instance.source_archive)
-                    instance.source_archive = ""
-                instance.source_type, instance.source_url, instance.source_ref = wanted
-                changed.append("source")
-        if "token" in changes:
-            token = clean_token(changes["token"])
-            instance.token_encrypted = encrypt_secret(token)
-            instance.token_last4 = token[-4:]
-            changed.append("token")
+        changed += _bot_settings_set(instance, changes)
     instance.save()
     after = instance_representation(instance)
     previous = changed_attributes(before, after)
     previous.pop("updated_at", None)
     if previous or "token" in changed:
         instance_event_record(instance, "updated", actor, previous)
-    if isinstance(instance, Bot) and changes.get("archive") is not None:
-        filename, content = changes["archive"]
+    if isinstance(instance, Bot) and not isinstance(changes.archive, Unset):
+        filename, content = changes.archive
         instance = bot_source_upload(bot=instance, filename=filename, content=content, actor=actor)
     live = instance.status in {S.RUNNING, S.STARTING}
     return instance, [field for field in changed if live and field in NEEDS_RESTART]
+
+
+def _resources_set(instance: Instance, changes: InstanceChanges, actor: Actor) -> list[str]:
+    """The resources asked for, within their limits, the account's quota, the plan and the
+    node's room; returns the ones that changed."""
+    if isinstance(changes.resources, Unset):
+        return []
+    resources = validate_resources(changes.resources)
+    delta = resources.get("memory_mb", instance.memory_mb) - instance.memory_mb
+    instance.account = quota_check(
+        instance.account, type(instance), memory_delta=delta, adding=False
+    )
+    plan_check(instance, resources, actor)
+    instance_resize_check(
+        instance,
+        memory_mb=resources.get("memory_mb", instance.memory_mb),
+        disk_mb=resources.get("disk_mb", instance.disk_mb),
+    )
+    changed = []
+    for field, value in resources.items():
+        if getattr(instance, field) != value:
+            setattr(instance, field, value)
+            changed.append(field)
+    return changed
+
+
+def _server_settings_set(server: Server, changes: InstanceChanges) -> list[str]:
+    """The game's variables, the given ones over the present ones; ``["variables"]`` if they
+    changed."""
+    if isinstance(changes.variables, Unset):
+        return []
+    variables = validate_variables(server.game, changes.variables, current=server.variables)
+    if variables == server.variables:
+        return []
+    server.variables = variables
+    return ["variables"]
+
+
+def _bot_settings_set(bot: Bot, changes: InstanceChanges) -> list[str]:
+    """A bot's own settings; returns the ones that changed (a new token always does)."""
+    changed = []
+    if not isinstance(changes.start_command, Unset) and changes.start_command != bot.start_command:
+        bot.start_command = changes.start_command
+        changed.append("start_command")
+    if not isinstance(changes.environment, Unset):
+        environment = clean_environment(changes.environment)
+        if environment != bot.environment:
+            bot.environment = environment
+            changed.append("environment")
+    if not isinstance(changes.runtime, Unset) and changes.runtime != bot.runtime:
+        bot.runtime = changes.runtime
+        changed.append("runtime")
+    if not isinstance(changes.source, Unset) and _source_set(bot, clean_source(changes.source)):
+        changed.append("source")
+    if not isinstance(changes.token, Unset):
+        token = clean_token(changes.token)
+        bot.token_encrypted = encrypt_secret(token)
+        bot.token_last4 = token[-4:]
+        changed.append("token")
+    return changed
+
+
+def _source_set(bot: Bot, source: dict[str, str]) -> bool:
+    """Point the bot at another code source (an uploaded archive it replaces goes once this
+    holds); whether it changed."""
+    current = (bot.source_type, bot.source_url, bot.source_ref)
+    wanted = (source.get("type", ""), source.get("url", ""), source.get("ref", ""))
+    if wanted == current:
+        return False
+    if bot.source_type == "upload":
+        _remove_file_after_commit(bot.source_archive)
+        bot.source_archive = ""
+    bot.source_type, bot.source_url, bot.source_ref = wanted
+    return True
 
 
 ARCHIVE_MAGIC = (b"PK\x03\x04", b"\x1f\x8b")  # zip, gzip (a .tar.gz)

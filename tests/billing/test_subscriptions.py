@@ -30,7 +30,7 @@ from billing.services.subscriptions import (
 from events.models import Event
 from hosting.errors import InvalidState, PlanLimit, ValidationFailed
 from servers.models import Server
-from servers.services import instance_update
+from servers.services import InstanceChanges, instance_update
 from tests.servers.helpers import MINECRAFT, run_worker
 
 pytestmark = pytest.mark.django_db
@@ -361,14 +361,20 @@ def test_a_plans_server_cannot_be_given_more_than_its_plan_by_hand(clock, accoun
     customer = Actor(user=owner)
     for field, value in (("memory_mb", 16384), ("disk_mb", 204800), ("cpu_percent", 400)):
         with pytest.raises(PlanLimit) as refused:
-            instance_update(instance=server, resources={field: value}, actor=customer)
+            instance_update(
+                instance=server, changes=InstanceChanges(resources={field: value}), actor=customer
+            )
         assert refused.value.details["field"] == field
         assert refused.value.details["limit"] == getattr(server, field)
     server.refresh_from_db()
     assert (server.memory_mb, server.disk_mb, server.cpu_percent) == (3072, 20480, 150)
     # Less than the plan is the customer's choice; back up to the plan too.
-    instance_update(instance=server, resources={"memory_mb": 2048}, actor=customer)
-    instance_update(instance=server, resources={"memory_mb": 3072}, actor=customer)
+    instance_update(
+        instance=server, changes=InstanceChanges(resources={"memory_mb": 2048}), actor=customer
+    )
+    instance_update(
+        instance=server, changes=InstanceChanges(resources={"memory_mb": 3072}), actor=customer
+    )
 
     gold = Price.objects.create(
         product=Product.objects.create(
@@ -382,7 +388,9 @@ def test_a_plans_server_cannot_be_given_more_than_its_plan_by_hand(clock, accoun
     server.refresh_from_db()
     assert server.plan["memory_mb"] == 8192 and server.memory_mb == 8192
     with pytest.raises(PlanLimit):
-        instance_update(instance=server, resources={"memory_mb": 16384}, actor=customer)
+        instance_update(
+            instance=server, changes=InstanceChanges(resources={"memory_mb": 16384}), actor=customer
+        )
 
 
 def test_staff_may_set_a_plans_server_beyond_its_plan(clock, account, owner, django_user_model):
@@ -391,6 +399,10 @@ def test_staff_may_set_a_plans_server_beyond_its_plan(clock, account, owner, dja
     staff = django_user_model.objects.create_user(
         email="ops@example.com", password="x" * 12, is_staff=True
     )
-    instance_update(instance=server, resources={"memory_mb": 4096}, actor=Actor(user=staff))
+    instance_update(
+        instance=server,
+        changes=InstanceChanges(resources={"memory_mb": 4096}),
+        actor=Actor(user=staff),
+    )
     server.refresh_from_db()
     assert server.memory_mb == 4096

@@ -13,7 +13,7 @@ from billing.services import balance_change, invoice_create, invoice_finalize
 from billing.services.profile import billing_profile_update
 from events.models import Event
 from servers.models import Server
-from servers.services import action_request, instance_update, server_create
+from servers.services import InstanceChanges, action_request, instance_update, server_create
 from tests.dashboard import signed_in
 from tests.factories import ServerFactory
 from tests.servers.helpers import MINECRAFT, run_worker
@@ -56,7 +56,9 @@ def test_objects_are_named_as_they_are_now_and_linked_to_their_pages(
     owner, teammate, account, server, make_token
 ):
     client = signed_in(owner)
-    instance_update(instance=server, actor=Actor(user=owner), name="Creative SMP")
+    instance_update(
+        instance=server, changes=InstanceChanges(name="Creative SMP"), actor=Actor(user=owner)
+    )
     make_token(owner, account, ["servers:read"], name="CI deploys")
     endpoint = endpoint_of(owner, account)
     client.post(f"/settings/team/{teammate.id}/role", {"role": "viewer"})
