@@ -38,6 +38,7 @@ from servers.models import (
 )
 from servers.services import action_request, instance_suspend
 from servers.services.nodes import (
+    NodeChanges,
     node_allocations_add,
     node_allocations_remove,
     node_create,
@@ -483,14 +484,13 @@ class NodeAdmin(ServiceAdmin):
         data = form.cleaned_data
         capacity = {name: data[name] for name in ("memory_mb", "disk_mb", "cpu_percent")}
         if change:
-            node = node_update(
-                node=form.instance,
-                actor=actor,
+            changes = NodeChanges(
                 name=data["name"],
                 agent_url=data["agent_url"],
                 maintenance=data["maintenance"],
                 **capacity,
             )
+            node = node_update(node=form.instance, changes=changes, actor=actor)
             token = None
         else:
             node, token = node_create(

@@ -27,6 +27,7 @@ from hosting.api.views import (
 from servers.models import Node, NodeIsolation
 from servers.selectors import nodes_with_usage
 from servers.services.nodes import (
+    NodeChanges,
     node_allocations_add,
     node_allocations_remove,
     node_create,
@@ -226,7 +227,9 @@ class NodeViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     def partial_update(self, request, pk: str):
         node = self.get_object()
         if changes := validated(NodeUpdateSerializer, request):
-            node = node_update(node=node, actor=Actor.from_request(request), **changes)
+            node = node_update(
+                node=node, changes=NodeChanges.of(changes), actor=Actor.from_request(request)
+            )
         return Response(self._answer(node))
 
     def destroy(self, request, pk: str):

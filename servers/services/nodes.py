@@ -8,6 +8,7 @@ the same port nor overbook a node; the unique allocation of a server backs this 
 
 import ipaddress
 import re
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,6 +19,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.keys import current_pepper_id, digest_token, make_token, parse_token, token_matches
 from events.services import changed_attributes, record_event
+from hosting.changes import UNSET, Changes, Unset
 from hosting.errors import Conflict, InvalidNodeToken, NoCapacity, NotFound, ValidationFailed
 from servers.models import Allocation, Bot, Instance, Node, Region, Server
 
@@ -168,24 +170,39 @@ def node_create(
     return node, token
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeChanges(Changes):
+    """What one edit of a node sets (staff: the admin API, the admin site, the local node's
+    seeding). The service checks each value: a node's name is unique, its agent's address is
+    an http(s) origin, its capacity within ``CAPACITY_LIMITS`` and above what it runs."""
+
+    name: str | Unset = UNSET
+    agent_url: str | Unset = UNSET
+    maintenance: bool | Unset = UNSET
+    memory_mb: int | Unset = UNSET
+    disk_mb: int | Unset = UNSET
+    cpu_percent: int | Unset = UNSET
+
+
 @transaction.atomic
-def node_update(*, node: Node, actor: Actor, **changes: Any) -> Node:
+def node_update(*, node: Node, changes: NodeChanges, actor: Actor) -> Node:
     """Change a node's name, agent address, capacity or maintenance mode.
 
     Capacity may not drop below what the node's servers and bots were given.
     """
     node = Node.objects.select_for_update().get(pk=node.pk)
     before = node_representation(node)
-    if "name" in changes:
-        node.name = _clean_name(changes["name"], current=node)
-    if "agent_url" in changes:
-        node.agent_url = _clean_url(changes["agent_url"])
-    if "maintenance" in changes:
-        node.maintenance = bool(changes["maintenance"])
+    if not isinstance(changes.name, Unset):
+        node.name = _clean_name(changes.name, current=node)
+    if not isinstance(changes.agent_url, Unset):
+        node.agent_url = _clean_url(changes.agent_url)
+    if not isinstance(changes.maintenance, Unset):
+        node.maintenance = changes.maintenance
     used = node_usage(node)
+    given = changes.given()
     for field, (low, high) in CAPACITY_LIMITS.items():
-        if field in changes:
-            value = _clean_capacity(field, changes[field], low, high)
+        if field in given:
+            value = _clean_capacity(field, given[field], low, high)
             if field != "cpu_percent" and value < used[field]:
                 raise ValidationFailed.field(
                     field,

@@ -12,7 +12,7 @@ from pathlib import Path
 from accounts.actors import SYSTEM
 from servers.game_templates import TEMPLATES
 from servers.models import Game, Node
-from servers.services.nodes import node_allocations_add, node_create, node_update
+from servers.services.nodes import NodeChanges, node_allocations_add, node_create, node_update
 from tests.agent.conftest import CGROUP_ROOT, PYTHON, start_agent, stop_agent
 from tests.agent.fake_control_plane import free_port
 
@@ -86,7 +86,7 @@ def node_with_agent(
         **agent_settings,
     )
     try:
-        node = node_update(node=node, agent_url=agent.url, actor=SYSTEM)
+        node = node_update(node=node, changes=NodeChanges(agent_url=agent.url), actor=SYSTEM)
         wait_for(lambda: Node.objects.get(pk=node.pk).last_seen_at, what="hello", log=agent.log)
         yield node, agent
     finally:

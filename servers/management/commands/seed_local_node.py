@@ -7,6 +7,7 @@ from accounts.actors import SYSTEM
 from servers.game_templates import TEMPLATES
 from servers.models import Game, Node, Region
 from servers.services.nodes import (
+    NodeChanges,
     node_allocations_add,
     node_create,
     node_token_rotate,
@@ -59,14 +60,10 @@ class Command(BaseCommand):
         else:
             if node.region_id != region:
                 raise CommandError(f"The node {name} is in {node.region_id}, not {region}.")
-            node = node_update(
-                node=node,
-                agent_url=agent_url,
-                memory_mb=memory_mb,
-                disk_mb=disk_mb,
-                maintenance=False,
-                actor=SYSTEM,
+            changes = NodeChanges(
+                agent_url=agent_url, memory_mb=memory_mb, disk_mb=disk_mb, maintenance=False
             )
+            node = node_update(node=node, changes=changes, actor=SYSTEM)
             node, token = node_token_rotate(node=node, actor=SYSTEM)
         node_allocations_add(node=node, ip=ip, ports=ports, actor=SYSTEM)
         self.stdout.write(f"{node.id} {token}")
