@@ -20,6 +20,7 @@ class ProcessStat:
     process_group: int
     session: int
     cpu_ticks: int
+    children_cpu_ticks: int  # of its children it has waited for
     start_ticks: int
     rss_bytes: int
 
@@ -34,6 +35,7 @@ def _parse_stat(pid: int, text: str) -> ProcessStat:
         process_group=int(fields[2]),
         session=int(fields[3]),
         cpu_ticks=int(fields[11]) + int(fields[12]),
+        children_cpu_ticks=int(fields[13]) + int(fields[14]),
         start_ticks=int(fields[19]),
         rss_bytes=int(fields[21]) * PAGE_SIZE,
     )

@@ -60,11 +60,8 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import socket
-import stat
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -79,6 +76,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agent import procfs  # noqa: E402
 from bench.api import (  # noqa: E402 - the path above makes the project importable
     Server,
     cpu_ticks,
@@ -91,13 +89,22 @@ from bench.api import (  # noqa: E402 - the path above makes the project importa
     wait_until_listening,
 )
 from bench.billing import load_average  # noqa: E402
+from tests.agent.harness import (  # noqa: E402
+    Agent,
+    free_port,
+    process_ticks,
+    remove_cgroup_parents,
+    stop_agent,
+    wait_until_answering,
+    workload_python,
+)
+from tests.agent.harness import start_agent as start_agent_process  # noqa: E402
 
 DB_NAME = "hosting_bench_agent"
 GAME = "test-workload"
 REGION = "eu-central"
 RESOURCES = {"memory_mb": 256, "cpu_percent": 100, "disk_mb": 1024}
 SPARE_ALLOCATIONS = 50
-CGROUP_ROOT = Path("/sys/fs/cgroup")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SETTLE_SECONDS = 5
 PING_EVERY = 0.02
@@ -111,12 +118,6 @@ GOAL_INGEST = 5_000  # samples per second per web worker
 
 
 # --- Helpers ---------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def port_range(count: int) -> int:
@@ -134,35 +135,9 @@ def port_range(count: int) -> int:
     raise RuntimeError(f"no {count} consecutive free ports between 20000 and {low}")
 
 
-def usable_by_others(path: str) -> bool:
-    """Whether the servers' user (nobody) may execute ``path`` (as tests/agent/conftest.py)."""
-    real = Path(os.path.realpath(path))
-    if not real.is_file() or not real.stat().st_mode & stat.S_IXOTH:
-        return False
-    return all(folder.stat().st_mode & stat.S_IXOTH for folder in real.parents)
-
-
-def workload_python() -> str:
-    if os.geteuid() != 0:
-        return sys.executable
-    candidates = [shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin"), sys.executable]
-    found = next((path for path in candidates if path and usable_by_others(path)), None)
-    if found is None:
-        raise RuntimeError("no Python interpreter that the unprivileged user (nobody) may run")
-    return found
-
-
-def process_ticks(pid: int) -> tuple[int, int]:
-    """(utime + stime, cutime + cstime) of ``pid`` in clock ticks."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
-
-
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    stat = procfs.process_stat(pid)
+    return stat.rss_bytes / 2**20 if stat else 0.0
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -194,22 +169,10 @@ def create_node(servers: int, python: str) -> Setup:
     """The test workload's game, an account allowed ``servers`` servers, and the node."""
     from accounts.actors import SYSTEM
     from accounts.models import Account
-    from servers.game_templates import TEMPLATES
-    from servers.models import Game
     from servers.services.nodes import node_allocations_add, node_create
+    from tests.agent.loop import install_test_workload
 
-    entry = TEMPLATES[GAME]
-    template = dict(entry["template"])
-    template["start_command"] = template["start_command"].replace("python3", python, 1)
-    Game.objects.update_or_create(
-        slug=GAME,
-        defaults={
-            "name": entry["name"],
-            "default_port": entry["default_port"],
-            "variables": entry["variables"],
-            "template": template,
-        },
-    )
+    install_test_workload(python)
     account = Account.objects.create(
         name="bench-agent", max_servers=servers + 10, max_memory_mb=(servers + 10) * 1024
     )
@@ -234,91 +197,35 @@ def create_node(servers: int, python: str) -> Setup:
 # --- The agent -------------------------------------------------------------------------------
 
 
-@dataclass
-class Agent:
-    process: subprocess.Popen
-    url: str
-    token: str
-    data_root: Path
-    log_path: Path
-
-    def api(self, timeout: float = 60):
-        import httpx
-
-        headers = {"Authorization": f"Bearer {self.token}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
-
-    def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def state(self) -> dict[str, Any]:
-        try:
-            return json.loads((self.data_root / "state.json").read_text())
-        except (OSError, ValueError):
-            return {}
-
-    def statuses(self) -> dict[str, str]:
-        return {
-            server_id: record.get("status", "?")
-            for server_id, record in self.state().get("servers", {}).items()
-        }
-
-
 def start_agent(args, setup: Setup, work: Path, control_plane_url: str) -> Agent:
+    """Sampling, batches and disk scans at their defaults (5 s, 15 s, 30 s): not set here."""
     data_root = work / "node"
     data_root.mkdir(mode=0o711)
-    log_path = work / "agent.log"
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "AGENT_TOKEN": setup.token,
-        "AGENT_NODE_ID": setup.node.id,
-        "AGENT_CONTROL_PLANE_URL": control_plane_url,
-        "AGENT_LISTEN": f"127.0.0.1:{setup.agent_port}",
-        "AGENT_DATA_ROOT": str(data_root),
-        "AGENT_LOG_LEVEL": "info",
-        # Sampling, batches and disk scans at their defaults (5 s, 15 s, 30 s): not set here.
-    }
+    settings = {"AGENT_LOG_LEVEL": "info"}
     if args.console_max_lines:
-        env["AGENT_CONSOLE_MAX_LINES_PER_SECOND"] = str(args.console_max_lines)
-    command = [sys.executable, "-m", "agent"]
-    if args.profile_agent:
-        command = [sys.executable, "-m", "cProfile", "-o", args.profile_agent, "-m", "agent"]
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    return Agent(process, f"http://127.0.0.1:{setup.agent_port}", setup.token, data_root, log_path)
+        settings["AGENT_CONSOLE_MAX_LINES_PER_SECOND"] = str(args.console_max_lines)
+    python_args = ["-m", "cProfile", "-o", args.profile_agent] if args.profile_agent else []
+    return start_agent_process(
+        data_root,
+        token=setup.token,
+        node_id=setup.node.id,
+        control_plane_url=control_plane_url,
+        port=setup.agent_port,
+        log_path=work / "agent.log",
+        python_args=python_args,
+        wait=False,
+        **settings,
+    )
 
 
 def wait_for_agent(agent: Agent, node, timeout: float = 30) -> None:
     """Until the agent answers with the node token, then until it takes the control plane's
     request tokens (it learnt the public key from its hello)."""
-    import httpx
-
     from servers.drivers import DriverError
     from servers.drivers.agent import agent_call
 
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if agent.process.poll() is not None:
-            raise RuntimeError(
-                f"the agent exited ({agent.process.returncode}):\n{agent.log_tail()}"
-            )
-        try:
-            with agent.api(timeout=2) as api:
-                if api.get("/api/system").status_code == 200:
-                    break
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
+    wait_until_answering(agent, timeout)
     while time.monotonic() < deadline:
         with contextlib.suppress(DriverError):
             if agent_call(node, "GET", "system")[0] == 200:
@@ -327,74 +234,6 @@ def wait_for_agent(agent: Agent, node, timeout: float = 30) -> None:
     raise RuntimeError(
         f"the agent took no request token within {timeout:.0f} s (no hello?):\n{agent.log_tail()}"
     )
-
-
-def _kill_group(pid: int) -> None:
-    for send in (os.killpg, os.kill):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            send(pid, signal.SIGKILL)
-
-
-def _sessions_of(leaders: set[int]) -> list[int]:
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                text = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(text[text.rfind(")") + 2 :].split()[3]) in leaders:
-                members.append(int(entry.name))
-    return members
-
-
-def reap(agent: Agent) -> None:
-    """Kill what the agent's servers left and remove their cgroups (tests/agent/conftest.py)."""
-    servers = agent.state().get("servers", {})
-    leaders = {record["pid"] for record in servers.values() if record.get("pid")}
-    for pid in _sessions_of(leaders) + list(leaders):
-        _kill_group(pid)
-    for server_id in servers:
-        for controller in ("memory", "cpu", "cpuacct", "pids", ""):
-            group = CGROUP_ROOT / controller / "hms-agent" / server_id
-            if not group.is_dir():
-                continue
-            for _ in range(100):
-                procs = (group / "cgroup.procs").read_text().split()
-                if not procs:
-                    break
-                for pid in procs:
-                    _kill_group(int(pid))
-                time.sleep(0.02)
-            with contextlib.suppress(OSError):
-                group.rmdir()
-    for parent in [*CGROUP_ROOT.glob("*/hms-agent"), CGROUP_ROOT / "hms-agent"]:
-        with contextlib.suppress(OSError):  # another agent's servers are in it: leave it
-            parent.rmdir()
-
-
-def stop_agent(agent: Agent) -> int:
-    """Delete every server through the agent's API, stop the agent, reap; servers deleted."""
-    deleted = 0
-    if agent.process.poll() is None:
-        ids = list(agent.state().get("servers", {}))
-
-        def delete(server_id: str) -> bool:
-            with contextlib.suppress(Exception), agent.api(timeout=30) as api:
-                return api.delete(f"/api/servers/{server_id}").status_code in (204, 404)
-            return False
-
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            deleted = sum(pool.map(delete, ids))
-        agent.process.terminate()
-        try:
-            agent.process.wait(15)
-        except subprocess.TimeoutExpired:
-            _kill_group(agent.process.pid)
-            agent.process.wait(5)
-    _kill_group(agent.process.pid)  # anything else of its session
-    reap(agent)
-    return deleted
 
 
 # --- 1. Placement and start ------------------------------------------------------------------
@@ -991,6 +830,8 @@ def main() -> int:
     print(machine_summary(), flush=True)
     print(f"at the start: {load_average()}", flush=True)
     python = workload_python()
+    if python is None:
+        raise RuntimeError("no Python interpreter that the unprivileged user (nobody) may run")
     env = one_worker_environment(args.postgres, args.redis, DB_NAME)
     prepare_control_plane(args.postgres, DB_NAME, env)
     setup = create_node(args.servers, python)
@@ -1041,7 +882,8 @@ def main() -> int:
     finally:
         print("\ncleaning up", flush=True)
         if agent is not None:
-            deleted = stop_agent(agent)
+            deleted = stop_agent(agent, parallel=8)
+            remove_cgroup_parents()
             print(f"  {deleted} servers deleted through the agent's API; agent stopped")
             if agent.process.returncode not in (0, None):
                 print(f"  agent exit status {agent.process.returncode}:\n{agent.log_tail(10)}")

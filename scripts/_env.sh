@@ -20,11 +20,14 @@ if [ ! -x .venv/bin/python ]; then
   "$python_bin" -m venv .venv
 fi
 
+# The node agent is a distribution of its own (agent/pyproject.toml), installed beside the
+# control plane: this machine is a node too (LOCAL_AGENT=1 ./scripts/run), and the agent's
+# tests and bench/agent.py run it.
 install_project() {  # $1: the extras to install, e.g. "[dev]" or ""
-  local stamp=".venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)$1"
+  local stamp=".venv/.installed-$(cat pyproject.toml agent/pyproject.toml | sha256sum | cut -c1-16)$1"
   if [ ! -f "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".$1"
+    .venv/bin/python -m pip install --quiet -e ".$1" -e ./agent
     touch "$stamp"
   fi
 }

@@ -1,11 +1,15 @@
-"""Build the wheel, install it into a fresh virtualenv, and check the service from it alone.
+"""Build the two wheels, install each into a fresh virtualenv, and check each from it alone.
 
     .venv/bin/python scripts/check_wheel.py
 
 The editable install of the development environment hides a package or a template the wheel
 leaves out; this runs from a folder outside the project, so every import, template and static
-file comes from the installed wheel: ``django-admin check --deploy`` with production settings,
-then a template of every app and the dashboard's static files.
+file comes from the installed wheel. The control plane: ``django-admin check --deploy`` with
+production settings, then a template of every app and the dashboard's static files, and no
+node agent in it. The node agent (agent/pyproject.toml, what a node installs): built from a
+copy of agent/ alone, so the folder needs nothing else of the project; its modules, workloads,
+protocol and spec schema are in the wheel, ``python -m agent --help`` and ``hms-agent --help``
+run, and its virtualenv holds no Django.
 """
 
 import os
@@ -43,14 +47,57 @@ for label in [
     "support", "analytics",
 ]:
     apps.get_app_config(label)
-# The node agent ships in the same wheel: its package, its test workloads, its protocol.
-import pathlib
-import agent.__main__, agent.app, agent.launch
-workloads = pathlib.Path(agent.__file__).parent / "workloads"
-assert (workloads / "gameserver.py").is_file() and (workloads / "bot.py").is_file(), workloads
-assert (pathlib.Path(agent.__file__).parent / "PROTOCOL.md").is_file()
-print("templates, static files, apps and the agent all come from the wheel")
+# The node agent is a distribution of its own: not in this wheel, nor its dependencies.
+import importlib.util
+for name in ["agent", "aiohttp", "inotify_simple"]:
+    assert importlib.util.find_spec(name) is None, f"{name} came with the control plane's wheel"
+print("templates, static files and apps all come from the wheel, and no node agent")
 """
+
+AGENT_SMOKE = """
+import importlib, importlib.util, pathlib, pkgutil
+import agent
+package = pathlib.Path(agent.__file__).parent
+for module in pkgutil.iter_modules([str(package)]):
+    importlib.import_module(f"agent.{module.name}")
+for name in ["workloads/gameserver.py", "workloads/bot.py", "PROTOCOL.md", "spec.schema.json"]:
+    assert (package / name).is_file(), f"{name} is not in the agent's wheel"
+# A node runs no control plane: nothing of it, nor Django, comes with the agent.
+for name in ["django", "rest_framework", "hosting", "servers"]:
+    assert importlib.util.find_spec(name) is None, f"{name} came with the agent's wheel"
+print("the agent's modules, workloads, protocol and schema come from its wheel, without Django")
+"""
+
+
+def check_agent_wheel() -> None:
+    """The node agent's wheel, built from a copy of agent/ alone, in a virtualenv of its own."""
+    out = OUT / "agent"
+    source = out / "source" / "agent"
+    shutil.copytree(
+        ROOT / "agent", source, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    )
+    python = str(ROOT / ".venv" / "bin" / "python")
+    subprocess.run(
+        [python, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), source],
+        check=True,
+    )
+    (wheel,) = out.glob("*.whl")
+    env_dir = out / "venv"
+    venv.create(env_dir, with_pip=True)
+    bin_dir = env_dir / "bin"
+    subprocess.run(
+        [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)], check=True
+    )
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    with tempfile.TemporaryDirectory() as elsewhere:  # nothing of the project on sys.path
+        for command in ([str(bin_dir / "python"), "-m", "agent"], [str(bin_dir / "hms-agent")]):
+            subprocess.run(
+                [*command, "--help"], cwd=elsewhere, env=env, check=True, stdout=subprocess.DEVNULL
+            )
+        subprocess.run(
+            [str(bin_dir / "python"), "-c", AGENT_SMOKE], cwd=elsewhere, env=env, check=True
+        )
+    print(f"== {wheel.name}: installs alone and runs")
 
 
 def main() -> int:
@@ -93,6 +140,7 @@ def main() -> int:
         )
         subprocess.run([str(bin_dir / "python"), "-c", SMOKE], cwd=elsewhere, env=env, check=True)
     print(f"== {wheel.name}: installs and checks clean")
+    check_agent_wheel()
     return 0
 
 

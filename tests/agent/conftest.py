@@ -3,18 +3,13 @@
 Most tests share one agent (started once per session, sampling fast) and make servers of their
 own on it; tests that kill or reconfigure the agent start their own. Every process is cleaned up:
 servers are deleted through the API, then whatever is left in their sessions and cgroups is
-killed and the cgroups removed.
+killed and the cgroups removed (tests/agent/harness.py, which bench/agent.py runs too).
 """
 
-import contextlib
 import json
-import os
 import secrets
 import shlex
 import shutil
-import signal
-import ssl
-import stat
 import string
 import subprocess
 import sys
@@ -31,36 +26,24 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from tests.agent.fake_control_plane import FakeControlPlane, free_port
+from tests.agent import harness
+from tests.agent.fake_control_plane import FakeControlPlane
+from tests.agent.harness import IS_ROOT, Agent, free_port, remove_cgroup_parents, stop_agent
 
-REPO = Path(__file__).resolve().parents[2]
 NODE_ID = "node_TestNode0000000000000001"
-IS_ROOT = os.geteuid() == 0
-CGROUP_ROOT = Path("/sys/fs/cgroup")
 BASE62 = string.digits + string.ascii_letters
+# The tests' agents sample, post and scan fast, and log everything.
+QUICK = {
+    "AGENT_SAMPLE_SECONDS": "0.5",
+    "AGENT_BATCH_SECONDS": "1",
+    "AGENT_DISK_SCAN_SECONDS": "0.5",
+    "AGENT_LOG_LEVEL": "debug",
+}
+PYTHON = harness.workload_python()
 
 
 def new_node_token() -> str:
     return "hmn_" + "".join(secrets.choice(BASE62) for _ in range(44))
-
-
-def _usable_by_others(path: str) -> bool:
-    """Whether an unprivileged user (nobody) may execute ``path``: every folder above it must
-    let others through (pyenv's interpreters under /root do not)."""
-    real = Path(os.path.realpath(path))
-    if not real.is_file() or not real.stat().st_mode & stat.S_IXOTH:
-        return False
-    return all(folder.stat().st_mode & stat.S_IXOTH for folder in real.parents)
-
-
-def _workload_python() -> str | None:
-    if not IS_ROOT:
-        return sys.executable
-    candidates = [shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin"), sys.executable]
-    return next((path for path in candidates if path and _usable_by_others(path)), None)
-
-
-PYTHON = _workload_python()
 
 
 def needs_python_for_nobody() -> None:
@@ -80,9 +63,7 @@ def work_root() -> Iterator[Path]:
     root.chmod(0o711)
     yield root
     shutil.rmtree(root, ignore_errors=True)
-    for parent in [*CGROUP_ROOT.glob("*/hms-agent"), CGROUP_ROOT / "hms-agent"]:
-        with contextlib.suppress(OSError):  # still in use by another agent: leave it
-            parent.rmdir()
+    remove_cgroup_parents()
 
 
 @pytest.fixture
@@ -96,144 +77,24 @@ def test_root(work_root, request) -> Path:
 # -- agents -------------------------------------------------------------------------------------
 
 
-@dataclass
-class Agent:
-    process: subprocess.Popen
-    url: str
-    token: str
-    data_root: Path
-    log_path: Path
-    tls: ssl.SSLContext | None = None
-
-    def api(self, token: str | None = None) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token or self.token}"}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=60, verify=self.tls or True)
-
-    @property
-    def ws_url(self) -> str:
-        return self.url.replace("http://", "ws://")
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def state(self) -> dict[str, Any]:
-        return json.loads((self.data_root / "state.json").read_text())
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-
 def start_agent(
     data_root: Path, *, token: str, control_plane_url: str = "", **settings: str
 ) -> Agent:
-    data_root.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    environment = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "AGENT_TOKEN": token,
-        "AGENT_NODE_ID": NODE_ID,
-        "AGENT_CONTROL_PLANE_URL": control_plane_url,
-        "AGENT_LISTEN": f"127.0.0.1:{port}",
-        "AGENT_DATA_ROOT": str(data_root),
-        "AGENT_SAMPLE_SECONDS": "0.5",
-        "AGENT_BATCH_SECONDS": "1",
-        "AGENT_DISK_SCAN_SECONDS": "0.5",
-        "AGENT_LOG_LEVEL": "debug",
-        **settings,
-    }
-    if not IS_ROOT:  # only root can sandbox; the hostile-tenant tests skip then
-        environment.setdefault("AGENT_ALLOW_UNISOLATED", "1")
-    if PYTHON and "AGENT_RUNTIMES" not in settings:
-        environment["AGENT_RUNTIMES"] = json.dumps({"python-test": PYTHON})
-    log_path = data_root.parent / f"{data_root.name}-agent-{port}.log"
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "agent"],
-            cwd=REPO,
-            env=environment,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    tls = None
-    if settings.get("AGENT_TLS_CERT"):
-        tls = ssl.create_default_context(cafile=settings["AGENT_TLS_CERT"])
-    scheme = "https" if tls else "http"
-    agent = Agent(process, f"{scheme}://127.0.0.1:{port}", token, data_root, log_path, tls)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the agent exited with {process.returncode}:\n{agent.log()}")
-        try:
-            if agent.api().get("/api/system").status_code == 200:
-                return agent
-        except httpx.TransportError:
-            time.sleep(0.05)
-    raise AssertionError(f"the agent did not answer within 15 s:\n{agent.log()}")
-
-
-def _kill_group(pid: int) -> None:
-    for send in (os.killpg, os.kill):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            send(pid, signal.SIGKILL)
-
-
-def _sessions_of(leaders: set[int]) -> list[int]:
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                text = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(text[text.rfind(")") + 2 :].split()[3]) in leaders:
-                members.append(int(entry.name))
-    return members
-
-
-def reap(data_root: Path) -> None:
-    """Kill whatever the agent's servers left (an agent killed with SIGKILL leaves them running)
-    and remove their cgroups."""
-    try:
-        servers = json.loads((data_root / "state.json").read_text())["servers"]
-    except (OSError, ValueError, KeyError):
-        return
-    leaders = {record["pid"] for record in servers.values() if record.get("pid")}
-    for pid in _sessions_of(leaders) + list(leaders):
-        _kill_group(pid)
-    for server_id in servers:
-        for controller in ("memory", "cpu", "cpuacct", "pids", ""):
-            group = CGROUP_ROOT / controller / "hms-agent" / server_id
-            if not group.is_dir():
-                continue
-            for _ in range(100):
-                procs = (group / "cgroup.procs").read_text().split()
-                if not procs:
-                    break
-                for pid in procs:
-                    _kill_group(int(pid))
-                time.sleep(0.02)
-            with contextlib.suppress(OSError):
-                group.rmdir()
-
-
-def stop_agent(agent: Agent) -> None:
-    if agent.alive():
-        try:
-            servers = agent.state()["servers"]
-        except (OSError, ValueError):
-            servers = {}
-        with agent.api() as api:
-            for server_id in servers:
-                with contextlib.suppress(httpx.HTTPError):
-                    api.delete(f"/api/servers/{server_id}")
-        agent.process.terminate()
-        try:
-            agent.process.wait(10)
-        except subprocess.TimeoutExpired:
-            agent.process.kill()
-            agent.process.wait()
-    reap(agent.data_root)
+    """An agent as the tests run it: QUICK, unisolated where only root could sandbox (the
+    hostile-tenant tests skip then), the workloads' interpreter as the runtime python-test."""
+    defaults = dict(QUICK)
+    if not IS_ROOT:
+        defaults["AGENT_ALLOW_UNISOLATED"] = "1"
+    if PYTHON:
+        defaults["AGENT_RUNTIMES"] = json.dumps({"python-test": PYTHON})
+    node_id = settings.pop("AGENT_NODE_ID", NODE_ID)
+    return harness.start_agent(
+        data_root,
+        token=token,
+        node_id=node_id,
+        control_plane_url=control_plane_url,
+        **(defaults | settings),
+    )
 
 
 @dataclass

@@ -2,7 +2,6 @@
 thread of its own, that records what the agent posts and answers hello as told."""
 
 import asyncio
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -10,11 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.agent.harness import free_port
 
 
 class FakeControlPlane:

@@ -13,8 +13,8 @@ from accounts.actors import SYSTEM
 from servers.game_templates import TEMPLATES
 from servers.models import Game, Node
 from servers.services.nodes import NodeChanges, node_allocations_add, node_create, node_update
-from tests.agent.conftest import CGROUP_ROOT, PYTHON, start_agent, stop_agent
-from tests.agent.fake_control_plane import free_port
+from tests.agent.conftest import PYTHON, start_agent
+from tests.agent.harness import free_port, remove_cgroup_parents, stop_agent
 
 
 def wait_for(check, timeout: float = 20, what: str = "it", log=None, every: float = 0.1):
@@ -40,16 +40,16 @@ def reachable_folder(prefix: str) -> Iterator[Path]:
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)
-        for parent in [*CGROUP_ROOT.glob("*/hms-agent"), CGROUP_ROOT / "hms-agent"]:
-            with contextlib.suppress(OSError):  # still in use by another agent: leave it
-                parent.rmdir()
+        remove_cgroup_parents()
 
 
-def install_test_workload() -> None:
-    """The test workload in the catalogue, run by an interpreter the servers' user may run."""
+def install_test_workload(python: str | None = PYTHON) -> None:
+    """The test workload in the catalogue, run by ``python``, an interpreter the servers' user
+    may run (bench/agent.py adds it the same way)."""
+    assert python is not None, "no Python interpreter that the unprivileged user may run"
     entry = TEMPLATES["test-workload"]
     template = dict(entry["template"])
-    template["start_command"] = template["start_command"].replace("python3", PYTHON, 1)
+    template["start_command"] = template["start_command"].replace("python3", python, 1)
     Game.objects.update_or_create(
         slug="test-workload",
         defaults={

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import IS_ROOT, REPO, needs_python_for_nobody
+from tests.agent.conftest import needs_python_for_nobody
+from tests.agent.harness import IS_ROOT, REPO
 from tests.agent.test_lifecycle import workload_of
 
 BOT_SOURCE = (REPO / "agent" / "workloads" / "bot.py").read_bytes()

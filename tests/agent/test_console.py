@@ -10,7 +10,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from tests.agent.aio import run
-from tests.agent.conftest import Server, free_port, gameserver_spec, public_pem
+from tests.agent.conftest import Server, gameserver_spec, public_pem
+from tests.agent.harness import free_port
 
 
 class Console:

@@ -17,7 +17,8 @@ from analytics.models import UsageLatest, UsageMinute, UsageSample
 from events.models import Event
 from servers.models import Allocation, Game, Server
 from tests.agent.aio import run
-from tests.agent.conftest import CGROUP_ROOT, IS_ROOT, PYTHON, needs_python_for_nobody, stop_agent
+from tests.agent.conftest import PYTHON, needs_python_for_nobody
+from tests.agent.harness import CGROUP_ROOT, IS_ROOT, stop_agent
 from tests.agent.loop import node_with_agent, wait_for
 from tests.servers.helpers import run_worker
 

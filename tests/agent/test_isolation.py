@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from agent import sandbox
-from tests.agent.conftest import IS_ROOT, REPO, Server, free_port, gameserver_spec, wait_until
+from tests.agent.conftest import Server, gameserver_spec, wait_until
+from tests.agent.harness import IS_ROOT, REPO, free_port
 from tests.agent.test_lifecycle import ask, workload_of
 
 ATTACKER = (REPO / "tests" / "agent" / "hostile_tenant.py").read_text()

@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import (
-    CGROUP_ROOT,
-    IS_ROOT,
-    Server,
-    free_port,
-    gameserver_spec,
-    wait_until,
-)
+from tests.agent.conftest import Server, gameserver_spec, wait_until
+from tests.agent.harness import CGROUP_ROOT, IS_ROOT, free_port
 
 
 def ask(port: int, request: str) -> str:

@@ -8,12 +8,12 @@ from tests.agent.aio import run
 from tests.agent.conftest import (
     NODE_ID,
     Server,
-    free_port,
     gameserver_spec,
     needs_python_for_nobody,
     public_pem,
     wait_until,
 )
+from tests.agent.harness import free_port
 from tests.agent.test_console import Console, event
 from tests.agent.test_lifecycle import ask, gone, workload_of
 
