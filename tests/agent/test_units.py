@@ -10,7 +10,7 @@ import pytest
 
 from agent.config import ConfigError, load_config
 from agent.errors import ValidationFailed
-from agent.runtime import exit_reason
+from agent.process_tree import exit_reason
 from agent.sources import SourceError, unpack
 from agent.spec import parse_spec
 from tests.agent.conftest import gameserver_spec
