@@ -6,8 +6,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
+from accounts.models import User
 from accounts.roles import SCOPES, Role, StaffRole
 from accounts.services import api_key_create
 from hosting.api import throttling
@@ -134,6 +136,23 @@ def staff_api(staff, staff_account, make_token, client_for) -> APIClient:
 @pytest.fixture
 def staff_reader_api(staff, staff_account, make_token, client_for) -> APIClient:
     return client_for(make_token(staff, staff_account, ["admin:read"]))
+
+
+# --- The admin site's staff: a superuser, signed in at /admin/ ---------------------------------
+
+
+@pytest.fixture
+def superuser(db) -> User:
+    """Who the admin site's tests act as; signs in with the password ``staff-password-1``."""
+    return User.objects.create_superuser(email="staff@hosting.test", password="staff-password-1")
+
+
+@pytest.fixture
+def staff_client(superuser) -> Client:
+    """A browser signed in to the admin site as ``superuser``."""
+    client = Client()
+    client.force_login(superuser)
+    return client
 
 
 @pytest.fixture

@@ -26,3 +26,15 @@ def error_of(response, status: int, code: str | None = None) -> dict:
     if code is not None:
         assert error["code"] == code, error
     return error
+
+
+def field_errors(response) -> list[tuple[str, str]]:
+    """``(name, code)`` of each field a ``400 validation_failed`` answer names, in its order."""
+    error = error_of(response, 400, "validation_failed")
+    return [(field["name"], field["code"]) for field in error["details"]["fields"]]
+
+
+def parameter_errors(response) -> list[tuple[str, str]]:
+    """``(name, code)`` of each parameter a ``400 invalid_parameter`` answer names, in order."""
+    error = error_of(response, 400, "invalid_parameter")
+    return [(item["name"], item["code"]) for item in error["details"]["parameters"]]

@@ -15,18 +15,6 @@ from tests.factories import ServerFactory
 
 
 @pytest.fixture
-def staff(db) -> User:
-    return User.objects.create_superuser(email="staff@hosting.test", password="staff-password-1")
-
-
-@pytest.fixture
-def staff_client(staff) -> Client:
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
-@pytest.fixture
 def server(account) -> Server:
     return ServerFactory(account=account)
 
@@ -128,11 +116,12 @@ def test_it_refuses_the_admin_to_customers(owner):
 ADMIN_LOGIN = "/admin/login/"
 
 
-def test_staff_sign_in_to_the_admin(staff):
+def test_staff_sign_in_to_the_admin(superuser):
     client = Client()
 
     response = client.post(
-        ADMIN_LOGIN, {"username": staff.email, "password": "staff-password-1", "next": "/admin/"}
+        ADMIN_LOGIN,
+        {"username": superuser.email, "password": "staff-password-1", "next": "/admin/"},
     )
 
     assert response.status_code == 302
@@ -141,15 +130,15 @@ def test_staff_sign_in_to_the_admin(staff):
     assert not Event.objects.filter(type="user.login_failed").exists()
 
 
-def test_a_failed_admin_sign_in_is_recorded(staff):
-    response = Client().post(ADMIN_LOGIN, {"username": staff.email, "password": "wrong"})
+def test_a_failed_admin_sign_in_is_recorded(superuser):
+    response = Client().post(ADMIN_LOGIN, {"username": superuser.email, "password": "wrong"})
 
     assert response.status_code == 200
     assert response.context["form"].non_field_errors()
     event = Event.objects.get(type="user.login_failed")
     assert event.account is None
     assert event.actor_ip == "127.0.0.1"
-    assert event.data["object"] == {"id": staff.id, "email": staff.email}
+    assert event.data["object"] == {"id": superuser.id, "email": superuser.email}
 
 
 def test_a_customer_with_the_right_password_is_still_refused_the_admin(owner, account):
@@ -166,14 +155,16 @@ def test_a_customer_with_the_right_password_is_still_refused_the_admin(owner, ac
 
 
 def test_the_eleventh_admin_attempt_is_refused_without_checking_the_password(
-    staff, rate_limit_clock
+    superuser, rate_limit_clock
 ):
     client = Client()
     for _ in range(10):
-        response = client.post(ADMIN_LOGIN, {"username": staff.email, "password": "wrong"})
+        response = client.post(ADMIN_LOGIN, {"username": superuser.email, "password": "wrong"})
         assert response.status_code == 200
 
-    response = client.post(ADMIN_LOGIN, {"username": staff.email, "password": "staff-password-1"})
+    response = client.post(
+        ADMIN_LOGIN, {"username": superuser.email, "password": "staff-password-1"}
+    )
 
     assert response.status_code == 429
     assert response["Retry-After"] == "30"
@@ -182,10 +173,12 @@ def test_the_eleventh_admin_attempt_is_refused_without_checking_the_password(
     assert Event.objects.filter(type="user.login_failed").count() == 10
 
 
-def test_the_admin_and_the_dashboard_share_one_sign_in_budget(staff, settings, rate_limit_clock):
+def test_the_admin_and_the_dashboard_share_one_sign_in_budget(
+    superuser, settings, rate_limit_clock
+):
     settings.LOGIN_ATTEMPTS_PER_MINUTE = 3
-    wrong = {"username": staff.email, "password": "wrong"}
-    right = {"username": staff.email, "password": "staff-password-1"}
+    wrong = {"username": superuser.email, "password": "wrong"}
+    right = {"username": superuser.email, "password": "staff-password-1"}
     Client(REMOTE_ADDR="198.51.100.1").post("/login", wrong)
     Client(REMOTE_ADDR="198.51.100.2").post("/login", wrong)
     Client(REMOTE_ADDR="198.51.100.3").post(ADMIN_LOGIN, wrong)
@@ -330,7 +323,7 @@ def test_the_revoke_action_leaves_a_revoked_key_untouched(staff_client, owner_ke
 
 
 def test_the_suspend_and_unsuspend_actions_use_the_services(
-    staff, staff_client, account, owner_key
+    superuser, staff_client, account, owner_key
 ):
     _, token = owner_key
     api = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -342,10 +335,10 @@ def test_the_suspend_and_unsuspend_actions_use_the_services(
     assert response.status_code == 302
     account.refresh_from_db()
     assert account.status == Account.Status.SUSPENDED
-    assert account.suspended_reason == f"Suspended by {staff.email}"
+    assert account.suspended_reason == f"Suspended by {superuser.email}"
     assert api.get("/v1/servers").json()["error"]["code"] == "account_suspended"
     event = Event.objects.get(type="account.suspended")
-    assert (event.account, event.actor_user) == (account, staff)
+    assert (event.account, event.actor_user) == (account, superuser)
     assert event.data["previous_attributes"]["status"] == "active"
 
     again = staff_client.post(
@@ -360,7 +353,7 @@ def test_the_suspend_and_unsuspend_actions_use_the_services(
     account.refresh_from_db()
     assert account.status == Account.Status.ACTIVE
     assert api.get("/v1/servers").status_code == 200
-    assert Event.objects.filter(type="account.unsuspended", actor_user=staff).count() == 1
+    assert Event.objects.filter(type="account.unsuspended", actor_user=superuser).count() == 1
 
 
 def test_the_event_log_is_read_only_for_staff(staff_client, account, owner_key):
@@ -497,7 +490,7 @@ def user_form(user: User, **changes) -> dict:
     return {name: value for name, value in data.items() if value is not False}
 
 
-def test_changing_a_users_name_and_email_goes_through_the_service(staff_client, staff, owner):
+def test_changing_a_users_name_and_email_goes_through_the_service(staff_client, superuser, owner):
     old_email = owner.email
 
     response = staff_client.post(
@@ -510,7 +503,7 @@ def test_changing_a_users_name_and_email_goes_through_the_service(staff_client, 
     owner.refresh_from_db()
     assert (owner.email, owner.name) == ("renamed.owner@example.com", "Renamed Owner")
     event = Event.objects.get(type="user.updated", object_id=owner.pk)
-    assert event.actor_user == staff
+    assert event.actor_user == superuser
     assert event.data["object"]["email"] == "renamed.owner@example.com"
     assert event.data["previous_attributes"]["email"] == old_email
 

@@ -19,7 +19,7 @@ from hosting.api.parsers import MAX_DEPTH
 from servers.models import Bot, Server
 from tests.dashboard import field_errors as form_field_errors
 from tests.dashboard import signed_in
-from tests.envelopes import error_of
+from tests.envelopes import error_of, field_errors, parameter_errors
 from tests.factories import ServerFactory
 from tests.servers.helpers import MINECRAFT
 from webhooks.models import WebhookEndpoint
@@ -31,16 +31,6 @@ BOT = {
     "start_command": "python bot.py",
     "token": "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gh7Kx2.abcdefghijklmnop",
 }
-
-
-def parameter_errors(response) -> list[tuple[str, str]]:
-    error = error_of(response, 400, "invalid_parameter")
-    return [(item["name"], item["code"]) for item in error["details"]["parameters"]]
-
-
-def field_errors(response) -> list[tuple[str, str]]:
-    error = error_of(response, 400, "validation_failed")
-    return [(item["name"], item["code"]) for item in error["details"]["fields"]]
 
 
 def post_raw(api, path: str, body: str, method: str = "post"):
@@ -529,12 +519,3 @@ def test_an_admin_path_with_a_nul_is_not_found(staff_client, path):
 def test_a_dashboard_query_with_a_nul_is_a_bad_request(staff_client, owner, path):
     client = staff_client if path.startswith("/admin") else signed_in(owner)
     assert client.get(path).status_code == 400
-
-
-@pytest.fixture
-def staff_client(db) -> Client:
-    from accounts.models import User
-
-    client = Client()
-    client.force_login(User.objects.create_superuser(email="staff@hosting.test", password="pw-1"))
-    return client

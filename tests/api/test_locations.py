@@ -2,16 +2,8 @@
 
 import pytest
 from django.test import override_settings
-from rest_framework.test import APIClient
 
 from tests.servers.helpers import MINECRAFT
-
-
-@pytest.fixture
-def staff_api(owner, account, make_token, client_for) -> APIClient:
-    owner.is_staff = True
-    owner.save()
-    return client_for(make_token(owner, account, scopes=["admin:write", "api_keys:write"]))
 
 
 @pytest.mark.parametrize(
@@ -36,7 +28,10 @@ def test_a_create_says_where_the_new_resource_lives(owner_api, path, body, key):
     assert again.json()["data"][key]["id"] == created["id"]
 
 
-def test_a_new_customer_and_a_rotated_key_are_located_too(staff_api, account):
+def test_a_new_customer_and_a_rotated_key_are_located_too(
+    staff, staff_account, make_token, client_for
+):
+    staff_api = client_for(make_token(staff, staff_account, ["admin:write", "api_keys:write"]))
     customer = staff_api.post(
         "/v1/admin/customers", {"name": "New Co", "owner_email": "new@example.com"}, format="json"
     )

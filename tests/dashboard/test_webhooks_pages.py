@@ -13,12 +13,11 @@ from unittest import mock
 import pytest
 from django.contrib.admin.utils import quote
 from django.contrib.sessions.models import Session
-from django.test import Client, override_settings
+from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
 from accounts.actors import SYSTEM, Actor
-from accounts.models import User
 from accounts.roles import Role
 from accounts.services import account_suspend
 from events.models import Event
@@ -66,13 +65,6 @@ def endpoint(created) -> WebhookEndpoint:
 @pytest.fixture
 def viewer(account):
     return MembershipFactory(account=account, role=Role.VIEWER).user
-
-
-@pytest.fixture
-def staff_client(db) -> Client:
-    client = Client()
-    client.force_login(User.objects.create_superuser(email="staff@hosting.test", password="pw-1"))
-    return client
 
 
 def failed_delivery(endpoint, *, status_code=500, excerpt="upstream exploded", error=""):

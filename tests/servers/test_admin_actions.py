@@ -22,18 +22,6 @@ TOKEN = "MTA5ODc2NTQzMjEwOTg3NjU0.GhIjKl.staff-never-sees-this-9f3e"
 
 
 @pytest.fixture
-def staff(db) -> User:
-    return User.objects.create_superuser(email="staff@hosting.test", password="staff-password-1")
-
-
-@pytest.fixture
-def staff_client(staff) -> Client:
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
-@pytest.fixture
 def server(owner, account) -> Server:
     """Installed by the worker: stopped."""
     created = server_create(account=account, actor=Actor(user=owner), **MINECRAFT)
@@ -78,14 +66,14 @@ def test_every_model_is_registered_with_its_pages(staff_client, server, bot):
         assert staff_client.get(admin_url(type(obj), "change", obj.pk)).status_code == 200
 
 
-def test_suspending_goes_through_the_service_and_is_recorded(staff_client, staff, server):
+def test_suspending_goes_through_the_service_and_is_recorded(staff_client, superuser, server):
     messages = run_admin_action(staff_client, Server, "suspend_selected", server)
     assert messages == ["Suspended 1 server."]
     server.refresh_from_db()
     assert server.status == "suspended"
     assert server.suspended_reason == "Suspended by staff@hosting.test"
     event = Event.objects.get(type="server.suspended", object_id=server.id)
-    assert event.actor_user == staff
+    assert event.actor_user == superuser
     assert event.data["object"]["suspended_reason"] == "Suspended by staff@hosting.test"
     assert Action.objects.filter(server=server, type="suspend").exists()
 
@@ -94,7 +82,7 @@ def test_suspending_goes_through_the_service_and_is_recorded(staff_client, staff
     assert messages == ["Unsuspended 1 server."]
     server.refresh_from_db()
     assert (server.status, server.suspended_reason) == ("stopped", "")
-    assert Event.objects.get(type="server.unsuspended").actor_user == staff
+    assert Event.objects.get(type="server.unsuspended").actor_user == superuser
 
 
 def test_each_refusal_is_reported_and_the_rest_still_done(staff_client, owner, account, server):
@@ -243,7 +231,7 @@ def test_a_deleted_instance_offers_nothing_and_refuses_every_action(staff_client
     assert Event.objects.count() == events
 
 
-def test_starting_from_the_change_page_goes_through_the_service(staff_client, staff, server):
+def test_starting_from_the_change_page_goes_through_the_service(staff_client, superuser, server):
     response = press(staff_client, server, "start")
 
     assert response.redirect_chain == [(admin_url(Server, "change", server.pk), 302)]
@@ -251,8 +239,10 @@ def test_starting_from_the_change_page_goes_through_the_service(staff_client, st
     server.refresh_from_db()
     assert server.status == "starting"
     action = Action.objects.get(server=server, type="start")
-    assert (action.status, action.requested_by_user) == ("pending", staff)
-    event = Event.objects.get(type="server.status_changed", object_id=server.id, actor_user=staff)
+    assert (action.status, action.requested_by_user) == ("pending", superuser)
+    event = Event.objects.get(
+        type="server.status_changed", object_id=server.id, actor_user=superuser
+    )
     assert event.data["object"]["status"] == "starting"
     assert event.data["previous_attributes"] == {"status": "stopped"}
     run_worker()
@@ -269,7 +259,7 @@ def test_starting_from_the_change_page_goes_through_the_service(staff_client, st
     ],
 )
 def test_a_running_server_is_stopped_or_restarted_from_its_page(
-    staff_client, staff, server, action_type, message, at_once, after_worker
+    staff_client, superuser, server, action_type, message, at_once, after_worker
 ):
     press(staff_client, server, "start")
     run_worker()
@@ -279,11 +269,11 @@ def test_a_running_server_is_stopped_or_restarted_from_its_page(
     assert shown_messages(response) == [message]
     server.refresh_from_db()
     assert server.status == at_once
-    assert Action.objects.get(server=server, type=action_type).requested_by_user == staff
+    assert Action.objects.get(server=server, type=action_type).requested_by_user == superuser
     assert Event.objects.filter(
         type="server.status_changed",
         object_id=server.id,
-        actor_user=staff,
+        actor_user=superuser,
         data__object__status=at_once,
     ).exists()
     run_worker()
@@ -291,7 +281,7 @@ def test_a_running_server_is_stopped_or_restarted_from_its_page(
     assert server.status == after_worker
 
 
-def test_reinstalling_from_the_change_page_runs_the_install_again(staff_client, staff, server):
+def test_reinstalling_from_the_change_page_runs_the_install_again(staff_client, superuser, server):
     response = press(staff_client, server, "reinstall")
 
     assert shown_messages(response) == ["Started reinstalling 1 server."]
@@ -303,14 +293,14 @@ def test_reinstalling_from_the_change_page_runs_the_install_again(staff_client, 
     assert server.status == "stopped"
 
 
-def test_suspending_and_unsuspending_from_the_change_page(staff_client, staff, server):
+def test_suspending_and_unsuspending_from_the_change_page(staff_client, superuser, server):
     response = press(staff_client, server, "suspend")
 
     assert shown_messages(response) == ["Suspended 1 server."]
     server.refresh_from_db()
-    assert (server.status, server.suspended_reason) == ("suspended", f"Suspended by {staff}")
+    assert (server.status, server.suspended_reason) == ("suspended", f"Suspended by {superuser}")
     event = Event.objects.get(type="server.suspended", object_id=server.id)
-    assert event.actor_user == staff
+    assert event.actor_user == superuser
     run_worker()
     assert offered(staff_client, server) == ["Unsuspend"]
 
@@ -319,10 +309,10 @@ def test_suspending_and_unsuspending_from_the_change_page(staff_client, staff, s
     assert shown_messages(response) == ["Unsuspended 1 server."]
     server.refresh_from_db()
     assert (server.status, server.suspended_reason) == ("stopped", "")
-    assert Event.objects.get(type="server.unsuspended", object_id=server.id).actor_user == staff
+    assert Event.objects.get(type="server.unsuspended", object_id=server.id).actor_user == superuser
 
 
-def test_a_bot_is_started_from_its_change_page(staff_client, staff, bot):
+def test_a_bot_is_started_from_its_change_page(staff_client, superuser, bot):
     assert offered(staff_client, bot) == ["Start", "Reinstall", "Suspend"]
 
     response = press(staff_client, bot, "start")
@@ -332,7 +322,7 @@ def test_a_bot_is_started_from_its_change_page(staff_client, staff, bot):
     bot.refresh_from_db()
     assert bot.status == "starting"
     assert Event.objects.filter(
-        type="bot.status_changed", object_id=bot.id, actor_user=staff
+        type="bot.status_changed", object_id=bot.id, actor_user=superuser
     ).exists()
     run_worker()
     bot.refresh_from_db()
@@ -399,7 +389,7 @@ def test_an_unknown_instance_is_not_found(staff_client, server):
 
 def test_customers_cannot_reach_the_buttons(owner, server):
     client = Client()
-    client.force_login(owner)  # the server's own owner, but not staff
+    client.force_login(owner)  # the server's own owner, but not superuser
 
     response = client.post(lifecycle_url(server, "start"))
 
@@ -425,9 +415,9 @@ def test_staff_who_may_only_view_servers_get_no_buttons_and_a_refusal(server):
     assert not Event.objects.filter(type="server.suspended").exists()
 
 
-def test_the_csrf_token_is_required(staff, server):
+def test_the_csrf_token_is_required(superuser, server):
     client = Client(enforce_csrf_checks=True)
-    client.force_login(staff)
+    client.force_login(superuser)
 
     response = client.post(lifecycle_url(server, "start"))
 

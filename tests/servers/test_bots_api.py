@@ -16,7 +16,7 @@ from events.models import Event
 from hosting.secrets_box import decrypt_secret
 from servers.models import Action, Bot
 from tests.conftest import auth_queries
-from tests.envelopes import error_of
+from tests.envelopes import error_of, field_errors
 from tests.factories import UserFactory
 from tests.servers.helpers import run_worker
 
@@ -30,11 +30,6 @@ BOT = {
     "token": TOKEN,
     "environment": {"LOG_LEVEL": "info", "PREFIX": "!"},
 }
-
-
-def field_errors(response) -> list[tuple[str, str]]:
-    error = error_of(response, 400, "validation_failed")
-    return [(field["name"], field["code"]) for field in error["details"]["fields"]]
 
 
 def create(api, **overrides):

@@ -4,10 +4,9 @@ import re
 
 import pytest
 from django.contrib.messages import get_messages
-from django.test import Client
 
 from accounts.actors import SYSTEM
-from accounts.models import Account, User
+from accounts.models import Account
 from events.models import Event
 from servers.models import Allocation, Node
 from servers.services import server_create
@@ -28,15 +27,6 @@ FORM = {
     "allocations-TOTAL_FORMS": "0",
     "allocations-INITIAL_FORMS": "0",
 }
-
-
-@pytest.fixture
-def staff_client(db) -> Client:
-    client = Client()
-    client.force_login(
-        User.objects.create_superuser(email="staff@hosting.test", password="staff-password-1")
-    )
-    return client
 
 
 def shown_token(response) -> str:

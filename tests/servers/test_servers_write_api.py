@@ -4,7 +4,7 @@ import pytest
 
 from events.models import Event
 from servers.models import Action, Server
-from tests.envelopes import error_of
+from tests.envelopes import error_of, field_errors
 from tests.servers.helpers import MINECRAFT, run_worker
 
 DEFAULT_VARIABLES = {"EULA": True, "VERSION": "latest", "MAX_PLAYERS": 20, "DIFFICULTY": "normal"}
@@ -18,11 +18,6 @@ def created_id(api, **overrides) -> str:
     response = create(api, **overrides)
     assert response.status_code == 201, response.content
     return response.json()["data"]["server"]["id"]
-
-
-def field_errors(response) -> list[tuple[str, str]]:
-    error = error_of(response, 400, "validation_failed")
-    return [(field["name"], field["code"]) for field in error["details"]["fields"]]
 
 
 def power(api, server_id: str, action_type: str):

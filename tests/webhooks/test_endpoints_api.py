@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from events.models import Event
 from hosting.secrets_box import decrypt_secret
 from tests.conftest import auth_queries
-from tests.envelopes import error_of
+from tests.envelopes import error_of, field_errors
 from tests.test_openapi import validator_for
 from webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
@@ -40,12 +40,6 @@ ENDPOINT_FIELDS = {
 
 def create(api, **body):
     return api.post("/v1/webhooks", {"url": URL, "enabled_events": ["*"], **body}, format="json")
-
-
-def fields_of(response) -> list[tuple[str, str]]:
-    error = error_of(response, 400)
-    assert error["code"] == "validation_failed"
-    return [(field["name"], field["code"]) for field in error["details"]["fields"]]
 
 
 @pytest.fixture
@@ -205,14 +199,14 @@ def test_a_teammate_with_webhooks_write_may_create(webhooks_teammate_api):
 def test_create_refuses_invalid_bodies(owner_api, body, expected):
     response = create(owner_api, **body)
 
-    assert fields_of(response) == expected
+    assert field_errors(response) == expected
     assert not WebhookEndpoint.objects.exists()
 
 
 def test_create_needs_url_and_enabled_events(owner_api):
     response = owner_api.post("/v1/webhooks", {}, format="json")
 
-    assert sorted(fields_of(response)) == [("enabled_events", "required"), ("url", "required")]
+    assert sorted(field_errors(response)) == [("enabled_events", "required"), ("url", "required")]
 
 
 @override_settings(WEBHOOKS_ALLOW_HTTP=True, WEBHOOKS_ALLOW_PRIVATE_TARGETS=True)
@@ -358,7 +352,7 @@ def test_an_empty_patch_changes_nothing(owner_api, endpoint):
 def test_patch_refuses_invalid_bodies(owner_api, endpoint, body, expected):
     response = owner_api.patch(f"/v1/webhooks/{endpoint.id}", body, format="json")
 
-    assert fields_of(response) == expected
+    assert field_errors(response) == expected
     endpoint.refresh_from_db()
     assert (endpoint.url, endpoint.enabled_events) == (URL, ["server.*"])
 
@@ -402,7 +396,7 @@ def test_rotate_takes_no_body(owner_api, endpoint):
         f"/v1/webhooks/{endpoint.id}/rotate-secret", {"secret": "whsec_mine"}, format="json"
     )
 
-    assert fields_of(response) == [("secret", "unknown_field")]
+    assert field_errors(response) == [("secret", "unknown_field")]
 
 
 def test_send_test_queues_a_test_delivery_to_this_endpoint(owner_api, endpoint):
