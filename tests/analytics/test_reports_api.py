@@ -10,10 +10,9 @@ import pytest
 import time_machine
 
 from analytics.models import MrrSnapshot, MrrSnapshotDay
-from billing.models import Price, Product, Subscription
 from servers.models import Bot
 from tests.analytics.test_reports_billing import issue, line
-from tests.factories import ServerFactory
+from tests.factories import PriceFactory, ServerFactory, SubscriptionFactory
 from tests.test_openapi import validator_for
 
 pytestmark = pytest.mark.django_db
@@ -96,10 +95,7 @@ def test_csv_writes_rates_as_numbers_and_nothing_as_an_empty_cell(staff_api, his
 
 
 def test_csv_text_that_a_spreadsheet_would_run_is_escaped(owner_api, account):
-    product = Product.objects.create(
-        name="Plan", kind="server", memory_mb=2048, cpu_percent=100, disk_mb=10240
-    )
-    plan = Price.objects.create(product=product, currency="EUR", unit_amount=1000, interval="month")
+    plan = PriceFactory(product__name="Plan")
     server = ServerFactory(account=account, name='=HYPERLINK("http://evil.example","Hi")')
     bot = Bot.objects.create(
         account=account,
@@ -111,10 +107,9 @@ def test_csv_text_that_a_spreadsheet_would_run_is_escaped(owner_api, account):
         token_last4="abcd",
     )
     for instance, amount in ((server, 1200), (bot, 1000)):
-        subscription = Subscription.objects.create(
+        subscription = SubscriptionFactory(
             account=account,
             price=plan,
-            status="active",
             billing_cycle_anchor=OCTOBER_20,
             current_period_start=OCTOBER_20,
             current_period_end=OCTOBER_20,

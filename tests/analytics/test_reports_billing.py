@@ -11,7 +11,7 @@ from accounts.actors import SYSTEM
 from accounts.roles import Role
 from analytics.selectors.reports_billing import ar_aging_report, revenue_report, spend_report
 from billing.clock import billing_clock_advance
-from billing.models import Price, Product, Subscription
+from billing.models import Price
 from billing.services import (
     balance_change,
     credit_note_create,
@@ -23,7 +23,13 @@ from billing.services import (
     invoice_void,
 )
 from servers.models import Bot
-from tests.factories import AccountFactory, MembershipFactory, ServerFactory
+from tests.factories import (
+    AccountFactory,
+    MembershipFactory,
+    PriceFactory,
+    ServerFactory,
+    SubscriptionFactory,
+)
 
 pytestmark = pytest.mark.django_db
 OCTOBER_20 = datetime(2026, 10, 20, 12, 0, tzinfo=UTC)
@@ -90,15 +96,10 @@ def forgive(invoice, amount: int, when: datetime):
 
 @pytest.fixture
 def plans(db):
-    def plan(name: str, amount: int) -> Price:
-        product = Product.objects.create(
-            name=name, kind="server", memory_mb=2048, cpu_percent=100, disk_mb=10240
-        )
-        return Price.objects.create(
-            product=product, currency="EUR", unit_amount=amount, interval="month"
-        )
-
-    return plan("Minecraft 4 GB", 1000), plan("Discord Bot", 500)
+    return (
+        PriceFactory(product__name="Minecraft 4 GB", unit_amount=1000),
+        PriceFactory(product__name="Discord Bot", unit_amount=500),
+    )
 
 
 # --- Revenue ----------------------------------------------------------------------------------
@@ -412,12 +413,9 @@ def spending(account, other_account, plans):
         "billing_cycle_anchor": at(9, 1),
         "current_period_start": at(9, 1),
         "current_period_end": at(10, 1),
-        "status": "active",
     }
-    on_server = Subscription.objects.create(
-        account=account, price=minecraft, server=server, **period
-    )
-    on_bot = Subscription.objects.create(account=account, price=bot_plan, bot=bot, **period)
+    on_server = SubscriptionFactory(account=account, price=minecraft, server=server, **period)
+    on_bot = SubscriptionFactory(account=account, price=bot_plan, bot=bot, **period)
     pay(issue(account, at(9, 5), line(1000, minecraft, 190), subscription=on_server), at(9, 6))
     issue(account, at(9, 12), line(500, bot_plan), subscription=on_bot)
     renewal = issue(account, at(10, 5), line(1000, minecraft), subscription=on_server)

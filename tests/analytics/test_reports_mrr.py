@@ -10,8 +10,8 @@ import time_machine
 from analytics.models import MrrSnapshot, MrrSnapshotDay
 from analytics.selectors.reports_mrr import churn_report, mrr_report
 from analytics.services.snapshots import mrr_snapshot_take
-from billing.models import Price, Product, Subscription
-from tests.factories import AccountFactory
+from billing.models import Subscription
+from tests.factories import AccountFactory, PriceFactory, ProductFactory, SubscriptionFactory
 
 pytestmark = pytest.mark.django_db
 OCTOBER_20 = datetime(2026, 10, 20, 12, 0, tzinfo=UTC)
@@ -276,13 +276,8 @@ def test_a_rate_over_nothing_is_null(staff_api, history):
 
 def test_it_follows_real_subscriptions_through_the_daily_snapshots(staff_api, account):
     """Upgrades, downgrades, a cancellation and a trial that converts, one snapshot a day."""
-    product = Product.objects.create(
-        name="Server", kind="server", memory_mb=2048, cpu_percent=100, disk_mb=10240
-    )
-    small, large = (
-        Price.objects.create(product=product, currency="EUR", unit_amount=amount, interval="month")
-        for amount in (1000, 2500)
-    )
+    product = ProductFactory(name="Server")
+    small, large = (PriceFactory(product=product, unit_amount=amount) for amount in (1000, 2500))
     now = datetime(2026, 10, 1, 0, 5, tzinfo=UTC)
     period = {
         "billing_cycle_anchor": now,
@@ -290,11 +285,9 @@ def test_it_follows_real_subscriptions_through_the_daily_snapshots(staff_api, ac
         "current_period_end": now + timedelta(days=31),
     }
     other = AccountFactory()
-    upgraded = Subscription.objects.create(account=account, price=small, status="active", **period)
-    leaving = Subscription.objects.create(account=other, price=small, status="active", **period)
-    trial = Subscription.objects.create(
-        account=AccountFactory(), price=small, status="trialing", **period
-    )
+    upgraded = SubscriptionFactory(account=account, price=small, **period)
+    leaving = SubscriptionFactory(account=other, price=small, **period)
+    trial = SubscriptionFactory(price=small, status="trialing", **period)
 
     def day(number: int) -> None:
         mrr_snapshot_take(day=date(2026, 10, number), now=now + timedelta(days=number - 1))

@@ -12,7 +12,7 @@ from analytics.selectors.reports_operations import fleet_report, tickets_report
 from servers.models import Allocation, Bot, Node
 from support.models import Department, SlaPolicy, Ticket
 from tests.analytics.conftest import staff_key
-from tests.factories import ServerFactory, UserFactory
+from tests.factories import ServerFactory, TicketFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 NOVEMBER_2 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
@@ -36,16 +36,10 @@ def report(api, path: str, **params) -> dict:
 
 # --- Tickets ----------------------------------------------------------------------------------
 
-_numbers = iter(range(5000, 6000))
-
 
 def ticket(department, created, responded=None, status="open", used=0, **fields) -> Ticket:
-    return Ticket.objects.create(
-        number=next(_numbers),
-        subject="Help",
-        requester_email="player@example.com",
+    return TicketFactory(
         department=department,
-        channel="web",
         created_at=created,
         first_response_at=responded,
         status=status,

@@ -12,8 +12,8 @@ from django.urls import reverse
 from analytics.models import MrrSnapshot, MrrSnapshotDay
 from analytics.services.snapshots import mrr_snapshot_daily, mrr_snapshot_take, subscription_mrr
 from analytics.upkeep import run as upkeep_run
-from billing.models import BillingClock, Coupon, Price, Product, Subscription
-from tests.factories import AccountFactory, UserFactory
+from billing.models import BillingClock, Coupon, Price, Subscription
+from tests.factories import AccountFactory, PriceFactory, SubscriptionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
@@ -21,11 +21,8 @@ TODAY = date(2026, 11, 24)
 
 
 def price(amount: int, interval: str = "month", count: int = 1, currency: str = "EUR") -> Price:
-    product = Product.objects.create(
-        name=f"Plan {amount}", kind="server", memory_mb=2048, cpu_percent=100, disk_mb=10240
-    )
-    return Price.objects.create(
-        product=product,
+    return PriceFactory(
+        product__name=f"Plan {amount}",
         currency=currency,
         unit_amount=amount,
         interval=interval,
@@ -35,14 +32,8 @@ def price(amount: int, interval: str = "month", count: int = 1, currency: str = 
 
 def subscribe(account, plan: Price, status: str = "active", **fields) -> Subscription:
     start = fields.pop("current_period_start", NOW - timedelta(days=3))
-    return Subscription.objects.create(
-        account=account,
-        price=plan,
-        status=status,
-        billing_cycle_anchor=start,
-        current_period_start=start,
-        current_period_end=start + timedelta(days=30),
-        **fields,
+    return SubscriptionFactory(
+        account=account, price=plan, status=status, billing_cycle_anchor=start, **fields
     )
 
 
