@@ -4,10 +4,13 @@ sends relies on the agent's defaults or is a field the agent would ignore."""
 
 import pytest
 
+from accounts.actors import SYSTEM
 from hosting.secrets_box import encrypt_secret
 from servers.drivers.spec import instance_spec
 from servers.game_templates import TEMPLATES
-from servers.models import Game
+from servers.models import Game, ServerStatus
+from servers.services.agent_reports import agent_hello
+from servers.services.nodes import node_create
 from servers.services.validation import validate_variables
 from tests.agent.schema import schema_errors, spec_validator
 from tests.factories import BotFactory, ServerFactory
@@ -111,3 +114,29 @@ def test_a_bot_of_every_runtime_sends_a_valid_spec(runtime):
     bot = BotFactory(runtime=runtime, token_encrypted=encrypt_secret("t"))
 
     assert schema_errors(instance_spec(bot)) == []
+
+
+def test_the_specs_of_hellos_answer_are_valid_and_say_what_is_desired():
+    """Hello's answer (and so the agent's sync) carries each spec with "desired" beside it."""
+    node, _ = node_create(
+        name="schema-1",
+        region="eu-central",
+        agent_url="http://127.0.0.1:1",
+        memory_mb=65536,
+        disk_mb=1048576,
+        cpu_percent=800,
+        actor=SYSTEM,
+    )
+    ServerFactory(node=node, status=ServerStatus.RUNNING, address="127.0.0.1:25565")
+    ServerFactory(node=node, status=ServerStatus.STOPPED, address="127.0.0.1:25566", plan=PLAN)
+    BotFactory(node=node, status=ServerStatus.RUNNING, token_encrypted=encrypt_secret("t"))
+
+    answer = agent_hello(node=node, boot_id="b", version="1.0", limits="rlimit")
+
+    assert sorted(spec["desired"] for spec in answer["servers"]) == [
+        "running",
+        "running",
+        "stopped",
+    ]
+    for spec in answer["servers"]:
+        assert_sent_in_full({key: value for key, value in spec.items() if key != "desired"})
