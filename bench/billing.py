@@ -307,7 +307,7 @@ def load_accounts(db_url: str, count: int, catalogue: Catalogue, rng: random.Ran
 
 def period_bounds(anchor: datetime, price, after: datetime) -> tuple[datetime, datetime]:
     """The period of ``price`` counted from ``anchor`` that contains ``after``."""
-    from billing.periods import nth_period_end
+    from billing.rules.periods import nth_period_end
 
     n = 1
     while nth_period_end(anchor, price.interval, price.interval_count, n) <= after:
@@ -370,7 +370,7 @@ LINE_FIELDS = [
 def renewal_subscriptions(customers: list, servers: dict, now: datetime, rng: random.Random):
     """One active subscription per customer, on its server; its period ended in the last
     hour, after 1 to 24 months of periods from its anchor: all due now."""
-    from billing.periods import nth_period_end
+    from billing.rules.periods import nth_period_end
 
     for customer in customers:
         price = customer.price
@@ -403,7 +403,7 @@ def list_rows(account_id: str, price, now: datetime, rng: random.Random):
     number of each series."""
     from django.conf import settings
 
-    from billing.periods import nth_period_end
+    from billing.rules.periods import nth_period_end
 
     year = 365 * 24 * 3600
     created = sorted(now - timedelta(seconds=rng.uniform(3600, year)) for _ in range(LIST_SIZE))
@@ -650,7 +650,7 @@ def shard_plan(workers: int) -> tuple[int, list[tuple[int, int]]]:
     0.3 % and 1 % of the due subscriptions; the sizes are counted, not assumed (``hash_shard``
     summed the id's bytes until it took CRC-32, and spread unevenly over a large modulus)."""
     from billing.models import Subscription
-    from billing.services.renewals import hash_shard
+    from billing.services.job.renewals import hash_shard
 
     m = 9
     while math.gcd(m, workers) != 1:
@@ -693,7 +693,7 @@ def sample_queries(shard: tuple[int, int]) -> Sample:
     subscription taken one at a time."""
     from django.db import connection
 
-    from billing.services import renewals
+    from billing.services.job import renewals
 
     total = [0]
     current: list[str] = []

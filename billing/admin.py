@@ -91,7 +91,7 @@ from billing.services.invoices import (
     invoice_void,
 )
 from billing.services.ledger import balance_change
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from hosting.errors import ApplicationError
 from hosting.money import SUPPORTED_CURRENCIES, format_amount
 from servers.models import BotRuntime
@@ -1042,7 +1042,9 @@ class BillingProfileAdmin(ServiceAdmin):
         return False  # a profile comes with its account's first billing change
 
     def save_through_service(self, form, *, actor, change):
-        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        changes = BillingProfileChanges.of(
+            {name: form.cleaned_data[name] for name in form.changed_data}
+        )
         return billing_profile_update(
             account=form.instance.account, changes=changes, actor=actor, staff=True
         )

@@ -13,6 +13,7 @@ from django_filters.fields import ChoiceField
 
 from billing.models import (
     BalanceTransaction,
+    Coupon,
     CreditNote,
     Invoice,
     InvoiceStatus,
@@ -21,8 +22,10 @@ from billing.models import (
     Price,
     Product,
     ProductKind,
+    PromotionCode,
     Subscription,
     SubscriptionStatus,
+    TaxRate,
 )
 from hosting.api.filters import (
     BooleanParameterFilter,
@@ -190,4 +193,37 @@ class PaymentFilter(CreatedRangeFilterSet):
 
     class Meta:
         model = Payment
+        fields: list[str] = []
+
+
+class TaxRateFilter(django_filters.FilterSet):
+    country = django_filters.CharFilter(
+        method="filter_country", help_text="Only rates of this country (ISO 3166-1, any case)."
+    )
+    active = BooleanParameterFilter(help_text="`true`: in use; `false`: archived.")
+
+    class Meta:
+        model = TaxRate
+        fields: list[str] = []
+
+    def filter_country(self, queryset, name, value):
+        return queryset.filter(country=value.upper())
+
+
+class CouponFilter(django_filters.FilterSet):
+    active = BooleanParameterFilter(help_text="`true`: redeemable; `false`: archived.")
+
+    class Meta:
+        model = Coupon
+        fields: list[str] = []
+
+
+class PromotionCodeFilter(django_filters.FilterSet):
+    coupon = django_filters.CharFilter(
+        field_name="coupon_id", help_text="Only codes of this coupon (`cpn_...`)."
+    )
+    active = BooleanParameterFilter(help_text="`true`: redeemable; `false`: deactivated.")
+
+    class Meta:
+        model = PromotionCode
         fields: list[str] = []

@@ -1,8 +1,9 @@
 """Dashboard forms of the Billing pages: they collect input; billing/services decides.
 
-The billing profile's rules (lengths, the e-mail, the country code, the VAT id checked against
-the country) are ``billing_profile_update``'s: its refusals come back through
-``ServiceErrorFormMixin`` next to the field they name, so every rule is written once.
+The billing profile's form reads what a form can (each text within its column, the e-mail's
+shape, worded as the API words them) into ``BillingProfileChanges``; the rules (a real country,
+the VAT id checked against it) are ``billing_profile_update``'s, and its refusals come back
+through ``ServiceErrorFormMixin`` next to the field they name, so every rule is written once.
 
 The lists' filter menus are the API's filters (``billing/filters.py``) narrowed to what a menu
 offers: one value each, chosen from a list. Sorting is the list's own ``?sort=`` and the
@@ -11,6 +12,7 @@ account has one currency, so the API's ``ordering`` and ``currency`` are left ou
 
 import django_filters
 from django import forms
+from django.core.validators import EmailValidator, MaxLengthValidator
 
 from billing.filters import (
     BalanceTransactionFilter,
@@ -29,7 +31,7 @@ from billing.models import (
     SubscriptionStatus,
 )
 from billing.services.invoices import GATEWAY_LABELS
-from billing.services.profile import TEXT_FIELDS, VAT_ID_INPUT_LIMIT
+from billing.services.profile import TEXT_FIELDS, VAT_ID_INPUT_LIMIT, BillingProfileChanges
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from hosting.money import format_amount
 from servers.forms import BotCreateForm, ServerCreateForm
@@ -71,51 +73,70 @@ def _text_input(name: str, **attrs) -> forms.TextInput:
     return forms.TextInput(attrs={"maxlength": TEXT_FIELDS[name], **attrs})
 
 
+def _within(limit: int) -> list[MaxLengthValidator]:
+    """At most ``limit`` characters, refused in the API's words."""
+    return [MaxLengthValidator(limit, f"Ensure this field has no more than {limit} characters.")]
+
+
 class BillingProfileForm(ServiceErrorFormMixin, forms.Form):
-    """Who the invoices are made out to. Every field may be left empty; the service checks
-    them all at once (``form.changes()`` is what it is given: only what was changed)."""
+    """Who the invoices are made out to. Every field may be left empty; the form checks each
+    one's length and the e-mail's shape, the service the rest, all at once
+    (``form.changes()`` is what it is given: only what was changed)."""
 
     legal_name = forms.CharField(
+        validators=_within(TEXT_FIELDS["legal_name"]),
         label="Legal name",
         required=False,
         widget=_text_input("legal_name", autocomplete="organization"),
         help_text="The person or company invoices are made out to; empty: the account's name.",
     )
     email = forms.CharField(
+        validators=[
+            *_within(TEXT_FIELDS["email"]),
+            EmailValidator("Enter a valid e-mail address."),
+        ],
         label="Billing e-mail",
         required=False,
         widget=forms.EmailInput(attrs={"maxlength": TEXT_FIELDS["email"], "autocomplete": "email"}),
         help_text="Printed on invoices.",
     )
     address_line1 = forms.CharField(
+        validators=_within(TEXT_FIELDS["address_line1"]),
         label="Address",
         required=False,
         widget=_text_input("address_line1", autocomplete="address-line1"),
     )
     address_line2 = forms.CharField(
+        validators=_within(TEXT_FIELDS["address_line2"]),
         label="Address, second line",
         required=False,
         widget=_text_input("address_line2", autocomplete="address-line2"),
     )
     postal_code = forms.CharField(
+        validators=_within(TEXT_FIELDS["postal_code"]),
         label="Postal code",
         required=False,
         widget=_text_input("postal_code", autocomplete="postal-code"),
     )
     city = forms.CharField(
-        required=False, widget=_text_input("city", autocomplete="address-level2")
+        required=False,
+        validators=_within(TEXT_FIELDS["city"]),
+        widget=_text_input("city", autocomplete="address-level2"),
     )
     region = forms.CharField(
+        validators=_within(TEXT_FIELDS["region"]),
         label="Region or state",
         required=False,
         widget=_text_input("region", autocomplete="address-level1"),
     )
     country = forms.CharField(
+        validators=_within(2),
         required=False,
         widget=forms.TextInput(attrs={"autocomplete": "country", "size": 2}),
         help_text="The two-letter ISO code, such as DE or NL. It decides the tax on invoices.",
     )
     vat_id = forms.CharField(
+        validators=_within(VAT_ID_INPUT_LIMIT),
         label="VAT ID",
         required=False,
         widget=forms.TextInput(attrs={"maxlength": VAT_ID_INPUT_LIMIT}),
@@ -132,9 +153,11 @@ class BillingProfileForm(ServiceErrorFormMixin, forms.Form):
                 field.disabled = True
         return form
 
-    def changes(self) -> dict[str, str]:
+    def changes(self) -> BillingProfileChanges:
         """What was changed: the fields the service is asked to set."""
-        return {name: self.cleaned_data[name] for name in self.changed_data}
+        return BillingProfileChanges.of(
+            {name: self.cleaned_data[name] for name in self.changed_data}
+        )
 
 
 # --- Ordering a plan and managing subscriptions ------------------------------------------------

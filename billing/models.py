@@ -7,12 +7,13 @@ Money is always an integer amount of the currency's minor unit (cents) beside an
 the services; a finalized invoice never changes (corrections are credit notes).
 """
 
+from enum import StrEnum
+
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Account, User
-from billing.periods import Interval
 from hosting.ids import PrefixedIdField
 from hosting.money import format_amount
 from servers.models import Bot, Server
@@ -26,7 +27,17 @@ def _money(amount: int, currency: str) -> str:
         return f"{amount} {currency}"
 
 
-# billing.periods.Interval is the one list of intervals; these are its model choices.
+class Interval(StrEnum):
+    """The unit of a recurring price's period: the one list of intervals, which the period rules
+    (``billing.rules.periods``) compute with and these choices offer."""
+
+    HOUR = "hour"
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+    YEAR = "year"
+
+
 INTERVAL_CHOICES = [(interval.value, interval.value.title()) for interval in Interval]
 
 
@@ -136,7 +147,7 @@ class TaxRate(models.Model):
     display_name = models.CharField(max_length=50, default="VAT")
     country = models.CharField(max_length=2)
     region = models.CharField(max_length=100, blank=True)
-    # As billing.tax.validate_percentage takes them: 0 to 100 with up to 4 decimals (8.875).
+    # As billing.rules.tax.validate_percentage takes them: 0 to 100 with up to 4 decimals (8.875).
     percentage = models.DecimalField(max_digits=7, decimal_places=4)
     inclusive = models.BooleanField(default=False)
     active = models.BooleanField(default=True)
@@ -348,7 +359,7 @@ class Invoice(models.Model):
     subtotal = models.BigIntegerField(default=0)
     discount = models.BigIntegerField(default=0)
     tax = models.BigIntegerField(default=0)
-    # The tax applied, as decided when the invoice was drafted (``billing.tax.tax_for``):
+    # The tax applied, as decided when the invoice was drafted (``billing.rules.tax.tax_for``):
     # inclusive amounts hold their tax (the total is not raised by it); exclusive ones add it.
     tax_percentage = models.DecimalField(max_digits=7, decimal_places=4, default=0)
     tax_inclusive = models.BooleanField(default=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Account
@@ -27,6 +28,8 @@ from billing.models import (
     Subscription,
     TaxRate,
 )
+from billing.rules.pricing import tax_decision_of
+from billing.rules.tax import TaxDecision
 from hosting.errors import InvalidState
 
 if TYPE_CHECKING:  # billing.pdf imports WeasyPrint (~2 s): only the download views load it
@@ -129,6 +132,17 @@ def billing_profile_of(account: Account) -> BillingProfile:
     """The account's billing profile; an empty, unsaved one until anything is set (or the first
     invoice fixes its currency)."""
     return BillingProfile.objects.filter(account=account).first() or BillingProfile(account=account)
+
+
+def tax_decision(account: Account) -> TaxDecision:
+    """The tax of a sale to ``account`` today, from its billing profile and the active rates of
+    its country (``rules.pricing.tax_decision_of`` decides)."""
+    profile = billing_profile_of(account)
+    country = (profile.country or settings.BILLING_SELLER["country"]).upper()
+    rates = TaxRate.objects.filter(active=True, country=country).values_list(
+        "country", "region", "percentage", "inclusive"
+    )
+    return tax_decision_of(profile, list(rates))
 
 
 # --- Documents as their PDFs show them (billing/pdf.py) --------------------------------------

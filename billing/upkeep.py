@@ -1,6 +1,6 @@
 """Billing's periodic upkeep (run by ``manage.py housekeeping``): the billing job."""
 
-from billing.services.renewals import billing_run
+from billing.services.job.renewals import billing_run
 
 
 def run() -> dict[str, int]:

@@ -395,7 +395,7 @@ if BILLING_TERMINATE_AFTER_DAYS <= BILLING_SUSPEND_AFTER_DAYS:
     )
 # The billing job renews the plain cases (an active subscription's next invoice, paid from
 # credit or left open; the period's start) this many at a time, in one transaction each
-# (billing/services/renewal_batch.py); 0 takes every subscription one at a time.
+# (billing/services/job/renewal_batch.py); 0 takes every subscription one at a time.
 BILLING_BATCH_SIZE = env_int("BILLING_BATCH_SIZE", 200, minimum=0)
 # Cards through Stripe (stripe_gateway/): all three keys, or none (then the service runs on the
 # offline means alone and offers no cards). STRIPE_API_BASE points the library at another

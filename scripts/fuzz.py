@@ -441,20 +441,20 @@ def billing_setup(main, actor) -> dict[str, str]:
         promotion_code_create,
         tax_rate_create,
     )
-    from billing.services.profile import billing_profile_update
+    from billing.services.profile import BillingProfileChanges, billing_profile_update
     from billing.services.subscriptions import subscription_order
 
     tax_rate = tax_rate_create(country="DE", percentage="19", actor=SYSTEM)
     billing_profile_update(
         account=main,
         actor=actor,
-        changes={
-            "legal_name": "Fuzz Hosting GmbH",
-            "address_line1": "Hauptstraße 5",
-            "postal_code": "10115",
-            "city": "Berlin",
-            "country": "DE",
-        },
+        changes=BillingProfileChanges(
+            legal_name="Fuzz Hosting GmbH",
+            address_line1="Hauptstraße 5",
+            postal_code="10115",
+            city="Berlin",
+            country="DE",
+        ),
     )
     plan = {"kind": "server", "memory_mb": 1024, "cpu_percent": 100, "disk_mb": 5120}
     product = product_create(name="Fuzz 1 GB", games=["minecraft-java"], **plan, actor=SYSTEM)

@@ -13,7 +13,7 @@ from django.views.generic import TemplateView
 
 from billing.models import PaymentStatus
 from billing.services.gateways import card_gateway
-from billing.views import BillingPageMixin, InvoiceObjectMixin
+from billing.views.mixins import BillingPageMixin, InvoiceObjectMixin
 from hosting.api.exceptions import error_response
 from hosting.errors import ApplicationError
 from stripe_gateway.models import PaymentMethod, StripeCharge

@@ -25,10 +25,10 @@ from django.utils import timezone
 
 from analytics.models import MrrSnapshot, MrrSnapshotDay
 from billing.models import CouponDuration, Subscription, SubscriptionStatus
+from billing.rules.pricing import price_lines
+from billing.rules.tax import TaxDecision
 from billing.selectors import subscriptions_all
 from billing.services.discounts import coupon_for_period
-from billing.services.pricing import price_lines
-from billing.tax import TaxDecision
 from hosting.money import divide_half_up
 
 COUNTED_STATUSES = (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAST_DUE)
@@ -58,7 +58,6 @@ def subscription_mrr(subscription: Subscription) -> int:
         "unit_amount": price.unit_amount,
     }
     priced = price_lines(
-        account=subscription.account,
         currency=price.currency,
         lines=[period],
         coupon=coupon,

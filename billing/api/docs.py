@@ -4,14 +4,9 @@ Each ``*_DOCS`` is the ``extend_schema_view`` of the viewset of that name.
 """
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import (
-    OpenApiExample,
-    OpenApiParameter,
-    OpenApiResponse,
-    extend_schema,
-)
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 
-from billing.api.serializers import (
+from billing.api.examples import (
     BALANCE_EXAMPLES,
     BALANCE_TRANSACTION_EXAMPLES,
     BALANCE_TRANSACTION_LIST_EXAMPLES,
@@ -19,6 +14,8 @@ from billing.api.serializers import (
     BILLING_PROFILE_EXAMPLES,
     CANCELED_EXAMPLES,
     CHANGE_EXAMPLES,
+    COUPON_EXAMPLES,
+    COUPON_LIST_EXAMPLES,
     COUPON_VALIDATION_EXAMPLES,
     CREDIT_NOTE_EXAMPLES,
     CREDIT_NOTE_LIST_EXAMPLES,
@@ -31,30 +28,56 @@ from billing.api.serializers import (
     PAYMENT_EXAMPLES,
     PAYMENT_LIST_EXAMPLES,
     PLAN_CHANGE_EXAMPLES,
+    PRICE_EXAMPLES,
+    PRODUCT_EXAMPLE,
     PRODUCT_EXAMPLES,
     PRODUCT_LIST_EXAMPLES,
+    PROMOTION_CODE_EXAMPLES,
+    PROMOTION_CODE_LIST_EXAMPLES,
+    STAFF_PRODUCT_EXAMPLES,
     SUBSCRIPTION_EXAMPLES,
     SUBSCRIPTION_LIST_EXAMPLES,
+    TAX_RATE_EXAMPLES,
+    TAX_RATE_LIST_EXAMPLES,
+)
+from billing.api.serializers.balance import (
     BalanceSerializer,
     BalanceTransactionCreateSerializer,
     BalanceTransactionSerializer,
-    BillingClockAdvanceSerializer,
-    BillingClockSerializer,
-    BillingProfileSerializer,
-    BillingProfileUpdateSerializer,
+)
+from billing.api.serializers.clock import BillingClockAdvanceSerializer, BillingClockSerializer
+from billing.api.serializers.coupons import (
+    CouponCreateSerializer,
+    CouponSerializer,
+    CouponUpdateSerializer,
     CouponValidateSerializer,
     CouponValidationSerializer,
-    CreditNoteCreateSerializer,
-    CreditNoteSerializer,
+    PromotionCodeCreateSerializer,
+    PromotionCodeSerializer,
+)
+from billing.api.serializers.credit_notes import CreditNoteCreateSerializer, CreditNoteSerializer
+from billing.api.serializers.invoices import (
     InvoiceMarkPaidSerializer,
     InvoicePayAnswerSerializer,
     InvoicePaySerializer,
     InvoiceSerializer,
-    OrderPreviewSerializer,
     PaymentSerializer,
-    PlanChangeSerializer,
+)
+from billing.api.serializers.products import (
+    PriceCreateSerializer,
+    PriceSerializer,
+    ProductCreateSerializer,
     ProductSerializer,
+    ProductUpdateSerializer,
+)
+from billing.api.serializers.profile import (
+    BillingProfileSerializer,
+    BillingProfileUpdateSerializer,
     StaffBillingProfileUpdateSerializer,
+)
+from billing.api.serializers.subscriptions import (
+    OrderPreviewSerializer,
+    PlanChangeSerializer,
     SubscriptionCancelSerializer,
     SubscriptionChangeResultSerializer,
     SubscriptionOrderResultSerializer,
@@ -62,7 +85,8 @@ from billing.api.serializers import (
     SubscriptionPriceSerializer,
     SubscriptionSerializer,
 )
-from hosting.api.schema import envelope, error_doc
+from billing.api.serializers.tax_rates import TaxRateCreateSerializer, TaxRateSerializer
+from hosting.api.schema import CONFLICT, envelope, error_doc
 
 # Built once each: every envelope() call makes a new component class of the same name.
 PRODUCT_RESPONSE = envelope("product", ProductSerializer())
@@ -812,5 +836,215 @@ ADMIN_BILLING_CLOCK_DOCS = dict(
             *BILLING_CLOCK_EXAMPLES,
         ],
         tags=["Staff"],
+    ),
+)
+
+
+# --- Staff: the catalogue ---------------------------------------------------------------------
+
+STAFF_PRODUCT_RESPONSE = envelope("product", ProductSerializer(), name="StaffProductEnvelope")
+PRICE_RESPONSE = envelope("price", PriceSerializer())
+TAX_RATE_RESPONSE = envelope("tax_rate", TaxRateSerializer())
+COUPON_RESPONSE = envelope("coupon", CouponSerializer())
+PROMOTION_CODE_RESPONSE = envelope("promotion_code", PromotionCodeSerializer())
+
+
+NO_SUCH_COUPON = error_doc(
+    404, "not_found", "`not_found`: no coupon with the id in `coupon`.", "No coupon with this id."
+)
+FIELD_RULES = "A value the catalogue refuses is 400 `validation_failed` naming the field."
+CATALOGUE_TAGS = ["Staff: catalogue"]
+
+
+def _catalogue_doc(summary: str, description: str = "", **kwargs):
+    return extend_schema(summary=summary, description=description, tags=CATALOGUE_TAGS, **kwargs)
+
+
+ADMIN_PRODUCT_DOCS = dict(
+    list=_catalogue_doc(
+        "List every product",
+        "The whole catalogue, archived products too (`active=false`), newest first, each with "
+        "every price (archived ones with `active: false`).",
+        examples=[OpenApiExample("A plan", value=PRODUCT_EXAMPLE, response_only=True)],
+    ),
+    retrieve=_catalogue_doc(
+        "Get any product", responses=STAFF_PRODUCT_RESPONSE, examples=STAFF_PRODUCT_EXAMPLES
+    ),
+    create=_catalogue_doc(
+        "Create a product",
+        f"A plan customers can order once it has a price. {FIELD_RULES}",
+        request=ProductCreateSerializer,
+        responses={201: STAFF_PRODUCT_RESPONSE},
+        examples=[
+            OpenApiExample(
+                "Minecraft 4 GB",
+                value={
+                    "name": "Minecraft 4 GB",
+                    "kind": "server",
+                    "resources": {"memory_mb": 4096, "cpu_percent": 200, "disk_mb": 20480},
+                    "games": ["minecraft-java"],
+                },
+                request_only=True,
+            ),
+            *STAFF_PRODUCT_EXAMPLES,
+        ],
+    ),
+    partial_update=_catalogue_doc(
+        "Change a product",
+        "Any of the fields. Servers and bots already provisioned keep their resources. The "
+        f"`kind` of a product with subscriptions cannot change (409 `conflict`). {FIELD_RULES}",
+        request=ProductUpdateSerializer,
+        responses={200: STAFF_PRODUCT_RESPONSE, 409: CONFLICT},
+        examples=[
+            OpenApiExample("More disk", value={"resources": {"disk_mb": 30720}}, request_only=True),
+            *STAFF_PRODUCT_EXAMPLES,
+        ],
+    ),
+    archive=_catalogue_doc(
+        "Archive a product",
+        "Takes the plan off sale; its subscriptions go on. No body.",
+        request=None,
+        responses=STAFF_PRODUCT_RESPONSE,
+        examples=STAFF_PRODUCT_EXAMPLES,
+    ),
+    prices=_catalogue_doc(
+        "Add a price to a product",
+        f"A price never changes once created: add a new one and archive the old. {FIELD_RULES}",
+        request=PriceCreateSerializer,
+        responses={201: PRICE_RESPONSE},
+        examples=[
+            OpenApiExample(
+                "12 EUR a month",
+                value={"currency": "EUR", "unit_amount": 1200, "interval": "month"},
+                request_only=True,
+            ),
+            *PRICE_EXAMPLES,
+        ],
+    ),
+)
+ADMIN_PRICE_DOCS = dict(
+    archive=_catalogue_doc(
+        "Archive a price",
+        "Stops new orders at this price; subscriptions on it renew at it. No body.",
+        request=None,
+        responses=PRICE_RESPONSE,
+        examples=PRICE_EXAMPLES,
+    ),
+)
+ADMIN_TAX_RATE_DOCS = dict(
+    list=_catalogue_doc(
+        "List tax rates", "By country and region.", examples=TAX_RATE_LIST_EXAMPLES
+    ),
+    create=_catalogue_doc(
+        "Create a tax rate",
+        "One active rate per country and region (409 `conflict`: archive the old one first). "
+        f"{FIELD_RULES}",
+        request=TaxRateCreateSerializer,
+        responses={201: TAX_RATE_RESPONSE, 409: CONFLICT},
+        examples=[
+            OpenApiExample(
+                "New York sales tax",
+                value={
+                    "country": "US",
+                    "region": "NY",
+                    "percentage": "8.875",
+                    "display_name": "Sales tax",
+                },
+                request_only=True,
+            ),
+            *TAX_RATE_EXAMPLES,
+        ],
+    ),
+    archive=_catalogue_doc(
+        "Archive a tax rate",
+        "Invoices finalized from now on no longer use it. No body.",
+        request=None,
+        responses=TAX_RATE_RESPONSE,
+        examples=TAX_RATE_EXAMPLES,
+    ),
+)
+ADMIN_COUPON_DOCS = dict(
+    list=_catalogue_doc("List coupons", examples=COUPON_LIST_EXAMPLES),
+    retrieve=_catalogue_doc("Get a coupon", responses=COUPON_RESPONSE, examples=COUPON_EXAMPLES),
+    create=_catalogue_doc(
+        "Create a coupon",
+        "`percent_off` or `amount_off` with `currency`; `duration` `once`, `repeating` (with "
+        f"`duration_in_months`) or `forever`. {FIELD_RULES}",
+        request=CouponCreateSerializer,
+        responses={201: COUPON_RESPONSE},
+        examples=[
+            OpenApiExample(
+                "10 % for three months",
+                value={
+                    "name": "Welcome 10 %",
+                    "percent_off": "10",
+                    "duration": "repeating",
+                    "duration_in_months": 3,
+                    "max_redemptions": 500,
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "A partner's coupon, ordered by its id",
+                value={
+                    "name": "Partner 20 %",
+                    "percent_off": "20",
+                    "duration": "once",
+                    "directly_redeemable": True,
+                },
+                request_only=True,
+            ),
+            *COUPON_EXAMPLES,
+        ],
+    ),
+    partial_update=_catalogue_doc(
+        "Change whether a coupon is redeemed by its id",
+        "`directly_redeemable` is the one thing a coupon changes: `true` lets customers order "
+        "(and check) with its id; `false` leaves only its promotion codes, and an order "
+        "checked before the change is refused when it is counted (400 `validation_failed`, "
+        f"`coupon_code_required`). What it discounts stays discounted. {FIELD_RULES}",
+        request=CouponUpdateSerializer,
+        responses=COUPON_RESPONSE,
+        examples=[
+            OpenApiExample(
+                "Ordered by its id", value={"directly_redeemable": True}, request_only=True
+            ),
+            OpenApiExample(
+                "Only through its codes", value={"directly_redeemable": False}, request_only=True
+            ),
+            *COUPON_EXAMPLES,
+        ],
+    ),
+    archive=_catalogue_doc(
+        "Archive a coupon",
+        "No new redemptions, by it or its codes; what it discounts stays discounted. No body.",
+        request=None,
+        responses=COUPON_RESPONSE,
+        examples=COUPON_EXAMPLES,
+    ),
+)
+ADMIN_PROMOTION_CODE_DOCS = dict(
+    list=_catalogue_doc("List promotion codes", examples=PROMOTION_CODE_LIST_EXAMPLES),
+    create=_catalogue_doc(
+        "Create a promotion code",
+        "A code customers type for an active coupon; stored upper-case, unique in any case "
+        f"(409 `conflict`). {FIELD_RULES}",
+        request=PromotionCodeCreateSerializer,
+        responses={201: PROMOTION_CODE_RESPONSE, 404: NO_SUCH_COUPON, 409: CONFLICT},
+        examples=[
+            OpenApiExample(
+                "WELCOME10",
+                value={"coupon": "cpn_9Nb1Hd6Fy5Rk8Tz2Qm7Lx4Wc", "code": "welcome10"},
+                request_only=True,
+            ),
+            *PROMOTION_CODE_EXAMPLES,
+        ],
+    ),
+    deactivate=_catalogue_doc(
+        "Deactivate a promotion code",
+        "No body.",
+        request=None,
+        responses=PROMOTION_CODE_RESPONSE,
+        examples=PROMOTION_CODE_EXAMPLES,
     ),
 )

@@ -1,19 +1,17 @@
 from django.urls import path
 
-from billing.api.catalogue import (
-    AdminCouponViewSet,
-    AdminPriceViewSet,
-    AdminProductViewSet,
-    AdminPromotionCodeViewSet,
-    AdminTaxRateViewSet,
-)
 from billing.api.views import (
     AdminBalanceTransactionViewSet,
     AdminBillingClockViewSet,
     AdminBillingProfileViewSet,
+    AdminCouponViewSet,
     AdminCreditNoteViewSet,
     AdminInvoiceViewSet,
+    AdminPriceViewSet,
+    AdminProductViewSet,
+    AdminPromotionCodeViewSet,
     AdminSubscriptionViewSet,
+    AdminTaxRateViewSet,
     BalanceTransactionViewSet,
     BalanceViewSet,
     BillingProfileViewSet,

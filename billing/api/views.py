@@ -1,9 +1,12 @@
 """The billing API: the catalogue, invoices and their PDFs, credit notes, the credit ledger and
-balance, payments, the billing profile; and the staff's billing operations.
+balance, payments, the billing profile; and the staff's billing operations, the catalogue's
+among them (products and prices, tax rates, coupons and promotion codes under ``/v1/admin``).
 
 Views parse the body, call one service of ``billing.services`` (or read through
 ``billing.selectors``) and serialize the answer; the rules (which transitions an invoice
-allows, how much can be credited, what a VAT id must look like) live in the services.
+allows, how much can be credited, what a VAT id must look like) live in the services. Nothing
+of the catalogue is deleted: products, prices, tax rates and coupons are archived, as invoices
+and subscriptions keep pointing at them.
 """
 
 from __future__ import annotations
@@ -23,9 +26,14 @@ from billing.api.docs import (
     ADMIN_BALANCE_TRANSACTION_DOCS,
     ADMIN_BILLING_CLOCK_DOCS,
     ADMIN_BILLING_PROFILE_DOCS,
+    ADMIN_COUPON_DOCS,
     ADMIN_CREDIT_NOTE_DOCS,
     ADMIN_INVOICE_DOCS,
+    ADMIN_PRICE_DOCS,
+    ADMIN_PRODUCT_DOCS,
+    ADMIN_PROMOTION_CODE_DOCS,
     ADMIN_SUBSCRIPTION_DOCS,
+    ADMIN_TAX_RATE_DOCS,
     BALANCE_DOCS,
     BALANCE_TRANSACTION_DOCS,
     BILLING_PROFILE_DOCS,
@@ -36,41 +44,63 @@ from billing.api.docs import (
     PRODUCT_DOCS,
     SUBSCRIPTION_DOCS,
 )
-from billing.api.serializers import (
+from billing.api.serializers.balance import (
     BalanceSerializer,
     BalanceTransactionCreateSerializer,
     BalanceTransactionSerializer,
-    BillingClockAdvanceSerializer,
-    BillingClockSerializer,
-    BillingProfileSerializer,
-    BillingProfileUpdateSerializer,
+)
+from billing.api.serializers.clock import BillingClockAdvanceSerializer, BillingClockSerializer
+from billing.api.serializers.coupons import (
+    CouponCreateSerializer,
+    CouponSerializer,
+    CouponUpdateSerializer,
     CouponValidateSerializer,
     CouponValidationSerializer,
-    CreditNoteCreateSerializer,
-    CreditNoteSerializer,
+    PromotionCodeCreateSerializer,
+    PromotionCodeSerializer,
+)
+from billing.api.serializers.credit_notes import CreditNoteCreateSerializer, CreditNoteSerializer
+from billing.api.serializers.invoices import (
     InvoiceMarkPaidSerializer,
     InvoicePaySerializer,
     InvoiceSerializer,
-    OrderPreviewSerializer,
     PaymentSerializer,
-    PlanChangeSerializer,
+)
+from billing.api.serializers.products import (
+    PriceCreateSerializer,
+    PriceSerializer,
+    ProductCreateSerializer,
     ProductSerializer,
+    ProductUpdateSerializer,
+)
+from billing.api.serializers.profile import (
+    BillingProfileSerializer,
+    BillingProfileUpdateSerializer,
     StaffBillingProfileUpdateSerializer,
+)
+from billing.api.serializers.subscriptions import (
+    OrderPreviewSerializer,
+    PlanChangeSerializer,
     SubscriptionCancelSerializer,
     SubscriptionOrderSerializer,
     SubscriptionPriceSerializer,
     SubscriptionSerializer,
 )
+from billing.api.serializers.tax_rates import TaxRateCreateSerializer, TaxRateSerializer
 from billing.clock import billing_now
 from billing.filters import (
     AdminInvoiceFilter,
+    AdminProductFilter,
     AdminSubscriptionFilter,
     BalanceTransactionFilter,
+    CouponFilter,
     CreditNoteFilter,
     InvoiceFilter,
     PaymentFilter,
     ProductFilter,
+    PromotionCodeFilter,
     SubscriptionFilter,
+    TaxRateFilter,
 )
 from billing.models import (
     BalanceTransaction,
@@ -78,11 +108,13 @@ from billing.models import (
     CreditNote,
     Invoice,
     Payment,
+    Price,
     Subscription,
 )
 from billing.selectors import (
     balance_transactions_of_account,
     billing_profile_of,
+    coupons_all,
     credit_note_document,
     credit_notes_all,
     credit_notes_of_account,
@@ -90,9 +122,12 @@ from billing.selectors import (
     invoices_all,
     invoices_of_account,
     payments_of_account,
+    products_all,
     products_for_sale,
+    promotion_codes_all,
     subscriptions_all,
     subscriptions_of_account,
+    tax_rates_all,
 )
 from billing.services import (
     balance_change,
@@ -103,10 +138,24 @@ from billing.services import (
     invoice_pay_with_credit,
     invoice_void,
 )
+from billing.services.catalogue import (
+    coupon_archive,
+    coupon_create,
+    coupon_update,
+    price_archive,
+    price_create,
+    product_archive,
+    product_create,
+    product_update,
+    promotion_code_create,
+    promotion_code_deactivate,
+    tax_rate_archive,
+    tax_rate_create,
+)
 from billing.services.discounts import coupon_check
 from billing.services.gateways import card_gateway
-from billing.services.profile import billing_profile_update
-from billing.services.renewals import billing_clock_walk
+from billing.services.job.renewals import billing_clock_walk
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from billing.services.subscriptions import (
     price_orderable,
     subscription_cancel,
@@ -421,7 +470,8 @@ class BillingProfileViewSet(ApiViewSet):
 
     def partial_update(self, request):
         account = request.auth.account
-        if changes := validated(BillingProfileUpdateSerializer, request):
+        body = validated(BillingProfileUpdateSerializer, request)
+        if changes := BillingProfileChanges.of(body):
             billing_profile_update(
                 account=account, changes=changes, actor=Actor.from_request(request)
             )
@@ -574,7 +624,8 @@ class AdminBillingProfileViewSet(CustomerScopedMixin, ApiViewSet):
 
     def partial_update(self, request, customer_id: str):
         account = self.customer()
-        if changes := validated(StaffBillingProfileUpdateSerializer, request):
+        body = validated(StaffBillingProfileUpdateSerializer, request)
+        if changes := BillingProfileChanges.of(body):
             billing_profile_update(
                 account=account, changes=changes, actor=Actor.from_request(request), staff=True
             )
@@ -602,3 +653,168 @@ class AdminBillingClockViewSet(CustomerScopedMixin, ApiViewSet):
         now, runs, report = billing_clock_walk(account=account, to=body["to"])
         answer = {"customer": account.id, "now": now, "runs": runs, "counts": report.counts}
         return Response({"billing_clock": BillingClockSerializer(answer).data})
+
+
+# --- Staff: the catalogue ---------------------------------------------------------------------
+
+
+@extend_schema_view(**ADMIN_PRODUCT_DOCS)
+class AdminProductViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    list_key = "products"
+    resource_key = "product"
+    serializer_class = ProductSerializer
+    filterset_classes = {"list": AdminProductFilter}
+    required_scopes = {
+        "list": STAFF_READ,
+        "retrieve": STAFF_READ,
+        "create": STAFF_WRITE,
+        "partial_update": STAFF_WRITE,
+        "archive": STAFF_WRITE,
+        "prices": STAFF_WRITE,
+    }
+
+    def get_queryset(self):
+        return products_all()
+
+    def _answer(self, product, status: int = 200) -> Response:
+        return Response(
+            {"product": ProductSerializer(products_all().get(pk=product.pk)).data}, status=status
+        )
+
+    def create(self, request):
+        body = dict(validated(ProductCreateSerializer, request))
+        resources = body.pop("resources")
+        product = product_create(**body, **resources, actor=Actor.from_request(request))
+        answer = self._answer(product)
+        return created(request, answer.data, f"/v1/admin/products/{product.id}")
+
+    def partial_update(self, request, pk: str):
+        product = self.get_object()
+        if changes := dict(validated(ProductUpdateSerializer, request)):
+            product = product_update(
+                product=product, changes=changes, actor=Actor.from_request(request)
+            )
+        return self._answer(product)
+
+    @action(detail=True, methods=["post"])
+    def archive(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        product = product_archive(product=self.get_object(), actor=Actor.from_request(request))
+        return self._answer(product)
+
+    @action(detail=True, methods=["post"])
+    def prices(self, request, pk: str):
+        product = self.get_object()
+        body = validated(PriceCreateSerializer, request)
+        price = price_create(product=product, **body, actor=Actor.from_request(request))
+        return created(
+            request, {"price": PriceSerializer(price).data}, f"/v1/admin/products/{product.id}"
+        )
+
+
+@extend_schema_view(**ADMIN_PRICE_DOCS)
+class AdminPriceViewSet(ApiViewSet):
+    serializer_class = PriceSerializer
+    required_scopes = {"archive": STAFF_WRITE}
+
+    def get_queryset(self):
+        return Price.objects.all()
+
+    @action(detail=True, methods=["post"])
+    def archive(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        price = price_archive(price=self.get_object(), actor=Actor.from_request(request))
+        return Response({"price": PriceSerializer(price).data})
+
+
+@extend_schema_view(**ADMIN_TAX_RATE_DOCS)
+class AdminTaxRateViewSet(EnvelopeListMixin, ApiViewSet):
+    list_key = "tax_rates"
+    serializer_class = TaxRateSerializer
+    filterset_classes = {"list": TaxRateFilter}
+    required_scopes = {"list": STAFF_READ, "create": STAFF_WRITE, "archive": STAFF_WRITE}
+
+    def get_queryset(self):
+        return tax_rates_all()
+
+    def create(self, request):
+        body = validated(TaxRateCreateSerializer, request)
+        rate = tax_rate_create(**body, actor=Actor.from_request(request))
+        return created(request, {"tax_rate": TaxRateSerializer(rate).data}, "/v1/admin/tax-rates")
+
+    @action(detail=True, methods=["post"])
+    def archive(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        rate = tax_rate_archive(tax_rate=self.get_object(), actor=Actor.from_request(request))
+        return Response({"tax_rate": TaxRateSerializer(rate).data})
+
+
+@extend_schema_view(**ADMIN_COUPON_DOCS)
+class AdminCouponViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    list_key = "coupons"
+    resource_key = "coupon"
+    serializer_class = CouponSerializer
+    filterset_classes = {"list": CouponFilter}
+    required_scopes = {
+        "list": STAFF_READ,
+        "retrieve": STAFF_READ,
+        "create": STAFF_WRITE,
+        "partial_update": STAFF_WRITE,
+        "archive": STAFF_WRITE,
+    }
+
+    def get_queryset(self):
+        return coupons_all()
+
+    def _answer(self, coupon) -> dict:
+        return {"coupon": CouponSerializer(coupons_all().get(pk=coupon.pk)).data}
+
+    def create(self, request):
+        body = dict(validated(CouponCreateSerializer, request))
+        products = body.pop("applies_to", [])
+        coupon = coupon_create(**body, products=products, actor=Actor.from_request(request))
+        return created(request, self._answer(coupon), f"/v1/admin/coupons/{coupon.id}")
+
+    def partial_update(self, request, pk: str):
+        coupon = self.get_object()
+        if changes := dict(validated(CouponUpdateSerializer, request)):
+            coupon = coupon_update(coupon=coupon, **changes, actor=Actor.from_request(request))
+        return Response(self._answer(coupon))
+
+    @action(detail=True, methods=["post"])
+    def archive(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        coupon = coupon_archive(coupon=self.get_object(), actor=Actor.from_request(request))
+        return Response(self._answer(coupon))
+
+
+@extend_schema_view(**ADMIN_PROMOTION_CODE_DOCS)
+class AdminPromotionCodeViewSet(EnvelopeListMixin, ApiViewSet):
+    list_key = "promotion_codes"
+    serializer_class = PromotionCodeSerializer
+    filterset_classes = {"list": PromotionCodeFilter}
+    required_scopes = {"list": STAFF_READ, "create": STAFF_WRITE, "deactivate": STAFF_WRITE}
+
+    def get_queryset(self):
+        return promotion_codes_all()
+
+    def create(self, request):
+        body = dict(validated(PromotionCodeCreateSerializer, request))
+        coupon = coupons_all().filter(pk=body.pop("coupon")).first()
+        if coupon is None:
+            raise NotFound("No coupon with this id.")
+        code = promotion_code_create(coupon=coupon, **body, actor=Actor.from_request(request))
+        return created(
+            request,
+            {"promotion_code": PromotionCodeSerializer(code).data},
+            f"/v1/admin/coupons/{coupon.id}",
+        )
+
+    @action(detail=True, methods=["post"])
+    def deactivate(self, request, pk: str):
+        validated(EmptyBodySerializer, request)
+        code = promotion_code_deactivate(
+            promotion_code=self.get_object(),
+            actor=Actor.from_request(request),
+        )
+        return Response({"promotion_code": PromotionCodeSerializer(code).data})

@@ -33,8 +33,8 @@ from billing.models import (
     Subscription,
     TaxRate,
 )
-from billing.periods import MAX_INTERVAL_COUNT, Interval, InvalidRecurring, validate_recurring
-from billing.tax import InvalidTaxRate, is_country, validate_percentage
+from billing.rules.periods import MAX_INTERVAL_COUNT, Interval, InvalidRecurring, validate_recurring
+from billing.rules.tax import InvalidTaxRate, is_country, validate_percentage
 from hosting.errors import Conflict, ValidationFailed
 from hosting.money import UnsupportedCurrency, validate_currency
 from servers.models import BotRuntime
@@ -46,7 +46,7 @@ from servers.services.validation import clean_name, validate_resources
 MAX_AMOUNT = 99_999_999
 MAX_TRIAL_DAYS = 365
 # A discount repeats for at most three years, as long as the longest price period
-# (billing.periods.MAX_INTERVAL_COUNT); anything longer is a ``forever`` coupon.
+# (billing.rules.periods.MAX_INTERVAL_COUNT); anything longer is a ``forever`` coupon.
 MAX_DISCOUNT_MONTHS = MAX_INTERVAL_COUNT[Interval.MONTH]
 MAX_REDEMPTIONS = 1_000_000_000
 PROMOTION_CODE = re.compile(r"^[A-Z0-9_-]{3,50}$")

@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import F
 
 from billing.models import Coupon, CouponDuration, Price, PromotionCode, Subscription
-from billing.periods import period_end
+from billing.rules.periods import period_end
 from hosting.errors import ValidationFailed
 
 

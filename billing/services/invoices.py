@@ -29,10 +29,10 @@ from billing.models import (
     PaymentStatus,
 )
 from billing.representations import invoice_representation, payment_representation
+from billing.rules.tax import TaxDecision
 from billing.services.fulfilment import subscription_invoice_paid
 from billing.services.ledger import balance_change, balance_of, billing_currency_fix
 from billing.services.notices import notify
-from billing.tax import TaxDecision
 from events.services import record_event
 from hosting.errors import Conflict, ValidationFailed
 from hosting.money import format_amount
@@ -131,7 +131,7 @@ def invoice_create(
     """A draft invoice with its lines (``description``, ``quantity``, ``unit_amount``, and
     optionally ``price``, ``period_start``/``period_end``, ``proration``, ``discount_amount``,
     ``tax_amount``); totals are computed from the lines. ``tax`` is the decision the lines were
-    priced with (``billing.services.pricing``): its rate, whether it is inclusive, its note."""
+    priced with (``billing.rules.pricing``): its rate, whether it is inclusive, its note."""
     if not lines:
         raise ValidationFailed.field("lines", "required", "An invoice needs at least one line.")
     currency = billing_currency_fix(account, currency)

@@ -17,8 +17,8 @@ from billing import transitions
 from billing.clock import billing_now
 from billing.models import BalanceTransaction, Invoice, InvoiceStatus, Payment, PaymentStatus
 from billing.representations import payment_representation
-from billing.services.dunning import collection_failed
 from billing.services.invoices import apply_payment
+from billing.services.job.dunning import collection_failed
 from billing.services.ledger import balance_change
 from events.services import record_event
 from hosting.errors import Conflict

@@ -8,9 +8,9 @@ creates the server or bot at once; its first period is the trial. The order's pr
 (``subscription_order_preview``) prices the same lines with the same function, so the summary a
 customer confirms is the invoice to the minor unit, and adds the first renewal.
 
-A plan change prorates to the second (``billing.proration``): credit for the unused part of the
-old price, a charge for the rest of the period on the new one, discounted and taxed like any
-invoice. A positive result is invoiced (``subscription_update``) and collected like a renewal;
+A plan change prorates to the second (``billing.rules.proration``): credit for the unused part
+of the old price, a charge for the rest of the period on the new one, discounted and taxed like
+any invoice. A positive result is invoiced (``subscription_update``) and collected like a renewal;
 a negative one is added to the customer's balance. The preview computes exactly the same lines.
 """
 
@@ -38,11 +38,13 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
 )
-from billing.periods import day_label, period_end
-from billing.proration import ProrationKind, proration_lines
 from billing.representations import subscription_representation
+from billing.rules.cycle import renewal_lines
+from billing.rules.periods import day_label, period_end
+from billing.rules.pricing import PricedLines, price_lines
+from billing.rules.proration import ProrationKind, proration_lines
+from billing.selectors import tax_decision
 from billing.services.credit_notes import credit_note_create
-from billing.services.cycle import renewal_lines
 from billing.services.discounts import coupon_check, coupon_for_period, coupon_redeem, discount_end
 from billing.services.fulfilment import (
     instance_of,
@@ -56,12 +58,11 @@ from billing.services.fulfilment import (
 from billing.services.gateways import credit_collects, invoice_collect
 from billing.services.invoices import invoice_create, invoice_finalize, invoice_void
 from billing.services.ledger import balance_change, balance_of, billing_currency_fix
-from billing.services.pricing import PricedLines, price_lines
 from events.models import Event
 from hosting.errors import Conflict, ValidationFailed
 from hosting.secrets_box import encrypt_secret
 from servers.models import Bot, BotRuntime, Game, Server, ServerStatus
-from servers.services import instance_update
+from servers.services import InstanceChanges, instance_update
 from servers.services.validation import (
     clean_environment,
     clean_name,
@@ -236,7 +237,7 @@ def _order_terms(
                 "price": price,
             }
         )
-    priced = price_lines(account=account, currency=currency, lines=lines, coupon=chosen)
+    priced = price_lines(currency=currency, lines=lines, tax=tax_decision(account), coupon=chosen)
     return _OrderTerms(price, now, chosen, code, trial_end, first_end, priced)
 
 
@@ -363,7 +364,6 @@ def subscription_order_preview(
     upcoming = terms.subscription(account, {})
     lines, renewal_end = renewal_lines(upcoming)
     renewal = price_lines(
-        account=account,
         currency=price.currency,
         lines=lines,
         tax=terms.first.tax,
@@ -457,9 +457,9 @@ def _plan_change(subscription: Subscription, new_price: Price, at: datetime) -> 
     if not lines:
         return PlanChange(subscription, new_price, at, None)
     priced = price_lines(
-        account=subscription.account,
         currency=old.currency,
         lines=lines,
+        tax=tax_decision(subscription.account),
         coupon=coupon_for_period(subscription, start),
     )
     return PlanChange(subscription, new_price, at, priced)
@@ -532,7 +532,8 @@ def subscription_change(
     if instance is not None:  # the new plan's bounds, and its resources
         plan = plan_bounds(subscription)
         resources = {field: plan[field] for field in ("memory_mb", "cpu_percent", "disk_mb")}
-        instance_update(instance=instance, resources=resources, plan=plan, actor=actor)
+        changes = InstanceChanges(resources=resources, plan=plan)
+        instance_update(instance=instance, changes=changes, actor=actor)
     if invoice is not None:
         invoice = invoice_finalize(invoice=invoice, actor=actor)
         if invoice.status == InvoiceStatus.OPEN:

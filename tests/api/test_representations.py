@@ -21,20 +21,18 @@ from accounts.api.serializers import (
 from accounts.models import ApiKey, Membership
 from accounts.roles import Role
 from accounts.services import account_suspend, api_key_create, api_key_revoke, invitation_create
-from billing.api.serializers import (
-    BalanceTransactionSerializer,
-    BillingProfileSerializer,
-    CouponSerializer,
-    CreditNoteSerializer,
+from billing.api.serializers.balance import BalanceTransactionSerializer
+from billing.api.serializers.coupons import CouponSerializer, PromotionCodeSerializer
+from billing.api.serializers.credit_notes import CreditNoteSerializer
+from billing.api.serializers.invoices import (
     InvoiceLineSerializer,
     InvoiceSerializer,
     PaymentSerializer,
-    PriceSerializer,
-    ProductSerializer,
-    PromotionCodeSerializer,
-    SubscriptionSerializer,
-    TaxRateSerializer,
 )
+from billing.api.serializers.products import PriceSerializer, ProductSerializer
+from billing.api.serializers.profile import BillingProfileSerializer
+from billing.api.serializers.subscriptions import SubscriptionSerializer
+from billing.api.serializers.tax_rates import TaxRateSerializer
 from billing.models import BalanceTransaction, Payment, Price, Product, Subscription
 from billing.selectors import billing_profile_of, coupons_all, invoices_all, products_for_sale
 from billing.services import (
@@ -45,7 +43,7 @@ from billing.services import (
     invoice_mark_paid,
 )
 from billing.services.catalogue import coupon_create, promotion_code_create, tax_rate_create
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from hosting.api.serializers import RepresentedBy
 from servers.api.serializers import (
     ActionSerializer,
@@ -200,18 +198,18 @@ def test_billing_objects_are_shown_as_declared(account, owner_actor):
         account=account,
         actor=owner_actor,
         staff=True,
-        changes={
-            "legal_name": "Blockworks GmbH",
-            "email": "billing@example.com",
-            "address_line1": "Hauptstraße 5",
-            "address_line2": "3. OG",
-            "postal_code": "10115",
-            "city": "Berlin",
-            "region": "Berlin",
-            "country": "DE",
-            "vat_id": "DE136695976",
-            "tax_exempt": True,
-        },
+        changes=BillingProfileChanges(
+            legal_name="Blockworks GmbH",
+            email="billing@example.com",
+            address_line1="Hauptstraße 5",
+            address_line2="3. OG",
+            postal_code="10115",
+            city="Berlin",
+            region="Berlin",
+            country="DE",
+            vat_id="DE136695976",
+            tax_exempt=True,
+        ),
     )
     line = {
         "description": "Plan",

@@ -47,7 +47,7 @@ from billing.services.catalogue import (
 from billing.services.credit_notes import credit_note_create
 from billing.services.invoices import invoice_create, invoice_finalize, invoice_mark_paid
 from billing.services.ledger import balance_change, balance_of
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from events.models import Event
 from tests.accounts.test_admin import admin_url, changelist_actions
 from tests.factories import AccountFactory
@@ -876,7 +876,9 @@ def test_the_billing_clock_only_moves_forward(admin_client, account):
 def test_staff_set_a_profile_s_tax_exemption_and_gateways_through_the_service(
     admin_client, account
 ):
-    billing_profile_update(account=account, changes={"legal_name": "Blockworks"}, actor=SYSTEM)
+    billing_profile_update(
+        account=account, changes=BillingProfileChanges(legal_name="Blockworks"), actor=SYSTEM
+    )
     url = admin_url(BillingProfile, "change", account.pk)
     page = admin_client.get(url).content.decode()
     assert 'name="payment_gateways"' in page and 'name="legal_name"' not in page  # theirs

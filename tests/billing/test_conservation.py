@@ -39,7 +39,7 @@ from billing.models import (
 from billing.services import balance_change, balance_of, invoice_pay_with_credit
 from billing.services.credit_notes import credit_note_create
 from billing.services.invoices import invoice_mark_paid
-from billing.services.renewals import billing_clock_walk
+from billing.services.job.renewals import billing_clock_walk
 from billing.services.subscriptions import subscription_cancel, subscription_change
 from billing.services.subscriptions import subscription_order as order
 from tests.factories import AccountFactory

@@ -22,10 +22,10 @@ from billing.models import (
     Subscription,
     TaxRate,
 )
+from billing.rules.pricing import PricedLines
 from billing.services import balance_change
-from billing.services.pricing import PricedLines
-from billing.services.profile import billing_profile_update
-from billing.services.renewals import billing_run
+from billing.services.job.renewals import billing_run
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from billing.services.subscriptions import subscription_order, subscription_order_preview
 from events.models import Event
 from hosting.errors import Conflict, ValidationFailed
@@ -53,13 +53,15 @@ def clock(account):
 
 
 def belgian_consumer(account) -> dict:
-    billing_profile_update(account=account, changes={"country": "BE"}, actor=SYSTEM)
+    billing_profile_update(
+        account=account, changes=BillingProfileChanges(country="BE"), actor=SYSTEM
+    )
     return {}
 
 
 def german_business(account) -> dict:
     changes = {"legal_name": "Blockworks GmbH", "country": "DE", "vat_id": "DE136695976"}
-    billing_profile_update(account=account, changes=changes, actor=SYSTEM)
+    billing_profile_update(account=account, changes=BillingProfileChanges.of(changes), actor=SYSTEM)
     return {}
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.periods import (
+from billing.rules.periods import (
     MAX_INTERVAL_COUNT,
     Interval,
     InvalidRecurring,

@@ -7,10 +7,9 @@ import pytest
 
 from accounts.actors import SYSTEM, Actor
 from billing.models import BillingProfile
-from billing.selectors import billing_profile_of
+from billing.selectors import billing_profile_of, tax_decision
 from billing.services.catalogue import tax_rate_create
-from billing.services.pricing import tax_decision
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from events.models import Event
 from hosting.errors import ValidationFailed
 
@@ -30,7 +29,9 @@ ADDRESS = {
 
 
 def update(account, changes, *, staff=False, actor=SYSTEM):
-    return billing_profile_update(account=account, changes=changes, actor=actor, staff=staff)
+    return billing_profile_update(
+        account=account, changes=BillingProfileChanges.of(changes), actor=actor, staff=staff
+    )
 
 
 def refused(account, changes, *, staff=False) -> list[dict]:
@@ -199,7 +200,6 @@ def test_staff_set_the_tax_exemption_and_it_is_recorded(account):
     assert profile.tax_exempt is True
     event = Event.objects.get(type="customer.billing_profile_updated")
     assert event.data["previous_attributes"] == {"tax_exempt": False}
-    assert refused(account, {"tax_exempt": "yes"}, staff=True)[0]["code"] == "invalid"
 
 
 def test_staff_give_the_account_its_own_payment_gateways(account):
@@ -223,8 +223,6 @@ def test_staff_give_the_account_its_own_payment_gateways(account):
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("credit", "Must be a list of gateway names."),
-        (["credit", 3], "Must be a list of gateway names."),
         (["paypal"], "No gateway 'paypal' here; this service has bank_transfer, credit."),
         (["credit", "credit"], "Name each gateway once."),
     ],
@@ -239,37 +237,30 @@ def test_a_gateway_list_must_name_this_service_s_gateways_once(account, value, m
 
 
 def test_the_currency_is_never_set_here(account):
-    BillingProfile.objects.create(account=account, currency="EUR")
-
-    problems = refused(account, {"currency": "USD"}, staff=True)
-
-    assert [(p["name"], p["code"]) for p in problems] == [("currency", "read_only")]
-    assert BillingProfile.objects.get(account=account).currency == "EUR"
+    with pytest.raises(TypeError):
+        BillingProfileChanges(currency="USD")
 
 
 def test_every_bad_field_is_named_at_once_and_nothing_is_saved(account):
     problems = refused(
         account,
         {
-            "legal_name": "x" * 201,
-            "email": "not an address",
-            "city": 5,
+            "legal_name": "Blockworks",
             "country": "Germany",
-            "nickname": "Bob",
+            "vat_id": "DE136695976",
             "tax_exempt": True,
+            "payment_gateways": ["bank_transfer"],
         },
     )
 
-    assert sorted((p["name"], p["code"]) for p in problems) == [
-        ("city", "invalid"),
-        ("country", "max_length"),
-        ("email", "invalid"),
-        ("legal_name", "max_length"),
-        ("nickname", "unknown_field"),
+    assert [(p["name"], p["code"]) for p in problems] == [
+        ("payment_gateways", "staff_only"),
         ("tax_exempt", "staff_only"),
+        ("country", "invalid"),
+        ("vat_id", "country_required"),
     ]
     profile = billing_profile_of(account)
-    assert (profile.legal_name, profile.email, profile.country) == ("", "", "")
+    assert (profile.legal_name, profile.country, profile.vat_id) == ("", "", "")
     assert not Event.objects.filter(type="customer.billing_profile_updated").exists()
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.proration import ProrationKind, ProrationLine, proration_lines, unused_amount
+from billing.rules.proration import ProrationKind, ProrationLine, proration_lines, unused_amount
 
 START = datetime(2026, 4, 1, tzinfo=UTC)
 END = datetime(2026, 5, 1, tzinfo=UTC)  # 30 days

@@ -1,4 +1,4 @@
-"""The billing job's batches (``billing.services.renewal_batch``) against its one-at-a-time
+"""The billing job's batches (``billing.services.job.renewal_batch``) against its one-at-a-time
 path: the same subscriptions, walked through the same months, end in the same rows, events
 and e-mails, whichever path renewed them.
 
@@ -38,9 +38,9 @@ from billing.representations import (
     subscription_representation,
 )
 from billing.services import balance_of
+from billing.services.job.renewals import billing_clock_walk, billing_run, hash_shard
 from billing.services.notices import billing_notices_send
-from billing.services.profile import billing_profile_update
-from billing.services.renewals import billing_clock_walk, billing_run, hash_shard
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from billing.services.subscriptions import subscription_cancel, subscription_change
 from events.models import Event
 from tests.billing.test_subscriptions import START, credit, order, plan
@@ -75,7 +75,9 @@ def taxed_with_a_coupon(account, owner, prices):
     billing_profile_update(
         account=account,
         actor=SYSTEM,
-        changes={"country": "DE", "legal_name": "Kraft GmbH", "email": "billing@kraft.example"},
+        changes=BillingProfileChanges(
+            country="DE", legal_name="Kraft GmbH", email="billing@kraft.example"
+        ),
     )
     credit(account, 5000)
     coupon = Coupon.objects.create(
@@ -271,7 +273,7 @@ def test_a_batch_writes_what_the_one_at_a_time_path_writes(case, prices, setting
 def test_the_cases_cover_both_paths_of_the_batch(prices, settings):
     """The cases above do reach the batch: renewals paid and unpaid, periods started, and
     subscriptions passed on to the one-at-a-time path."""
-    import billing.services.renewal_batch as batch
+    import billing.services.job.renewal_batch as batch
 
     seen = Counter()
     original_write, original_plan = batch._write, batch._plan
@@ -349,8 +351,8 @@ def test_a_batch_takes_a_fixed_number_of_statements(prices, settings):
             order(account, user, prices["month"])
             billing_clock_advance(account=account, to=START + timedelta(days=31, hours=1))
             accounts.append(account)
-        from billing.services.renewal_batch import renew_batch
-        from billing.services.renewals import RunReport, _clocks
+        from billing.services.job.renewal_batch import renew_batch
+        from billing.services.job.renewals import RunReport, _clocks
 
         ids = list(Subscription.objects.filter(account__in=accounts).values_list("id", flat=True))
         report = RunReport()

@@ -12,7 +12,7 @@ from billing.clock import billing_clock_advance
 from billing.models import BillingClock, CreditNote, Invoice, SubscriptionStatus
 from billing.services import balance_of, invoice_pay_with_credit
 from billing.services.fulfilment import BILLING_SUSPENSION_REASON
-from billing.services.renewals import billing_run
+from billing.services.job.renewals import billing_run
 from billing.services.subscriptions import subscription_cancel, subscription_change
 from events.models import Event
 from servers.models import Action, Server

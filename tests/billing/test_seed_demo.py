@@ -22,7 +22,7 @@ from billing.models import (
     TaxRate,
 )
 from billing.services import balance_of
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from billing.services.subscriptions import subscription_order
 from events.models import Event
 from tests.servers.helpers import MINECRAFT
@@ -154,7 +154,9 @@ def test_every_plan_can_be_ordered_by_the_demo_account(demo_account):
 
 def test_a_profile_the_customer_filled_in_is_left_alone(demo_account):
     billing_profile_update(
-        account=demo_account, changes={"legal_name": "My Own Ltd", "country": "GB"}, actor=SYSTEM
+        account=demo_account,
+        changes=BillingProfileChanges(legal_name="My Own Ltd", country="GB"),
+        actor=SYSTEM,
     )
 
     run("seed_billing_demo")

@@ -20,7 +20,7 @@ from billing.models import (
     TaxRate,
 )
 from billing.services import balance_change, balance_of, invoice_pay_with_credit
-from billing.services.renewals import billing_run
+from billing.services.job.renewals import billing_run
 from billing.services.subscriptions import (
     subscription_cancel,
     subscription_change,

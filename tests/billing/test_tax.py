@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.tax import (
+from billing.rules.tax import (
     EU_MEMBER_STATES,
     REVERSE_CHARGE_NOTE,
     TAX_EXEMPT_NOTE,

@@ -32,7 +32,7 @@ from billing.models import (
     SubscriptionStatus,
 )
 from billing.services import balance_of
-from billing.services.renewals import billing_run
+from billing.services.job.renewals import billing_run
 from events.models import Event
 from tests.billing.test_subscriptions import START, credit, plan
 from tests.billing.test_year import ledger_balance_by_its_entries

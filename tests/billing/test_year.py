@@ -20,7 +20,7 @@ from billing.models import (
 )
 from billing.services import balance_of
 from billing.services.catalogue import tax_rate_create
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from billing.services.subscriptions import (
     subscription_cancel,
     subscription_change,
@@ -85,7 +85,9 @@ def ledger_balance_by_its_entries(account) -> int:
 def test_a_year_with_monthly_yearly_hourly_and_trial_plans_upgrades_and_tax(account, owner):
     billing_clock_advance(account=account, to=START)
     billing_profile_update(
-        account=account, changes={"legal_name": "Muster GmbH", "country": "DE"}, actor=SYSTEM
+        account=account,
+        changes=BillingProfileChanges(legal_name="Muster GmbH", country="DE"),
+        actor=SYSTEM,
     )
     tax_rate_create(country="DE", percentage=Decimal(19), actor=SYSTEM)
     credit(account, INITIAL_CREDIT)

@@ -10,7 +10,7 @@ from django.utils.html import escape
 from accounts.actors import Actor
 from accounts.models import ApiKey
 from billing.services import balance_change, invoice_create, invoice_finalize
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from events.models import Event
 from servers.models import Server
 from servers.services import InstanceChanges, action_request, instance_update, server_create
@@ -79,7 +79,9 @@ def test_objects_are_named_as_they_are_now_and_linked_to_their_pages(
 
 def test_billing_objects_are_named_and_linked_to_their_billing_pages(owner, account):
     actor = Actor(user=owner)
-    billing_profile_update(account=account, changes={"legal_name": "Blockworks GmbH"}, actor=actor)
+    billing_profile_update(
+        account=account, changes=BillingProfileChanges(legal_name="Blockworks GmbH"), actor=actor
+    )
     balance_change(
         account=account,
         amount=5000,

@@ -9,7 +9,7 @@ from accounts.roles import Role
 from billing.models import Invoice
 from billing.services import invoice_mark_paid
 from billing.services.gateways import GATEWAYS, gateway_register
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from stripe_gateway.services.gateway import StripeGateway
 from tests.dashboard import html_id_text, signed_in
 from tests.dashboard.test_billing_pages import (  # noqa: F401 (clock: the account's test clock)
@@ -48,7 +48,10 @@ def cards(settings):
 
 def own_gateways(account, names: list[str]) -> None:
     billing_profile_update(
-        account=account, changes={"payment_gateways": names}, actor=SYSTEM, staff=True
+        account=account,
+        changes=BillingProfileChanges(payment_gateways=names),
+        actor=SYSTEM,
+        staff=True,
     )
 
 

@@ -11,7 +11,7 @@ from accounts.actors import SYSTEM
 from billing.clock import billing_clock_advance
 from billing.models import Coupon, Invoice, Price, Product, PromotionCode, Subscription, TaxRate
 from billing.services import balance_change
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from tests.dashboard import messages_of, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -91,7 +91,7 @@ def test_the_last_step_shows_the_total_with_tax_and_what_is_due_today(owner, acc
 
 def test_a_reverse_charge_business_sees_the_note_and_no_tax(owner, account, price):
     changes = {"legal_name": "Blockworks GmbH", "country": "DE", "vat_id": "DE136695976"}
-    billing_profile_update(account=account, changes=changes, actor=SYSTEM)
+    billing_profile_update(account=account, changes=BillingProfileChanges.of(changes), actor=SYSTEM)
 
     response = signed_in(owner, account).get(url(price))
 

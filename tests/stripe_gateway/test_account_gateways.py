@@ -10,8 +10,8 @@ from accounts.actors import SYSTEM
 from billing.clock import billing_clock_advance
 from billing.models import Invoice, Payment
 from billing.services.gateways import CARDS_NOT_FOR_ACCOUNT, collection_gateways
-from billing.services.profile import billing_profile_update
-from billing.services.renewals import billing_run
+from billing.services.job.renewals import billing_run
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from stripe_gateway.models import PaymentMethod
 from tests.billing.api.conftest import data_of, listed
 from tests.billing.test_subscriptions import START, order, plan
@@ -27,7 +27,10 @@ NO_CARDS = ["credit", "bank_transfer"]
 
 def own_gateways(account, names):
     billing_profile_update(
-        account=account, changes={"payment_gateways": names}, actor=SYSTEM, staff=True
+        account=account,
+        changes=BillingProfileChanges(payment_gateways=names),
+        actor=SYSTEM,
+        staff=True,
     )
 
 

@@ -171,7 +171,7 @@ def test_a_confirmation_retried_after_its_answer_was_lost_keeps_the_charge(
 def test_the_billing_job_does_not_charge_an_invoice_whose_card_payment_is_in_flight(
     stripe_api, account, owner, settings
 ):
-    from billing.services.renewals import billing_run
+    from billing.services.job.renewals import billing_run
 
     save_card(stripe_api, account, owner)
     _, invoice = order(account, owner, plan(amount=1500))  # its charge queued, not confirmed

@@ -11,7 +11,7 @@ from billing.clock import billing_clock_advance
 from billing.models import BillingClock, Invoice, Payment, SubscriptionStatus
 from billing.services.fulfilment import BILLING_SUSPENSION_REASON
 from billing.services.gateways import card_gateway
-from billing.services.renewals import billing_run
+from billing.services.job.renewals import billing_run
 from billing.services.subscriptions import subscription_cancel
 from events.models import Event
 from servers.models import Server

@@ -2,7 +2,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from billing.services.renewals import billing_run
+from billing.services.job.renewals import billing_run
 
 
 class Command(BaseCommand):

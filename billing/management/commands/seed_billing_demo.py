@@ -33,7 +33,7 @@ from billing.services.catalogue import (
     promotion_code_create,
     tax_rate_create,
 )
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from hosting.errors import ApplicationError
 from hosting.money import format_amount
 
@@ -134,15 +134,15 @@ PROMOTION_CODE = "WELCOME10"
 COUPON = {"name": "Welcome: 10 % off the first invoice", "duration": CouponDuration.ONCE}
 # A German business: its valid-format VAT id is reverse charged when the seller is in another
 # member state (the default BILLING_SELLER_COUNTRY, BE), and charged German VAT by a German one.
-DEMO_PROFILE = {
-    "legal_name": "Pixelforge Gaming GmbH",
-    "email": "billing@pixelforge.example",
-    "address_line1": "Friedrichstraße 68",
-    "postal_code": "10117",
-    "city": "Berlin",
-    "country": "DE",
-    "vat_id": "DE136695976",
-}
+DEMO_PROFILE = BillingProfileChanges(
+    legal_name="Pixelforge Gaming GmbH",
+    email="billing@pixelforge.example",
+    address_line1="Friedrichstraße 68",
+    postal_code="10117",
+    city="Berlin",
+    country="DE",
+    vat_id="DE136695976",
+)
 DEMO_CREDIT = 5000  # minor units of the account's billing currency: 50.00 EUR
 DEMO_CREDIT_DESCRIPTION = "Demo credit (seed_billing_demo)"
 

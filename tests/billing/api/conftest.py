@@ -23,7 +23,7 @@ from billing.services import (
     invoice_mark_uncollectible,
     invoice_pay_with_credit,
 )
-from billing.services.profile import billing_profile_update
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from tests.factories import MembershipFactory
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -71,7 +71,7 @@ def books_of(account, start: datetime = T0) -> SimpleNamespace:
     of 3.00 EUR back to the balance, an open one, an uncollectible one and a draft, a day
     apart each."""
     at(account, start)
-    billing_profile_update(account=account, changes=BUYER, actor=SYSTEM)
+    billing_profile_update(account=account, changes=BillingProfileChanges.of(BUYER), actor=SYSTEM)
     topup = balance_change(
         account=account,
         amount=5000,

@@ -8,8 +8,8 @@ import pytest
 
 from accounts.actors import SYSTEM
 from billing.models import Coupon, Invoice, Price, PromotionCode, Subscription, TaxRate
-from billing.services.profile import billing_profile_update
-from billing.tax import REVERSE_CHARGE_NOTE
+from billing.rules.tax import REVERSE_CHARGE_NOTE
+from billing.services.profile import BillingProfileChanges, billing_profile_update
 from tests.billing.api.conftest import T0, at, data_of
 from tests.billing.api.test_subscriptions_api import order_body, post, top_up
 from tests.envelopes import error_of
@@ -125,7 +125,9 @@ def test_the_summary_shows_every_amount_and_what_is_due_today_and_at_renewal(
 
 def test_a_reverse_charge_business_sees_no_tax_and_the_note(on_clock, owner_api, catalogue):
     changes = {"legal_name": "Blockworks GmbH", "country": "DE", "vat_id": "DE136695976"}
-    billing_profile_update(account=on_clock, changes=changes, actor=SYSTEM)
+    billing_profile_update(
+        account=on_clock, changes=BillingProfileChanges.of(changes), actor=SYSTEM
+    )
     TaxRate.objects.create(country="DE", percentage=Decimal(19))
 
     summary = data_of(post(owner_api, PREVIEW, order_body(catalogue.server_eur)))["order_preview"]
@@ -229,7 +231,9 @@ def test_an_outsider_previews_for_their_own_account_only(
     on_clock, owner_api, outsider_api, other_account, catalogue
 ):
     top_up(on_clock, 5000)  # the owner's credit, not the outsider's
-    billing_profile_update(account=other_account, changes={"country": "US"}, actor=SYSTEM)
+    billing_profile_update(
+        account=other_account, changes=BillingProfileChanges(country="US"), actor=SYSTEM
+    )
 
     theirs = data_of(post(outsider_api, PREVIEW, order_body(catalogue.server_eur)))
     mine = data_of(post(owner_api, PREVIEW, order_body(catalogue.server_eur)))

@@ -10,7 +10,7 @@ import pytest
 from accounts.actors import SYSTEM
 from billing.models import Coupon, Invoice, Price, PromotionCode, Subscription
 from billing.services import balance_change, balance_of
-from billing.services.renewals import billing_run
+from billing.services.job.renewals import billing_run
 from events.models import Event
 from servers.models import Server
 from tests.billing.api.conftest import T0, at, data_of, listed

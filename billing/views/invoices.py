@@ -1,72 +1,34 @@
-"""Dashboard pages of Billing: the overview, invoices (with their PDFs and "pay with credit"),
-credit notes' PDFs, the credit ledger and the billing profile.
-
-Views parse input, call one service of billing/services with the signed-in person as the actor,
-and render; amounts are shown with ``hosting.money.format_amount``. Every document is looked up
-within ``request.account``, so another account's invoices and credit notes answer 404.
-Reading needs ``billing:read`` in the role's scopes (else 404, like a missing right; the
-navigation hides the section then); paying and saving the profile need ``billing:write``, and a
-suspended account is read-only.
+"""Invoices' pages: the list, one invoice (and paying it from the credit), and the PDFs of
+invoices and credit notes.
 """
-
-from datetime import UTC, datetime, time
-from functools import cached_property
 
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
-from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.utils.http import content_disposition_header
 from django.views import View
-from django.views.generic import FormView, ListView, TemplateView
+from django.views.generic import ListView, TemplateView
 
-from accounts.dashboard import AreaPageMixin
 from billing.clock import billing_now
-from billing.forms import (
-    BalanceListFilter,
-    BillingProfileForm,
-    InvoiceListFilter,
-    PaymentListFilter,
-)
+from billing.forms import InvoiceListFilter
 from billing.models import CreditNote, Invoice, InvoiceStatus
+from billing.rules.periods import period_text
 from billing.selectors import (
     PAYABLE,
-    balance_transactions_of_account,
-    billing_profile_of,
     credit_note_document,
     credit_notes_of_account,
     invoice_document,
     invoices_of_account,
-    invoices_payable_of_account,
     payments_of_account,
 )
 from billing.services import balance_of, invoice_pay_with_credit
-from billing.services.gateways import PaymentNotSupported, card_gateway, collection_gateways
+from billing.services.gateways import collection_gateways
 from billing.services.invoices import GATEWAY_LABELS
-from billing.services.profile import billing_profile_update
+from billing.views.mixins import BillingPageMixin, InvoiceObjectMixin
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.errors import ApplicationError
-from hosting.money import format_amount
-
-# The overview lists this many; the invoices page has the rest (``?status=open``).
-OVERVIEW_INVOICES = 10
-
-
-def moment_text(moment: datetime) -> str:
-    """A period's end as invoices print it: the day, with the time only when not midnight
-    (monthly periods read as days, hourly ones need the hour)."""
-    moment = moment.astimezone(UTC)
-    if moment.time() == time.min:
-        return moment.date().isoformat()
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def period_text(start: datetime | None, end: datetime | None) -> str:
-    if start is None or end is None:
-        return ""
-    return f"{moment_text(start)} \N{EN DASH} {moment_text(end)}"
 
 
 def payable(invoice: Invoice) -> bool:
@@ -77,87 +39,6 @@ def bank_account_of(invoice: Invoice) -> dict | None:
     """The seller's account to transfer to: the one the invoice was issued with (its PDF
     prints that one), else today's, for an invoice issued before the settings had one."""
     return invoice.seller.get("bank_account") or settings.BILLING_SELLER.get("bank_account")
-
-
-class BillingPageMixin(AreaPageMixin):
-    """A Billing page: readable with ``billing:read``, changed only with ``billing:write``."""
-
-    area = "billing"
-
-    @property
-    def refused_url(self) -> str:
-        return reverse("billing")
-
-    @cached_property
-    def profile(self):
-        return billing_profile_of(self.account)
-
-    def money(self, amount: int, currency: str | None = None) -> str:
-        """``amount`` in ``currency``, or in the account's billing currency."""
-        return format_amount(amount, currency or self.profile.currency)
-
-    @cached_property
-    def cards_refused(self) -> str:
-        """Why this account cannot pay by card (no card gateway here, or staff chose other
-        means for it); empty when it can."""
-        try:
-            # The profile if this page read it already; else card_gateway reads only the
-            # account's gateway list, and only when the service has cards at all.
-            card_gateway(account=self.account, profile=self.__dict__.get("profile"))
-        except PaymentNotSupported as refusal:
-            return refusal.message
-        return ""
-
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(
-            cards_offered=not self.cards_refused,
-            cards_page=settings.STRIPE_ENABLED,
-            **kwargs,
-        )
-
-
-class InvoiceObjectMixin(BillingPageMixin):
-    """A page of one invoice of the current account, found by ``invoice_id``."""
-
-    @cached_property
-    def invoice(self) -> Invoice:
-        invoices = invoices_of_account(account_id=self.account.id)
-        return get_object_or_404(invoices, id=self.kwargs["invoice_id"])
-
-    @property
-    def refused_url(self) -> str:
-        return reverse("billing_invoice", args=[self.kwargs["invoice_id"]])
-
-
-# --- The overview ----------------------------------------------------------------------------
-
-
-class BillingOverviewView(BillingPageMixin, TemplateView):
-    """The credit balance, the invoices waiting to be paid, and the way to everything else."""
-
-    template_name = "billing/overview.html"
-
-    def get_context_data(self, **kwargs):
-        balance = balance_of(self.account)
-        now = billing_now(self.account)
-        waiting = invoices_payable_of_account(account_id=self.account.id)
-        invoices = list(waiting[: OVERVIEW_INVOICES + 1])
-        for invoice in invoices:
-            invoice.due_shown = self.money(invoice.amount_remaining, invoice.currency)
-            invoice.overdue = invoice.due_date is not None and invoice.due_date < now
-            invoice.credit_covers = min(balance, invoice.amount_remaining)
-            invoice.credit_covers_shown = self.money(invoice.credit_covers, invoice.currency)
-        return super().get_context_data(
-            balance=balance,
-            balance_shown=self.money(balance) if self.profile.currency else "",
-            profile=self.profile,
-            invoices=invoices[:OVERVIEW_INVOICES],
-            more_invoices=len(invoices) > OVERVIEW_INVOICES,
-            **kwargs,
-        )
-
-
-# --- Invoices --------------------------------------------------------------------------------
 
 
 class InvoiceListView(ListControlsMixin, BillingPageMixin, ListView):
@@ -180,30 +61,6 @@ class InvoiceListView(ListControlsMixin, BillingPageMixin, ListView):
         for invoice in context["invoices"]:
             invoice.total_shown = self.money(invoice.total, invoice.currency)
             invoice.remaining_shown = self.money(invoice.amount_remaining, invoice.currency)
-        return context
-
-
-class PaymentListView(ListControlsMixin, BillingPageMixin, ListView):
-    """The account's payment history: every attempt (a declined card, one still being
-    confirmed, a refund), found by its invoice's number or its reference."""
-
-    template_name = "billing/payment_list.html"
-    context_object_name = "payments"
-    search_fields = ("invoice__number", "reference", "=id")
-    search_label = "Invoice number or reference"
-    filterset_class = PaymentListFilter
-    sort_fields = {"created_at": "created_at", "amount": "amount"}
-    default_sort = "-created_at"
-
-    def get_base_queryset(self):
-        return payments_of_account(account_id=self.account.id).select_related("invoice")
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        for payment in context["payments"]:
-            payment.amount_shown = self.money(payment.amount, payment.currency)
-            payment.refunded_shown = self.money(payment.amount_refunded, payment.currency)
-            payment.gateway_shown = GATEWAY_LABELS.get(payment.gateway, payment.gateway)
         return context
 
 
@@ -351,66 +208,3 @@ class CreditNotePdfView(BillingPageMixin, View):
         )
         document = render_pdf(credit_note_document(credit_note))
         return pdf_response(document, credit_note.number)
-
-
-# --- The credit ledger -----------------------------------------------------------------------
-
-
-class BalanceView(ListControlsMixin, BillingPageMixin, ListView):
-    """The account's credit: every entry of the ledger, newest first, naming its cause."""
-
-    template_name = "billing/balance.html"
-    context_object_name = "entries"
-    search_fields = ("description",)
-    search_label = "Description or number"
-    filterset_class = BalanceListFilter
-    sort_fields = {"created_at": "created_at"}
-    default_sort = "-created_at"
-
-    def get_base_queryset(self):
-        entries = balance_transactions_of_account(account_id=self.account.id)
-        return entries.select_related("invoice", "credit_note")
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        for entry in context["entries"]:
-            entry.amount_shown = self.money(entry.amount, entry.currency)
-            entry.ending_balance_shown = self.money(entry.ending_balance, entry.currency)
-        balance = balance_of(self.account)
-        context["balance_shown"] = self.money(balance) if self.profile.currency else ""
-        return context
-
-
-# --- The billing profile ---------------------------------------------------------------------
-
-
-class BillingProfileView(BillingPageMixin, FormView):
-    """Who invoices are made out to; read-only for those who may not change it. The tax
-    exemption (staff set it) and the currency (the first invoice fixes it) are only shown."""
-
-    template_name = "billing/profile.html"
-
-    @property
-    def refused_url(self) -> str:
-        return reverse("billing_profile")
-
-    def get_form(self, form_class=None):
-        data = self.request.POST if self.request.method == "POST" else None
-        return BillingProfileForm.of(self.profile, data, read_only=not self.can_write)
-
-    def form_valid(self, form):
-        changes = form.changes()
-        if not changes:
-            messages.info(self.request, "Nothing was changed.")
-            return redirect("billing_profile")
-        try:
-            billing_profile_update(account=self.account, changes=changes, actor=self.actor())
-        except ApplicationError as error:
-            return self.refused(error, form=form)
-        messages.success(
-            self.request, "Saved the billing profile: invoices finalized from now on show it."
-        )
-        return redirect("billing_profile")
-
-    def get_context_data(self, **kwargs):
-        return super().get_context_data(profile=self.profile, **kwargs)

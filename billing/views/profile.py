@@ -1,0 +1,43 @@
+"""The billing profile's page: who the account's invoices are made out to."""
+
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.generic import FormView
+
+from billing.forms import BillingProfileForm
+from billing.services.profile import billing_profile_update
+from billing.views.mixins import BillingPageMixin
+from hosting.errors import ApplicationError
+
+
+class BillingProfileView(BillingPageMixin, FormView):
+    """Who invoices are made out to; read-only for those who may not change it. The tax
+    exemption (staff set it) and the currency (the first invoice fixes it) are only shown."""
+
+    template_name = "billing/profile.html"
+
+    @property
+    def refused_url(self) -> str:
+        return reverse("billing_profile")
+
+    def get_form(self, form_class=None):
+        data = self.request.POST if self.request.method == "POST" else None
+        return BillingProfileForm.of(self.profile, data, read_only=not self.can_write)
+
+    def form_valid(self, form):
+        changes = form.changes()
+        if not changes:
+            messages.info(self.request, "Nothing was changed.")
+            return redirect("billing_profile")
+        try:
+            billing_profile_update(account=self.account, changes=changes, actor=self.actor())
+        except ApplicationError as error:
+            return self.refused(error, form=form)
+        messages.success(
+            self.request, "Saved the billing profile: invoices finalized from now on show it."
+        )
+        return redirect("billing_profile")
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(profile=self.profile, **kwargs)
