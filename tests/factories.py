@@ -132,17 +132,15 @@ class InvoiceFactory(factory.Factory):
     class Meta:
         model = Invoice
 
-    class Params:
-        finalize = False
-
     account = factory.SubFactory(AccountFactory)
     currency = "EUR"
     lines = factory.LazyFunction(
         lambda: [{"description": "Plan", "quantity": 1, "unit_amount": 1000}]
     )
+    finalize = False
 
     @classmethod
-    def _create(cls, model_class, *args, finalize: bool = False, **kwargs) -> Invoice:
+    def _create(cls, model_class, *args, finalize: bool, **kwargs) -> Invoice:
         invoice = invoice_create(**kwargs)
         return invoice_finalize(invoice=invoice) if finalize else invoice
 

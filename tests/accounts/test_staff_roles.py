@@ -18,7 +18,6 @@ from accounts.models import ApiKey, User
 from accounts.roles import STAFF_SCOPES, Role, StaffRole
 from accounts.services import api_key_create
 from billing.models import BalanceTransaction, CreditNote, Invoice, Payment
-from billing.services import invoice_create, invoice_finalize
 from hosting.api.permissions import scopes_in_area, staff_area_of
 from hosting.errors import InsufficientScope
 from servers.models import Node
@@ -26,7 +25,7 @@ from support.models import Department, Ticket
 from support.services.tickets import Requester, ticket_open
 from tests.billing.test_seed_demo import EMAIL, run
 from tests.envelopes import error_of
-from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.factories import AccountFactory, InvoiceFactory, MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -384,12 +383,10 @@ def test_only_roles_that_work_the_desk_reach_it(company, technical, role, status
 def test_the_desk_shows_a_customers_invoices_only_to_roles_that_read_billing(
     company, technical, owner, account, role, shown
 ):
-    invoice = invoice_finalize(
-        invoice=invoice_create(
-            account=account,
-            currency="EUR",
-            lines=[{"description": "Plan", "quantity": 1, "unit_amount": 1250}],
-        )
+    invoice = InvoiceFactory(
+        account=account,
+        lines=[{"description": "Plan", "quantity": 1, "unit_amount": 1250}],
+        finalize=True,
     )
     ticket, _ = ticket_open(
         requester=Requester(email=owner.email, name="Owner", user=owner, account=account),

@@ -8,11 +8,11 @@ import pytest
 from accounts.actors import SYSTEM
 from accounts.roles import Role
 from billing.clock import billing_clock_advance
-from billing.models import Invoice, Price, Product, Subscription
+from billing.models import Invoice, Subscription
 from billing.services import balance_change, balance_of
 from servers.models import Server
 from tests.dashboard import messages_of, signed_in
-from tests.factories import MembershipFactory
+from tests.factories import MembershipFactory, PriceFactory
 from tests.servers.helpers import run_worker
 
 pytestmark = pytest.mark.django_db
@@ -27,33 +27,26 @@ def clock(account):
 
 @pytest.fixture
 def plans(db):
-    small = Product.objects.create(
-        name="Minecraft 2 GB",
-        kind="server",
-        memory_mb=2048,
-        cpu_percent=100,
-        disk_mb=10240,
-        games=["minecraft-java"],
-    )
-    big = Product.objects.create(
-        name="Minecraft 4 GB",
-        kind="server",
-        memory_mb=4096,
-        cpu_percent=200,
-        disk_mb=20480,
-        games=["minecraft-java"],
-    )
-    bot = Product.objects.create(
-        name="Bot 256 MB", kind="bot", memory_mb=256, cpu_percent=25, disk_mb=1024
-    )
     return {
-        "small": Price.objects.create(
-            product=small, currency="EUR", unit_amount=600, interval="month"
+        "small": PriceFactory(
+            product__name="Minecraft 2 GB", product__games=["minecraft-java"], unit_amount=600
         ),
-        "big": Price.objects.create(
-            product=big, currency="EUR", unit_amount=1200, interval="month"
+        "big": PriceFactory(
+            product__name="Minecraft 4 GB",
+            product__memory_mb=4096,
+            product__cpu_percent=200,
+            product__disk_mb=20480,
+            product__games=["minecraft-java"],
+            unit_amount=1200,
         ),
-        "bot": Price.objects.create(product=bot, currency="EUR", unit_amount=150, interval="month"),
+        "bot": PriceFactory(
+            product__name="Bot 256 MB",
+            product__kind="bot",
+            product__memory_mb=256,
+            product__cpu_percent=25,
+            product__disk_mb=1024,
+            unit_amount=150,
+        ),
     }
 
 

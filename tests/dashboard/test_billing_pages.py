@@ -15,8 +15,6 @@ from billing.models import BalanceTransaction, BillingProfile, Invoice, Payment
 from billing.services import (
     balance_change,
     credit_note_create,
-    invoice_create,
-    invoice_finalize,
     invoice_mark_paid,
     invoice_pay_with_credit,
     invoice_void,
@@ -24,7 +22,7 @@ from billing.services import (
 from billing.services.payments import payment_failed, payment_open
 from events.models import Event
 from tests.dashboard import html_id_text, messages_of, signed_in
-from tests.factories import MembershipFactory
+from tests.factories import InvoiceFactory, MembershipFactory
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -57,8 +55,7 @@ def viewer(account):
 
 
 def issue(account, *lines, finalize=True) -> Invoice:
-    invoice = invoice_create(account=account, currency="EUR", lines=list(lines) or [PLAN])
-    return invoice_finalize(invoice=invoice) if finalize else invoice
+    return InvoiceFactory(account=account, lines=list(lines) or [PLAN], finalize=finalize)
 
 
 def credit(account, amount: int) -> BalanceTransaction:

@@ -9,14 +9,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from accounts.actors import SYSTEM, Actor
-from billing.services import invoice_create, invoice_finalize
 from events.services import record_event
 from support.models import Macro, Message, Ticket
 from support.selectors import messages_visible
 from support.services.tickets import Requester, ticket_open, ticket_status_change
 from tests.billing.api.conftest import data_of
 from tests.dashboard import messages_of, signed_in
-from tests.factories import ServerFactory, UserFactory
+from tests.factories import InvoiceFactory, ServerFactory, UserFactory
 from tests.support.test_tickets import open_ticket, reply
 
 pytestmark = pytest.mark.django_db
@@ -403,12 +402,10 @@ def test_refusals_of_the_side_panel_are_error_messages(owner, account, technical
 def test_the_customer_context_shows_servers_invoices_and_activity(owner, account, technical, agent):
     ServerFactory(account=account, name="Survival", status="running")
     ServerFactory(account=account, name="Creative", status="stopped")
-    invoice = invoice_finalize(
-        invoice=invoice_create(
-            account=account,
-            currency="EUR",
-            lines=[{"description": "Plan", "quantity": 1, "unit_amount": 1250}],
-        )
+    invoice = InvoiceFactory(
+        account=account,
+        lines=[{"description": "Plan", "quantity": 1, "unit_amount": 1250}],
+        finalize=True,
     )
     record_event(
         type="account.updated",
