@@ -111,7 +111,8 @@ def idempotency_replay(
     """
     if not fingerprint.matches(record):
         raise IdempotencyKeyReused()
-    if not record.is_completed:
+    status = record.response_status
+    if status is None:  # not completed
         raise IdempotencyRequestInProgress()
     if record.required_scopes is None:
         raise Conflict(
@@ -120,7 +121,7 @@ def idempotency_replay(
             "request took effect before sending it with a new key."
         )
     return StoredResponse(
-        status=record.response_status,
+        status=status,
         headers=dict(record.response_headers),
         body=_body_cipher(token).decrypt(bytes(record.response_body)),
         required_scopes=list(record.required_scopes),

@@ -3,13 +3,14 @@
 import ipaddress
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import cast
 
 from django.db import transaction
 from django.utils import timezone
 
 from accounts import keys
 from accounts.actors import SYSTEM, Actor
-from accounts.models import Account, ApiKey, User
+from accounts.models import Account, ApiKey, ApiKeyQuerySet, User
 from accounts.representations import (
     api_key_representation,
 )
@@ -50,7 +51,7 @@ def normalize_allowed_ips(values: Iterable[str]) -> list[str]:
     return networks
 
 
-def _live_keys(account: Account):
+def _live_keys(account: Account) -> ApiKeyQuerySet:
     return ApiKey.objects.filter(account=account).unrevoked()
 
 
@@ -134,7 +135,7 @@ def api_key_create(
         user=user,
         name=name,
         key_id=key_id,
-        digest=keys.digest_token(token, pepper_id),
+        digest=cast(str, keys.digest_token(token, pepper_id)),  # the current pepper: never None
         pepper_id=pepper_id,
         scopes=scopes,
         expires_at=expires_at,
@@ -214,7 +215,7 @@ def api_key_rotate(
         user=api_key.user,
         name=api_key.name,
         key_id=key_id,
-        digest=keys.digest_token(token, pepper_id),
+        digest=cast(str, keys.digest_token(token, pepper_id)),  # the current pepper: never None
         pepper_id=pepper_id,
         scopes=api_key.scopes,
         expires_at=api_key.expires_at,

@@ -67,7 +67,8 @@ def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
         raise InvalidApiKey()
     # A key whose user left the account or was deactivated says only "invalid", even if it was
     # also revoked on the way out (CONTRACT §5).
-    if api_key.role is None or not api_key.user.is_active:
+    role: str | None = api_key.role  # type: ignore[attr-defined]  # annotated by its lookup
+    if role is None or not api_key.user.is_active:
         raise InvalidApiKey()
     status = api_key.status
     if status == "revoked":
@@ -78,10 +79,10 @@ def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
         api_key=api_key,
         user=api_key.user,
         account=api_key.account,
-        role=api_key.role,
+        role=role,
         scopes=effective_scopes(
             api_key.scopes,
-            api_key.role,
+            role,
             is_staff=api_key.user.is_staff,
             staff_role=api_key.user.staff_role_now,
         ),

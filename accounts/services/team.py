@@ -37,7 +37,7 @@ INVITATION_LIFETIME = timedelta(days=7)
 def _require_team_right(account: Account, actor: Actor, *roles_touched: str) -> str:
     """The actor's role, if it may manage the team for these roles; raise otherwise."""
     role = role_in(account=account, user=actor.user)
-    if not role_can(role, Right.MANAGE_TEAM):
+    if role is None or not role_can(role, Right.MANAGE_TEAM):
         raise PermissionDenied("Only owners and admins can manage the team.")
     if Role.OWNER in roles_touched and not role_can(role, Right.MANAGE_OWNERS):
         raise PermissionDenied("Only owners can add, change or remove owners.")

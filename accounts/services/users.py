@@ -38,7 +38,9 @@ def login_failure_record(*, email: str, ip: str | None) -> None:
     """Note a failed sign-in in the event log of every account the address belongs to."""
     user = User.objects.filter(email__iexact=email.strip()).first()
     subject = {"id": user.id if user else "", "email": email.strip().lower()[:254]}
-    accounts = list(Account.objects.filter(memberships__user=user)) if user else []
+    accounts: list[Account | None] = (
+        list(Account.objects.filter(memberships__user=user)) if user else []
+    )
     for account in accounts or [None]:
         record_event(
             type="user.login_failed",

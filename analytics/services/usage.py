@@ -9,6 +9,7 @@ are not touched twice.
 """
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Model
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -90,11 +92,11 @@ def usage_record(*, measurements: list[Measurement], now: datetime | None = None
         for row in rows
         if (row["instance_id"], row["at"]) in inserted
     ]
-    for model, floor in LEVELS:
+    for level, floor in LEVELS:
         buckets: dict[tuple[str, datetime], rollups.Partial] = {}
         for row, partial in fresh:  # merge returns new dicts: one partial serves every level
             rollups.merge_into(buckets, (row["instance_id"], floor(row["at"])), partial)
-        _upsert_rollups(model, buckets)
+        _upsert_rollups(level, buckets)
     _upsert_latest([row for row, _ in fresh])
     return Recorded(len(fresh), len(in_range) - len(fresh), out_of_range)
 
@@ -144,7 +146,7 @@ def _adapt(value: Any) -> Any:
     return value
 
 
-def _cursor():
+def _cursor() -> Any:
     """A cursor on the request's connection and transaction. On PostgreSQL a server-side
     binding one (Django's own binds on the client, in text), so ``_row_sets``' arrays travel
     in binary: dumping them as text was the larger part of an ingest's time."""
@@ -161,7 +163,9 @@ def _as_utc(value: Any) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _row_sets(model, columns: tuple[str, ...], rows: list[list[Any]]):
+def _row_sets(
+    model: type[Model], columns: tuple[str, ...], rows: list[list[Any]]
+) -> Iterator[tuple[str, list[Any]]]:
     """``rows`` (values in ``columns``' order) as the source of an ``INSERT``: yields
     ``(sql, params)`` to follow ``INSERT INTO table (columns)``. On PostgreSQL one
     ``SELECT * FROM unnest(%b::type[], …)`` of one array per column: the statement stays a few
@@ -218,7 +222,9 @@ def _merge_sql(column: str) -> str:
     )
 
 
-def _upsert_rollups(model, buckets: dict[tuple[str, datetime], rollups.Partial]) -> None:
+def _upsert_rollups(
+    model: type[Model], buckets: dict[tuple[str, datetime], rollups.Partial]
+) -> None:
     if not buckets:
         return
     table = model._meta.db_table
@@ -268,7 +274,7 @@ def usage_expire(*, now: datetime | None = None) -> dict[str, int]:
     PostgreSQL, rows deleted on SQLite. Day rows are kept for ever."""
     now = now or timezone.now()
     ahead = [now + timedelta(days=days) for days in range(PARTITIONS_AHEAD_DAYS + 1)]
-    retention = {
+    retention: dict[type[UsageSample | UsageMinute | UsageHour], tuple[str, int]] = {
         UsageSample: ("at", settings.USAGE_RAW_RETENTION_DAYS),
         UsageMinute: ("bucket", settings.USAGE_MINUTE_RETENTION_DAYS),
         UsageHour: ("bucket", settings.USAGE_HOUR_RETENTION_DAYS),

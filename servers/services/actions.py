@@ -6,7 +6,7 @@ outside any transaction and re-checking under lock that its action is still in c
 writing. Crashes reported by nodes and actions a dead worker left behind end here too.
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -228,7 +228,7 @@ def instance_crash(*, instance: Instance, reason: str) -> Action | None:
 
 
 # A stale action leaves the instance where a failure of its current step would have.
-_RESTING_STATUS = {
+_RESTING_STATUS: dict[str, str] = {
     S.PROVISIONING: S.INSTALL_FAILED,
     S.INSTALLING: S.INSTALL_FAILED,
     S.STARTING: S.STOPPED,
@@ -236,7 +236,7 @@ _RESTING_STATUS = {
 }
 
 
-def actions_recover_stale(*, now=None) -> dict[str, int]:
+def actions_recover_stale(*, now: datetime | None = None) -> dict[str, int]:
     """Find actions a dead worker left behind and settle them (run this every minute).
 
     A running action whose heartbeat is older than ``STALE_ACTION_SECONDS`` is failed and its
@@ -257,7 +257,8 @@ def actions_recover_stale(*, now=None) -> dict[str, int]:
     ).values_list("id", flat=True):
         with transaction.atomic():
             action = Action.objects.select_for_update().get(pk=action_id)
-            if action.status != ActionStatus.RUNNING or action.heartbeat_at >= cutoff:
+            heartbeat = action.heartbeat_at  # a running action's is set when it starts
+            if action.status != ActionStatus.RUNNING or heartbeat is None or heartbeat >= cutoff:
                 continue
             target = type(action.target).objects.select_for_update().get(pk=action.target_id)
             if action.type == "delete":

@@ -13,7 +13,7 @@ from django.db import transaction
 from accounts.actors import SYSTEM
 from hosting.errors import ValidationFailed
 from servers.drivers.spec import desired_state, instance_spec
-from servers.models import Bot, Node, NodeIsolation, Server
+from servers.models import Bot, Instance, Node, NodeIsolation, Server
 from servers.models import ServerStatus as S
 from servers.services.actions import instance_crash
 from servers.services.nodes import node_seen
@@ -33,7 +33,7 @@ SYNCED_STATUSES = [
 ]
 
 
-def _instances_of(node: Node, **filters) -> list:
+def _instances_of(node: Node, **filters: Any) -> list[Instance]:
     return [
         instance
         for model in (Server, Bot)

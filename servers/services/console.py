@@ -38,8 +38,10 @@ def console_open(*, instance: Instance, user_id: Any) -> dict[str, Any]:
     token, expires = console_token(
         node_id=instance.node_id, instance_id=instance.pk, user_id=user_id, write=True
     )
+    node = instance.node
+    assert node is not None  # refused above when it has none
     return {
         "token": token,
-        "socket_url": socket_url(instance.node.agent_url, instance.pk),
+        "socket_url": socket_url(node.agent_url, instance.pk),
         "expires_at": datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }

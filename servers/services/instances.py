@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.db.models.fields.files import FieldFile
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -324,9 +325,9 @@ def _source_set(bot: Bot, source: dict[str, str]) -> bool:
 ARCHIVE_MAGIC = (b"PK\x03\x04", b"\x1f\x8b")  # zip, gzip (a .tar.gz)
 
 
-def _remove_file_after_commit(file) -> None:
+def _remove_file_after_commit(file: FieldFile) -> None:
     """Files are not transactional: an old archive goes once the change that replaced it holds."""
-    if file:
+    if file.name:
         name, storage = file.name, file.storage
         transaction.on_commit(lambda: storage.delete(name))
 

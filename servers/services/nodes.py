@@ -9,7 +9,7 @@ the same port nor overbook a node; the unique allocation of a server backs this 
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from django.db import transaction
@@ -164,7 +164,7 @@ def node_create(
         maintenance=bool(maintenance),
         token_key_id=key_id,
         token_pepper_id=pepper_id,
-        token_digest=digest_token(token, pepper_id),
+        token_digest=cast(str, digest_token(token, pepper_id)),  # the current pepper: never None
     )
     _node_event(node, "created", actor)
     return node, token
@@ -225,7 +225,7 @@ def node_token_rotate(*, node: Node, actor: Actor) -> tuple[Node, str]:
     node = Node.objects.select_for_update().get(pk=node.pk)
     token, key_id = make_token(NODE_TOKEN_PREFIX)
     node.token_key_id, node.token_pepper_id = key_id, current_pepper_id()
-    node.token_digest = digest_token(token, node.token_pepper_id)
+    node.token_digest = cast(str, digest_token(token, node.token_pepper_id))  # current pepper
     node.save(update_fields=["token_key_id", "token_pepper_id", "token_digest"])
     _node_event(node, "token_rotated", actor)
     return node, token
@@ -313,7 +313,6 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
     nodes = list(Node.objects.select_for_update().filter(region=region).order_by("id"))
     if not nodes:
         return
-    is_server = isinstance(instance, Server)
     candidates = []
     for node in nodes:
         if node.maintenance:
@@ -324,7 +323,7 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
             continue
         candidates.append((-free_memory, node.id, node))
     for _, _, node in sorted(candidates, key=lambda row: row[:2]):
-        if not is_server:
+        if not isinstance(instance, Server):
             instance.node = node
             instance.save(update_fields=["node", "updated_at"])
             return
@@ -345,7 +344,7 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
         "every node of the region is in maintenance"
         if all(node.maintenance for node in nodes)
         else "no node of the region has that much free memory and disk"
-        + (" and a free port" if is_server else "")
+        + (" and a free port" if isinstance(instance, Server) else "")
     )
     raise NoCapacity(
         f"No room in {region.name}: {reason}. Try a smaller size or another region.",
@@ -393,6 +392,7 @@ def node_authenticate(header: str) -> Node:
         pepper_id=node.token_pepper_id if node else None,
     ):
         raise InvalidNodeToken()
+    assert node is not None  # token_matches refuses a missing digest
     return node
 
 

@@ -56,7 +56,7 @@ def instance_status_set(
 
 def instance_locked[T: Instance](instance: T) -> T:
     """The instance re-read under a row lock; deleted ones are gone (404)."""
-    fresh = type(instance).objects.select_for_update().filter(pk=instance.pk).first()
+    fresh = type(instance)._default_manager.select_for_update().filter(pk=instance.pk).first()
     if fresh is None or fresh.deleted_at is not None:
         raise NotFound()
     return fresh

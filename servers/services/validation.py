@@ -108,7 +108,7 @@ def quota_check(
     account = account_locked(account.pk)
     if adding:
         limit = account.max_servers if kind is Server else account.max_bots
-        if kind.objects.filter(account=account, deleted_at=None).count() >= limit:
+        if kind._default_manager.filter(account=account, deleted_at=None).count() >= limit:
             noun = "servers" if kind is Server else "bots"
             raise QuotaExceeded(
                 f"The account may have {limit} {noun}; delete one or ask for a higher limit.",

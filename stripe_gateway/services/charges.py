@@ -20,11 +20,12 @@ from the PaymentIntent as Stripe has it. Nothing is ever settled by guessing.
 
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import stripe
 from django.tasks import task
 from django.utils import timezone
+from stripe.params import PaymentIntentConfirmParams
 
 from accounts.actors import SYSTEM, Actor
 from billing.models import Invoice, Payment, PaymentStatus
@@ -118,7 +119,7 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
             charge.payment_intent = intent.id
             charge.save(update_fields=["payment_intent"])
             payment_gateway_id_set(payment, intent.id)
-        params: dict = {"off_session": charge.off_session}  # the card: set at creation
+        params: PaymentIntentConfirmParams = {"off_session": charge.off_session}  # card: set
         if not charge.off_session:
             params["return_url"] = charge.return_url
         intent = client.v1.payment_intents.confirm(
@@ -127,8 +128,8 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
             options={"idempotency_key": f"{payment.id}-confirm"},
         )
     except stripe.CardError as declined:
-        intent = declined.error.payment_intent if declined.error else None
-        return _declined(payment, charge, intent, declined)
+        declined_intent = declined.error.payment_intent if declined.error else None
+        return _declined(payment, charge, declined_intent, declined)
     except stripe.InvalidRequestError as refused:
         logger.warning("stripe: %s refused: %s", payment.id, refused)
         if charge.payment_intent:
@@ -151,7 +152,12 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
     return intent_apply(payment, intent)
 
 
-def _declined(payment: Payment, charge: StripeCharge, intent, error: stripe.CardError):
+def _declined(
+    payment: Payment,
+    charge: StripeCharge,
+    intent: stripe.PaymentIntent | None,
+    error: stripe.CardError,
+) -> ChargeOutcome:
     code = getattr(error, "code", "") or ""
     if intent is None and charge.payment_intent:
         try:
@@ -166,7 +172,7 @@ def _declined(payment: Payment, charge: StripeCharge, intent, error: stripe.Card
     return ChargeOutcome(payment.status)
 
 
-def intent_apply(payment: Payment, intent) -> ChargeOutcome:
+def intent_apply(payment: Payment, intent: stripe.PaymentIntent) -> ChargeOutcome:
     """Bring ``payment`` to where its PaymentIntent stands at Stripe."""
     status = intent.status
     if status == "succeeded":
@@ -176,10 +182,10 @@ def intent_apply(payment: Payment, intent) -> ChargeOutcome:
         if getattr(payment, "stripe_charge", None) and not payment.stripe_charge.off_session:
             action = intent.next_action
             url = ""
-            if action is not None and action.type == "redirect_to_url":
-                url = action.redirect_to_url.url
+            if action is not None and action.type == "redirect_to_url" and action.redirect_to_url:
+                url = action.redirect_to_url.url or ""
             return ChargeOutcome(
-                PaymentStatus.PROCESSING, redirect_url=url, client_secret=intent.client_secret
+                PaymentStatus.PROCESSING, redirect_url=url, client_secret=intent.client_secret or ""
             )
         payment = payment_failed(payment, message=ACTION_REQUIRED, action_required=True)
         return ChargeOutcome(payment.status)
@@ -191,7 +197,7 @@ def intent_apply(payment: Payment, intent) -> ChargeOutcome:
     return ChargeOutcome(payment.status)  # processing, requires_confirmation: not known yet
 
 
-def charges_reconcile(*, now=None) -> int:
+def charges_reconcile(*, now: datetime | None = None) -> int:
     """Ask Stripe about every card payment still processing after RECONCILE_AFTER and settle
     it as its PaymentIntent stands; returns how many were settled. An off-session
     PaymentIntent left unconfirmed (the confirmation never reached Stripe) is confirmed now,

@@ -64,7 +64,8 @@ class StripeGateway(PaymentGateway):
         """The PaymentIntent in Stripe's dashboard (its test mode for a test key)."""
         if not payment.gateway_payment_id:
             return None
-        mode = "test/" if settings.STRIPE_SECRET_KEY.startswith(("sk_test_", "rk_test_")) else ""
+        key = settings.STRIPE_SECRET_KEY or ""
+        mode = "test/" if key.startswith(("sk_test_", "rk_test_")) else ""
         return f"https://dashboard.stripe.com/{mode}payments/{payment.gateway_payment_id}"
 
     def refund_start(

@@ -4,6 +4,7 @@ renewals charge. Removing one detaches it at Stripe."""
 
 import stripe
 from django.db import transaction
+from stripe.params import SetupIntentCreateParams
 
 from accounts.actors import Actor
 from accounts.models import Account
@@ -27,18 +28,18 @@ def _event(method: PaymentMethod, kind: str, actor: Actor, previous: dict | None
     )
 
 
-def setup_intent_create(*, account: Account) -> dict[str, str]:
+def setup_intent_create(*, account: Account) -> dict[str, str | None]:
     """A SetupIntent for saving a card off-session: its id and the client secret Stripe.js
     confirms in the browser (never stored here)."""
+    params: SetupIntentCreateParams = {
+        "customer": stripe_customer_id(account),
+        "usage": "off_session",
+        # Stripe's API takes it; the SDK's type of these parameters no longer lists it.
+        "payment_method_types": ["card"],  # type: ignore[typeddict-unknown-key]
+        "metadata": {"account": account.id},
+    }
     try:
-        intent = stripe_client().v1.setup_intents.create(
-            params={
-                "customer": stripe_customer_id(account),
-                "usage": "off_session",
-                "payment_method_types": ["card"],
-                "metadata": {"account": account.id},
-            }
-        )
+        intent = stripe_client().v1.setup_intents.create(params=params)
     except stripe.APIConnectionError:
         raise GatewayUnavailable() from None
     return {"id": intent.id, "client_secret": intent.client_secret}
@@ -72,11 +73,14 @@ def payment_method_save(*, account: Account, setup_intent: str, actor: Actor) ->
         else intent.payment_method.id
     )
     card = client.v1.payment_methods.retrieve(stripe_id).card
+    assert card is not None  # a SetupIntent of payment_method_types ["card"] saved a card
     return _keep(account, stripe_id, card, actor)
 
 
 @transaction.atomic
-def _keep(account: Account, stripe_id: str, card, actor: Actor) -> PaymentMethod:
+def _keep(
+    account: Account, stripe_id: str, card: stripe.PaymentMethod.Card, actor: Actor
+) -> PaymentMethod:
     account_lock(account.pk)  # one writer of defaults
     existing = PaymentMethod.objects.filter(account=account, stripe_id=stripe_id).first()
     if existing is not None:
@@ -128,9 +132,10 @@ def payment_method_forget(method: PaymentMethod, actor: Actor) -> None:
     """Forget a card already detached at Stripe (by us, or there: its notification); the
     newest other card becomes the default if it was."""
     account_lock(method.account_id)
-    method = PaymentMethod.objects.filter(pk=method.pk).first()
-    if method is None:
+    found = PaymentMethod.objects.filter(pk=method.pk).first()
+    if found is None:
         return
+    method = found
     _event(method, "detached", actor)
     method.delete()
     if method.is_default:

@@ -4,7 +4,7 @@ sends it to Stripe (idempotency key ``refund-<id>``: a retry after a timeout is 
 and the reconciliation sends again any still pending after a while."""
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import stripe
 from django.db import transaction
@@ -87,7 +87,7 @@ def _refund_failed(refund: StripeRefund, message: str, refund_id: str = "") -> N
     )
 
 
-def refunds_resend(*, now=None) -> int:
+def refunds_resend(*, now: datetime | None = None) -> int:
     """Send again the refunds still pending after RETRY_AFTER; how many Stripe now has."""
     now = now or timezone.now()
     stale = StripeRefund.objects.filter(

@@ -24,11 +24,11 @@ TARGET_NAMES = ("first_response_minutes", "resolution_minutes")
 TARGET_MAX_MINUTES = 366 * 24 * 60
 
 
-def _name(model: type, value: Any, *, exclude: Any = None) -> str:
+def _name(model: type[Department | SlaPolicy], value: Any, *, exclude: Any = None) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationFailed.field("name", "required", "This field is required.")
     value = value.strip()
-    taken = model.objects.filter(name__iexact=value)
+    taken = model._default_manager.filter(name__iexact=value)
     if exclude is not None:
         taken = taken.exclude(pk=exclude.pk)
     if taken.exists():

@@ -8,7 +8,7 @@ their history. The services still take the ``actor`` every service takes, and us
 one rule that is about who: only staff (or the system itself, for commands) manage macros.
 """
 
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 
@@ -18,7 +18,7 @@ from support.models import Department, Macro, TicketStatus
 from support.services.tickets import BODY_LIMIT, required_text
 
 # A macro's text becomes a reply's text: the conversation's rule and limit (``_text``).
-NAME_LIMIT = Macro._meta.get_field("name").max_length
+NAME_LIMIT = cast(int, Macro._meta.get_field("name").max_length)
 FIELDS = frozenset({"name", "body", "department", "set_status"})
 
 

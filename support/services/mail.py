@@ -139,6 +139,7 @@ def _uploads(mail: InboundMail) -> tuple[list[Upload], list[tuple[str, str]]]:
         try:
             check_upload(upload)
         except ValidationFailed as refusal:
+            assert refusal.details is not None  # a field's refusal names the field
             refused.append((each.filename, refusal.details["fields"][0]["message"]))
         else:
             kept.append(upload)
@@ -232,11 +233,12 @@ def _take(mail: InboundMail) -> MailOutcome:
         department = ticket.department
     else:
         recipients = {address.lower() for address in (*mail.to, *mail.cc)}
-        department = Department.objects.filter(
+        addressed = Department.objects.filter(
             active=True, email__in=[each for each in recipients if each]
         ).first()
-        if department is None:
+        if addressed is None:
             return MailOutcome("refused", reason="no department takes mail at this address")
+        department = addressed
     user = _user_of(mail)
     membership = user.memberships.select_related("account").first() if user else None
     requester = Requester(

@@ -164,14 +164,17 @@ def ticket_message_mail_send(message_id: str) -> int:
 
 
 @task
-def ticket_assigned_mail_send(ticket_id: str, assignee_id: int) -> int:
+def ticket_assigned_mail_send(ticket_id: str, assignee_id: str) -> int:
     """The worker's side of an assignment: tell the assignee, if the ticket is still theirs."""
     ticket = Ticket.objects.select_related("department", "assignee").filter(pk=ticket_id).first()
-    if ticket is None or ticket.assignee_id != assignee_id or not ticket.assignee.is_active:
+    assignee = ticket.assignee if ticket is not None else None
+    if ticket is None or assignee is None or ticket.assignee_id != assignee_id:
+        return 0
+    if not assignee.is_active:
         return 0
     _send(
         ticket,
-        to=[ticket.assignee.email],
+        to=[assignee.email],
         template="staff_assigned",
         context={"desk_url": _page_url("desk_ticket", ticket)},
         headers={"Auto-Submitted": "auto-generated"},

@@ -53,12 +53,13 @@ def sla_start(ticket: Ticket, now: datetime) -> None:
 def sla_follow(ticket: Ticket, old_status: str, now: datetime) -> None:
     """The resolution clock after a status change from ``old_status`` (the caller saves):
     paused when the ticket stops waiting on staff, resumed when it waits again."""
-    running_before = old_status in SLA_RUNNING and ticket.sla_running_since is not None
+    since = ticket.sla_running_since if old_status in SLA_RUNNING else None
+    running_before = since is not None
     running_now = ticket.status in SLA_RUNNING
     policy = ticket.department.sla_policy
     calendar = calendar_of(policy)
-    if running_before and not running_now:
-        ticket.sla_seconds_used += business_seconds_between(calendar, ticket.sla_running_since, now)
+    if since is not None and not running_now:
+        ticket.sla_seconds_used += business_seconds_between(calendar, since, now)
         ticket.sla_running_since = None
     elif running_now and not running_before:
         ticket.sla_running_since = now

@@ -178,7 +178,7 @@ def _next_assignee(department: Department) -> User | None:
     members = list(department.members.filter(desk_staff_q()).order_by("id"))
     if not members:
         return None
-    latest: dict[int, datetime] = {}
+    latest: dict[str, datetime] = {}
     for assignee_id, created_at in (
         Ticket.objects.filter(department=department, assignee__in=members)
         .order_by("assignee_id", "-created_at")
@@ -439,7 +439,9 @@ def ticket_update(*, ticket: Ticket, changes: dict[str, Any], actor: Actor) -> T
         ticket.priority = changes["priority"]
     if "tags" in changes:
         ticket.tags = _tags(changes["tags"])
-    links = {name: changes[name] for name in ("server", "bot", "invoice") if name in changes}
+    links: dict[str, Any] = {
+        name: changes[name] for name in ("server", "bot", "invoice") if name in changes
+    }
     for name, obj in _linked(ticket.account, links).items():
         if name in links:
             setattr(ticket, name, obj)
@@ -507,7 +509,7 @@ def ticket_merge(*, source: Ticket, target: Ticket, actor: Actor) -> Ticket:
         raise transitions.refusal(target.status, "merge into it")
     now = timezone.now()
     Message.objects.filter(ticket=source).update(ticket=target)
-    previous = {"status": source.status, "merged_into": None}
+    previous: dict[str, Any] = {"status": source.status, "merged_into": None}
     source.merged_into = target
     if source.status != TicketStatus.CLOSED:
         source.status = TicketStatus.CLOSED

@@ -66,7 +66,8 @@ UNKNOWN_CREATOR_ROLE = Role.VIEWER
 
 
 def _creator_may_see(endpoint: WebhookEndpoint, event: Event) -> bool:
-    role = endpoint.creator_role or UNKNOWN_CREATOR_ROLE
+    # creator_role: annotated by the endpoints selector the fan-out reads.
+    role = endpoint.creator_role or UNKNOWN_CREATOR_ROLE  # type: ignore[attr-defined]
     scopes = expand_implied(scopes_allowed_for(role, is_staff=False))
     return can_see(event, role=role, user_id=endpoint.created_by_id, scopes=scopes)
 
@@ -257,7 +258,15 @@ def webhook_deliver(*, delivery_id: str, now: datetime | None = None) -> Webhook
 
 
 @transaction.atomic
-def _settle(delivery_id, now, status_code, excerpt, error, retry_after, duration_ms):
+def _settle(
+    delivery_id: str,
+    now: datetime,
+    status_code: int | None,
+    excerpt: bytes,
+    error: str,
+    retry_after: float | None,
+    duration_ms: int,
+) -> WebhookDelivery | None:
     # The endpoint first, then the delivery: the order ``endpoint_delete`` takes too, so an
     # attempt is never written under a delete that has already collected what it removes.
     endpoint_id = (

@@ -64,7 +64,10 @@ def _new_secret() -> str:
 
 
 def endpoint_event_record(
-    endpoint: WebhookEndpoint, event_type: str, actor: Actor, previous=None
+    endpoint: WebhookEndpoint,
+    event_type: str,
+    actor: Actor,
+    previous: dict[str, Any] | None = None,
 ) -> None:
     """Record ``event_type`` with the endpoint as it is now."""
     record_event(

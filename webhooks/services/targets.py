@@ -12,7 +12,7 @@ class UnsafeTarget(Exception):
     """The URL or the address it resolves to may not be sent to."""
 
 
-def refused_address(address: ipaddress._BaseAddress) -> bool:
+def refused_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Private, loopback, link-local, multicast, reserved or otherwise not global."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped
@@ -58,7 +58,7 @@ def resolve_target(url: str) -> tuple[str, list[str]]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror:
         raise UnsafeTarget(f"The host {host} does not resolve.") from None
-    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     if not settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS:
         refused = [a for a in addresses if refused_address(ipaddress.ip_address(a))]
         if refused:
