@@ -154,10 +154,10 @@ class BillingProfileForm(ServiceErrorFormMixin, forms.Form):
         return form
 
     def changes(self) -> BillingProfileChanges:
-        """What was changed: the fields the service is asked to set."""
-        return BillingProfileChanges.of(
-            {name: self.cleaned_data[name] for name in self.changed_data}
-        )
+        """What was changed and the form accepted: the fields the service is asked to set (or,
+        when the form refused others, to check)."""
+        accepted = [name for name in self.changed_data if name in self.cleaned_data]
+        return BillingProfileChanges.of({name: self.cleaned_data[name] for name in accepted})
 
 
 # --- Ordering a plan and managing subscriptions ------------------------------------------------

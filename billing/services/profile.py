@@ -79,15 +79,7 @@ def billing_profile_update(
     profile, _ = BillingProfile.objects.get_or_create(account=account)
     profile = BillingProfile.objects.select_for_update().get(pk=profile.pk)
     before = billing_profile_representation(profile)
-    problems = [
-        *_staff_only_problems(changes, staff),
-        *_address_set(profile, changes),
-        *_vat_id_set(profile, changes),
-        *(_staff_fields_set(profile, changes) if staff else []),
-    ]
-    if problems:
-        fields = [{"name": name, "code": code, "message": text} for name, code, text in problems]
-        raise ValidationFailed(problems[0][2], details={"fields": fields})
+    _refuse(_changes_set(profile, changes, staff))
     previous = changed_attributes(before, billing_profile_representation(profile))
     previous.pop("updated_at", None)
     if previous:
@@ -103,7 +95,35 @@ def billing_profile_update(
     return profile
 
 
+def billing_profile_check(
+    *, account: Account, changes: BillingProfileChanges, staff: bool = False
+) -> None:
+    """Refuse what ``billing_profile_update`` would refuse of ``changes``, every field named
+    (400 ``validation_failed``), and change nothing: for a form that refused some fields
+    itself, so that the person sees the rules' refusals of the others at once."""
+    profile = BillingProfile.objects.filter(account=account).first()
+    _refuse(_changes_set(profile or BillingProfile(account=account), changes, staff))
+
+
 Problem = tuple[str, str, str]  # the field's name, the code, the message
+
+
+def _changes_set(
+    profile: BillingProfile, changes: BillingProfileChanges, staff: bool
+) -> list[Problem]:
+    """``changes`` set on ``profile`` (not saved); what the rules refuse of them."""
+    return [
+        *_staff_only_problems(changes, staff),
+        *_address_set(profile, changes),
+        *_vat_id_set(profile, changes),
+        *(_staff_fields_set(profile, changes) if staff else []),
+    ]
+
+
+def _refuse(problems: list[Problem]) -> None:
+    if problems:
+        fields = [{"name": name, "code": code, "message": text} for name, code, text in problems]
+        raise ValidationFailed(problems[0][2], details={"fields": fields})
 
 
 def _staff_only_problems(changes: BillingProfileChanges, staff: bool) -> list[Problem]:

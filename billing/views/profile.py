@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.views.generic import FormView
 
 from billing.forms import BillingProfileForm
-from billing.services.profile import billing_profile_update
+from billing.services.profile import billing_profile_check, billing_profile_update
 from billing.views.mixins import BillingPageMixin
 from hosting.errors import ApplicationError
 
@@ -24,6 +24,18 @@ class BillingProfileView(BillingPageMixin, FormView):
     def get_form(self, form_class=None):
         data = self.request.POST if self.request.method == "POST" else None
         return BillingProfileForm.of(self.profile, data, read_only=not self.can_write)
+
+    def post(self, request, *args, **kwargs):
+        form = self.get_form()
+        if form.is_valid():
+            return self.form_valid(form)
+        # The form refused some fields (a length, the e-mail's shape): the service's rules on
+        # the others are said beside them, so every problem shows at once, as the API's do.
+        try:
+            billing_profile_check(account=self.account, changes=form.changes())
+        except ApplicationError as error:
+            form.add_service_error(error)
+        return self.form_invalid(form)
 
     def form_valid(self, form):
         changes = form.changes()

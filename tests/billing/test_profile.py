@@ -9,7 +9,11 @@ from accounts.actors import SYSTEM, Actor
 from billing.models import BillingProfile
 from billing.selectors import billing_profile_of, tax_decision
 from billing.services.catalogue import tax_rate_create
-from billing.services.profile import BillingProfileChanges, billing_profile_update
+from billing.services.profile import (
+    BillingProfileChanges,
+    billing_profile_check,
+    billing_profile_update,
+)
 from events.models import Event
 from hosting.errors import ValidationFailed
 
@@ -262,6 +266,20 @@ def test_every_bad_field_is_named_at_once_and_nothing_is_saved(account):
     profile = billing_profile_of(account)
     assert (profile.legal_name, profile.country, profile.vat_id) == ("", "", "")
     assert not Event.objects.filter(type="customer.billing_profile_updated").exists()
+
+
+def test_a_check_names_what_the_rules_refuse_and_changes_nothing(account):
+    with pytest.raises(ValidationFailed) as raised:
+        billing_profile_check(
+            account=account, changes=BillingProfileChanges(country="Germany", vat_id="DE1366")
+        )
+
+    assert [(p["name"], p["code"]) for p in raised.value.details["fields"]] == [
+        ("country", "invalid"),
+        ("vat_id", "country_required"),
+    ]
+    billing_profile_check(account=account, changes=BillingProfileChanges(country="DE"))
+    assert not BillingProfile.objects.filter(account=account).exists()
 
 
 def test_the_profile_row_is_made_once_and_locked_for_the_change(account, monkeypatch):
