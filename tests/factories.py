@@ -6,6 +6,7 @@ report's test: dates in the past, a status reached long ago).
 """
 
 import base64
+import secrets
 from datetime import timedelta
 
 import factory
@@ -183,7 +184,7 @@ class WebhookEndpointFactory(factory.django.DjangoModelFactory):
 
     class Params:
         secret = factory.LazyFunction(
-            lambda: "whsec_" + base64.b64encode(factory.random.randgen.randbytes(24)).decode()
+            lambda: "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
         )
 
     account = factory.SubFactory(AccountFactory)

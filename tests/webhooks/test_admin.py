@@ -11,21 +11,21 @@ from django.urls import reverse
 from accounts.actors import Actor
 from events.models import Event
 from tests.accounts.test_admin import admin_url
+from tests.factories import WebhookEndpointFactory
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.services import endpoint_create, endpoint_send_test
+from webhooks.services import endpoint_send_test
 
 URL = "https://93.184.215.14/hook"
 
 
 def make_endpoint(owner, account, description: str = "Chat bot") -> WebhookEndpoint:
-    endpoint, _ = endpoint_create(
+    return WebhookEndpointFactory(
         account=account,
         url=URL,
         description=description,
         enabled_events=["server.*"],
-        actor=Actor(user=owner),
+        created_by=owner,
     )
-    return endpoint
 
 
 @pytest.fixture

@@ -8,15 +8,14 @@ from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 
-from accounts.actors import SYSTEM
 from accounts.models import ApiKey
 from accounts.roles import SCOPES
 from accounts.services import api_key_create, api_keys_expiring_notify
 from events.models import Event
 from events.services import events_prune, record_event
 from idempotency.models import IdempotencyRecord
+from tests.factories import WebhookEndpointFactory
 from webhooks.models import WebhookAttempt, WebhookDelivery
-from webhooks.services import endpoint_create
 
 pytestmark = pytest.mark.django_db
 
@@ -39,9 +38,7 @@ def housekeeping(*args) -> str:
     WEBHOOKS_ALLOW_HTTP=True, WEBHOOKS_ALLOW_PRIVATE_TARGETS=True, EVENT_RETENTION_DAYS=30
 )
 def test_events_older_than_the_retention_are_pruned_with_their_deliveries(account):
-    endpoint, _ = endpoint_create(
-        account=account, url="http://127.0.0.1:9/hook", enabled_events=["*"], actor=SYSTEM
-    )
+    endpoint = WebhookEndpointFactory(account=account, url="http://127.0.0.1:9/hook")
     old, recent = (
         record_event(
             type="account.updated", account=account, object_type="account", obj={"id": account.id}
