@@ -24,6 +24,8 @@ class FakeControlPlane:
         # What hello answers; a test sets servers (specs with "desired") and the key.
         self.hello_answer: dict[str, Any] = {"servers": []}
         self.files: dict[str, bytes] = {}
+        # The next event posts answered 503: the control plane is down until they are spent
+        # (usage posts are refused meanwhile too, without counting).
         self.failing_event_posts = 0
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
@@ -68,6 +70,11 @@ class FakeControlPlane:
         body = {"error": {"code": "invalid_token", "message": "Bad node token."}}
         return web.json_response(body, status=401)
 
+    @staticmethod
+    def _unavailable() -> web.Response:
+        body = {"error": {"code": "unavailable", "message": "Try again."}}
+        return web.json_response(body, status=503)
+
     async def _hello(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
             return self._refuse()
@@ -82,6 +89,8 @@ class FakeControlPlane:
             return self._refuse()
         samples = (await request.json())["samples"]
         with self._lock:
+            if self.failing_event_posts > 0:  # down for every call while it refuses events
+                return self._unavailable()
             self.samples.extend(samples)
         return web.json_response({"accepted": len(samples)}, status=202)
 
@@ -92,8 +101,7 @@ class FakeControlPlane:
         with self._lock:
             if self.failing_event_posts > 0:
                 self.failing_event_posts -= 1
-                body = {"error": {"code": "unavailable", "message": "Try again."}}
-                return web.json_response(body, status=503)
+                return self._unavailable()
             self.events.extend(events)
         return web.json_response({"accepted": len(events)})
 
