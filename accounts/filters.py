@@ -1,5 +1,5 @@
 """Query filters of the account, member, invitation, API key and staff customer lists, and of
-the dashboard's API keys and Activity pages."""
+the dashboard's API keys page."""
 
 import django_filters
 from django.db.models import Exists, OuterRef, Q
@@ -13,7 +13,6 @@ from accounts.models import (
     Membership,
 )
 from accounts.roles import Role
-from events.filters import EventTypeChoiceFilter
 from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet, StableOrderingFilter
 
 
@@ -104,12 +103,6 @@ class CustomerFilter(CreatedRangeFilterSet):
 
 
 # --- Dashboard lists (hosting/dashboard/lists.py): one value each, chosen from a menu ---------
-
-
-class ActivityFilter(django_filters.FilterSet):
-    """The Activity page: events of one type, or of one kind of object (``server.*``)."""
-
-    type = EventTypeChoiceFilter()
 
 
 class ApiKeyListFilter(django_filters.FilterSet):

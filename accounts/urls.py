@@ -60,5 +60,4 @@ urlpatterns = [
     ),
     path("invitations/<str:token>", views.InvitationAcceptView.as_view(), name="invitation_accept"),
     path("settings/profile", views.ProfileView.as_view(), name="profile"),
-    path("settings/activity", views.ActivityView.as_view(), name="activity"),
 ]

@@ -1,43 +1,50 @@
-"""Dashboard pages of analytics: the account's overview (fleet, usage, tickets), and the
-staff's business reports.
+"""Dashboard pages of analytics: the account's overview (fleet, usage, tickets), the usage
+charts' data of a server's or bot's page, and the staff's business reports.
 
 The overview is readable with ``analytics:read`` in the role's scopes (else 404, and the
-navigation hides it); every figure is the account's own. The reports page is for staff users
-only (anyone else: 404). Neither changes anything.
+navigation hides it); every figure is the account's own. The charts' data needs that and the
+read scope of the instance's kind. The reports page is for staff users only (anyone else:
+404). None changes anything.
 """
 
 from datetime import date, timedelta
 from functools import cached_property
 
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.db.models import Count
-from django.http import Http404
+from django.db.models import Count, QuerySet
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 from django.views.generic import TemplateView
 
-from accounts.dashboard import AreaPageMixin
+from accounts.mixins import AccountPageMixin, AreaPageMixin
 from accounts.roles import STAFF_REPORT_AREAS, scopes_allowed_for
 from analytics.forms import ReportRangeForm
 from analytics.reporting import Report, month_start
 from analytics.representations import (
     account_usage_representation,
+    metrics_representation,
     report_csv_response,
     report_representation,
     report_table,
+    uptime_representation,
 )
-from analytics.selectors.instances import instances_ever, kinds_readable
+from analytics.selectors.instances import instances_ever, kinds_readable, usage_readable
 from analytics.selectors.reports_billing import ar_aging_report, revenue_report, spend_report
 from analytics.selectors.reports_mrr import churn_report, mrr_report
 from analytics.selectors.reports_operations import fleet_report, tickets_report
+from analytics.selectors.uptime import instances_uptime, uptime_range
 from analytics.selectors.usage import (
     LEVELS,
     account_daily_usage,
     account_usage,
+    metrics_plan,
+    metrics_series,
 )
 from hosting.money import SUPPORTED_CURRENCIES, minor_units
-from servers.models import ServerStatus
+from servers.models import Instance, ServerStatus
 from servers.selectors import bots_of_account, servers_of_account
 from support.selectors import tickets_of_account
 
@@ -120,6 +127,73 @@ class AccountOverviewView(AreaPageMixin, TemplateView):
         index = last.year * 12 + last.month - 1 - (SPEND_MONTHS - 1)
         first = date(index // 12, index % 12 + 1, 1)
         return report_table(spend_report(account_id=self.account.id, first=first, last=last))
+
+
+# --- A server's or bot's usage charts ----------------------------------------------------------
+
+# The ``range`` the charts ask for (their buttons: the ``usage`` template tags' CHART_RANGES).
+USAGE_RANGES = {
+    "1h": timedelta(hours=1),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+}
+
+
+class InstanceUsageView(AccountPageMixin, View):
+    """``GET ?range=24h``: the usage charts' series (as the metrics API shows them) and the
+    last 30 days' uptime of one of the account's servers or bots, as JSON for
+    usage_charts.js. Needs ``analytics:read`` and the read scope of the instance's kind."""
+
+    http_method_names = ["get"]
+    kind: str  # "server" or "bot"
+
+    def instances(self) -> QuerySet[Instance]:
+        of_account = servers_of_account if self.kind == "server" else bots_of_account
+        return of_account(account_id=self.account.id)
+
+    def get(self, request, pk: str):
+        if not usage_readable(scopes_allowed_for(self.role, is_staff=False), self.kind):
+            return JsonResponse(
+                {
+                    "success": False,
+                    "error": {
+                        "code": "permission_denied",
+                        "message": "Your role may not read usage.",
+                    },
+                },
+                status=403,
+            )
+        instance = get_object_or_404(self.instances(), pk=pk)
+        span = USAGE_RANGES.get(request.GET.get("range", "24h"), USAGE_RANGES["24h"])
+        now = timezone.now()
+        plan = metrics_plan(start=now - span, end=now, now=now)
+        series = metrics_series(
+            instance_id=instance.pk,
+            metrics=("cpu_percent", "memory_bytes", "network_rx_bytes", "network_tx_bytes"),
+            aggregate="avg",
+            plan=plan,
+        )
+        start, end = uptime_range(None, None, now=now)
+        uptime = instances_uptime([instance], start=start, end=end)[instance.pk]
+        return JsonResponse(
+            {
+                "success": True,
+                "data": {
+                    "metrics": metrics_representation(plan, series),
+                    "uptime": uptime_representation(uptime),
+                    "memory_limit_bytes": instance.memory_mb * 2**20,
+                },
+            }
+        )
+
+
+class ServerUsageView(InstanceUsageView):
+    kind = "server"
+
+
+class BotUsageView(InstanceUsageView):
+    kind = "bot"
 
 
 # --- Staff -------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@
    the last page, 4,000 (25 per page, the default), each after 3 warm-up requests: its
    statements with their parameters (``connection.execute_wrapper``), then the median and p95
    latency of ``--rounds`` interleaved requests.
-3. **Desk**: ``GET /desk`` (``support.desk.DeskQueueView``, 25 per page, ordered by when a
+3. **Desk**: ``GET /desk`` (``support.views.desk.DeskQueueView``, 25 per page, ordered by when a
    ticket next needs staff) signed in with ``force_login`` as the same staff member, the same
    way: ``?status=all`` (every ticket: the 100,000) at pages 1, 2,000 and 4,000 (the last),
    and the default queue (the unfinished tickets only) at page 1 and ``?page=last``. Measured
@@ -504,7 +504,7 @@ def measure_api(rounds: int) -> list[PageList]:
 
 def desk_is_real() -> bool:
     from hosting.dashboard.lists import ListControlsMixin
-    from support.desk import DeskQueueView
+    from support.views.desk import DeskQueueView
 
     return issubclass(DeskQueueView, ListControlsMixin)
 
@@ -698,7 +698,7 @@ def main() -> int:
         lists += measure_desk(args.rounds)
         print(f"desk measured; {load_average()}", flush=True)
     else:
-        print("desk: support.desk.DeskQueueView is still the placeholder: not measured")
+        print("desk: support.views.desk.DeskQueueView is still the placeholder: not measured")
     results = [result for page_list in lists for result in page_list.pages]
     plans = explain(results)
 

@@ -1,4 +1,4 @@
-"""Query filters of ``GET /v1/events`` (CONTRACT §4)."""
+"""Query filters of ``GET /v1/events`` (CONTRACT §4), and of the dashboard's Activity page."""
 
 import operator
 from collections.abc import Iterable
@@ -68,3 +68,9 @@ class EventTypeChoiceFilter(django_filters.ChoiceFilter):
 
     def filter(self, qs, value):
         return qs.filter(pattern_q(value)) if value else qs
+
+
+class ActivityFilter(django_filters.FilterSet):
+    """The Activity page: events of one type, or of one kind of object (``server.*``)."""
+
+    type = EventTypeChoiceFilter()

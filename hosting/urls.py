@@ -19,6 +19,7 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"))),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
+    path("", include("events.urls")),
     path("", include("servers.urls")),
     path("", include("webhooks.urls")),
     path("", include("billing.urls")),

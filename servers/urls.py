@@ -18,7 +18,6 @@ urlpatterns = [
         views.ServerConsoleTokenView.as_view(),
         name="server_console_token",
     ),
-    path("servers/<id:pk>/usage", views.ServerUsageView.as_view(), name="server_usage"),
     path("bots", views.BotListView.as_view(), name="bot_list"),
     path("bots/new", views.BotCreateView.as_view(), name="bot_create"),
     path("bots/<id:pk>", views.BotDetailView.as_view(), name="bot_detail"),
@@ -27,7 +26,6 @@ urlpatterns = [
     path("bots/<id:pk>/actions", views.BotActionView.as_view(), name="bot_action"),
     path("bots/<id:pk>/activity", views.BotActivityView.as_view(), name="bot_activity"),
     path("bots/<id:pk>/console", views.BotConsoleView.as_view(), name="bot_console"),
-    path("bots/<id:pk>/usage", views.BotUsageView.as_view(), name="bot_usage"),
     path(
         "bots/<id:pk>/console/token", views.BotConsoleTokenView.as_view(), name="bot_console_token"
     ),

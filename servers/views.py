@@ -5,10 +5,10 @@ actor, and render; which action a status allows, quotas and validation are the s
 business. Every object is looked up within ``request.account``, so another account's servers and
 bots, and deleted ones, answer 404. Pages and buttons that change something need the role to
 allow ``<area>:write`` (create, edit, delete) or ``<area>:power`` (start, stop, ...), and a
-suspended account is read-only.
+suspended account is read-only. The usage figures and charts on these pages are analytics'
+(its ``usage`` template tags and the charts' JSON views), named by the templates, not imported.
 """
 
-from datetime import timedelta
 from functools import cached_property
 
 from django.contrib import messages
@@ -17,16 +17,12 @@ from django.db.models.functions import Lower
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.text import get_text_list
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
-from accounts.dashboard import AccountChangeMixin
+from accounts.mixins import AccountChangeMixin
 from accounts.roles import SCOPES, scopes_allowed_for
-from analytics.representations import metrics_representation, uptime_representation
-from analytics.selectors.uptime import instances_uptime, uptime_range
-from analytics.selectors.usage import metrics_plan, metrics_series, usage_latest
 from events.models import Event
 from events.selectors import events_of_object
 from hosting.dashboard.lists import ListControlsMixin
@@ -133,7 +129,6 @@ class InstanceObjectMixin(InstancePageMixin):
             "activity",
             "console",
             "console_token",
-            "usage",
         ]
         return super().get_context_data(
             instance=self.instance, urls={name: self.url(name) for name in names}, **kwargs
@@ -207,62 +202,7 @@ class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
             power_actions=[(name, POWER_LABELS[name]) for name in allowed_actions(instance.status)],
             recent_actions=recent[:10],
             polling=instance.status in TRANSITIONAL,
-            usage=usage_latest(instance.pk) if instance.node_id else None,
-            can_read_usage={"analytics:read", f"{self.area}:read"}
-            <= scopes_allowed_for(self.role, is_staff=False),
-            usage_ranges=[("1h", "1 h"), ("24h", "24 h"), ("7d", "7 d"), ("30d", "30 d")],
             **kwargs,
-        )
-
-
-USAGE_RANGES = {
-    "1h": timedelta(hours=1),
-    "24h": timedelta(hours=24),
-    "7d": timedelta(days=7),
-    "30d": timedelta(days=30),
-}
-
-
-class InstanceUsageView(InstanceObjectMixin, View):
-    """``GET ?range=24h``: the usage charts' series (as the metrics API shows them) and the
-    last 30 days' uptime, as JSON for usage_charts.js. Needs ``analytics:read``."""
-
-    http_method_names = ["get"]
-
-    def get(self, request, *args, **kwargs):
-        if not {"analytics:read", f"{self.area}:read"} <= scopes_allowed_for(
-            self.role, is_staff=False
-        ):
-            return JsonResponse(
-                {
-                    "success": False,
-                    "error": {
-                        "code": "permission_denied",
-                        "message": "Your role may not read usage.",
-                    },
-                },
-                status=403,
-            )
-        span = USAGE_RANGES.get(request.GET.get("range", "24h"), USAGE_RANGES["24h"])
-        now = timezone.now()
-        plan = metrics_plan(start=now - span, end=now, now=now)
-        series = metrics_series(
-            instance_id=self.instance.pk,
-            metrics=("cpu_percent", "memory_bytes", "network_rx_bytes", "network_tx_bytes"),
-            aggregate="avg",
-            plan=plan,
-        )
-        start, end = uptime_range(None, None, now=now)
-        uptime = instances_uptime([self.instance], start=start, end=end)[self.instance.pk]
-        return JsonResponse(
-            {
-                "success": True,
-                "data": {
-                    "metrics": metrics_representation(plan, series),
-                    "uptime": uptime_representation(uptime),
-                    "memory_limit_bytes": self.instance.memory_mb * 2**20,
-                },
-            }
         )
 
 
@@ -277,7 +217,6 @@ class InstanceConsoleView(InstanceObjectMixin, TemplateView):
             power_actions=[
                 (name, POWER_LABELS[name]) for name in allowed_actions(self.instance.status)
             ],
-            usage=usage_latest(self.instance.pk) if self.instance.node_id else None,
             **kwargs,
         )
 
@@ -523,10 +462,6 @@ class ServerConsoleView(ServerPages, InstanceConsoleView):
     pass
 
 
-class ServerUsageView(ServerPages, InstanceUsageView):
-    pass
-
-
 class ServerConsoleTokenView(ServerPages, InstanceConsoleTokenView):
     pass
 
@@ -584,10 +519,6 @@ class BotActivityView(BotPages, InstanceActivityView):
 
 
 class BotConsoleView(BotPages, InstanceConsoleView):
-    pass
-
-
-class BotUsageView(BotPages, InstanceUsageView):
     pass
 
 

@@ -1,4 +1,7 @@
-"""Query filters of the ticket lists (CONTRACT §4)."""
+"""Query filters of the ticket lists (CONTRACT §4), and the menus of the dashboard's lists (the
+customers' tickets, the desk's queue): the API's filters narrowed to what a menu offers, one
+value each, chosen from a list. Searching is the list's own ``?q=`` and sorting its ``?sort=``,
+so the API's ``search`` and date range are left out."""
 
 import django_filters
 from django.db.models import Q
@@ -9,7 +12,14 @@ from hosting.api.filters import (
     CreatedRangeFilterSet,
     StableOrderingFilter,
 )
+from support import transitions
 from support.models import Priority, Ticket, TicketStatus
+from support.representations import staff_member_name
+from support.selectors import departments_for_customers, departments_of_staff, staff_of_departments
+
+# The desk's queue without a status: the tickets neither resolved nor closed; "all": any status.
+UNFINISHED = ~Q(status__in=transitions.FINISHED)
+ANY_STATUS = "all"
 
 
 def _search(queryset, name, value):
@@ -81,3 +91,78 @@ class StaffTicketFilter(TicketFilter):
     def _breached(self, queryset, name, value):
         breached = Q(first_response_breached=True) | Q(resolution_breached=True)
         return queryset.filter(breached) if value else queryset.exclude(breached)
+
+
+# --- The dashboard's menus (hosting/dashboard/lists.py) ---------------------------------------
+
+
+class TicketListFilter(TicketFilter):
+    """The tickets page: by status, priority and department."""
+
+    status = django_filters.ChoiceFilter(
+        choices=TicketStatus.choices, label="Status", empty_label="Any status"
+    )
+    priority = django_filters.ChoiceFilter(
+        choices=Priority.choices, label="Priority", empty_label="Any priority"
+    )
+    department = django_filters.ModelChoiceFilter(
+        queryset=departments_for_customers(), label="Department", empty_label="Any department"
+    )
+    created_after = created_before = server = search = None
+
+
+class DeskTicketFilter(StaffTicketFilter):
+    """The queue's menus: the staff API's filters, one value each. Without a status the queue
+    holds the unfinished tickets (neither resolved nor closed); "Any status" shows them all."""
+
+    status = django_filters.ChoiceFilter(
+        choices=[(ANY_STATUS, "Any status"), *TicketStatus.choices],
+        label="Status",
+        empty_label="Unfinished",
+        method="_status",
+    )
+    priority = django_filters.ChoiceFilter(
+        choices=Priority.choices, label="Priority", empty_label="Any priority"
+    )
+    department = django_filters.ModelChoiceFilter(
+        queryset=lambda request: departments_of_staff(request.user).order_by("name"),
+        label="Department",
+        empty_label="All my departments",
+    )
+    assignee = django_filters.ChoiceFilter(
+        label="Assignee", empty_label="Anyone", method="_assignee_choice"
+    )
+    breached = django_filters.ChoiceFilter(
+        choices=[("true", "Target missed"), ("false", "Within targets")],
+        label="SLA",
+        empty_label="Any SLA",
+        method="_breached_choice",
+    )
+    created_after = created_before = server = search = account = ordering = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        user = self.request.user
+        teammates = staff_of_departments(departments_of_staff(user)).exclude(pk=user.pk)
+        self.filters["assignee"].extra["choices"] = [
+            ("me", "Me"),
+            ("none", "Nobody"),
+            *((member.pk, staff_member_name(member)) for member in teammates),
+        ]
+
+    def _status(self, queryset, name, value):
+        return queryset if value == ANY_STATUS else queryset.filter(status=value)
+
+    def _assignee_choice(self, queryset, name, value):
+        if value == "me":
+            return queryset.filter(assignee=self.request.user)
+        return self._assignee(queryset, name, value)
+
+    def _breached_choice(self, queryset, name, value):
+        return self._breached(queryset, name, value == "true")
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        if not self.form.cleaned_data.get("status"):
+            queryset = queryset.filter(UNFINISHED)
+        return queryset

@@ -1,41 +1,24 @@
-"""Dashboard forms of the customers' Support pages: they collect input; support/services decides.
+"""Dashboard forms of Support, the customers' pages' and the staff desk's: they collect input;
+support/services decides.
 
 A ticket's rules (the subject's and body's lengths, an active department, a server or bot of
 the account, which files may be attached) are ``ticket_open``'s, ``ticket_reply``'s and
 ``attachments_add``'s: their refusals come back through ``ServiceErrorFormMixin`` next to the
-field they name, so every rule is written once.
-
-The list's filter menus are the API's filters (``support/filters.py``) narrowed to what a menu
-offers: one value each, chosen from a list. Searching is the list's own ``?q=`` and sorting its
-``?sort=``, so the API's ``search`` and date range are left out.
+field they name, so every rule is written once. The lists' menus are ``support/filters.py``'s.
 """
 
-import django_filters
 from django import forms
 from django.conf import settings
 
+from accounts.models import User
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from servers.selectors import bots_of_account, servers_of_account
-from support.filters import TicketFilter
-from support.models import Priority, TicketStatus
+from support import transitions
+from support.models import Department, Priority, Ticket, TicketStatus
+from support.representations import staff_member_name
 from support.selectors import departments_for_customers
 from support.services.attachments import Upload, too_large
 from support.services.tickets import BODY_LIMIT, SUBJECT_LIMIT
-
-
-class TicketListFilter(TicketFilter):
-    """The tickets page: by status, priority and department."""
-
-    status = django_filters.ChoiceFilter(
-        choices=TicketStatus.choices, label="Status", empty_label="Any status"
-    )
-    priority = django_filters.ChoiceFilter(
-        choices=Priority.choices, label="Priority", empty_label="Any priority"
-    )
-    department = django_filters.ModelChoiceFilter(
-        queryset=departments_for_customers(), label="Department", empty_label="Any department"
-    )
-    created_after = created_before = server = search = None
 
 
 class MultipleFileInput(forms.FileInput):
@@ -139,3 +122,121 @@ class TicketRateForm(ServiceErrorFormMixin, forms.Form):
     comment = forms.CharField(
         required=False, max_length=1000, widget=forms.Textarea(attrs={"rows": 3})
     )
+
+
+# --- The staff desk ---------------------------------------------------------------------------
+
+
+class UploadsField(forms.FileField):
+    """Any number of files, as the service checks them (``Upload``); one over the size limit
+    is refused before it is read, as the API refuses it."""
+
+    widget = MultipleFileInput
+
+    def clean(self, data, initial=None):
+        files = [each for each in (data or []) if each]
+        uploads = []
+        for file in files:
+            if file.size > settings.SUPPORT_ATTACHMENT_MAX_BYTES:
+                raise forms.ValidationError(too_large(file.name or "").message)
+            uploads.append(Upload(filename=file.name or "", content=file.read()))
+        return uploads
+
+
+class DeskReplyForm(ServiceErrorFormMixin, forms.Form):
+    """A reply to the customer or an internal note, its files, and the status after a reply.
+
+    A macro fills the text and pre-selects its status: in the browser as soon as it is picked
+    (``static/js/desk.js``), without JavaScript by the "Insert macro" button."""
+
+    REPLY, NOTE = "reply", "note"
+
+    kind = forms.ChoiceField(
+        label="Send as",
+        choices=[(REPLY, "Reply to customer"), (NOTE, "Internal note")],
+        widget=forms.RadioSelect,
+        initial=REPLY,
+    )
+    macro = forms.ChoiceField(label="Macro", required=False)
+    body = forms.CharField(
+        label="Message", required=False, widget=forms.Textarea(attrs={"rows": 8})
+    )
+    set_status = forms.ChoiceField(
+        label="Then set the status to",
+        required=False,
+        help_text="Only for a reply; a reply marks the ticket answered unless you choose.",
+    )
+    attachments = UploadsField(label="Files", required=False)
+
+    def __init__(self, *args, ticket: Ticket, macros: list, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ticket = ticket
+        self.macros = {macro.pk: macro for macro in macros}
+        self.fields["macro"].choices = [("", "Choose a macro…")] + [
+            (macro.pk, macro.name) for macro in macros
+        ]
+        self.fields["set_status"].choices = [("", "As the reply sets it")] + [
+            (status, TicketStatus(status).label) for status in transitions.allowed(ticket.status)
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("kind") == self.NOTE and cleaned.get("set_status"):
+            self.add_error(
+                "set_status", "A note leaves the status as it is: change it beside the ticket."
+            )
+        return cleaned
+
+    def with_macro(self) -> "DeskReplyForm":
+        """The form again with the chosen macro's text (after what was typed) and status."""
+        data = self.data.copy()
+        macro = self.macros.get(self.data.get("macro", ""))
+        if macro is not None:
+            typed = self.data.get("body", "").rstrip()
+            data["body"] = f"{typed}\n\n{macro.body}" if typed else macro.body
+            if macro.set_status:
+                data["set_status"] = macro.set_status
+        return type(self)(data, ticket=self.ticket, macros=list(self.macros.values()))
+
+
+class AssignForm(forms.Form):
+    """Whom the ticket is given to: a staff member of its department, or nobody."""
+
+    assignee = forms.ChoiceField(label="Assignee", required=False)
+
+    def __init__(self, *args, members: list[User], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.members = {member.pk: member for member in members}
+        self.fields["assignee"].choices = [("", "Nobody")] + [
+            (member.pk, staff_member_name(member)) for member in members
+        ]
+
+
+class StatusForm(forms.Form):
+    status = forms.ChoiceField(label="Status", choices=TicketStatus.choices)
+
+
+class TicketFieldsForm(forms.Form):
+    """The department, priority and tags (comma-separated) of a ticket."""
+
+    department = forms.ModelChoiceField(
+        label="Department", queryset=Department.objects.filter(active=True), empty_label=None
+    )
+    priority = forms.ChoiceField(label="Priority", choices=Priority.choices)
+    tags = forms.CharField(label="Tags", required=False, help_text="Separated by commas.")
+
+    def changes(self, ticket: Ticket) -> dict:
+        """What differs from ``ticket``, as ``ticket_update`` takes it."""
+        wanted = {
+            "department": self.cleaned_data["department"].pk,
+            "priority": self.cleaned_data["priority"],
+            "tags": sorted(
+                {tag.strip().lower() for tag in self.cleaned_data["tags"].split(",")} - {""}
+            ),
+        }
+        now = {
+            "department": ticket.department_id,
+            "priority": ticket.priority,
+            "tags": sorted(ticket.tags),
+        }
+        return {name: value for name, value in wanted.items() if value != now[name]}

@@ -104,6 +104,12 @@ def staff_shown(user: User | None) -> str:
     return team
 
 
+def staff_member_name(user: User) -> str:
+    """A staff member as the desk names them to colleagues (menus, messages): their name, else
+    their address. Customers never see it (``staff_shown``)."""
+    return user.name or user.email
+
+
 def author_shown(message: Message) -> str:
     """Who wrote an entry, as customers see it (dashboard, API, mail): staff by
     ``staff_shown``, people of the account by their name or address."""

@@ -4,7 +4,7 @@ superusers)."""
 
 from django.db.models import Q, QuerySet
 
-from accounts.models import User
+from accounts.models import User, desk_staff_q
 from support.models import Attachment, Department, Macro, Message, MessageKind, Ticket
 from support.representations import PUBLIC_KINDS
 
@@ -22,6 +22,15 @@ def departments_of_staff(user: User) -> QuerySet[Department]:
     if user.is_superuser:
         return Department.objects.all()
     return Department.objects.filter(members=user)
+
+
+def staff_of_departments(departments: QuerySet[Department]) -> QuerySet[User]:
+    """The active staff members of ``departments``: who tickets there may be given to."""
+    return (
+        User.objects.filter(desk_staff_q(), support_departments__in=departments)
+        .distinct()
+        .order_by("email")
+    )
 
 
 def tickets_for_staff(user: User) -> QuerySet[Ticket]:

@@ -3,30 +3,30 @@
 
 from django.urls import path
 
-from support import desk, views
+from support.views import customer, desk
 
 urlpatterns = [
-    path("support", views.TicketListView.as_view(), name="support_tickets"),
-    path("support/new", views.TicketCreateView.as_view(), name="support_ticket_new"),
-    path("support/<id:ticket_id>", views.TicketDetailView.as_view(), name="support_ticket"),
+    path("support", customer.TicketListView.as_view(), name="support_tickets"),
+    path("support/new", customer.TicketCreateView.as_view(), name="support_ticket_new"),
+    path("support/<id:ticket_id>", customer.TicketDetailView.as_view(), name="support_ticket"),
     path(
         "support/<id:ticket_id>/close",
-        views.TicketCloseView.as_view(),
+        customer.TicketCloseView.as_view(),
         name="support_ticket_close",
     ),
     path(
         "support/<id:ticket_id>/reopen",
-        views.TicketReopenView.as_view(),
+        customer.TicketReopenView.as_view(),
         name="support_ticket_reopen",
     ),
     path(
         "support/<id:ticket_id>/rate",
-        views.TicketRateView.as_view(),
+        customer.TicketRateView.as_view(),
         name="support_ticket_rate",
     ),
     path(
         "support/attachments/<id:attachment_id>",
-        views.AttachmentView.as_view(),
+        customer.AttachmentView.as_view(),
         name="support_attachment",
     ),
     path("desk", desk.DeskQueueView.as_view(), name="desk"),

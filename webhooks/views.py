@@ -19,7 +19,7 @@ from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.generic import FormView, ListView, TemplateView
 
-from accounts.dashboard import AreaPageMixin
+from accounts.mixins import AreaPageMixin
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.dashboard.secrets_once import (
     SHOWN_FOR_SECONDS,

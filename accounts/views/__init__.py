@@ -1,13 +1,12 @@
-"""Dashboard pages for signing up and in, the current account's keys and team, the profile and
-the activity.
+"""Dashboard pages for signing up and in, the current account's keys and team, and the profile
+(the account's activity is the event log's page: ``events.views``).
 
 Views parse input, call one service and render; the rules live in accounts/services/. Every
 object is looked up through ``request.account`` (set by CurrentAccountMiddleware), so another
 account's keys, members and invitations answer 404. The modules: ``auth`` (signing up and in,
-the current account), ``api_keys``, ``team``, ``profile``, ``activity``.
+the current account), ``api_keys``, ``team``, ``profile``.
 """
 
-from accounts.views.activity import ActivityView
 from accounts.views.api_keys import (
     ApiKeyCreatedView,
     ApiKeyCreateView,
@@ -33,7 +32,6 @@ from accounts.views.team import (
 
 __all__ = [
     "AccountNewView",
-    "ActivityView",
     "ApiKeyCreateView",
     "ApiKeyCreatedView",
     "ApiKeyListView",

@@ -7,12 +7,12 @@ from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.generic import FormView, ListView, TemplateView
 
-from accounts.dashboard import AccountChangeMixin, AccountPageMixin
 from accounts.filters import ApiKeyListFilter
 from accounts.forms import (
     ApiKeyCreateForm,
     scope_summary,
 )
+from accounts.mixins import AccountChangeMixin, AccountPageMixin
 from accounts.roles import Right, grantable_scopes, role_can
 from accounts.selectors import (
     api_keys_visible_to,

@@ -11,7 +11,6 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from accounts.actors import Actor
-from accounts.dashboard import AccountChangeMixin, AccountPageMixin
 from accounts.forms import (
     InvitationSignupForm,
     InviteForm,
@@ -19,6 +18,7 @@ from accounts.forms import (
     role_choices,
 )
 from accounts.middleware import SESSION_ACCOUNT_KEY
+from accounts.mixins import AccountChangeMixin, AccountPageMixin
 from accounts.models import User
 from accounts.roles import Right, Role, role_can
 from accounts.selectors import (

@@ -29,6 +29,12 @@ def kinds_readable(scopes: Set[str]) -> frozenset[str]:
     return frozenset(kind for kind, scope in KIND_SCOPES.items() if scope in scopes)
 
 
+def usage_readable(scopes: Set[str], kind: str) -> bool:
+    """Whether ``scopes`` may read the usage of one instance of ``kind``: ``analytics:read``
+    and the read scope of its kind."""
+    return "analytics:read" in scopes and kind in kinds_readable(scopes)
+
+
 def instances_ever(*, account_id: str, kinds: Iterable[str] = KINDS) -> list[Instance]:
     """The account's servers and bots of ``kinds``, deleted ones included; servers first."""
     wanted = set(kinds)

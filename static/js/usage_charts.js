@@ -1,6 +1,6 @@
 // Usage history on a server's or bot's page: Chart.js line charts of CPU, memory and network
 // for the range picked, the same numbers as a table, and the last 30 days' uptime strip.
-// Data: GET <data-url>?range=… (servers/views.py InstanceUsageView), the metrics API's shape.
+// Data: GET <data-url>?range=… (analytics/views.py InstanceUsageView), the metrics API's shape.
 (function () {
   "use strict";
   const root = document.querySelector("[data-usage-charts]");

@@ -1,4 +1,5 @@
-"""The account's activity: its events, each naming and linking the object it is about."""
+"""Dashboard pages of the event log: Settings → Activity, the account's events, each naming and
+linking the object it is about."""
 
 from dataclasses import dataclass
 
@@ -6,9 +7,9 @@ from django.db.models import QuerySet
 from django.urls import reverse
 from django.views.generic import ListView
 
-from accounts.dashboard import AccountPageMixin
-from accounts.filters import ActivityFilter
+from accounts.mixins import AccountPageMixin
 from accounts.roles import Right
+from events.filters import ActivityFilter
 from events.models import Event
 from events.selectors import newest_events
 from hosting.dashboard.lists import ListControlsMixin
@@ -17,7 +18,7 @@ from hosting.dashboard.lists import ListControlsMixin
 class ActivityView(ListControlsMixin, AccountPageMixin, ListView):
     """The account's event log, its objects named as they are now (``name_event_objects``)."""
 
-    template_name = "accounts/activity.html"
+    template_name = "events/activity.html"
     context_object_name = "events"
     paginate_by = 50
     required_right = Right.VIEW_ACTIVITY
@@ -48,7 +49,7 @@ class EventObject:
 
 
 # Where an object is seen on the dashboard: (URL name, whether the URL takes the object's id).
-# Pages of the apps above this one are named, never imported. Credit notes and subscriptions
+# Pages of the apps above the event log are named, never imported. Credit notes and subscriptions
 # have no page of their own (an invoice's page lists its credit notes).
 OBJECT_PAGES = {
     "server": ("server_detail", True),

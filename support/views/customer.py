@@ -22,11 +22,12 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
-from accounts.dashboard import AreaPageMixin
+from accounts.mixins import AreaPageMixin
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.errors import ApplicationError
 from hosting.http import download_response
-from support.forms import TicketCreateForm, TicketListFilter, TicketRateForm, TicketReplyForm
+from support.filters import TicketListFilter
+from support.forms import TicketCreateForm, TicketRateForm, TicketReplyForm
 from support.models import Channel, Ticket, TicketStatus
 from support.representations import author_shown
 from support.selectors import attachment_for_customer, messages_visible, tickets_of_account

@@ -11,16 +11,12 @@ as the actor (``by_staff=True``) and render. A refusal reads as everywhere on th
 (``hosting/dashboard/refusals.py``): on the reply form next to its fields, with what was typed
 kept; from the side panel's small forms as an error message on the ticket's page.
 
-The desk's forms live here rather than in a ``forms`` module: the layering contract keeps the
-top layer's siblings (views, dashboard, desk, forms, admin) from importing each other, and the
-customers' pages own ``support/forms.py``.
+The desk's forms are ``support.forms``'s, its queue's menus ``support.filters``'s
+(``DeskTicketFilter``).
 """
 
 from functools import cached_property
 
-import django_filters
-from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.db.models import Case, Count, F, Q, QuerySet, When
@@ -33,27 +29,28 @@ from django.views import View
 from django.views.generic import ListView
 
 from accounts.actors import Actor
-from accounts.models import User, desk_staff_q
 from accounts.roles import StaffArea
 from billing.selectors import invoices_payable_of_account
 from events.selectors import events_of_account
 from hosting.dashboard.lists import SEARCH_PARAM, ListControlsMixin
-from hosting.dashboard.refusals import ServiceErrorFormMixin, ServiceRefusalMixin
+from hosting.dashboard.refusals import ServiceRefusalMixin
 from hosting.errors import ApplicationError
 from hosting.http import download_response
 from hosting.money import format_amount
 from servers.selectors import bots_of_account, servers_of_account
 from support import transitions
-from support.filters import StaffTicketFilter
-from support.models import Channel, Department, Priority, Ticket, TicketStatus
+from support.filters import UNFINISHED, DeskTicketFilter
+from support.forms import AssignForm, DeskReplyForm, StatusForm, TicketFieldsForm
+from support.models import Channel, Department, Ticket, TicketStatus
+from support.representations import staff_member_name
 from support.selectors import (
     attachment_for_staff,
     departments_of_staff,
     macros_for_ticket,
     messages_visible,
+    staff_of_departments,
     tickets_for_staff,
 )
-from support.services.attachments import Upload, too_large
 from support.services.tickets import (
     ticket_assign,
     ticket_reply,
@@ -73,205 +70,8 @@ NEXT_DUE = Case(
     ),
     default=F("resolution_due_at"),
 )
-UNFINISHED = ~Q(status__in=transitions.FINISHED)
-ANY_STATUS = "all"
 # The customer's context beside a ticket: this many of each, newest first.
 CONTEXT_ROWS = 10
-
-
-def staff_of(departments: QuerySet[Department]) -> QuerySet[User]:
-    """The active staff members of ``departments``: who tickets there may be given to."""
-    return (
-        User.objects.filter(desk_staff_q(), support_departments__in=departments)
-        .distinct()
-        .order_by("email")
-    )
-
-
-def person(user: User) -> str:
-    return user.name or user.email
-
-
-# --- Forms -----------------------------------------------------------------------------------
-
-
-class DeskTicketFilter(StaffTicketFilter):
-    """The queue's menus: the staff API's filters, one value each. Without a status the queue
-    holds the unfinished tickets (neither resolved nor closed); "Any status" shows them all."""
-
-    status = django_filters.ChoiceFilter(
-        choices=[(ANY_STATUS, "Any status"), *TicketStatus.choices],
-        label="Status",
-        empty_label="Unfinished",
-        method="_status",
-    )
-    priority = django_filters.ChoiceFilter(
-        choices=Priority.choices, label="Priority", empty_label="Any priority"
-    )
-    department = django_filters.ModelChoiceFilter(
-        queryset=lambda request: departments_of_staff(request.user).order_by("name"),
-        label="Department",
-        empty_label="All my departments",
-    )
-    assignee = django_filters.ChoiceFilter(
-        label="Assignee", empty_label="Anyone", method="_assignee_choice"
-    )
-    breached = django_filters.ChoiceFilter(
-        choices=[("true", "Target missed"), ("false", "Within targets")],
-        label="SLA",
-        empty_label="Any SLA",
-        method="_breached_choice",
-    )
-    created_after = created_before = server = search = account = ordering = None
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        user = self.request.user
-        teammates = staff_of(departments_of_staff(user)).exclude(pk=user.pk)
-        self.filters["assignee"].extra["choices"] = [
-            ("me", "Me"),
-            ("none", "Nobody"),
-            *((member.pk, person(member)) for member in teammates),
-        ]
-
-    def _status(self, queryset, name, value):
-        return queryset if value == ANY_STATUS else queryset.filter(status=value)
-
-    def _assignee_choice(self, queryset, name, value):
-        if value == "me":
-            return queryset.filter(assignee=self.request.user)
-        return self._assignee(queryset, name, value)
-
-    def _breached_choice(self, queryset, name, value):
-        return self._breached(queryset, name, value == "true")
-
-    def filter_queryset(self, queryset):
-        queryset = super().filter_queryset(queryset)
-        if not self.form.cleaned_data.get("status"):
-            queryset = queryset.filter(UNFINISHED)
-        return queryset
-
-
-class MultipleFileInput(forms.ClearableFileInput):
-    allow_multiple_selected = True
-
-
-class UploadsField(forms.FileField):
-    """Any number of files, as the service checks them (``Upload``); one over the size limit
-    is refused before it is read, as the API refuses it."""
-
-    widget = MultipleFileInput
-
-    def clean(self, data, initial=None):
-        files = [each for each in (data or []) if each]
-        uploads = []
-        for file in files:
-            if file.size > settings.SUPPORT_ATTACHMENT_MAX_BYTES:
-                raise forms.ValidationError(too_large(file.name or "").message)
-            uploads.append(Upload(filename=file.name or "", content=file.read()))
-        return uploads
-
-
-class DeskReplyForm(ServiceErrorFormMixin, forms.Form):
-    """A reply to the customer or an internal note, its files, and the status after a reply.
-
-    A macro fills the text and pre-selects its status: in the browser as soon as it is picked
-    (``static/js/desk.js``), without JavaScript by the "Insert macro" button."""
-
-    REPLY, NOTE = "reply", "note"
-
-    kind = forms.ChoiceField(
-        label="Send as",
-        choices=[(REPLY, "Reply to customer"), (NOTE, "Internal note")],
-        widget=forms.RadioSelect,
-        initial=REPLY,
-    )
-    macro = forms.ChoiceField(label="Macro", required=False)
-    body = forms.CharField(
-        label="Message", required=False, widget=forms.Textarea(attrs={"rows": 8})
-    )
-    set_status = forms.ChoiceField(
-        label="Then set the status to",
-        required=False,
-        help_text="Only for a reply; a reply marks the ticket answered unless you choose.",
-    )
-    attachments = UploadsField(label="Files", required=False)
-
-    def __init__(self, *args, ticket: Ticket, macros: list, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.ticket = ticket
-        self.macros = {macro.pk: macro for macro in macros}
-        self.fields["macro"].choices = [("", "Choose a macro…")] + [
-            (macro.pk, macro.name) for macro in macros
-        ]
-        self.fields["set_status"].choices = [("", "As the reply sets it")] + [
-            (status, TicketStatus(status).label) for status in transitions.allowed(ticket.status)
-        ]
-
-    def clean(self):
-        cleaned = super().clean()
-        if cleaned.get("kind") == self.NOTE and cleaned.get("set_status"):
-            self.add_error(
-                "set_status", "A note leaves the status as it is: change it beside the ticket."
-            )
-        return cleaned
-
-    def with_macro(self) -> "DeskReplyForm":
-        """The form again with the chosen macro's text (after what was typed) and status."""
-        data = self.data.copy()
-        macro = self.macros.get(self.data.get("macro", ""))
-        if macro is not None:
-            typed = self.data.get("body", "").rstrip()
-            data["body"] = f"{typed}\n\n{macro.body}" if typed else macro.body
-            if macro.set_status:
-                data["set_status"] = macro.set_status
-        return type(self)(data, ticket=self.ticket, macros=list(self.macros.values()))
-
-
-class AssignForm(forms.Form):
-    """Whom the ticket is given to: a staff member of its department, or nobody."""
-
-    assignee = forms.ChoiceField(label="Assignee", required=False)
-
-    def __init__(self, *args, members: list[User], **kwargs):
-        super().__init__(*args, **kwargs)
-        self.members = {member.pk: member for member in members}
-        self.fields["assignee"].choices = [("", "Nobody")] + [
-            (member.pk, person(member)) for member in members
-        ]
-
-
-class StatusForm(forms.Form):
-    status = forms.ChoiceField(label="Status", choices=TicketStatus.choices)
-
-
-class TicketFieldsForm(forms.Form):
-    """The department, priority and tags (comma-separated) of a ticket."""
-
-    department = forms.ModelChoiceField(
-        label="Department", queryset=Department.objects.filter(active=True), empty_label=None
-    )
-    priority = forms.ChoiceField(label="Priority", choices=Priority.choices)
-    tags = forms.CharField(label="Tags", required=False, help_text="Separated by commas.")
-
-    def changes(self, ticket: Ticket) -> dict:
-        """What differs from ``ticket``, as ``ticket_update`` takes it."""
-        wanted = {
-            "department": self.cleaned_data["department"].pk,
-            "priority": self.cleaned_data["priority"],
-            "tags": sorted(
-                {tag.strip().lower() for tag in self.cleaned_data["tags"].split(",")} - {""}
-            ),
-        }
-        now = {
-            "department": ticket.department_id,
-            "priority": ticket.priority,
-            "tags": sorted(ticket.tags),
-        }
-        return {name: value for name, value in wanted.items() if value != now[name]}
-
-
-# --- Views -----------------------------------------------------------------------------------
 
 
 class DeskMixin(ServiceRefusalMixin, LoginRequiredMixin):
@@ -433,7 +233,7 @@ class DeskTicketView(DeskMixin, View):
 
     def page(self, form: DeskReplyForm) -> HttpResponse:
         ticket = self.ticket
-        members = list(staff_of(Department.objects.filter(pk=ticket.department_id)))
+        members = list(staff_of_departments(Department.objects.filter(pk=ticket.department_id)))
         context = {
             "ticket": ticket,
             "conversation": messages_visible(ticket, staff=True).select_related("author"),
@@ -527,13 +327,13 @@ class DeskAssignView(DeskTicketChangeView):
     """Give the ticket to a staff member of its department, or to nobody."""
 
     def form(self, ticket, data):
-        members = list(staff_of(Department.objects.filter(pk=ticket.department_id)))
+        members = list(staff_of_departments(Department.objects.filter(pk=ticket.department_id)))
         return AssignForm(data, members=members)
 
     def change(self, ticket, form):
         assignee = form.members.get(form.cleaned_data["assignee"])
         ticket_assign(ticket=ticket, assignee=assignee, actor=self.actor())
-        return f"Assigned to {person(assignee)}." if assignee else "Unassigned."
+        return f"Assigned to {staff_member_name(assignee)}." if assignee else "Unassigned."
 
 
 class DeskStatusView(DeskTicketChangeView):
