@@ -211,6 +211,10 @@ def _allocation(data: Any) -> Allocation | None:
         raise _fail("allocation", "must be an object or null.")
     ip, port = data.get("ip"), data.get("port")
     try:
+        # Text only: ipaddress would also read an integer (2130706433 is 127.0.0.1), which
+        # pasta and the game's SERVER_IP would then be given as digits.
+        if not isinstance(ip, str):
+            raise ValueError(ip)
         ipaddress.ip_address(ip)
     except ValueError:
         raise _fail("allocation.ip", "must be an IP address.") from None
