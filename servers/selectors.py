@@ -24,14 +24,23 @@ def bots_of_account(*, account_id: str) -> QuerySet[Bot]:
     return Bot.objects.filter(account_id=account_id, deleted_at=None)
 
 
+def unbilled_used(account, field: str | None = None) -> int:
+    """What the account's live servers and bots without a plan use of its unbilled allowance:
+    how many there are (``field`` None), or their total ``memory_mb``, ``cpu_percent`` or
+    ``disk_mb``. The one reading of the allowance, for the pages and the checks alike."""
+    plan_less = [
+        model.objects.filter(account=account, deleted_at=None, plan__isnull=True)
+        for model in (Server, Bot)
+    ]
+    if field is None:
+        return sum(rows.count() for rows in plan_less)
+    return sum(rows.aggregate(total=Sum(field))["total"] or 0 for rows in plan_less)
+
+
 def unbilled_left(account) -> int:
     """How many more servers and bots the account may create without a plan (its unbilled
     allowance less its plan-less ones; the resources are checked when creating)."""
-    used = sum(
-        model.objects.filter(account=account, deleted_at=None, plan__isnull=True).count()
-        for model in (Server, Bot)
-    )
-    return max(account.unbilled_instances - used, 0)
+    return max(account.unbilled_instances - unbilled_used(account), 0)
 
 
 def instances_by_ids(queryset: QuerySet, ids: list[str]) -> dict[str, Instance]:

@@ -21,6 +21,7 @@ from servers.models import (
     Region,
     Server,
 )
+from servers.selectors import unbilled_used
 
 DEFAULT_SERVER_RESOURCES = {"memory_mb": 2048, "cpu_percent": 100, "disk_mb": 10240}
 DEFAULT_BOT_RESOURCES = {"memory_mb": 512, "cpu_percent": 50, "disk_mb": 2048}
@@ -140,13 +141,9 @@ def unbilled_check(
     """Refuse a plan-less server or bot (or more resources for one) beyond the account's
     unbilled allowance: servers and bots together, and their resources together. Call it with
     the account's row locked (``quota_check``), so that two creations cannot both fit."""
-    plan_less = [
-        model.objects.filter(account=account, deleted_at=None, plan__isnull=True)
-        for model in (Server, Bot)
-    ]
     order = "Order a plan for it (POST /v1/subscriptions) or ask your host for a larger allowance."
     if adding:
-        count = sum(rows.count() for rows in plan_less)
+        count = unbilled_used(account)
         if count + 1 > account.unbilled_instances:
             raise PlanRequired(
                 f"The account may run {account.unbilled_instances} servers and bots without a "
@@ -162,7 +159,7 @@ def unbilled_check(
         delta = wanted - (getattr(instance, field) if instance is not None else 0)
         if delta <= 0:
             continue
-        used = sum(rows.aggregate(total=Sum(field))["total"] or 0 for rows in plan_less)
+        used = unbilled_used(account, field)
         limit = getattr(account, f"unbilled_{field}")
         if used + delta > limit:
             raise PlanRequired(
