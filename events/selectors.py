@@ -3,13 +3,10 @@
 from collections.abc import Iterable
 
 from django.db.models import F, Q, QuerySet, Window
-from django.db.models.functions import Coalesce, RowNumber
+from django.db.models.functions import RowNumber
 
-from events.models import Event
+from events.models import CAUSED_BY_STAFF, Event
 from events.visibility import visible_events_q
-
-# Whether the hosting company's staff caused the event: customers see them only as "staff".
-STAFF_ACTOR = Coalesce(F("actor_user__is_staff"), False)
 
 
 def events_of_object(*, account_id: str, object_id: str) -> QuerySet[Event]:
@@ -17,7 +14,7 @@ def events_of_object(*, account_id: str, object_id: str) -> QuerySet[Event]:
     return (
         Event.objects.filter(account_id=account_id)
         .filter(Q(object_id=object_id) | Q(related_id=object_id))
-        .annotate(actor_is_staff=STAFF_ACTOR)
+        .annotate(actor_is_staff=CAUSED_BY_STAFF)
     )
 
 
@@ -38,7 +35,7 @@ def events_visible_to(
     return (
         Event.objects.filter(account_id=account_id)
         .filter(visible_events_q(role=role, user_id=user_id, scopes=scopes))
-        .annotate(actor_is_staff=STAFF_ACTOR)
+        .annotate(actor_is_staff=CAUSED_BY_STAFF)
     )
 
 

@@ -40,10 +40,7 @@ class EventSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(EventActorSerializer)
     def get_actor(self, event: Event) -> dict:
-        staff = getattr(event, "actor_is_staff", None)
-        if staff is None:  # not annotated (``events_visible_to`` is): read the user
-            staff = event.actor_user_id is not None and event.actor_user.is_staff
-        if staff:
+        if event.caused_by_staff:
             return {"user": None, "api_key": None, "ip": None, "staff": True}
         return {
             "user": event.actor_user_id,
