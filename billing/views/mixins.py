@@ -9,7 +9,7 @@ from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from accounts.dashboard import AreaPageMixin
+from accounts.mixins import AreaPageMixin
 from billing.models import Invoice, Subscription
 from billing.selectors import billing_profile_of, invoices_of_account, subscriptions_of_account
 from billing.services.gateways import PaymentNotSupported, card_gateway
