@@ -3,9 +3,9 @@
 from django.views.generic import ListView
 
 from billing.forms import BalanceListFilter
+from billing.mixins import BillingPageMixin
 from billing.selectors import balance_transactions_of_account
 from billing.services import balance_of
-from billing.views.mixins import BillingPageMixin
 from hosting.dashboard.lists import ListControlsMixin
 
 

@@ -13,6 +13,7 @@ from django.views.generic import ListView, TemplateView
 
 from billing.clock import billing_now
 from billing.forms import InvoiceListFilter
+from billing.mixins import BillingPageMixin, InvoiceObjectMixin
 from billing.models import CreditNote, Invoice, InvoiceStatus
 from billing.rules.periods import period_text
 from billing.selectors import (
@@ -26,7 +27,6 @@ from billing.selectors import (
 from billing.services import balance_of, invoice_pay_with_credit
 from billing.services.gateways import collection_gateways
 from billing.services.invoices import GATEWAY_LABELS
-from billing.views.mixins import BillingPageMixin, InvoiceObjectMixin
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.errors import ApplicationError
 

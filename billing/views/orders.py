@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.generic import TemplateView
 
 from billing.forms import OrderBotForm, OrderServerForm, price_every, price_label
+from billing.mixins import BillingPageMixin
 from billing.models import InvoiceStatus, Price, ProductKind
 from billing.rules.periods import moment_text
 from billing.selectors import products_for_sale
@@ -27,7 +28,6 @@ from billing.services.subscriptions import (
     subscription_order,
     subscription_order_preview,
 )
-from billing.views.mixins import BillingPageMixin
 from hosting.errors import ApplicationError
 from servers.selectors import game_catalogue
 

@@ -5,9 +5,9 @@ everything else.
 from django.views.generic import TemplateView
 
 from billing.clock import billing_now
+from billing.mixins import BillingPageMixin
 from billing.selectors import invoices_payable_of_account
 from billing.services import balance_of
-from billing.views.mixins import BillingPageMixin
 
 # The overview lists this many; the invoices page has the rest (``?status=open``).
 OVERVIEW_INVOICES = 10

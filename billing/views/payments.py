@@ -3,9 +3,9 @@
 from django.views.generic import ListView
 
 from billing.forms import PaymentListFilter
+from billing.mixins import BillingPageMixin
 from billing.selectors import payments_of_account
 from billing.services.invoices import GATEWAY_LABELS
-from billing.views.mixins import BillingPageMixin
 from hosting.dashboard.lists import ListControlsMixin
 
 

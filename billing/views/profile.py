@@ -6,8 +6,8 @@ from django.urls import reverse
 from django.views.generic import FormView
 
 from billing.forms import BillingProfileForm
+from billing.mixins import BillingPageMixin
 from billing.services.profile import billing_profile_check, billing_profile_update
-from billing.views.mixins import BillingPageMixin
 from hosting.errors import ApplicationError
 
 

@@ -10,6 +10,7 @@ from django.views import View
 from django.views.generic import ListView, TemplateView
 
 from billing.forms import PlanChangeForm, SubscriptionListFilter, price_label
+from billing.mixins import BillingPageMixin, SubscriptionObjectMixin
 from billing.models import InvoiceStatus, Subscription, SubscriptionStatus
 from billing.rules.periods import moment_text, period_text
 from billing.selectors import invoices_of_account, subscriptions_of_account
@@ -19,7 +20,6 @@ from billing.services.subscriptions import (
     subscription_change_preview,
     subscription_resume,
 )
-from billing.views.mixins import BillingPageMixin, SubscriptionObjectMixin
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.errors import ApplicationError
 

@@ -11,9 +11,9 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from billing.mixins import BillingPageMixin, InvoiceObjectMixin
 from billing.models import PaymentStatus
 from billing.services.gateways import card_gateway
-from billing.views.mixins import BillingPageMixin, InvoiceObjectMixin
 from hosting.api.exceptions import error_response
 from hosting.errors import ApplicationError
 from stripe_gateway.models import PaymentMethod, StripeCharge
