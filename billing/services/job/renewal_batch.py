@@ -31,6 +31,7 @@ that holds that series waits for.
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any, Protocol, cast
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -60,6 +61,7 @@ from billing.representations import (
 )
 from billing.rules.cycle import dunning_days, dunning_quiet_until, renewal_due, renewal_lines
 from billing.rules.pricing import price_lines, tax_decision_of
+from billing.rules.tax import TaxDecision
 from billing.services.discounts import coupon_for_period
 from billing.services.gateways import credit_collects
 from billing.services.invoices import (
@@ -71,6 +73,12 @@ from billing.services.invoices import (
 from billing.services.notices import Notice, invoice_facts, notices_queue
 from events.services import EventDraft, changed_attributes, record_events
 from hosting.money import format_amount
+
+
+class _Report(Protocol):
+    """Where a run counts its steps (``renewals.RunReport``, which imports this module)."""
+
+    def add(self, step: str, done: bool = True) -> None: ...
 
 
 @dataclass
@@ -102,7 +110,9 @@ class _Written:
     balances: dict[str, int] = field(default_factory=dict)  # each account's, as the batch goes
 
 
-def renew_batch(ids: list[str], clocks: dict[str, datetime], report) -> tuple[list[str], list[str]]:
+def renew_batch(
+    ids: list[str], clocks: dict[str, datetime], report: _Report
+) -> tuple[list[str], list[str]]:
     """Renew what is due of the subscriptions ``ids`` in one transaction (see the module).
     Returns the ids the one-at-a-time path is to take whole, and those whose period the batch
     started and that have more due at once (the steps that follow a period's start)."""
@@ -248,7 +258,9 @@ def _invoices_of(
     return issued, overdue
 
 
-def _draft(subscription: Subscription, profile: BillingProfile, tax, now: datetime):
+def _draft(
+    subscription: Subscription, profile: BillingProfile, tax: TaxDecision, now: datetime
+) -> tuple[Invoice, InvoiceLine]:
     """The renewal invoice of the coming period and its line, priced, in memory (a draft, as
     ``invoice_create`` makes it)."""
     end = subscription.current_period_end
@@ -307,7 +319,7 @@ def _draft(subscription: Subscription, profile: BillingProfile, tax, now: dateti
 _UNNUMBERED = "(unnumbered {})"
 
 
-def _write(renewals: list[_Renewal], balances: dict[str, int], report) -> list[str]:
+def _write(renewals: list[_Renewal], balances: dict[str, int], report: _Report) -> list[str]:
     """Build every row, event and e-mail in the order the one-at-a-time path would, number
     the new invoices, and write them; returns the ids with more due at once after the start
     of their period."""
@@ -407,6 +419,7 @@ def _numbered(written: _Written, numbers: dict[str, str]) -> None:
 def _issue(renewal: _Renewal, written: _Written) -> None:
     """``invoice_create``, ``invoice_finalize`` and, from credit, ``invoice_collect``."""
     invoice, line, now = renewal.invoice, renewal.line, renewal.now
+    assert invoice is not None and line is not None  # _write issues only what _plan drafted
     subscription = renewal.subscription
     account_id = subscription.account_id
     related = subscription.id
@@ -502,9 +515,17 @@ def _start_period(renewal: _Renewal, written: _Written) -> bool:
     is due at once (the next renewal, or dunning)."""
     subscription, now = renewal.subscription, renewal.now
     invoice = renewal.invoice or renewal.issued
-    lines = [renewal.line] if renewal.invoice is not None else list(invoice.lines.all())
+    # _plan advances a period only with its invoice: issued before, or by this batch (with its line)
+    assert invoice is not None
+    lines = (
+        [cast(InvoiceLine, renewal.line)]
+        if renewal.invoice is not None
+        else list(invoice.lines.all())
+    )
     start = subscription.current_period_end
     subscription.current_period_start = start
+    # A renewal invoice has its period; renewal_due below does arithmetic on this end
+    assert invoice.period_end is not None
     subscription.current_period_end = invoice.period_end
     subscription.updated_at = timezone.now()
     written.subscriptions.append(subscription)
@@ -527,6 +548,7 @@ def _start_period(renewal: _Renewal, written: _Written) -> bool:
         )
     )
     suspend_days, _ = dunning_days(subscription)
+    assert invoice.due_date is not None  # finalized: due when its period starts
     written.notices.append(
         Notice(
             kind="payment_overdue",
@@ -541,7 +563,9 @@ def _start_period(renewal: _Renewal, written: _Written) -> bool:
     )
 
 
-def _subscription_event(subscription: Subscription, related: str, previous) -> EventDraft:
+def _subscription_event(
+    subscription: Subscription, related: str, previous: dict[str, Any] | None
+) -> EventDraft:
     obj = subscription_representation(subscription)
     return EventDraft(
         type="subscription.updated",
