@@ -17,7 +17,7 @@ import re
 from collections.abc import Collection, Iterable
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal, overload
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -80,6 +80,14 @@ def _conflict(field: str, code: str, message: str, **details: Any) -> Conflict:
     )
 
 
+@overload
+def _whole_number(
+    field: str, value: Any, *, low: int, high: int, allow_none: Literal[False] = False
+) -> int: ...
+@overload
+def _whole_number(
+    field: str, value: Any, *, low: int, high: int, allow_none: bool
+) -> int | None: ...
 def _whole_number(
     field: str, value: Any, *, low: int, high: int, allow_none: bool = False
 ) -> int | None:

@@ -73,6 +73,7 @@ def coupon_check(
     does not apply. A coupon id is taken only for a ``directly_redeemable`` coupon."""
     field = "promotion_code" if promotion_code is not None else "coupon"
     code = None
+    coupon: Coupon | None
     if promotion_code is not None:
         if not isinstance(promotion_code, str) or not promotion_code.strip():
             raise _refuse(field, "invalid", "Type the promotion code.")

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from accounts.actors import SYSTEM, Actor
 from billing import transitions
@@ -132,7 +133,7 @@ def subscription_provision(subscription: Subscription, *, actor: Actor) -> None:
     subscription.save()
 
 
-def _overdue_invoices(subscription: Subscription):
+def _overdue_invoices(subscription: Subscription) -> QuerySet[Invoice]:
     return Invoice.objects.filter(
         subscription=subscription,
         status__in=[InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE],
@@ -146,6 +147,7 @@ def subscription_invoice_paid(invoice: Invoice, *, actor: Actor, at: datetime) -
     a suspension billing made is lifted."""
     if invoice.subscription_id is None:
         return
+    assert invoice.subscription is not None  # its id is set
     subscription = subscription_locked(invoice.subscription)
     if subscription.status == SubscriptionStatus.CANCELED:
         return

@@ -27,6 +27,7 @@ from billing.models import (
     InvoiceStatus,
     Payment,
     PaymentStatus,
+    Subscription,
 )
 from billing.representations import invoice_representation, payment_representation
 from billing.rules.tax import TaxDecision
@@ -102,7 +103,7 @@ def _locked(invoice: Invoice) -> Invoice:
     return Invoice.objects.select_for_update().get(pk=invoice.pk)
 
 
-def _set_status(invoice: Invoice, new: str, *, verb: str, at: datetime) -> None:
+def _set_status(invoice: Invoice, new: InvoiceStatus, *, verb: str, at: datetime) -> None:
     transitions.check("invoice", invoice.status, new, verb=verb)
     invoice.status = new
     stamp = {
@@ -121,7 +122,7 @@ def invoice_create(
     currency: str,
     lines: list[dict[str, Any]],
     billing_reason: str = "manual",
-    subscription=None,
+    subscription: Subscription | None = None,
     period_start: datetime | None = None,
     period_end: datetime | None = None,
     tax: TaxDecision | None = None,

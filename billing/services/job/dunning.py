@@ -24,6 +24,7 @@ def collection_failed(invoice: Invoice, now: datetime, *, action_required: bool 
     if invoice.attempt_count <= 1 or not invoice.subscription_id:
         return
     due = invoice.due_date or now
+    assert invoice.subscription is not None  # its id is set
     suspend_days, _ = dunning_days(invoice.subscription)
     suspend_at = due + timedelta(days=suspend_days)
     last_before = invoice.next_payment_attempt is None or invoice.next_payment_attempt >= suspend_at

@@ -29,6 +29,7 @@ import logging
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
@@ -215,7 +216,8 @@ def _period_end(subscription: Subscription, now: datetime) -> str | None:
         )
     subscription.current_period_start = start
     subscription.current_period_end = (
-        renewal.period_end if renewal else next_period_end(subscription)
+        # a cycle invoice has its period (and the column is not null)
+        cast(datetime, renewal.period_end) if renewal else next_period_end(subscription)
     )
     subscription.save()
     paid = renewal is not None and renewal.status == InvoiceStatus.PAID
@@ -238,6 +240,7 @@ def _fall_past_due(subscription: Subscription, overdue: Invoice | None) -> None:
     if overdue is not None:
         invoice_event_record(overdue, "overdue", SYSTEM)
         suspend_days, _ = dunning_days(subscription)
+        assert overdue.due_date is not None  # overdue: it has a due date
         notify(
             "payment_overdue",
             account=subscription.account,
@@ -273,6 +276,7 @@ def _dunning(subscription: Subscription, now: datetime, report: RunReport) -> No
         return
     suspend_days, terminate_days = dunning_days(subscription)
     since = overdue.due_date
+    assert since is not None  # _oldest_overdue's are due by now
     if now >= since + timedelta(days=terminate_days):
         for unpaid in Invoice.objects.filter(subscription=subscription, status=InvoiceStatus.OPEN):
             if unpaid.period_start is not None and unpaid.period_start >= now:
