@@ -24,6 +24,71 @@ def auth_queries() -> int:
     return 0 if enabled() else 1
 
 
+# Folders whose tests share session-wide processes (the node agents and their sandboxes, one
+# Chromium, one localstripe): under pytest-xdist each runs whole on one worker, which starts
+# those once and never beside itself; every other file is a unit of its own (its module-wide
+# fixtures built once). Units with the most tests are dealt out first.
+SHARED_SESSION_FOLDERS = ("tests/agent/", "tests/browser/", "tests/stripe_gateway/")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduler for ``-n N`` (scripts/test runs ``-n 2``) unless another
+    ``--dist`` is asked for: xdist's file-by-file one, with the folders above as single
+    units. (Its own ``loadgroup`` cannot say this under pytest 9.2: it renames the nodes
+    through a private attribute that pytest no longer reads.)"""
+    if config.getvalue("dist") != "load":  # another --dist asked for: xdist's own
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FoldersAndFiles(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return next(
+                (folder for folder in SHARED_SESSION_FOLDERS if path.startswith(folder)), path
+            )
+
+    return FoldersAndFiles(config, log)
+
+
+# What the second database's run (scripts/test: SQLite after PostgreSQL) leaves out, having
+# run once already: folders and files whose outcome does not depend on the database (the node
+# agent's tests start real agents and touch no database; the browser tests walk pages whose
+# queries the view and API tests run on both; the OpenAPI document is built from code).
+ONCE_FOLDERS_AND_FILES = (
+    "tests/agent/",
+    "tests/browser/",
+    "tests/test_openapi.py",
+    "tests/test_openapi_generated_clients.py",
+)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--second-database",
+        action="store_true",
+        help="This run repeats the suite on another database: leave out the tests that never "
+        "open the database and those of ONCE_FOLDERS_AND_FILES (tests/conftest.py).",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("second_database"):
+        return
+    kept, once = [], []
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        opens_database = item.get_closest_marker("django_db") is not None or (
+            "_django_db_helper" in getattr(item, "fixturenames", ())
+        )
+        if path.startswith(ONCE_FOLDERS_AND_FILES) or not opens_database:
+            once.append(item)
+        else:
+            kept.append(item)
+    if once:
+        config.hook.pytest_deselected(items=once)
+        items[:] = kept
+
+
 @pytest.fixture(autouse=True)
 def _plain_http(settings):
     """Production settings redirect plain HTTP to HTTPS; the test client speaks plain HTTP."""

@@ -40,7 +40,7 @@ MATCHES = [
     ("latest.log", b"[12:00:01] [Server thread/INFO]: <Steve> hi\n\x1b[0m", "text/plain"),
     ("data.csv", b"name,ram\nlobby,2048\n", "text/csv"),
     ("config.json", b'{"motd": "<b>hi</b>"}', "application/json"),
-    ("world.gz", gzip.compress(b"level.dat"), "application/gzip"),
+    ("world.gz", gzip.compress(b"level.dat", mtime=0), "application/gzip"),
     ("windows.txt", "Grüße".encode("utf-16"), "text/plain"),
 ]
 
