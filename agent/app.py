@@ -12,6 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
+from agent import file_routes
 from agent.errors import AgentError, InvalidJson, InvalidParameter, InvalidToken
 from agent.node import Node
 from agent.spec import parse_spec
@@ -171,4 +172,5 @@ def make_app(node: Node) -> web.Application:
     app.router.add_get(f"{server}/logs", server_logs)
     app.router.add_get(f"{server}/ws", console, name=CONSOLE_ROUTE)
     app.router.add_post("/api/sync", sync)
+    file_routes.add_routes(app, node, server)
     return app

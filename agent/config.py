@@ -94,6 +94,7 @@ class Config:
     sandbox_host_ports: str = "none"
     max_files: int = 250_000
     archive_max_members: int = 20_000
+    files_max_text_bytes: int = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,12 @@ OPTIONS = (
         "--archive-max-members",
         "20000",
         "members of an uploaded archive",
+    ),
+    _Option(
+        "AGENT_FILES_MAX_TEXT_BYTES",
+        "--files-max-text-bytes",
+        "4194304",
+        "largest file the file manager opens as text (larger ones are downloaded)",
     ),
 )
 
@@ -378,5 +385,8 @@ def load_config(
         max_files=_positive_integer("AGENT_MAX_FILES", values["AGENT_MAX_FILES"]),
         archive_max_members=_positive_integer(
             "AGENT_ARCHIVE_MAX_MEMBERS", values["AGENT_ARCHIVE_MAX_MEMBERS"]
+        ),
+        files_max_text_bytes=_positive_integer(
+            "AGENT_FILES_MAX_TEXT_BYTES", values["AGENT_FILES_MAX_TEXT_BYTES"]
         ),
     )

@@ -27,6 +27,7 @@ import re
 import secrets
 import shutil
 import stat
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,41 @@ class NotPermitted(AgentError):
 class TooLarge(AgentError):
     code = "too_large"
     status = 413
+
+
+class DiskQuotaExceeded(AgentError):
+    code = "disk_quota_exceeded"
+    status = 507
+
+
+class DiskQuota:
+    """What the file manager may still add to a server's folder: its disk limit less what the
+    last usage sample measured (agent/usage.py) and what the file manager wrote since. Writes
+    that would pass the limit are refused before a byte is written; the server's own processes
+    are held to it by the usage sampler, which stops a server over it."""
+
+    def __init__(self, limit_bytes: int | None):
+        self.limit_bytes = limit_bytes
+        self._measured = 0
+        self._since = 0
+        self._lock = threading.Lock()
+
+    def measured(self, used_bytes: int) -> None:
+        with self._lock:
+            self._measured, self._since = used_bytes, 0
+
+    def take(self, growth: int) -> None:
+        """Count ``growth`` more bytes, or refuse them (``DiskQuotaExceeded``)."""
+        if growth <= 0 or self.limit_bytes is None:
+            return
+        with self._lock:
+            room = self.limit_bytes - self._measured - self._since
+            if growth > room:
+                raise DiskQuotaExceeded(
+                    f"That would take the server past its disk limit of "
+                    f"{self.limit_bytes // 2**20:,} MB ({max(room, 0) // 2**20:,} MB left)."
+                )
+            self._since += growth
 
 
 def _openat2(dirfd: int, path: str, flags: int, mode: int = 0) -> int:
@@ -228,9 +264,16 @@ class ServerFiles:
     is not root). ``run`` calls an operation as that user in the calling thread, which must be
     one of the agent's own pool threads (never the event loop's)."""
 
-    def __init__(self, directory: Path, uid: int | None, gid: int | None):
+    def __init__(
+        self,
+        directory: Path,
+        uid: int | None,
+        gid: int | None,
+        quota: DiskQuota | None = None,
+    ):
         self.directory = directory
         self.uid, self.gid = uid, gid
+        self.quota = quota or DiskQuota(None)
 
     # --- descriptors -------------------------------------------------------------------------
 
@@ -396,6 +439,7 @@ class ServerFiles:
                     f"/{relative} changed since it was read: read it again and redo the edit."
                 )
             mode = stat.S_IMODE(current.st_mode) if current else 0o644
+            self.quota.take(len(data) - (current.st_size if current else 0))
             temporary = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
             try:
                 fd = os.open(
@@ -453,6 +497,7 @@ class ServerFiles:
             info = os.fstat(reader)
             if not stat.S_ISREG(info.st_mode):
                 raise ValidationFailed(f"/{old} is not a file: only files are copied.")
+            self.quota.take(info.st_size)
             try:
                 writer = os.open(
                     name,

@@ -31,6 +31,7 @@ from agent.errors import (
     StartFailed,
     ValidationFailed,
 )
+from agent.files import DiskQuota, ServerFiles
 from agent.install import Install
 from agent.limits import MIB, LimitsBackend
 from agent.process_tree import ProcessHandle, ProcessTree, exit_reason
@@ -51,6 +52,10 @@ class Watcher(Protocol):
     def on_status(self, status: str) -> None: ...
 
     def on_stats(self, sample: dict[str, Any]) -> None: ...
+
+
+def _disk_bytes(spec: ServerSpec) -> int | None:
+    return None if spec.limits.disk_mb is None else spec.limits.disk_mb * MIB
 
 
 @dataclass
@@ -81,6 +86,7 @@ class ServerRuntime:
     ):
         self.spec = spec
         self.uid = uid  # the server's own user, in a sandbox
+        self.disk_quota = DiskQuota(_disk_bytes(spec))
         self.services = services
         self.config = services.config
         self.backend = services.backend
@@ -191,6 +197,7 @@ class ServerRuntime:
         """A new spec from PUT or sync; commands and environment apply at the next start,
         limits at once where the mechanism allows it (cgroups)."""
         self.spec = spec
+        self.disk_quota.limit_bytes = _disk_bytes(spec)
         self.secrets_missing = []
         self.refresh_limits()
         self.services.changed()
@@ -385,7 +392,9 @@ class ServerRuntime:
         return {"status": self.status}
 
     async def enforce_disk_quota(self, used_bytes: int, files: int = 0) -> None:
-        """Stop a server over its disk space or over the node's file count per folder."""
+        """Stop a server over its disk space or over the node's file count per folder (and
+        tell the file manager's quota what the folder holds)."""
+        self.disk_quota.measured(used_bytes)
         if self.status not in ("starting", "running"):
             return
         limit_mb, max_files = self.spec.limits.disk_mb, self.config.max_files
@@ -440,6 +449,11 @@ class ServerRuntime:
         self.installed = True
         self.console.write_agent_line("Installed.")
         self._set_status("stopped")
+
+    def files(self) -> ServerFiles:
+        """The server's folder as its user sees it (agent/files.py)."""
+        owner = self.owner()
+        return ServerFiles(self.directory, *(owner or (None, None)), quota=self.disk_quota)
 
     def owner(self) -> tuple[int, int] | None:
         """(uid, gid) the server's files belong to; ``None`` when the agent is not root."""

@@ -13,6 +13,8 @@ import pytest
 
 from agent.errors import NotFound, ValidationFailed
 from agent.files import (
+    DiskQuota,
+    DiskQuotaExceeded,
     FileConflict,
     NotPermitted,
     OutsideServer,
@@ -216,3 +218,21 @@ def test_operations_are_the_servers_user_not_root(files, tree):
         run(files, "change_mode", "root-only.txt", "644")
     # The pool thread is root again afterwards (the agent's own work goes on as root).
     assert os.stat(tree / "root-only.txt").st_mode & 0o777 == 0o600
+
+
+def test_writes_past_the_disk_limit_are_refused_before_a_byte_is_written(tree):
+    quota = DiskQuota(limit_bytes=1000)
+    owner = SERVER_UID if IS_ROOT else None
+    files = ServerFiles(tree, owner, owner, quota=quota)
+    quota.measured(900)  # what the last usage sample found
+    run(files, "write_text", "small.txt", "x" * 60, if_match=None)
+    with pytest.raises(DiskQuotaExceeded):  # 60 written since the sample: 40 left
+        run(files, "write_text", "big.txt", "x" * 41, if_match=None)
+    assert not (tree / "big.txt").exists()
+    with pytest.raises(DiskQuotaExceeded):
+        run(files, "copy", "small.txt", "small-copy.txt")
+    # Shrinking a file needs no room; a new sample counts afresh.
+    run(files, "write_text", "small.txt", "x", if_match=None)
+    quota.measured(500)
+    run(files, "copy", "server.properties", "server.properties.bak")
+    assert DiskQuota(None).take(10**12) is None  # no limit

@@ -1,0 +1,162 @@
+"""The agent's file manager API under ``/api/servers/{id}/files/`` (PROTOCOL.md "Files").
+
+Each call runs one operation of agent/files.py in the files' thread pool, as the server's user
+and confined to its folder; paths are the customer's (``/`` is the server's folder). The
+control plane calls these with its request token, after deciding who may do what.
+"""
+
+import asyncio
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from aiohttp import web
+
+from agent.errors import InvalidJson, InvalidParameter, ValidationFailed
+from agent.node import Node
+
+FILES_POOL = web.AppKey("files_pool", ThreadPoolExecutor)
+FILES_NODE = web.AppKey("files_node", Node)
+MAX_PAGE = 1000
+MAX_DELETE = 1000
+
+
+def _text(body: dict, name: str) -> str:
+    value = body.get(name)
+    if not isinstance(value, str):
+        raise ValidationFailed(f"{name}: text is required.")
+    return value
+
+
+def _whole(query, name: str, default: int, low: int, high: int) -> int:
+    raw = query.get(name, str(default))
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise InvalidParameter(f"{name}: a whole number from {low} to {high}.")
+    return int(raw)
+
+
+async def _run(request: web.Request, operation: str, *args, **kwargs) -> Any:
+    node = request.app[FILES_NODE]
+    files = node.get(request.match_info["id"]).files()
+    pool = request.app[FILES_POOL]
+    method = getattr(files, operation)
+    return await asyncio.get_running_loop().run_in_executor(
+        pool, lambda: files.run(method, *args, **kwargs)
+    )
+
+
+async def _body(request: web.Request) -> dict:
+    try:
+        body = json.loads(await request.read() or b"{}")
+    except ValueError:
+        raise InvalidJson("The body is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise ValidationFailed("The body is a JSON object.")
+    return body
+
+
+async def listing(request: web.Request) -> web.Response:
+    query = request.query
+    order = query.get("order", "asc")
+    if order not in ("asc", "desc"):
+        raise InvalidParameter("order: asc or desc.")
+    result = await _run(
+        request,
+        "listing",
+        query.get("path", "/"),
+        sort=query.get("sort", "name"),
+        descending=order == "desc",
+        offset=_whole(query, "offset", 0, 0, 10**9),
+        limit=_whole(query, "limit", 100, 1, MAX_PAGE),
+    )
+    return web.json_response(result)
+
+
+async def stat(request: web.Request) -> web.Response:
+    return web.json_response(await _run(request, "stat", request.query.get("path", "/")))
+
+
+async def search(request: web.Request) -> web.Response:
+    query = request.query
+    found = await _run(
+        request, "search", query.get("path", "/"), query=query.get("query", ""), limit=200
+    )
+    return web.json_response(found)
+
+
+async def contents_get(request: web.Request) -> web.Response:
+    limit = request.app[FILES_NODE].config.files_max_text_bytes
+    read = await _run(request, "read_text", request.query.get("path", ""), max_bytes=limit)
+    return web.json_response(read, headers={"ETag": f'"{read["version"]}"'})
+
+
+async def contents_put(request: web.Request) -> web.Response:
+    body = await _body(request)
+    if_match = request.headers.get("If-Match")
+    if if_match is not None and if_match != "*":
+        if_match = if_match.strip().removeprefix("W/").strip('"')
+    written = await _run(
+        request,
+        "write_text",
+        _text(body, "path"),
+        _text(body, "content"),
+        if_match=if_match,
+    )
+    return web.json_response(written, headers={"ETag": f'"{written["version"]}"'})
+
+
+async def folders(request: web.Request) -> web.Response:
+    body = await _body(request)
+    return web.json_response(await _run(request, "create_folder", _text(body, "path")), status=201)
+
+
+async def rename(request: web.Request) -> web.Response:
+    body = await _body(request)
+    moved = await _run(request, "rename", _text(body, "from"), _text(body, "to"))
+    return web.json_response(moved)
+
+
+async def copy(request: web.Request) -> web.Response:
+    body = await _body(request)
+    copied = await _run(request, "copy", _text(body, "from"), _text(body, "to"))
+    return web.json_response(copied, status=201)
+
+
+async def delete(request: web.Request) -> web.Response:
+    body = await _body(request)
+    paths = body.get("paths")
+    if (
+        not isinstance(paths, list)
+        or not 1 <= len(paths) <= MAX_DELETE
+        or not all(isinstance(path, str) for path in paths)
+    ):
+        raise ValidationFailed(f"paths: a list of 1 to {MAX_DELETE} paths.")
+    return web.json_response(await _run(request, "delete", paths))
+
+
+async def chmod(request: web.Request) -> web.Response:
+    body = await _body(request)
+    changed = await _run(request, "change_mode", _text(body, "path"), _text(body, "mode"))
+    return web.json_response(changed)
+
+
+def add_routes(app: web.Application, node: Node, server: str) -> None:
+    """Mount the file routes under ``server`` (the server's path) with their thread pool."""
+    app[FILES_NODE] = node
+    app[FILES_POOL] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="files")
+
+    async def shut_down(app: web.Application) -> None:
+        app[FILES_POOL].shutdown(wait=True, cancel_futures=True)
+
+    app.on_cleanup.append(shut_down)
+    files = f"{server}/files"
+    app.router.add_get(f"{files}/list", listing)
+    app.router.add_get(f"{files}/stat", stat)
+    app.router.add_get(f"{files}/search", search)
+    app.router.add_get(f"{files}/contents", contents_get)
+    app.router.add_put(f"{files}/contents", contents_put)
+    app.router.add_post(f"{files}/folders", folders)
+    app.router.add_post(f"{files}/rename", rename)
+    app.router.add_post(f"{files}/copy", copy)
+    app.router.add_post(f"{files}/delete", delete)
+    app.router.add_post(f"{files}/chmod", chmod)
