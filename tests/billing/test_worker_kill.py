@@ -58,17 +58,24 @@ def renewals():
     return Invoice.objects.filter(billing_reason="subscription_cycle")
 
 
-def _count(sql: str) -> int:
+def _count(sql: str, params: tuple = ()) -> int:
     with connection.cursor() as cursor:
-        cursor.execute(sql)
+        cursor.execute(sql, params)
         return cursor.fetchone()[0]
 
 
-def other_sessions() -> int:
-    """Connections to the test database other than this test's own."""
+# The job's sessions name themselves (libpq's PGAPPNAME), so that what is counted is the job's
+# and nothing else this process holds open (under pytest-xdist a worker keeps connections of
+# earlier tests, a live server's among them).
+JOB_APPLICATION = "hms-billing-run-killed-by-a-test"
+
+
+def job_sessions() -> int:
+    """The killed job's connections to the test database still open."""
     return _count(
         "SELECT count(*) FROM pg_stat_activity "
-        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        "WHERE datname = current_database() AND application_name = %s",
+        (JOB_APPLICATION,),
     )
 
 
@@ -96,7 +103,11 @@ def kill_mid_run(tmp_path: Path, batch_size: int) -> None:
             [sys.executable, "manage.py", "billing_run"],
             cwd=django_settings.BASE_DIR,
             env=os.environ
-            | {"DATABASE_URL": worker_database_url(), "BILLING_BATCH_SIZE": str(batch_size)},
+            | {
+                "DATABASE_URL": worker_database_url(),
+                "BILLING_BATCH_SIZE": str(batch_size),
+                "PGAPPNAME": JOB_APPLICATION,
+            },
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -106,6 +117,7 @@ def kill_mid_run(tmp_path: Path, batch_size: int) -> None:
                 assert process.poll() is None, f"the job ended first: {log_path.read_text()}"
                 assert time.monotonic() < deadline, f"the job is stuck: {log_path.read_text()}"
                 time.sleep(0.002)
+            assert job_sessions() >= 1, "the job's session does not carry its name"
             process.send_signal(signal.SIGKILL)
             assert process.wait(timeout=10) == -signal.SIGKILL
         finally:
@@ -113,7 +125,7 @@ def kill_mid_run(tmp_path: Path, batch_size: int) -> None:
                 process.kill()
                 process.wait(timeout=10)
     deadline = time.monotonic() + 20
-    while other_sessions():
+    while job_sessions():
         assert time.monotonic() < deadline, "the killed job's session did not end"
         time.sleep(0.01)
 
