@@ -128,11 +128,9 @@ def _seed_catalogues() -> None:
 
 
 class _Flushed:
-    """Whether this process's last database test was transactional (it ended with a flush), and
-    the migrated database's rows as pytest-django serialized them at its creation."""
+    """Whether this process's last database test was transactional: it ended with a flush."""
 
     after_transactional_test = False
-    serialized: str | None = None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -140,18 +138,7 @@ def pytest_runtest_setup(item):
     """A test in a transaction of its own after a transactional test gets the database as the
     migrations left it: that test's flush emptied it (serialized rollback puts the rows back
     only at the start of the next transactional test). Alone, pytest-django runs every
-    transactional test last; under pytest-xdist a worker takes whole files in any order.
-
-    The serialized rows live on the connection object, which a test that replaces Django's
-    connections (other settings) takes with it: they are kept here and given back to it, so
-    that serialized rollback keeps working after such a test too."""
-    from django.db import connection
-
-    contents = getattr(connection, "_test_serialized_contents", None)
-    if contents is not None:
-        _Flushed.serialized = contents
-    elif _Flushed.serialized is not None:
-        connection._test_serialized_contents = _Flushed.serialized
+    transactional test last; under pytest-xdist a worker takes whole files in any order."""
     marker = item.get_closest_marker("django_db")
     if marker is not None and marker.kwargs.get("transaction"):
         _Flushed.after_transactional_test = True
@@ -160,12 +147,11 @@ def pytest_runtest_setup(item):
         marker is None and "_django_db_helper" not in getattr(item, "fixturenames", ())
     ):
         return
-    from django.db import transaction
+    from django.db import connection, transaction
     from pytest_django.plugin import blocking_manager_key
 
     with item.config.stash[blocking_manager_key].unblock(), transaction.atomic():
-        if _Flushed.serialized is not None:
-            connection.creation.deserialize_db_from_string(_Flushed.serialized)
+        connection.creation.deserialize_db_from_string(connection._test_serialized_contents)
         _seed_catalogues()
     _Flushed.after_transactional_test = False
 
