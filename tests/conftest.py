@@ -113,10 +113,6 @@ def _catalogue_after_flushes(request):
         # (duplicate key on django_content_type) at setup, whichever file it is in.
         pytest.fail("transactional tests must use django_db(serialized_rollback=True) too")
     request.getfixturevalue("transactional_db")
-    _seed_catalogues()
-
-
-def _seed_catalogues() -> None:
     from django.apps import apps
 
     games = importlib.import_module("servers.migrations.0002_seed_game_catalogue")
@@ -125,35 +121,6 @@ def _seed_catalogues() -> None:
     games.add_games(apps, None)
     lifecycle.seed_regions_and_variables(apps, None)
     templates.add_templates(apps, None)
-
-
-class _Flushed:
-    """Whether this process's last database test was transactional: it ended with a flush."""
-
-    after_transactional_test = False
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    """A test in a transaction of its own after a transactional test gets the database as the
-    migrations left it: that test's flush emptied it (serialized rollback puts the rows back
-    only at the start of the next transactional test). Alone, pytest-django runs every
-    transactional test last; under pytest-xdist a worker takes whole files in any order."""
-    marker = item.get_closest_marker("django_db")
-    if marker is not None and marker.kwargs.get("transaction"):
-        _Flushed.after_transactional_test = True
-        return
-    if not _Flushed.after_transactional_test or (
-        marker is None and "_django_db_helper" not in getattr(item, "fixturenames", ())
-    ):
-        return
-    from django.db import connection, transaction
-    from pytest_django.plugin import blocking_manager_key
-
-    with item.config.stash[blocking_manager_key].unblock(), transaction.atomic():
-        connection.creation.deserialize_db_from_string(connection._test_serialized_contents)
-        _seed_catalogues()
-    _Flushed.after_transactional_test = False
 
 
 @pytest.fixture(autouse=True)
