@@ -24,32 +24,6 @@ def auth_queries() -> int:
     return 0 if enabled() else 1
 
 
-# Folders whose tests share session-wide processes (the node agents and their sandboxes, one
-# Chromium, one localstripe): under pytest-xdist each runs whole on one worker, which starts
-# those once and never beside itself; every other file is a unit of its own (its module-wide
-# fixtures built once). Units with the most tests are dealt out first.
-SHARED_SESSION_FOLDERS = ("tests/agent/", "tests/browser/", "tests/stripe_gateway/")
-
-
-def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's scheduler for ``-n N`` (scripts/test runs ``-n 2``) unless another
-    ``--dist`` is asked for: xdist's file-by-file one, with the folders above as single
-    units. (Its own ``loadgroup`` cannot say this under pytest 9.2: it renames the nodes
-    through a private attribute that pytest no longer reads.)"""
-    if config.getvalue("dist") != "load":  # another --dist asked for: xdist's own
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class FoldersAndFiles(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return next(
-                (folder for folder in SHARED_SESSION_FOLDERS if path.startswith(folder)), path
-            )
-
-    return FoldersAndFiles(config, log)
-
-
 # What the second database's run (scripts/test: SQLite after PostgreSQL) leaves out, having
 # run once already: folders and files whose outcome does not depend on the database (the node
 # agent's tests start real agents and touch no database; the browser tests walk pages whose
