@@ -1,9 +1,12 @@
-"""The console WebSocket (PROTOCOL.md "The console WebSocket").
+"""The console WebSocket (PROTOCOL.md "The console WebSocket"), and the tokens the control plane
+signs for a customer to reach this agent directly.
 
 The first message must authenticate with a console token: a JWT the control plane signed with
 its Ed25519 key, for this node (``aud``) and this server (``server_id``), living at most 15
-minutes. Output reaches each connection through its own queue and token bucket: a slow or
-flooded client loses lines (and is told how many), the server's process never waits for it.
+minutes. A file transfer's signed URL carries the same kind of token, with a file permission
+and the file's ``path`` (agent/transfers.py). Output reaches each connection through its own
+queue and token bucket: a slow or flooded client loses lines (and is told how many), the
+server's process never waits for it.
 """
 
 import asyncio
@@ -19,7 +22,7 @@ import jwt
 from aiohttp import WSMsgType, web
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from agent.errors import AgentError
+from agent.errors import AgentError, InvalidToken
 from agent.runtime import ServerRuntime
 
 log = logging.getLogger(__name__)
@@ -36,6 +39,10 @@ CLOSE_TOKEN_EXPIRED = 4002
 REQUIRED_CLAIMS = ["iss", "aud", "server_id", "sub", "permissions", "iat", "exp", "jti"]
 
 
+class TokenRefused(Exception):
+    """Why a console or file transfer token is refused, in words for the client."""
+
+
 class ConsoleAuthError(Exception):
     """The reason goes to the client in ``auth failed``."""
 
@@ -45,6 +52,16 @@ class ConsoleGrant:
     user: str
     can_write: bool
     expires_at: float
+
+
+@dataclass(frozen=True)
+class FileGrant:
+    """What a file transfer token allows: ``path`` (the customer's) for ``user``."""
+
+    user: str
+    path: str
+    expires_at: float
+    jti: str
 
 
 def verify_request_token(token: str, *, public_key: Ed25519PublicKey | None, node_id: str) -> bool:
@@ -66,13 +83,20 @@ def verify_request_token(token: str, *, public_key: Ed25519PublicKey | None, nod
     return claims["scope"] == "node" and claims["exp"] - claims["iat"] <= 300
 
 
-def verify_console_token(
-    token: Any, *, public_key: Ed25519PublicKey | None, node_id: str, server_id: str
-) -> ConsoleGrant:
+def _grant_claims(
+    token: Any,
+    *,
+    public_key: Ed25519PublicKey | None,
+    node_id: str,
+    server_id: str,
+    permission: str,
+) -> dict[str, Any]:
+    """The claims of a token the control plane signed for one user: EdDSA, for this node and
+    this server, granting ``permission``, living at most 15 minutes; else ``TokenRefused``."""
     if public_key is None:
-        raise ConsoleAuthError("this node has no console key yet")
+        raise TokenRefused("this node has no console key yet")
     if not isinstance(token, str) or not token.isascii():
-        raise ConsoleAuthError("invalid token")
+        raise TokenRefused("invalid token")
     try:
         claims = jwt.decode(
             token,
@@ -83,20 +107,66 @@ def verify_console_token(
             options={"require": REQUIRED_CLAIMS},
         )
     except jwt.ExpiredSignatureError:
-        raise ConsoleAuthError("token expired") from None
+        raise TokenRefused("token expired") from None
     except jwt.InvalidTokenError:
-        raise ConsoleAuthError("invalid token") from None
+        raise TokenRefused("invalid token") from None
     if claims["server_id"] != server_id:
-        raise ConsoleAuthError("token for another server")
+        raise TokenRefused("token for another server")
     permissions = claims["permissions"]
-    if not isinstance(permissions, list) or "console.read" not in permissions:
-        raise ConsoleAuthError("token without console.read")
+    if not isinstance(permissions, list) or permission not in permissions:
+        raise TokenRefused(f"token without {permission}")
     if claims["exp"] - claims["iat"] > MAX_TOKEN_LIFETIME_SECONDS:
-        raise ConsoleAuthError("token lives longer than 15 minutes")
+        raise TokenRefused("token lives longer than 15 minutes")
+    return claims
+
+
+def verify_console_token(
+    token: Any, *, public_key: Ed25519PublicKey | None, node_id: str, server_id: str
+) -> ConsoleGrant:
+    try:
+        claims = _grant_claims(
+            token,
+            public_key=public_key,
+            node_id=node_id,
+            server_id=server_id,
+            permission="console.read",
+        )
+    except TokenRefused as error:
+        raise ConsoleAuthError(str(error)) from None
     return ConsoleGrant(
         user=str(claims["sub"]),
-        can_write="console.write" in permissions,
+        can_write="console.write" in claims["permissions"],
         expires_at=float(claims["exp"]),
+    )
+
+
+def verify_file_token(
+    token: Any,
+    *,
+    public_key: Ed25519PublicKey | None,
+    node_id: str,
+    server_id: str,
+    permission: str,
+) -> FileGrant:
+    """A file transfer's token (``permission``: ``files.download`` or ``files.upload``) for
+    ``server_id``, or ``InvalidToken`` (401) saying why not."""
+    try:
+        claims = _grant_claims(
+            token,
+            public_key=public_key,
+            node_id=node_id,
+            server_id=server_id,
+            permission=permission,
+        )
+        if not isinstance(claims.get("path"), str) or not isinstance(claims["jti"], str):
+            raise TokenRefused("invalid token")
+    except TokenRefused as error:
+        raise InvalidToken(f"This link cannot be used ({error}): ask for a new one.") from None
+    return FileGrant(
+        user=str(claims["sub"]),
+        path=claims["path"],
+        expires_at=float(claims["exp"]),
+        jti=claims["jti"],
     )
 
 
