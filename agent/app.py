@@ -1,8 +1,9 @@
 """The agent's HTTP API under /api/ (PROTOCOL.md "Control plane → agent").
 
 Every call needs the node token (compared in constant time) except the console WebSocket, which
-authenticates with a console token in its first message. Every error is
-``{"error": {"code", "message"}}``; only this module knows how an error becomes HTTP.
+authenticates with a console token in its first message, and the file transfers, whose signed
+URLs carry a token (agent/transfers.py). Every error is ``{"error": {"code", "message"}}``;
+only this module knows how an error becomes HTTP.
 """
 
 import hmac
@@ -12,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from agent import file_routes
+from agent import file_routes, transfers
 from agent.errors import AgentError, InvalidJson, InvalidParameter, InvalidToken
 from agent.node import Node
 from agent.spec import parse_spec
@@ -60,8 +61,8 @@ def auth_middleware(node: Node):
     @web.middleware
     async def middleware(request: web.Request, handler):
         route = request.match_info.route
-        if route.name == CONSOLE_ROUTE:
-            return await handler(request)
+        if route.name == CONSOLE_ROUTE or route.name in transfers.ROUTES:
+            return await handler(request)  # a token of their own: the console's, a signed URL's
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         given = given.strip()
         if scheme.lower() != "bearer":
@@ -173,4 +174,5 @@ def make_app(node: Node) -> web.Application:
     app.router.add_get(f"{server}/ws", console, name=CONSOLE_ROUTE)
     app.router.add_post("/api/sync", sync)
     file_routes.add_routes(app, node, server)
+    transfers.add_routes(app, node, server)
     return app

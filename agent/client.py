@@ -138,12 +138,14 @@ class ControlPlaneClient:
 
     # -- events ---------------------------------------------------------------------------------
 
-    def add_event(self, instance_id: str, type_: str, reason: str) -> None:
+    def add_event(self, instance_id: str, type_: str, reason: str, **details: Any) -> None:
+        """Queue an event; ``details`` are the type's own keys (a file upload's ``path``...),
+        JSON values, kept with it in the state file until delivered."""
         if not self.enabled:
             log.debug("no control plane: event %s %s dropped", instance_id, type_)
             return
         self.events.append(
-            {"instance_id": instance_id, "type": type_, "reason": reason, "at": iso()}
+            {"instance_id": instance_id, "type": type_, "reason": reason, "at": iso(), **details}
         )
         self._on_events_changed()
         self._wake_events.set()

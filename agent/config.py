@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 LIMIT_MODES = ("auto", "cgroup", "rlimit")
 # A bot's runtime → the commands that may provide it, and how to read the version they are
@@ -95,6 +96,8 @@ class Config:
     max_files: int = 250_000
     archive_max_members: int = 20_000
     files_max_text_bytes: int = 4 * 1024 * 1024
+    files_max_upload_bytes: int = 20 * 1024**3
+    allowed_origins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,19 @@ OPTIONS = (
         "4194304",
         "largest file the file manager opens as text (larger ones are downloaded)",
     ),
+    _Option(
+        "AGENT_FILES_MAX_UPLOAD_BYTES",
+        "--files-max-upload-bytes",
+        str(20 * 1024**3),
+        "largest file one upload may bring",
+    ),
+    _Option(
+        "AGENT_ALLOWED_ORIGINS",
+        "--allowed-origins",
+        "",
+        "origins (comma list) whose pages may download and upload files; default: the control "
+        "plane's",
+    ),
 )
 
 UID_RANGE = re.compile(r"^(\d+)-(\d+)$")
@@ -202,6 +218,40 @@ def _control_plane_url(value: str) -> str:
             f"AGENT_CONTROL_PLANE_URL must start with http:// or https://: {value!r}."
         )
     return value
+
+
+def _origin(url: str) -> str | None:
+    """A URL's origin as a browser sends it (``Origin``): lower case, no default port; None when
+    ``url`` is not a bare http(s) origin."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    default = {"http": 80, "https": 443}[parts.scheme]
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
+def _allowed_origins(value: str, control_plane_url: str) -> tuple[str, ...]:
+    """Browser origins allowed to call the transfer endpoints across origins; by default the
+    control plane's own, whose dashboard hands out the links."""
+    if not value.strip():
+        default = _origin(control_plane_url)
+        return (default,) if default else ()
+    origins = []
+    for given in (part.strip().rstrip("/") for part in value.split(",")):
+        parts = urlsplit(given)
+        origin = _origin(given)
+        if origin is None or parts.path or parts.query or parts.fragment:
+            raise ConfigError(
+                f"AGENT_ALLOWED_ORIGINS must list origins like https://panel.example.com: "
+                f"{given!r}."
+            )
+        origins.append(origin)
+    return tuple(origins)
 
 
 def _run_as(value: str, *, is_root: bool) -> RunAs | None:
@@ -356,10 +406,11 @@ def load_config(
     log_level = values["AGENT_LOG_LEVEL"].upper()
     if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         raise ConfigError(f"AGENT_LOG_LEVEL must be debug, info, warning or error: {log_level!r}.")
+    control_plane_url = _control_plane_url(values["AGENT_CONTROL_PLANE_URL"])
     return Config(
         token=_token(values),
         node_id=node_id,
-        control_plane_url=_control_plane_url(values["AGENT_CONTROL_PLANE_URL"]),
+        control_plane_url=control_plane_url,
         listen_host=host,
         listen_port=port,
         data_root=Path(values["AGENT_DATA_ROOT"]).absolute(),
@@ -389,4 +440,8 @@ def load_config(
         files_max_text_bytes=_positive_integer(
             "AGENT_FILES_MAX_TEXT_BYTES", values["AGENT_FILES_MAX_TEXT_BYTES"]
         ),
+        files_max_upload_bytes=_positive_integer(
+            "AGENT_FILES_MAX_UPLOAD_BYTES", values["AGENT_FILES_MAX_UPLOAD_BYTES"]
+        ),
+        allowed_origins=_allowed_origins(values["AGENT_ALLOWED_ORIGINS"], control_plane_url),
     )
