@@ -28,6 +28,8 @@ SCOPES: dict[str, str] = {
     "bots:read": "List and read Discord bots",
     "bots:write": "Create, configure and delete Discord bots",
     "bots:power": "Start, stop, restart and kill Discord bots",
+    "files:read": "List, read and download the files of servers and bots",
+    "files:write": "Upload, edit, move and delete the files of servers and bots",
     "billing:read": "Read plans, subscriptions, invoices and payments",
     "billing:write": "Change subscriptions and payment methods",
     "tickets:read": "Read support tickets",
@@ -71,18 +73,19 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
     Role.ADMIN: frozenset(SCOPES),
     Role.DEVELOPER: frozenset(
         "servers:read servers:write servers:power bots:read bots:write bots:power "
-        "tickets:read tickets:write analytics:read webhooks:read webhooks:write "
-        "account:read api_keys:read api_keys:write".split()
+        "files:read files:write tickets:read tickets:write analytics:read webhooks:read "
+        "webhooks:write account:read api_keys:read api_keys:write".split()
     ),
     Role.BILLING: frozenset(
         "billing:read billing:write tickets:read tickets:write analytics:read "
         "account:read api_keys:read api_keys:write".split()
     ),
     Role.SUPPORT: frozenset(
-        "servers:read servers:power bots:read bots:power tickets:read tickets:write "
-        "account:read api_keys:read api_keys:write".split()
+        "servers:read servers:power bots:read bots:power files:read tickets:read "
+        "tickets:write account:read api_keys:read api_keys:write".split()
     ),
-    Role.VIEWER: frozenset(_READ_ONLY - {"api_keys:read"}),
+    # Not the files: a server's configuration holds its secrets (RCON and database passwords).
+    Role.VIEWER: frozenset(_READ_ONLY - {"api_keys:read", "files:read"}),
 }
 
 

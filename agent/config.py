@@ -95,7 +95,7 @@ class Config:
     sandbox_host_ports: str = "none"
     max_files: int = 250_000
     archive_max_members: int = 20_000
-    files_max_text_bytes: int = 4 * 1024 * 1024
+    files_max_text_bytes: int = 2 * 1024 * 1024
     files_max_upload_bytes: int = 20 * 1024**3
     allowed_origins: tuple[str, ...] = ()
 
@@ -160,7 +160,7 @@ OPTIONS = (
     _Option(
         "AGENT_FILES_MAX_TEXT_BYTES",
         "--files-max-text-bytes",
-        "4194304",
+        "2097152",
         "largest file the file manager opens as text (larger ones are downloaded)",
     ),
     _Option(

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from agent.errors import InvalidJson, InvalidParameter, ValidationFailed
+from agent.errors import InvalidJson, InvalidParameter, NotFound, ValidationFailed
 from agent.node import Node
 
 FILES_POOL = web.AppKey("files_pool", ThreadPoolExecutor)
@@ -35,9 +35,18 @@ def _whole(query, name: str, default: int, low: int, high: int) -> int:
     return int(raw)
 
 
+class UnknownServer(NotFound):
+    code = "unknown_server"
+
+
 async def _run(request: web.Request, operation: str, *args, **kwargs) -> Any:
     node = request.app[FILES_NODE]
-    files = node.get(request.match_info["id"]).files()
+    try:
+        runtime = node.get(request.match_info["id"])
+    except NotFound:
+        # Told apart from a missing file: the control plane says "not on its node yet".
+        raise UnknownServer("No such server on this node.") from None
+    files = runtime.files()
     pool = request.app[FILES_POOL]
     method = getattr(files, operation)
     return await asyncio.get_running_loop().run_in_executor(

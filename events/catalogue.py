@@ -16,6 +16,8 @@ EVENT_TYPES: dict[str, list[str]] = {
         "server.suspended",
         "server.unsuspended",
         "server.deleted",
+        "server.files.deleted",
+        "server.files.uploaded",
     ],
     "Bots": [
         "bot.created",
@@ -25,6 +27,8 @@ EVENT_TYPES: dict[str, list[str]] = {
         "bot.suspended",
         "bot.unsuspended",
         "bot.deleted",
+        "bot.files.deleted",
+        "bot.files.uploaded",
     ],
     "Actions": ["action.succeeded", "action.failed"],
     "API keys": ["api_key.created", "api_key.revoked", "api_key.rotated", "api_key.expiring"],

@@ -33,7 +33,9 @@ def env_bool(name: str, default: bool = False) -> bool:
     )
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def env_int(
+    name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     value = os.environ.get(name)
     if value is None or not value.strip():
         return default
@@ -43,6 +45,8 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}.") from None
     if minimum is not None and number < minimum:
         raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}.")
+    if maximum is not None and number > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {number}.")
     return number
 
 

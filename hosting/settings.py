@@ -288,6 +288,9 @@ AGENT_REQUEST_TIMEOUT_SECONDS = env_int("AGENT_REQUEST_TIMEOUT_SECONDS", 10, min
 AGENT_INSTALL_TIMEOUT_SECONDS = env_int("AGENT_INSTALL_TIMEOUT_SECONDS", 240, minimum=5)
 # How long a console token for the dashboard stays valid (the page renews it).
 CONSOLE_TOKEN_SECONDS = env_int("CONSOLE_TOKEN_SECONDS", 600, minimum=30)
+# How long a signed upload or download address of a server's file stays valid (agents refuse
+# longer than 15 minutes); a transfer under way when it ends goes on, a restart asks anew.
+FILE_URL_SECONDS = env_int("FILE_URL_SECONDS", 900, minimum=30, maximum=900)
 # Where bots' code may come from: allowed URL schemes and hosts of a git repository or archive
 # ("*" for any host). file:// is for tests and local development only.
 BOT_SOURCE_SCHEMES = env_list("BOT_SOURCE_SCHEMES", ["https"])
@@ -508,6 +511,7 @@ SPECTACULAR_SETTINGS = {
         "TicketPriority": "support.models.Priority",
         "TicketStatus": "support.models.TicketStatus",
         "TicketChannel": "support.models.Channel",
+        "FileType": ["file", "folder", "link", "other"],
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -67,3 +67,20 @@ def console_token(*, node_id: str, instance_id: str, user_id: str, write: bool) 
         {"aud": node_id, "sub": str(user_id), "server_id": instance_id, "permissions": permissions},
         settings.CONSOLE_TOKEN_SECONDS,
     )
+
+
+def file_token(
+    *, node_id: str, instance_id: str, user_id: str, path: str, permission: str
+) -> tuple[str, int]:
+    """A file transfer token for one user, one server or bot and one path: ``(token,
+    expires_at)``. ``permission``: ``files.download`` or ``files.upload``."""
+    return _sign(
+        {
+            "aud": node_id,
+            "sub": str(user_id),
+            "server_id": instance_id,
+            "path": path,
+            "permissions": [permission],
+        },
+        settings.FILE_URL_SECONDS,
+    )

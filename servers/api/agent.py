@@ -113,6 +113,15 @@ class AgentEventSerializer(StrictInputSerializer):
         max_length=4000, required=False, allow_blank=True, help_text="Why, in the agent's words."
     )
     at = AgentTimeField(help_text="When it happened.")
+    path = serializers.CharField(
+        max_length=4096, required=False, help_text="`files_uploaded`: the file's path."
+    )
+    size = serializers.IntegerField(
+        min_value=0, required=False, help_text="`files_uploaded`: its size in bytes."
+    )
+    user = serializers.CharField(
+        max_length=64, required=False, help_text="`files_uploaded`: who the address was for."
+    )
 
 
 class AgentEventsSerializer(StrictInputSerializer):

@@ -25,6 +25,7 @@ from hosting.api.views import (
 )
 from hosting.errors import ApplicationError, InsufficientScope, NotFound, ValidationFailed
 from servers.api.docs import ACTION_RESPONSE, instance_schema
+from servers.api.files import InstanceFilesMixin
 from servers.api.serializers import (
     CONSOLE_EXAMPLES,
     GAME_EXAMPLES,
@@ -82,8 +83,11 @@ def _action_accepted(request, performed: Action) -> Response:
     )
 
 
-class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
-    """What servers and bots share: CRUD, power actions, bulk actions and activity."""
+class InstanceViewSet(
+    InstanceFilesMixin, CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet
+):
+    """What servers and bots share: CRUD, power actions, bulk actions, activity, the console
+    and the files."""
 
     scope: str  # "servers" or "bots"
     ids_field: str  # the bulk body's list of ids: "server_ids" or "bot_ids"
@@ -107,7 +111,7 @@ class InstanceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixi
                 "activity": [read],
                 "console": [power],
                 "source": [write],
-            }
+            } | cls.file_scopes(read)
 
     def get_serializer_class(self):
         return self.detail_serializer if self.action != "list" else self.list_serializer

@@ -24,6 +24,21 @@ def agent_call(
     node: Node, method: str, path: str, *, body: Any = None, timeout: float | None = None
 ) -> tuple[int, Any]:
     """``(status, answer)`` of one call to the node's agent; ``DriverError`` when unreachable."""
+    status, answer, _ = agent_request(node, method, path, body=body, timeout=timeout)
+    return status, answer
+
+
+def agent_request(
+    node: Node,
+    method: str,
+    path: str,
+    *,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> tuple[int, Any, httpx.Headers]:
+    """``(status, answer, headers)`` of one call to the node's agent, with extra request
+    ``headers`` (``If-Match``); ``DriverError`` when unreachable."""
     url = f"{node.agent_url}/api/{path}"
     try:
         with httpx.Client(
@@ -33,7 +48,7 @@ def agent_call(
                 method,
                 url,
                 json=body,
-                headers={"Authorization": f"Bearer {request_token(node.id)}"},
+                headers={**(headers or {}), "Authorization": f"Bearer {request_token(node.id)}"},
             )
     except httpx.TimeoutException:
         raise DriverError(
@@ -45,7 +60,7 @@ def agent_call(
         answer = response.json() if response.content else None
     except ValueError:
         answer = None
-    return response.status_code, answer
+    return response.status_code, answer, response.headers
 
 
 def _error_message(node: Node, status: int, answer: Any) -> str:

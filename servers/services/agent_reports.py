@@ -10,12 +10,14 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts.actors import SYSTEM
+from accounts.actors import SYSTEM, Actor
+from accounts.models import User
 from hosting.errors import ValidationFailed
 from servers.drivers.spec import desired_state, instance_spec
 from servers.models import Bot, Instance, Node, NodeIsolation, Server
 from servers.models import ServerStatus as S
 from servers.services.actions import instance_crash
+from servers.services.files import files_changed_record
 from servers.services.nodes import node_seen
 from servers.services.records import instance_locked, instance_status_set
 from servers.signing import public_key_pem
@@ -99,7 +101,7 @@ def report_time(value: Any, where: str) -> datetime:
         return edge.replace(tzinfo=UTC)
 
 
-EVENT_TYPES = ("crashed", "stopped", "running")
+EVENT_TYPES = ("crashed", "stopped", "running", "files_uploaded")
 
 
 def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
@@ -109,6 +111,8 @@ def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
     (``instance_crash``). ``stopped``: it stopped without being asked (``stop`` typed in its
     console): it becomes ``stopped``, not restarted. ``running`` is taken note of only: a
     process the control plane does not expect to run is stopped by the next sync instead.
+    ``files_uploaded``: a file came in through a signed upload address (``path``, ``size``,
+    ``user``, the signed-in person the address was made for): ``<kind>.files.uploaded``.
     """
     if not isinstance(events, list) or not 0 < len(events) <= MAX_EVENTS_PER_BATCH:
         raise ValidationFailed.field(
@@ -125,6 +129,12 @@ def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
             raise ValidationFailed.field(
                 where, "invalid", f"instance_id, type ({', '.join(EVENT_TYPES)}) and a reason."
             )
+        if event["type"] == "files_uploaded" and not (
+            isinstance(event.get("path"), str)
+            and isinstance(event.get("size"), int)
+            and isinstance(event.get("user"), str)
+        ):
+            raise ValidationFailed.field(where, "invalid", "An upload has a path, size and user.")
         report_time(event.get("at"), f"{where}.at")
     live = live_instance_ids(node, {event["instance_id"] for event in events})
     accepted = 0
@@ -137,6 +147,17 @@ def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
         reason = event.get("reason", "").strip()[:400] or "The process exited."
         if event["type"] == "crashed":
             instance_crash(instance=instance, reason=reason)
+        elif event["type"] == "files_uploaded":
+            uploader = User.objects.filter(
+                pk=event["user"], memberships__account_id=instance.account_id
+            ).first()
+            files_changed_record(
+                instance,
+                "uploaded",
+                [event["path"]],
+                Actor(user=uploader) if uploader else SYSTEM,
+                size=event["size"],
+            )
         elif event["type"] == "stopped":
             with transaction.atomic():
                 instance = instance_locked(instance)

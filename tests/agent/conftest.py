@@ -25,6 +25,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from django.test.testcases import LiveServerThread, _StaticFilesHandler
 
 from tests.agent import harness
 from tests.agent.fake_control_plane import FakeControlPlane
@@ -336,3 +337,33 @@ def make_server(agent) -> Iterator[Callable[..., Server]]:
         if server.agent.alive():
             with server.api() as api:
                 api.delete(server.path())
+
+
+# --- The real control plane (Django's live server and database) with a real agent --------------
+
+
+@pytest.fixture
+def control_plane_url(settings, transactional_db) -> Iterator[str]:
+    """The control plane served on loopback for the agent, as pytest-django's live_server does,
+    but started after this test's settings (plain HTTP), which its handler reads when made."""
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "127.0.0.1"]
+    thread = LiveServerThread("127.0.0.1", _StaticFilesHandler, port=0)
+    thread.daemon = True
+    thread.start()
+    thread.is_ready.wait()
+    if thread.error:
+        raise thread.error
+    yield f"http://127.0.0.1:{thread.port}"
+    thread.terminate()
+
+
+@pytest.fixture
+def node_agent(control_plane_url, test_root):
+    # Imported here: tests/agent/loop.py imports this module (start_agent, PYTHON).
+    from tests.agent.loop import node_with_agent
+
+    needs_python_for_nobody()
+    with node_with_agent(
+        control_plane_url, test_root, AGENT_RUNTIMES=json.dumps({"python-3.13": PYTHON})
+    ) as (node, agent):
+        yield node, agent

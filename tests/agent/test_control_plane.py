@@ -11,15 +11,13 @@ import time
 import aiohttp
 import pytest
 from django.db import connection
-from django.test.testcases import LiveServerThread, _StaticFilesHandler
 
 from analytics.models import UsageLatest, UsageMinute, UsageSample
 from events.models import Event
 from servers.models import Allocation, Game, Server
 from tests.agent.aio import run
-from tests.agent.conftest import PYTHON, needs_python_for_nobody
 from tests.agent.harness import CGROUP_ROOT, IS_ROOT, stop_agent
-from tests.agent.loop import node_with_agent, wait_for
+from tests.agent.loop import wait_for
 from tests.servers.helpers import run_worker
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -30,30 +28,6 @@ def ping(address: str) -> str:
     with socket.create_connection((host, int(port)), timeout=5) as sock:
         sock.sendall(b"ping\n")
         return sock.makefile().readline().strip()
-
-
-@pytest.fixture
-def control_plane_url(settings, transactional_db):
-    """The control plane served on loopback for the agent, as pytest-django's live_server does,
-    but started after this test's settings (plain HTTP), which its handler reads when made."""
-    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "127.0.0.1"]
-    thread = LiveServerThread("127.0.0.1", _StaticFilesHandler, port=0)
-    thread.daemon = True
-    thread.start()
-    thread.is_ready.wait()
-    if thread.error:
-        raise thread.error
-    yield f"http://127.0.0.1:{thread.port}"
-    thread.terminate()
-
-
-@pytest.fixture
-def node_agent(control_plane_url, test_root):
-    needs_python_for_nobody()
-    with node_with_agent(
-        control_plane_url, test_root, AGENT_RUNTIMES=json.dumps({"python-3.13": PYTHON})
-    ) as (node, agent):
-        yield node, agent
 
 
 def create_server(api, **extra) -> Server:

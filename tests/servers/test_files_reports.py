@@ -1,0 +1,112 @@
+"""What the control plane makes of the node's answers and reports about files: each agent error
+becomes the contract's, an upload the agent reports is recorded as the uploader's, and the
+node unreachable is a 503. (The calls themselves, against a real agent, are in
+tests/agent/test_files_control_plane.py.)"""
+
+import pytest
+
+from accounts.roles import Role
+from events.models import Event
+from hosting.errors import ServiceUnavailable
+from servers.services.files import FileCall, _error, file_call
+from tests.factories import MembershipFactory, UserFactory
+from tests.servers.test_nodes import NOW, create_server, new_node
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    "status,code,expected_status,expected_code",
+    [
+        (400, "outside_server", 400, "validation_failed"),
+        (400, "validation_failed", 400, "validation_failed"),
+        (403, "not_permitted", 403, "permission_denied"),
+        (404, "not_found", 404, "not_found"),
+        (404, "unknown_server", 409, "files_unavailable"),
+        (409, "conflict", 409, "conflict"),
+        (412, "version_mismatch", 412, "version_mismatch"),
+        (413, "too_large", 413, "payload_too_large"),
+        (507, "disk_quota_exceeded", 422, "quota_exceeded"),
+        (500, "agent_error", 503, "service_unavailable"),
+        (401, "invalid_token", 503, "service_unavailable"),
+    ],
+)
+def test_each_agent_error_becomes_the_contracts(
+    account, status, code, expected_status, expected_code
+):
+    new_node()
+    server = create_server(account)
+    answer = {"error": {"code": code, "message": "/world is the agent's sentence."}}
+    error = _error(server, FileCall("POST", "rename", field="to"), status, answer)
+    assert (error.status, error.code) == (expected_status, expected_code)
+    if expected_code == "validation_failed":
+        field_code = "outside_server" if code == "outside_server" else "invalid"
+        assert error.details["fields"] == [
+            {"name": "to", "code": field_code, "message": "/world is the agent's sentence."}
+        ]
+    if expected_code == "quota_exceeded":
+        assert error.details == {"limit": 10240, "unit": "MB"}
+    if expected_status == 503:
+        assert "/world" not in error.message  # the node's own failure is not the customer's
+
+
+def test_an_unreachable_node_is_503(account):
+    new_node()  # its agent address, port 9 on loopback, answers nothing
+    server = create_server(account)
+    with pytest.raises(ServiceUnavailable, match="cannot be reached"):
+        file_call(server, FileCall("GET", "list", query={"path": "/"}))
+
+
+def upload(client_for, token, server, user_id, **overrides):
+    event = {
+        "instance_id": server.id,
+        "type": "files_uploaded",
+        "at": NOW,
+        "path": "/world.zip",
+        "size": 123456,
+        "user": user_id,
+    } | overrides
+    return client_for(token).post("/v1/agent/events", {"events": [event]}, format="json")
+
+
+def test_an_upload_the_agent_reports_is_the_uploaders_activity(
+    account, owner, owner_api, client_for
+):
+    _, token = new_node()
+    server = create_server(account)
+    answer = upload(client_for, token, server, owner.pk)
+    assert answer.json()["data"] == {"accepted": 1, "rejected": 0}
+    event = Event.objects.get(type="server.files.uploaded")
+    assert event.actor_user_id == owner.pk and event.related_id == server.id
+    assert event.data["object"] == {
+        "object": "file_change",
+        "server_id": server.id,
+        "change": "uploaded",
+        "paths": ["/world.zip"],
+        "size": 123456,
+    }
+    activity = owner_api.get(f"/v1/servers/{server.id}/activity").json()["data"]["events"]
+    assert activity[0]["type"] == "server.files.uploaded"
+
+
+def test_an_upload_by_someone_no_longer_a_member_is_the_systems(account, client_for):
+    _, token = new_node()
+    server = create_server(account)
+    stranger = UserFactory()
+    upload(client_for, token, server, str(stranger.pk))
+    assert Event.objects.get(type="server.files.uploaded").actor_user_id is None
+    member = MembershipFactory(account=account, role=Role.DEVELOPER).user
+    upload(client_for, token, server, str(member.pk))
+    assert Event.objects.filter(type="server.files.uploaded", actor_user=member).exists()
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"path": None}, {"size": "12"}, {"size": -1}, {"user": 7}],
+)
+def test_an_upload_report_without_its_details_is_refused(account, owner, client_for, overrides):
+    _, token = new_node()
+    server = create_server(account)
+    answer = upload(client_for, token, server, owner.pk, **overrides)
+    assert answer.status_code == 400, answer.content
+    assert not Event.objects.filter(type="server.files.uploaded").exists()
