@@ -33,6 +33,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -44,6 +45,12 @@ REPORT_DIR = ROOT / "var" / "fuzz"
 PORT = 8765
 REDIS_PORT = 6379
 BASE_URL = f"http://127.0.0.1:{PORT}"
+# The real node agent of the node the fuzzer's "on a node" server and bot are placed on: their
+# files are its (the agent works on their folders; the console and transfers are its too).
+AGENT_PORT = 8766
+AGENT_URL = f"http://127.0.0.1:{AGENT_PORT}"
+# A file the agent finds in the node server's folder, for reading, copying and renaming.
+SEED_FILES = {"fuzz.txt": b"motd=Fuzzed\n", "fuzz-rename.txt": b"renamed once\n"}
 
 # The second pass: operations that revoke, rotate, demote, remove or suspend.
 DESTRUCTIVE_OPERATIONS = [
@@ -158,6 +165,55 @@ def wait_until_up(url: str, seconds: float = 60) -> None:
         time.sleep(0.3)
 
 
+def seed_node_server(folder: Path, seconds: float = 60) -> None:
+    """Once the agent has made the folder of a server or bot on the node (when the worker's
+    create reaches it), put SEED_FILES in it, owned as the folder is."""
+    deadline = time.monotonic() + seconds
+    while not folder.is_dir():
+        if time.monotonic() > deadline:
+            sys.exit(f"The fuzzer's agent never made {folder} (var/fuzz/agent.log).")
+        time.sleep(0.2)
+    owner = folder.stat()
+    for name, content in SEED_FILES.items():
+        path = folder / name
+        path.write_bytes(content)
+        os.chown(path, owner.st_uid, owner.st_gid)
+
+
+def wait_for_hello(token: str, node_id: str, seconds: float = 60) -> None:
+    """Until the node's agent has said hello (staff API: ``agent.last_seen_at``)."""
+    deadline = time.monotonic() + seconds
+    request = urllib.request.Request(
+        f"{BASE_URL}/v1/admin/nodes/{node_id}", headers={"Authorization": f"Bearer {token}"}
+    )
+    while time.monotonic() < deadline:
+        with (
+            contextlib.suppress(urllib.error.URLError, OSError, ValueError, KeyError),
+            urllib.request.urlopen(request, timeout=5) as answer,
+        ):
+            if json.load(answer)["data"]["node"]["agent"]["last_seen_at"]:
+                return
+        time.sleep(0.2)
+    sys.exit("The fuzzer's agent never said hello (var/fuzz/agent.log).")
+
+
+def delete_agent_servers(agent_root: Path, token: str) -> None:
+    """Delete every server the fuzzer's agent holds through its API, as the control plane
+    would: the agent kills their processes and removes their cgroups and folders."""
+    try:
+        held = json.loads((agent_root / "state.json").read_text())["servers"]
+    except (OSError, ValueError, KeyError):
+        return
+    for server_id in held:
+        request = urllib.request.Request(
+            f"{AGENT_URL}/api/servers/{server_id}",
+            method="DELETE",
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        with contextlib.suppress(urllib.error.URLError, OSError):
+            urllib.request.urlopen(request, timeout=30).close()
+
+
 def setup_data() -> None:
     """(Run inside Django.) The fuzzer's accounts, keys and one of every object; prints JSON:
     the two tokens and the ids schemathesis is given for path parameters (FUZZ_* variables
@@ -251,7 +307,7 @@ def setup_data() -> None:
     node, node_token = node_create(
         name="fuzz-node-1",
         region="us-east",
-        agent_url="http://127.0.0.1:9",
+        agent_url=AGENT_URL,
         memory_mb=1_000_000,
         disk_mb=10_000_000,
         cpu_percent=25_600,
@@ -691,9 +747,13 @@ def main() -> int:
     REPORT_DIR.mkdir(parents=True, exist_ok=True)
     env = server_env(args.database_url)
     processes: list[subprocess.Popen] = []
+    agent_root: Path | None = None
+    ids: dict[str, str] = {}
+    failed = 1
 
     def start(command: list[str], **kwargs) -> subprocess.Popen:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, **kwargs)
+        kwargs.setdefault("env", env)
+        process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, **kwargs)
         processes.append(process)
         return process
 
@@ -735,18 +795,40 @@ def main() -> int:
                 [str(VENV_BIN / "gunicorn"), "hosting.wsgi", "-c", "gunicorn.conf.py"],
                 stdout=mail_log,
             )
+        wait_until_up(f"{BASE_URL}/healthz")
+        ids = tokens["ids"]
+        agent_root = Path(tempfile.mkdtemp(prefix="hms-fuzz-agent-"))
+        agent_root.chmod(0o711)  # the servers' own users walk through it to their folders
+        with open(REPORT_DIR / "agent.log", "w") as agent_log:
+            start(
+                [python, "-m", "agent"],
+                env={
+                    "PATH": env.get("PATH", "/usr/bin:/bin"),
+                    "AGENT_TOKEN": ids["FUZZ_NODE_TOKEN"],
+                    "AGENT_NODE_ID": ids["FUZZ_NODE_ID"],
+                    "AGENT_CONTROL_PLANE_URL": BASE_URL,
+                    "AGENT_LISTEN": f"127.0.0.1:{AGENT_PORT}",
+                    "AGENT_DATA_ROOT": str(agent_root),
+                    # Root with bubblewrap sandboxes the servers; elsewhere they run as is.
+                    "AGENT_ALLOW_UNISOLATED": "1",
+                },
+                stdout=agent_log,
+                stderr=subprocess.STDOUT,
+            )
+        # The worker's first calls to the agent (the node server's create) need its hello done.
+        wait_for_hello(tokens["main"], ids["FUZZ_NODE_ID"])
         with open(REPORT_DIR / "worker.log", "w") as worker_log:
             start(
                 [python, "manage.py", "db_worker", "--no-reload"],
                 stdout=worker_log,
                 stderr=subprocess.STDOUT,
             )
-        wait_until_up(f"{BASE_URL}/healthz")
+        for on_node in ("FUZZ_NODE_SERVER_ID", "FUZZ_NODE_BOT_ID"):
+            seed_node_server(agent_root / "servers" / ids[on_node])
         started = time.monotonic()
         for old in REPORT_DIR.glob("coverage-*.json"):
             old.unlink()
         operations = operation_ids()
-        ids = tokens["ids"]
         pinned, plain = pinned_config(), ROOT / "scripts" / "schemathesis.toml"
         phases = args.phases.split(",")
         fuzzing = ",".join(phase for phase in phases if phase != "stateful")
@@ -786,6 +868,8 @@ def main() -> int:
         failed |= coverage_report(operations, ["main", "stateful", "destructive"])
         log(f"schemathesis took {time.monotonic() - started:.0f} s")
     finally:
+        if agent_root is not None:
+            delete_agent_servers(agent_root, ids["FUZZ_NODE_TOKEN"])
         for process in processes:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
@@ -794,6 +878,8 @@ def main() -> int:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
+        if agent_root is not None:
+            shutil.rmtree(agent_root, ignore_errors=True)
     log("passed" if not failed else "FAILED (reports in var/fuzz/)")
     return 1 if failed else 0
 

@@ -277,8 +277,16 @@ class InstanceFilesMixin:
         parameters=[
             PATH_PARAMETER,
             OpenApiParameter("ordering", OpenApiTypes.STR, enum=list(ORDERINGS)),
-            OpenApiParameter("page", OpenApiTypes.INT, description="From 1."),
-            OpenApiParameter("per_page", OpenApiTypes.INT, description="1 to 100 (25)."),
+            OpenApiParameter(
+                "page",
+                {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
+                description="Page number, starting at 1. A page past the end is empty.",
+            ),
+            OpenApiParameter(
+                "per_page",
+                {"type": "integer", "minimum": 1, "maximum": MAX_PER_PAGE, "default": 25},
+                description="Entries per page, 1 to 100.",
+            ),
         ],
         responses=_responses(200, FileListSerializer),
         examples=[

@@ -104,6 +104,19 @@ def report_time(value: Any, where: str) -> datetime:
 EVENT_TYPES = ("crashed", "stopped", "running", "files_uploaded")
 
 
+def _complete(event: dict[str, Any]) -> bool:
+    """Whether an event has what its type needs: an upload its path, size and user (one
+    without is counted as rejected, not a reason to refuse the whole batch)."""
+    if event["type"] != "files_uploaded":
+        return True
+    return (
+        isinstance(event.get("path"), str)
+        and isinstance(event.get("size"), int)
+        and not isinstance(event.get("size"), bool)
+        and isinstance(event.get("user"), str)
+    )
+
+
 def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
     """Apply process events in order; returns ``(accepted, rejected)``.
 
@@ -129,17 +142,11 @@ def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
             raise ValidationFailed.field(
                 where, "invalid", f"instance_id, type ({', '.join(EVENT_TYPES)}) and a reason."
             )
-        if event["type"] == "files_uploaded" and not (
-            isinstance(event.get("path"), str)
-            and isinstance(event.get("size"), int)
-            and isinstance(event.get("user"), str)
-        ):
-            raise ValidationFailed.field(where, "invalid", "An upload has a path, size and user.")
         report_time(event.get("at"), f"{where}.at")
     live = live_instance_ids(node, {event["instance_id"] for event in events})
     accepted = 0
     for event in events:
-        if event["instance_id"] not in live:
+        if event["instance_id"] not in live or not _complete(event):
             continue
         accepted += 1
         model = Server if event["instance_id"].startswith("srv_") else Bot

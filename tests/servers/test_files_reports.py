@@ -100,11 +100,30 @@ def test_an_upload_by_someone_no_longer_a_member_is_the_systems(account, client_
     assert Event.objects.filter(type="server.files.uploaded", actor_user=member).exists()
 
 
-@pytest.mark.parametrize(
-    "overrides",
-    [{"path": None}, {"size": "12"}, {"size": -1}, {"user": 7}],
-)
-def test_an_upload_report_without_its_details_is_refused(account, owner, client_for, overrides):
+@pytest.mark.parametrize("missing", ["path", "size", "user"])
+def test_an_upload_report_without_its_details_is_counted_as_rejected(
+    account, owner, client_for, missing
+):
+    """Not a reason to refuse the batch: the agent would drop the other events with it."""
+    _, token = new_node()
+    server = create_server(account)
+    event = {
+        "instance_id": server.id,
+        "type": "files_uploaded",
+        "at": NOW,
+        "path": "/world.zip",
+        "size": 1,
+        "user": owner.pk,
+    }
+    del event[missing]
+    crash = {"instance_id": server.id, "type": "running", "at": NOW}
+    answer = client_for(token).post("/v1/agent/events", {"events": [event, crash]}, format="json")
+    assert answer.json()["data"] == {"accepted": 1, "rejected": 1}
+    assert not Event.objects.filter(type="server.files.uploaded").exists()
+
+
+@pytest.mark.parametrize("overrides", [{"size": "12"}, {"size": -1}, {"user": 7}])
+def test_an_upload_report_of_the_wrong_types_is_refused(account, owner, client_for, overrides):
     _, token = new_node()
     server = create_server(account)
     answer = upload(client_for, token, server, owner.pk, **overrides)
