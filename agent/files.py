@@ -180,7 +180,8 @@ def _split(relative: str) -> tuple[str, str]:
     return parent, name
 
 
-def _error(error: OSError, path: str) -> AgentError:
+def path_error(error: OSError, path: str) -> AgentError:
+    """The API's error for ``error``, raised working on the customer's ``path`` (relative)."""
     shown = "/" + path
     if error.errno in (errno.EXDEV, errno.ELOOP):
         return OutsideServer(f"{shown} leads outside the server's folder.")
@@ -286,21 +287,24 @@ class ServerFiles:
             os.close(fd)
 
     @contextlib.contextmanager
-    def _open(self, relative: str, flags: int, mode: int = 0) -> Iterator[int]:
+    def open(self, relative: str, flags: int, mode: int = 0) -> Iterator[int]:
+        """A descriptor of ``relative`` (resolved beneath the folder), closed on leaving."""
         with self._root() as root:
             try:
                 fd = _openat2(root, relative or ".", flags, mode)
             except OSError as error:
-                raise _error(error, relative) from None
+                raise path_error(error, relative) from None
         try:
             yield fd
         finally:
             os.close(fd)
 
     @contextlib.contextmanager
-    def _parent(self, relative: str) -> Iterator[tuple[int, str]]:
+    def parent(self, relative: str) -> Iterator[tuple[int, str]]:
+        """(descriptor of the parent folder, last name) of an entry to work on with ``*at``
+        calls: the parent is resolved beneath the folder, the name is not followed here."""
         parent, name = _split(relative)
-        with self._open(parent, os.O_PATH | os.O_DIRECTORY) as fd:
+        with self.open(parent, os.O_PATH | os.O_DIRECTORY) as fd:
             yield fd, name
 
     def run(self, operation, *args, **kwargs):
@@ -313,14 +317,14 @@ class ServerFiles:
     def stat(self, path: str) -> dict:
         relative = customer_path(path)
         if not relative:
-            with self._open("", os.O_PATH | os.O_DIRECTORY) as fd:
+            with self.open("", os.O_PATH | os.O_DIRECTORY) as fd:
                 return {**_entry("", os.fstat(fd)).to_json(), "path": "/"}
-        with self._parent(relative) as (parent, name):
+        with self.parent(relative) as (parent, name):
             try:
                 info = os.stat(name, dir_fd=parent, follow_symlinks=False)
                 target = os.readlink(name, dir_fd=parent) if stat.S_ISLNK(info.st_mode) else None
             except OSError as error:
-                raise _error(error, relative) from None
+                raise path_error(error, relative) from None
         result = _entry(name, info, target).to_json() | {"path": "/" + relative}
         if stat.S_ISREG(info.st_mode):
             result["version"] = version_of(info)
@@ -340,7 +344,7 @@ class ServerFiles:
             raise ValidationFailed(f"sort is one of {', '.join(SORTS)}.")
         relative = customer_path(path)
         entries = []
-        with self._open(relative, os.O_RDONLY | os.O_DIRECTORY) as fd:
+        with self.open(relative, os.O_RDONLY | os.O_DIRECTORY) as fd:
             try:
                 with os.scandir(fd) as listing:
                     for item in listing:
@@ -355,7 +359,7 @@ class ServerFiles:
                             continue  # removed while listed
                         entries.append(_entry(item.name, info, target))
             except OSError as error:
-                raise _error(error, relative) from None
+                raise path_error(error, relative) from None
         entries.sort(key=SORTS[sort], reverse=descending)
         return {
             "path": "/" + relative,
@@ -367,7 +371,7 @@ class ServerFiles:
         """A file's text (UTF-8, or UTF-16 with its byte-order mark) and version; a file larger
         than ``max_bytes`` or not text is refused (download it instead)."""
         relative = customer_path(path)
-        with self._open(relative, os.O_RDONLY | os.O_NONBLOCK) as fd:
+        with self.open(relative, os.O_RDONLY | os.O_NONBLOCK) as fd:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise ValidationFailed(f"/{relative} is not a file.")
@@ -400,7 +404,7 @@ class ServerFiles:
             raise ValidationFailed("Search for at least one character.")
         relative = customer_path(path)
         found: list[dict] = []
-        with self._open(relative, os.O_RDONLY | os.O_DIRECTORY) as top:
+        with self.open(relative, os.O_RDONLY | os.O_DIRECTORY) as top:
             for folder, dirs, files, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
                 for name in sorted(dirs) + sorted(files):
                     if needle not in name.casefold():
@@ -423,13 +427,13 @@ class ServerFiles:
         editor read, or ``"*"`` only if the file exists, or None for no condition."""
         relative = customer_path(path)
         data = content.encode("utf-8")
-        with self._parent(relative) as (parent, name):
+        with self.parent(relative) as (parent, name):
             try:
                 current = os.stat(name, dir_fd=parent, follow_symlinks=False)
             except FileNotFoundError:
                 current = None
             except OSError as error:
-                raise _error(error, relative) from None
+                raise path_error(error, relative) from None
             if current is not None and not stat.S_ISREG(current.st_mode):
                 raise ValidationFailed(f"/{relative} is not a file.")
             if if_match is not None and (
@@ -449,7 +453,7 @@ class ServerFiles:
                     dir_fd=parent,
                 )
             except OSError as error:
-                raise _error(error, relative) from None
+                raise path_error(error, relative) from None
             try:
                 with os.fdopen(fd, "wb") as file:
                     file.write(data)
@@ -458,25 +462,25 @@ class ServerFiles:
             except OSError as error:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary, dir_fd=parent)
-                raise _error(error, relative) from None
+                raise path_error(error, relative) from None
             info = os.stat(name, dir_fd=parent, follow_symlinks=False)
         return {"path": "/" + relative, "size": info.st_size, "version": version_of(info)}
 
     def create_folder(self, path: str) -> dict:
         relative = customer_path(path)
-        with self._parent(relative) as (parent, name):
+        with self.parent(relative) as (parent, name):
             try:
                 os.mkdir(name, 0o755, dir_fd=parent)
             except OSError as error:
-                raise _error(error, relative) from None
+                raise path_error(error, relative) from None
         return self.stat(relative)
 
     def rename(self, source: str, destination: str) -> dict:
         """Move or rename an entry; an entry already at the destination is kept (409)."""
         old, new = customer_path(source), customer_path(destination)
         with (
-            self._parent(old) as (old_parent, old_name),
-            self._parent(new) as (
+            self.parent(old) as (old_parent, old_name),
+            self.parent(new) as (
                 new_parent,
                 new_name,
             ),
@@ -484,15 +488,15 @@ class ServerFiles:
             try:
                 _renameat2(old_parent, old_name, new_parent, new_name, RENAME_NOREPLACE)
             except OSError as error:
-                raise _error(error, new if error.errno == errno.EEXIST else old) from None
+                raise path_error(error, new if error.errno == errno.EEXIST else old) from None
         return self.stat(new)
 
     def copy(self, source: str, destination: str) -> dict:
         """Copy a file (not a folder) beside or elsewhere; never over an existing entry."""
         old, new = customer_path(source), customer_path(destination)
         with (
-            self._open(old, os.O_RDONLY | os.O_NONBLOCK) as reader,
-            self._parent(new) as (parent, name),
+            self.open(old, os.O_RDONLY | os.O_NONBLOCK) as reader,
+            self.parent(new) as (parent, name),
         ):
             info = os.fstat(reader)
             if not stat.S_ISREG(info.st_mode):
@@ -506,7 +510,7 @@ class ServerFiles:
                     dir_fd=parent,
                 )
             except OSError as error:
-                raise _error(error, new) from None
+                raise path_error(error, new) from None
             try:
                 while os.copy_file_range(reader, writer, 1 << 24):
                     pass
@@ -514,7 +518,7 @@ class ServerFiles:
                 os.close(writer)
                 with contextlib.suppress(OSError):
                     os.unlink(name, dir_fd=parent)
-                raise _error(error, new) from None
+                raise path_error(error, new) from None
             os.close(writer)
         return self.stat(new)
 
@@ -526,7 +530,7 @@ class ServerFiles:
             self.stat(relative)  # exists, and beneath the folder
         deleted = []
         for relative in relatives:
-            with self._parent(relative) as (parent, name):
+            with self.parent(relative) as (parent, name):
                 try:
                     info = os.stat(name, dir_fd=parent, follow_symlinks=False)
                     if stat.S_ISDIR(info.st_mode):
@@ -536,7 +540,7 @@ class ServerFiles:
                 except FileNotFoundError:
                     continue  # gone meanwhile (or listed twice)
                 except OSError as error:
-                    raise _error(error, relative) from None
+                    raise path_error(error, relative) from None
             deleted.append("/" + relative)
         return {"deleted": deleted}
 
@@ -548,11 +552,11 @@ class ServerFiles:
         _split(relative)
         # The entry itself (O_NOFOLLOW: a link is not followed), then its inode through the
         # descriptor's /proc link, which needs no read permission (as fchmodat does it).
-        with self._open(relative, os.O_PATH | os.O_NOFOLLOW) as fd:
+        with self.open(relative, os.O_PATH | os.O_NOFOLLOW) as fd:
             if stat.S_ISLNK(os.fstat(fd).st_mode):
                 raise ValidationFailed(f"/{relative} is a link: change what it points at.")
             try:
                 os.chmod(f"/proc/self/fd/{fd}", int(mode, 8))
             except OSError as error:
-                raise _error(error, relative) from None
+                raise path_error(error, relative) from None
         return self.stat(relative)

@@ -37,8 +37,8 @@ from agent.files import (
     FileConflict,
     ServerFiles,
     TooLarge,
-    _error,
     customer_path,
+    path_error,
     version_of,
 )
 from agent.node import Node
@@ -147,7 +147,7 @@ def _open_for_download(files: ServerFiles, relative: str) -> tuple[int, os.stat_
     if kind != "file":
         raise ValidationFailed(f"/{relative} is a {kind}: only files can be downloaded.")
     # The last component not followed: a link put there since the check is refused too.
-    with files._open(relative, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW) as fd:
+    with files.open(relative, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW) as fd:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ValidationFailed(f"/{relative} is not a file: only files can be downloaded.")
@@ -163,7 +163,7 @@ class PartialUpload:
         self.files = files
         self.relative = customer_path(path)
         self._stack = contextlib.ExitStack()
-        self.parent, self.name = self._stack.enter_context(files._parent(self.relative))
+        self.parent, self.name = self._stack.enter_context(files.parent(self.relative))
         self.partial = partial_name(self.name, self.relative, jti)
         self.fd: int | None = None
         self.offset = 0
@@ -181,7 +181,7 @@ class PartialUpload:
         except FileNotFoundError:
             return 0
         except OSError as error:
-            raise _error(error, self.relative) from None
+            raise path_error(error, self.relative) from None
         return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
     def open(self, *, start: int | None) -> None:
@@ -198,7 +198,7 @@ class PartialUpload:
             except FileExistsError:
                 fd = os.open(self.partial, flags, dir_fd=self.parent)
         except OSError as error:
-            raise _error(error, self.relative) from None
+            raise path_error(error, self.relative) from None
         self.fd = fd
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -231,7 +231,7 @@ class PartialUpload:
                 self.offset += written
                 view = view[written:]
         except OSError as error:
-            raise _error(error, self.relative) from None
+            raise path_error(error, self.relative) from None
 
     def finish(self) -> tuple[dict[str, Any], bool]:
         """Put the whole file in place of the target (a file or a link there is replaced, a
@@ -244,7 +244,7 @@ class PartialUpload:
             os.fsync(self.fd)
             os.rename(self.partial, self.name, src_dir_fd=self.parent, dst_dir_fd=self.parent)
         except OSError as error:
-            raise _error(error, self.relative) from None
+            raise path_error(error, self.relative) from None
         info = os.fstat(self.fd)
         entry = {"path": "/" + self.relative, "size": info.st_size, "version": version_of(info)}
         return entry, current is None
@@ -259,7 +259,7 @@ class PartialUpload:
         except FileNotFoundError:
             return None
         except OSError as error:
-            raise _error(error, self.relative) from None
+            raise path_error(error, self.relative) from None
         if stat.S_ISDIR(current.st_mode):
             raise FileConflict(f"/{self.relative} is a folder: a file cannot replace it.")
         return current
