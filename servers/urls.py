@@ -3,6 +3,7 @@
 from django.urls import path
 
 from servers import views
+from servers.views import files
 
 urlpatterns = [
     path("", views.ServerListView.as_view(), name="home"),
@@ -18,6 +19,16 @@ urlpatterns = [
         views.ServerConsoleTokenView.as_view(),
         name="server_console_token",
     ),
+    path("servers/<id:pk>/files", files.ServerFilesView.as_view(), name="server_files"),
+    path(
+        "servers/<id:pk>/files/edit", files.ServerFileEditView.as_view(), name="server_files_edit"
+    ),
+    path("servers/<id:pk>/files/do", files.ServerFilesDoView.as_view(), name="server_files_do"),
+    path(
+        "servers/<id:pk>/files/download",
+        files.ServerFileDownloadView.as_view(),
+        name="server_files_download",
+    ),
     path("bots", views.BotListView.as_view(), name="bot_list"),
     path("bots/new", views.BotCreateView.as_view(), name="bot_create"),
     path("bots/<id:pk>", views.BotDetailView.as_view(), name="bot_detail"),
@@ -28,5 +39,13 @@ urlpatterns = [
     path("bots/<id:pk>/console", views.BotConsoleView.as_view(), name="bot_console"),
     path(
         "bots/<id:pk>/console/token", views.BotConsoleTokenView.as_view(), name="bot_console_token"
+    ),
+    path("bots/<id:pk>/files", files.BotFilesView.as_view(), name="bot_files"),
+    path("bots/<id:pk>/files/edit", files.BotFileEditView.as_view(), name="bot_files_edit"),
+    path("bots/<id:pk>/files/do", files.BotFilesDoView.as_view(), name="bot_files_do"),
+    path(
+        "bots/<id:pk>/files/download",
+        files.BotFileDownloadView.as_view(),
+        name="bot_files_download",
     ),
 ]

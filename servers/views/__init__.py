@@ -129,9 +129,13 @@ class InstanceObjectMixin(InstancePageMixin):
             "activity",
             "console",
             "console_token",
+            "files",
         ]
         return super().get_context_data(
-            instance=self.instance, urls={name: self.url(name) for name in names}, **kwargs
+            instance=self.instance,
+            urls={name: self.url(name) for name in names},
+            can_read_files="files:read" in scopes_allowed_for(self.role, is_staff=False),
+            **kwargs,
         )
 
 
