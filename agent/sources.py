@@ -2,8 +2,9 @@
 archive (by the agent) and unpacked into a private staging directory, then moved into place.
 
 Archives are unpacked as root, so nothing in them may land outside the staging directory:
-tarballs go through tarfile's ``data`` filter, zip members are checked one by one, and the
-whole archive is refused at the first member that points elsewhere.
+tarballs go through tarfile's ``data`` filter, zip members are checked one by one
+(``member_name``), and the whole archive is refused at the first member that points elsewhere.
+The file manager's archives (agent/archives.py) go through the same two checks.
 """
 
 import os
@@ -28,6 +29,26 @@ RESERVED_NAMES = {LOG_NAME, STDIN_NAME}
 
 class SourceError(Exception):
     """The code could not be fetched or unpacked; the message is for the customer."""
+
+
+class UnsafeMember(Exception):
+    """An archive member's name that leads outside the folder it is unpacked into."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+def member_name(name: str) -> str:
+    """An archive member's name as a path relative to the folder it unpacks into ("" for that
+    folder itself), whatever that folder holds: ``UnsafeMember`` when it is absolute, climbs
+    with ``..``, or holds a backslash (a Windows separator) or a NUL."""
+    if name.startswith("/") or "\\" in name or "\x00" in name:
+        raise UnsafeMember(name)
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise UnsafeMember(name)
+    return "/".join(parts)
 
 
 async def download(url: str, destination: Path, *, token: str | None, max_bytes: int) -> None:
@@ -69,13 +90,11 @@ def _unpack_zip(archive: Path, staging: Path, max_bytes: int, max_members: int) 
             raise SourceError("The code archive unpacks to more than the disk limit.")
         for member in members:
             name = member.filename
-            target = (root / name).resolve()
-            if (
-                name.startswith(("/", "\\"))
-                or "\\" in name
-                or ".." in Path(name).parts
-                or not target.is_relative_to(root)
-            ):
+            try:
+                inside = (root / member_name(name)).resolve().is_relative_to(root)
+            except UnsafeMember:
+                inside = False
+            if not inside:
                 raise SourceError(f"The code archive holds a file outside its folder: {name!r}.")
         bundle.extractall(root)  # noqa: S202 - every member was checked above
 
