@@ -94,7 +94,8 @@ class Config:
     allow_unisolated: bool = False
     sandbox_host_ports: str = "none"
     max_files: int = 250_000
-    archive_max_members: int = 20_000
+    archive_max_members: int = 100_000
+    archive_max_bytes: int = 10 * 1024**3
     files_max_text_bytes: int = 2 * 1024 * 1024
     files_max_upload_bytes: int = 20 * 1024**3
     allowed_origins: tuple[str, ...] = ()
@@ -154,8 +155,14 @@ OPTIONS = (
     _Option(
         "AGENT_ARCHIVE_MAX_MEMBERS",
         "--archive-max-members",
-        "20000",
-        "members of an uploaded archive",
+        "100000",
+        "members of an archive a bot's code comes in, or the file manager makes or unpacks",
+    ),
+    _Option(
+        "AGENT_ARCHIVE_MAX_BYTES",
+        "--archive-max-bytes",
+        str(10 * 1024**3),
+        "bytes one archive may unpack to in the file manager",
     ),
     _Option(
         "AGENT_FILES_MAX_TEXT_BYTES",
@@ -444,4 +451,7 @@ def load_config(
             "AGENT_FILES_MAX_UPLOAD_BYTES", values["AGENT_FILES_MAX_UPLOAD_BYTES"]
         ),
         allowed_origins=_allowed_origins(values["AGENT_ALLOWED_ORIGINS"], control_plane_url),
+        archive_max_bytes=_positive_integer(
+            "AGENT_ARCHIVE_MAX_BYTES", values["AGENT_ARCHIVE_MAX_BYTES"]
+        ),
     )

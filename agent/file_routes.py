@@ -6,13 +6,17 @@ control plane calls these with its request token, after deciding who may do what
 """
 
 import asyncio
+import functools
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from aiohttp import web
 
+from agent import archives
 from agent.errors import InvalidJson, InvalidParameter, NotFound, ValidationFailed
+from agent.files import ServerFiles
 from agent.node import Node
 
 FILES_POOL = web.AppKey("files_pool", ThreadPoolExecutor)
@@ -28,6 +32,21 @@ def _text(body: dict, name: str) -> str:
     return value
 
 
+def _optional_text(body: dict, name: str) -> str | None:
+    return None if body.get(name) is None else _text(body, name)
+
+
+def _paths(body: dict, limit: int) -> list[str]:
+    paths = body.get("paths")
+    if (
+        not isinstance(paths, list)
+        or not 1 <= len(paths) <= limit
+        or not all(isinstance(path, str) for path in paths)
+    ):
+        raise ValidationFailed(f"paths: a list of 1 to {limit} paths.")
+    return paths
+
+
 def _whole(query, name: str, default: int, low: int, high: int) -> int:
     raw = query.get(name, str(default))
     if not raw.isdigit() or not low <= int(raw) <= high:
@@ -39,16 +58,25 @@ class UnknownServer(NotFound):
     code = "unknown_server"
 
 
-async def _run(request: web.Request, operation: str, *args, **kwargs) -> Any:
-    node = request.app[FILES_NODE]
+def _files(request: web.Request) -> ServerFiles:
     try:
-        runtime = node.get(request.match_info["id"])
+        runtime = request.app[FILES_NODE].get(request.match_info["id"])
     except NotFound:
         # Told apart from a missing file: the control plane says "not on its node yet".
         raise UnknownServer("No such server on this node.") from None
-    files = runtime.files()
+    return runtime.files()
+
+
+async def _run(request: web.Request, operation: str | Callable, *args, **kwargs) -> Any:
+    """``operation`` (a method's name, or a function taking the server's files first) in the
+    files' pool, as the server's user."""
+    files = _files(request)
     pool = request.app[FILES_POOL]
-    method = getattr(files, operation)
+    method = (
+        getattr(files, operation)
+        if isinstance(operation, str)
+        else functools.partial(operation, files)
+    )
     return await asyncio.get_running_loop().run_in_executor(
         pool, lambda: files.run(method, *args, **kwargs)
     )
@@ -133,20 +161,45 @@ async def copy(request: web.Request) -> web.Response:
 
 async def delete(request: web.Request) -> web.Response:
     body = await _body(request)
-    paths = body.get("paths")
-    if (
-        not isinstance(paths, list)
-        or not 1 <= len(paths) <= MAX_DELETE
-        or not all(isinstance(path, str) for path in paths)
-    ):
-        raise ValidationFailed(f"paths: a list of 1 to {MAX_DELETE} paths.")
-    return web.json_response(await _run(request, "delete", paths))
+    return web.json_response(await _run(request, "delete", _paths(body, MAX_DELETE)))
 
 
 async def chmod(request: web.Request) -> web.Response:
     body = await _body(request)
     changed = await _run(request, "change_mode", _text(body, "path"), _text(body, "mode"))
     return web.json_response(changed)
+
+
+async def compress(request: web.Request) -> web.Response:
+    body = await _body(request)
+    config = request.app[FILES_NODE].config
+    made = await _run(
+        request,
+        archives.compress,
+        _paths(body, archives.MAX_SELECTION),
+        kind=_optional_text(body, "format") or "tar.gz",
+        to=_optional_text(body, "to"),
+        max_members=config.archive_max_members,
+    )
+    return web.json_response(made, status=201, headers={"ETag": f'"{made["version"]}"'})
+
+
+async def decompress(request: web.Request) -> web.Response:
+    body = await _body(request)
+    overwrite = body.get("overwrite", False)
+    if not isinstance(overwrite, bool):
+        raise ValidationFailed("overwrite: true or false.")
+    config = request.app[FILES_NODE].config
+    unpacked = await _run(
+        request,
+        archives.decompress,
+        _text(body, "path"),
+        to=_optional_text(body, "to"),
+        overwrite=overwrite,
+        max_members=config.archive_max_members,
+        max_bytes=config.archive_max_bytes,
+    )
+    return web.json_response(unpacked)
 
 
 def add_routes(app: web.Application, node: Node, server: str) -> None:
@@ -169,3 +222,5 @@ def add_routes(app: web.Application, node: Node, server: str) -> None:
     app.router.add_post(f"{files}/copy", copy)
     app.router.add_post(f"{files}/delete", delete)
     app.router.add_post(f"{files}/chmod", chmod)
+    app.router.add_post(f"{files}/compress", compress)
+    app.router.add_post(f"{files}/decompress", decompress)
