@@ -99,6 +99,9 @@ class Config:
     files_max_text_bytes: int = 2 * 1024 * 1024
     files_max_upload_bytes: int = 20 * 1024**3
     allowed_origins: tuple[str, ...] = ()
+    pull_timeout_seconds: float = 600
+    pull_allowed_hosts: tuple[str, ...] | None = None  # None: any host
+    pull_allow_private: bool = False
 
 
 @dataclass(frozen=True)
@@ -183,12 +186,31 @@ OPTIONS = (
         "origins (comma list) whose pages may download and upload files; default: the control "
         "plane's",
     ),
+    _Option(
+        "AGENT_PULL_TIMEOUT_SECONDS",
+        "--pull-timeout-seconds",
+        "600",
+        "longest a file pulled from a URL may take to arrive",
+    ),
+    _Option(
+        "AGENT_PULL_ALLOWED_HOSTS",
+        "--pull-allowed-hosts",
+        "*",
+        "host names (comma list; *.example.com for its subdomains) files may be pulled from; * any",
+    ),
+    _Option(
+        "AGENT_PULL_ALLOW_PRIVATE",
+        "--pull-allow-private",
+        "",
+        "let files be pulled from loopback, private and link-local addresses (tests only; 1/true)",
+    ),
 )
 
 UID_RANGE = re.compile(r"^(\d+)-(\d+)$")
 HOST_PORTS = re.compile(r"^(none|\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*)$")
 MIN_UID_RANGE = 16
-SWITCHES = {"--allow-unisolated"}  # flags without a value
+SWITCHES = {"--allow-unisolated", "--pull-allow-private"}  # flags without a value
+HOST_NAME = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
 
 
 def _positive_number(variable: str, value: str) -> float:
@@ -259,6 +281,21 @@ def _allowed_origins(value: str, control_plane_url: str) -> tuple[str, ...]:
             )
         origins.append(origin)
     return tuple(origins)
+
+
+def _pull_allowed_hosts(value: str) -> tuple[str, ...] | None:
+    """Host names files may be pulled from (lower case; ``*.example.com``: its subdomains);
+    None for ``*``, any host."""
+    names = [part.strip().lower().rstrip(".") for part in value.split(",") if part.strip()]
+    if names == ["*"]:
+        return None
+    bad = [name for name in names if not HOST_NAME.match(name)]
+    if not names or bad:
+        raise ConfigError(
+            f"AGENT_PULL_ALLOWED_HOSTS must be * or host names like downloads.example.com, "
+            f"*.example.com: {value!r}."
+        )
+    return tuple(names)
 
 
 def _run_as(value: str, *, is_root: bool) -> RunAs | None:
@@ -454,4 +491,9 @@ def load_config(
         archive_max_bytes=_positive_integer(
             "AGENT_ARCHIVE_MAX_BYTES", values["AGENT_ARCHIVE_MAX_BYTES"]
         ),
+        pull_timeout_seconds=_positive_number(
+            "AGENT_PULL_TIMEOUT_SECONDS", values["AGENT_PULL_TIMEOUT_SECONDS"]
+        ),
+        pull_allowed_hosts=_pull_allowed_hosts(values["AGENT_PULL_ALLOWED_HOSTS"]),
+        pull_allow_private=_flag("AGENT_PULL_ALLOW_PRIVATE", values["AGENT_PULL_ALLOW_PRIVATE"]),
     )

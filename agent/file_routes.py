@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
-from agent import archives
+from agent import archives, pull
 from agent.errors import InvalidJson, InvalidParameter, NotFound, ValidationFailed
 from agent.files import ServerFiles
 from agent.node import Node
@@ -202,6 +202,19 @@ async def decompress(request: web.Request) -> web.Response:
     return web.json_response(unpacked)
 
 
+async def pull_file(request: web.Request) -> web.Response:
+    body = await _body(request)
+    url, path = _text(body, "url"), _text(body, "path")
+    pulled = await pull.pull(
+        _files(request),
+        request.app[FILES_POOL],
+        url=url,
+        path=path,
+        config=request.app[FILES_NODE].config,
+    )
+    return web.json_response(pulled, status=201, headers={"ETag": f'"{pulled["version"]}"'})
+
+
 def add_routes(app: web.Application, node: Node, server: str) -> None:
     """Mount the file routes under ``server`` (the server's path) with their thread pool."""
     app[FILES_NODE] = node
@@ -224,3 +237,4 @@ def add_routes(app: web.Application, node: Node, server: str) -> None:
     app.router.add_post(f"{files}/chmod", chmod)
     app.router.add_post(f"{files}/compress", compress)
     app.router.add_post(f"{files}/decompress", decompress)
+    app.router.add_post(f"{files}/pull", pull_file)
