@@ -291,6 +291,14 @@ CONSOLE_TOKEN_SECONDS = env_int("CONSOLE_TOKEN_SECONDS", 600, minimum=30)
 # How long a signed upload or download address of a server's file stays valid (agents refuse
 # longer than 15 minutes); a transfer under way when it ends goes on, a restart asks anew.
 FILE_URL_SECONDS = env_int("FILE_URL_SECONDS", 900, minimum=30, maximum=900)
+# Where the file manager's "fetch from a URL" may fetch from: host names (a name covers its
+# subdomains) or "*", and whether private, loopback and reserved addresses are allowed (never
+# in production; the nodes have AGENT_PULL_ALLOWED_HOSTS and AGENT_PULL_ALLOW_PRIVATE too).
+FILES_PULL_ALLOWED_HOSTS = env_list("FILES_PULL_ALLOWED_HOSTS", ["*"])
+FILES_PULL_ALLOW_PRIVATE = env_bool("FILES_PULL_ALLOW_PRIVATE", False)
+# How long a compress, decompress or fetch may keep the request waiting for the node (below
+# gunicorn's GUNICORN_TIMEOUT); the node finishes the work even when the wait runs out.
+FILES_LONG_CALL_SECONDS = env_int("FILES_LONG_CALL_SECONDS", 25, minimum=5)
 # Where bots' code may come from: allowed URL schemes and hosts of a git repository or archive
 # ("*" for any host). file:// is for tests and local development only.
 BOT_SOURCE_SCHEMES = env_list("BOT_SOURCE_SCHEMES", ["https"])

@@ -7,6 +7,7 @@ instance's own read scope, and the work is the node's (servers/services/files.py
 
 from datetime import UTC, datetime
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -19,7 +20,13 @@ from hosting.api.params import integer_value, invalid_parameter, single_value
 from hosting.api.schema import envelope, error_doc
 from hosting.api.serializers import StrictInputSerializer
 from hosting.api.views import validated
-from servers.services.files import FileCall, file_call, files_changed_record, transfer_url
+from servers.services.files import (
+    FileCall,
+    file_call,
+    files_changed_record,
+    pull_url_check,
+    transfer_url,
+)
 
 MAX_PATH = 4096
 MAX_PATHS = 1000
@@ -46,12 +53,8 @@ FILE_ERRORS = (
 
 
 def _path(**kwargs) -> serializers.CharField:
-    return serializers.CharField(
-        max_length=MAX_PATH,
-        trim_whitespace=False,
-        help_text="A path in the server's folder: `/` is the folder itself.",
-        **kwargs,
-    )
+    kwargs.setdefault("help_text", "A path in the server's folder: `/` is the folder itself.")
+    return serializers.CharField(max_length=MAX_PATH, trim_whitespace=False, **kwargs)
 
 
 class FileEntrySerializer(serializers.Serializer):
@@ -114,6 +117,35 @@ class FileModeSerializer(StrictInputSerializer):
     )
 
 
+class FileCompressSerializer(StrictInputSerializer):
+    paths = serializers.ListField(child=_path(), min_length=1, max_length=MAX_PATHS)
+    format = serializers.ChoiceField(choices=["tar.gz", "zip"], default="tar.gz")
+    to = _path(
+        required=False,
+        help_text="The archive's path; by default archive-<UTC time>.<format> beside the "
+        "selection.",
+    )
+
+
+class FileDecompressSerializer(StrictInputSerializer):
+    path = _path(help_text="The archive: tar, tar.gz, tar.bz2, tar.xz or zip.")
+    to = _path(required=False, help_text="The folder to unpack into; by default the archive's.")
+    overwrite = serializers.BooleanField(
+        default=False, help_text="Replace files of the same names (folders are merged)."
+    )
+
+
+class FileDecompressedSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="The folder unpacked into.")
+    files = serializers.IntegerField(min_value=0, help_text="Entries unpacked.")
+    size = serializers.IntegerField(min_value=0, help_text="Bytes written.")
+
+
+class FilePullSerializer(StrictInputSerializer):
+    url = serializers.URLField(max_length=2048, help_text="http:// or https://, public hosts.")
+    path = _path(help_text="The new file's path (never over an existing entry).")
+
+
 class FileTransferSerializer(serializers.Serializer):
     url = serializers.URLField(help_text="The node's address, with its token: send no API key.")
     method = serializers.ChoiceField(choices=["GET", "PUT"])
@@ -162,6 +194,13 @@ TOO_LARGE = error_doc(
     "payload_too_large",
     "`payload_too_large`: larger than the editor takes; download it instead.",
     "/world/level.dat is larger than 2,097,152 bytes.",
+)
+PULL_FAILED = error_doc(
+    422,
+    "pull_failed",
+    "`pull_failed`: the address answered an error, broke off or took too long; "
+    "`quota_exceeded` (details.limit, MB) past the disk limit.",
+    "https://example.com/plugin.jar answered 404 Not Found.",
 )
 QUOTA = error_doc(
     422,
@@ -250,6 +289,9 @@ class InstanceFilesMixin:
     FILE_READ = ("files", "file_stat", "file_search", "file_contents", "file_download_url")
     FILE_WRITE = (
         "file_upload_url",
+        "file_compress",
+        "file_decompress",
+        "file_pull",
         "file_write",
         "file_folder",
         "file_rename",
@@ -564,3 +606,92 @@ class InstanceFilesMixin:
                 )
             }
         )
+
+    @extend_schema(
+        summary="Compress files into an archive",
+        description="A .tar.gz (default) or .zip of the selection (folders with everything in "
+        "them; links stored as links, never followed), written beside it as the server's "
+        "user; 201 with the archive. Never over an existing entry (409 `conflict`); more "
+        "entries than the node allows: 413 `payload_too_large`. The node finishes the archive "
+        "even when it takes longer than `FILES_LONG_CALL_SECONDS` (503 then). Needs "
+        "files:write; 422 `quota_exceeded` over the disk limit." + FILE_ERRORS,
+        request=FileCompressSerializer,
+        responses=_responses(
+            201,
+            envelope("file", FileStatSerializer(), name="FileCompressedEnvelope"),
+            TOO_LARGE,
+            QUOTA,
+        ),
+    )
+    @action(detail=True, methods=["post"], url_path="files/compress")
+    def file_compress(self, request, pk=None):
+        body = dict(validated(FileCompressSerializer, request))
+        answer, _ = self._call(
+            FileCall(
+                "POST",
+                "compress",
+                field="paths",
+                body=body,
+                timeout=settings.FILES_LONG_CALL_SECONDS,
+            )
+        )
+        return Response({"file": _entry(self._stat(answer["path"]))}, status=201)
+
+    @extend_schema(
+        summary="Unpack an archive",
+        description="Unpacks a tar, tar.gz, tar.bz2, tar.xz or zip (told by its content) into "
+        "`to`, as the server's user, all or nothing. An archive with a member that would land "
+        "outside `to` (an absolute name, `..`, a link out), a device or a hard link to "
+        "something outside it is refused whole (400 `validation_failed`). Existing files of "
+        "the same names: 409 `conflict` unless `overwrite`. More entries or bytes than the "
+        "node allows: 413 `payload_too_large`; 422 `quota_exceeded` over the disk limit. Needs "
+        "files:write." + FILE_ERRORS,
+        request=FileDecompressSerializer,
+        responses=_responses(
+            200,
+            envelope("decompressed", FileDecompressedSerializer(), name="FileUnpackedEnvelope"),
+            TOO_LARGE,
+            QUOTA,
+        ),
+    )
+    @action(detail=True, methods=["post"], url_path="files/decompress")
+    def file_decompress(self, request, pk=None):
+        body = dict(validated(FileDecompressSerializer, request))
+        answer, _ = self._call(
+            FileCall("POST", "decompress", body=body, timeout=settings.FILES_LONG_CALL_SECONDS)
+        )
+        return Response({"decompressed": answer})
+
+    @extend_schema(
+        summary="Fetch a file from a URL",
+        description="The node downloads `url` into the new file `path` (a plugin's release, "
+        "a map): http or https, no credentials, a host `FILES_PULL_ALLOWED_HOSTS` allows that "
+        "resolves to public addresses only (checked here, then again by the node as it "
+        "connects and at each redirect): 400 `validation_failed` (`url`: `invalid`, "
+        "`host_not_allowed`, `unsafe_address`). 422 `pull_failed` when the remote answers an "
+        "error, breaks off or takes too long; 409 `conflict` when `path` exists. Needs "
+        "files:write." + FILE_ERRORS,
+        request=FilePullSerializer,
+        responses=_responses(
+            201,
+            envelope("file", FileStatSerializer(), name="FilePulledEnvelope"),
+            TOO_LARGE,
+            PULL_FAILED,
+        ),
+    )
+    @action(detail=True, methods=["post"], url_path="files/pull")
+    def file_pull(self, request, pk=None):
+        body = dict(validated(FilePullSerializer, request))
+        instance = self.get_object()
+        pull_url_check(body["url"])
+        answer, _ = file_call(
+            instance,
+            FileCall(
+                "POST", "pull", field="url", body=body, timeout=settings.FILES_LONG_CALL_SECONDS
+            ),
+        )
+        return Response({"file": _entry(self._stat(answer["path"]))}, status=201)
+
+    def _stat(self, path: str) -> dict:
+        answer, _ = self._call(FileCall("GET", "stat", query={"path": path}))
+        return answer

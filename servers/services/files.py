@@ -7,11 +7,14 @@ become the contract's (``_ERRORS``): nothing of a file passes through here but t
 editor reads or writes (``AGENT_FILES_MAX_TEXT_BYTES``); transfers go straight to the node.
 """
 
+import ipaddress
+import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
+from django.conf import settings
 from django.db import transaction
 
 from accounts.actors import Actor
@@ -32,6 +35,7 @@ from servers.drivers.agent import agent_request
 from servers.models import Instance, Node
 from servers.models import ServerStatus as S
 from servers.signing import file_token
+from webhooks.services.targets import refused_address
 
 # Statuses whose files are closed: a suspended instance's data is kept but not handed out,
 # and a deleted one's is being removed.
@@ -48,6 +52,11 @@ class VersionMismatch(ApplicationError):
     message = "The file changed since it was read; read it again and reapply the change."
 
 
+class PullFailed(ApplicationError):
+    status, code = 422, "pull_failed"
+    message = "The file could not be fetched from that address."
+
+
 @dataclass(frozen=True)
 class FileCall:
     """One operation: the agent's method and path under ``files/``, its query or body, and
@@ -59,6 +68,7 @@ class FileCall:
     query: dict[str, Any] | None = None
     body: dict[str, Any] | None = None
     headers: dict[str, str] | None = None
+    timeout: float | None = None  # seconds; None: AGENT_REQUEST_TIMEOUT_SECONDS
 
 
 def _node_of(instance: Instance) -> Node:
@@ -100,6 +110,8 @@ def _error(instance: Instance, call: FileCall, status: int, answer: Any) -> Appl
         return VersionMismatch(message or VersionMismatch.message)
     if status == 413:
         return PayloadTooLarge(message or "The file is too large for the editor.")
+    if code in ("pull_failed", "pull_timeout"):
+        return PullFailed(message or PullFailed.message)
     if status == 507:
         limit = instance.disk_mb
         return QuotaExceeded(
@@ -119,7 +131,7 @@ def file_call(instance: Instance, call: FileCall) -> tuple[Any, dict[str, str]]:
         path += "?" + urlencode(call.query)
     try:
         status, answer, headers = agent_request(
-            node, call.method, path, body=call.body, headers=call.headers
+            node, call.method, path, body=call.body, headers=call.headers, timeout=call.timeout
         )
     except DriverError as error:
         raise ServiceUnavailable(str(error)) from None
@@ -195,3 +207,49 @@ def transfer_url(*, instance: Instance, user_id: Any, path: str, direction: str)
         "path": found["path"] if found is not None else path,
         "expires_at": datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+
+
+def _host_allowed(host: str) -> bool:
+    allowed = settings.FILES_PULL_ALLOWED_HOSTS
+    return "*" in allowed or any(
+        host == name or host.endswith(f".{name}") for name in (entry.lower() for entry in allowed)
+    )
+
+
+def pull_url_check(url: str) -> str:
+    """``url`` if the node may fetch it: http(s), no credentials, a host of
+    ``FILES_PULL_ALLOWED_HOSTS`` that resolves to public addresses only (the webhooks' rule;
+    ``FILES_PULL_ALLOW_PRIVATE`` lifts it). The node checks again as it connects, since a
+    name may resolve elsewhere by then."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise ValidationFailed.field("url", "invalid", "The URL is not valid.") from None
+    if parts.scheme not in ("http", "https"):
+        raise ValidationFailed.field("url", "invalid", "Fetch from an http:// or https:// URL.")
+    host = (parts.hostname or "").lower()
+    if not host or parts.username or parts.password:
+        raise ValidationFailed.field(
+            "url", "invalid", "The URL needs a host and must not carry credentials."
+        )
+    if not _host_allowed(host):
+        raise ValidationFailed.field(
+            "url", "host_not_allowed", f"Files may not be fetched from {host} here."
+        )
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise ValidationFailed.field(
+            "url", "invalid", f"The host {host} does not resolve."
+        ) from None
+    if not settings.FILES_PULL_ALLOW_PRIVATE:
+        for info in infos:
+            address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+            if refused_address(address):
+                raise ValidationFailed.field(
+                    "url",
+                    "unsafe_address",
+                    f"{host} resolves to {address}, a private, loopback or reserved address.",
+                )
+    return url

@@ -208,3 +208,75 @@ def test_a_file_goes_up_and_down_through_signed_addresses(server, node_agent, ow
     assert event.actor_user_id == owner.pk
     assert event.data["object"]["paths"] == ["/world/level.dat"]
     assert event.data["object"]["size"] == len(data)
+
+
+@pytest.fixture
+def pulling_server(control_plane_url, test_root, owner_api, settings):
+    """A server on a node whose agent may fetch from loopback (as the control plane may here),
+    so that it pulls from the live server itself."""
+    from tests.agent.loop import node_with_agent
+
+    settings.FILES_PULL_ALLOW_PRIVATE = True
+    with node_with_agent(control_plane_url, test_root, AGENT_PULL_ALLOW_PRIVATE="1"):
+        server = create_server(owner_api)
+        run_worker()
+        server.refresh_from_db()
+        assert server.status == "stopped", server.status_reason
+        yield server, control_plane_url
+
+
+def test_archives_and_pulls_through_the_api(pulling_server, owner_api, settings):
+    server, control_plane = pulling_server
+    base = f"/v1/servers/{server.id}/files"
+    owner_api.post(f"{base}/folders", {"path": "/world"}, format="json")
+    owner_api.put(
+        f"{base}/contents", {"path": "/world/level.txt", "content": "seed=42\n"}, format="json"
+    )
+    made = owner_api.post(
+        f"{base}/compress", {"paths": ["/world"], "format": "zip", "to": "/w.zip"}, format="json"
+    )
+    assert made.status_code == 201, made.content
+    archive = made.json()["data"]["file"]
+    assert archive["path"] == "/w.zip" and archive["type"] == "file" and archive["size"] > 0
+    error_of(
+        owner_api.post(f"{base}/compress", {"paths": ["/world"], "to": "/w.zip"}, format="json"),
+        409,
+        "conflict",
+    )
+    owner_api.post(f"{base}/folders", {"path": "/restore"}, format="json")
+    unpacked = owner_api.post(
+        f"{base}/decompress", {"path": "/w.zip", "to": "/restore"}, format="json"
+    )
+    assert unpacked.status_code == 200, unpacked.content
+    assert unpacked.json()["data"]["decompressed"]["path"] == "/restore"
+    read = owner_api.get(f"{base}/contents?path=/restore/world/level.txt")
+    assert read.json()["data"]["file"]["content"] == "seed=42\n"
+    # Again over the same files: refused unless asked to overwrite.
+    again = owner_api.post(
+        f"{base}/decompress", {"path": "/w.zip", "to": "/restore"}, format="json"
+    )
+    error_of(again, 409, "conflict")
+    again = owner_api.post(
+        f"{base}/decompress", {"path": "/w.zip", "to": "/restore", "overwrite": True}, format="json"
+    )
+    assert again.status_code == 200, again.content
+
+    pulled = owner_api.post(
+        f"{base}/pull", {"url": f"{control_plane}/healthz", "path": "/health.json"}, format="json"
+    )
+    assert pulled.status_code == 201, pulled.content
+    assert pulled.json()["data"]["file"]["path"] == "/health.json"
+    health = owner_api.get(f"{base}/contents?path=/health.json").json()["data"]["file"]
+    assert '"status"' in health["content"]
+    missing = owner_api.post(
+        f"{base}/pull",
+        {"url": f"{control_plane}/no-such-page", "path": "/missing.bin"},
+        format="json",
+    )
+    error_of(missing, 422, "pull_failed")
+    # With private addresses refused here again, loopback is refused before the node is asked.
+    settings.FILES_PULL_ALLOW_PRIVATE = False
+    refused = owner_api.post(
+        f"{base}/pull", {"url": f"{control_plane}/healthz", "path": "/h2.json"}, format="json"
+    )
+    assert field_errors(refused) == [("url", "unsafe_address")]

@@ -28,6 +28,8 @@ WRITES = [
     ("post", "files/copy", {"from": "/a.txt", "to": "/b.txt"}),
     ("post", "files/delete", {"paths": ["/a.txt"]}),
     ("post", "files/chmod", {"path": "/a.txt", "mode": "644"}),
+    ("post", "files/compress", {"paths": ["/world"]}),
+    ("post", "files/decompress", {"path": "/mods.zip"}),
 ]
 
 
@@ -128,6 +130,10 @@ def test_reading_contents_and_searching_need_their_parameter(owner_api, server):
         ("files/delete", {"paths": ["/a"] * 1001}, [("paths", "max_length")]),
         ("files/chmod", {"path": "/a", "mode": "4755"}, [("mode", "invalid")]),
         ("files/chmod", {"path": "/a", "mode": "rwx"}, [("mode", "invalid")]),
+        ("files/compress", {"paths": ["/a"], "format": "rar"}, [("format", "invalid_choice")]),
+        ("files/decompress", {"path": "/a", "overwrite": "yes"}, [("overwrite", "invalid")]),
+        ("files/pull", {"url": "ftp://example.com/a", "path": "/a"}, [("url", "invalid")]),
+        ("files/pull", {"url": "https://example.com/a"}, [("path", "required")]),
     ],
 )
 def test_a_bad_body_is_refused_by_field(owner_api, server, suffix, body, expected):

@@ -7,8 +7,8 @@ import pytest
 
 from accounts.roles import Role
 from events.models import Event
-from hosting.errors import ServiceUnavailable
-from servers.services.files import FileCall, _error, file_call
+from hosting.errors import ServiceUnavailable, ValidationFailed
+from servers.services.files import FileCall, _error, file_call, pull_url_check
 from tests.factories import MembershipFactory, UserFactory
 from tests.servers.test_nodes import NOW, create_server, new_node
 
@@ -129,3 +129,40 @@ def test_an_upload_report_of_the_wrong_types_is_refused(account, owner, client_f
     answer = upload(client_for, token, server, owner.pk, **overrides)
     assert answer.status_code == 400, answer.content
     assert not Event.objects.filter(type="server.files.uploaded").exists()
+
+
+@pytest.mark.parametrize(
+    "url,code",
+    [
+        ("ftp://example.com/a.jar", "invalid"),
+        ("https://user:secret@example.com/a.jar", "invalid"),
+        ("https://127.0.0.1/a.jar", "unsafe_address"),
+        ("http://localhost:8000/a.jar", "unsafe_address"),
+        ("http://10.1.2.3/a.jar", "unsafe_address"),
+        ("http://169.254.169.254/latest/meta-data/", "unsafe_address"),
+        ("http://[::1]/a.jar", "unsafe_address"),
+        ("http://[::ffff:127.0.0.1]/a.jar", "unsafe_address"),
+        ("http://0x7f.1/a.jar", "unsafe_address"),
+        ("https://example.com:99999/a.jar", "invalid"),
+    ],
+)
+def test_a_pull_from_an_unsafe_address_is_refused_here(settings, url, code):
+    settings.FILES_PULL_ALLOW_PRIVATE = False
+    with pytest.raises(ValidationFailed) as refused:
+        pull_url_check(url)
+    assert refused.value.details["fields"][0]["name"] == "url"
+    assert refused.value.details["fields"][0]["code"] == code
+
+
+def test_a_pull_host_outside_the_allow_list_is_refused(settings):
+    settings.FILES_PULL_ALLOWED_HOSTS = ["github.com", "modrinth.com"]
+    settings.FILES_PULL_ALLOW_PRIVATE = True
+    with pytest.raises(ValidationFailed) as refused:
+        pull_url_check("http://localhost/a.jar")
+    assert refused.value.details["fields"][0]["code"] == "host_not_allowed"
+    # A name covers its subdomains (checked before resolving, so no lookup is needed to refuse).
+    with pytest.raises(ValidationFailed) as refused:
+        pull_url_check("https://evilgithub.com/a.jar")
+    assert refused.value.details["fields"][0]["code"] == "host_not_allowed"
+    settings.FILES_PULL_ALLOWED_HOSTS = ["localhost"]
+    assert pull_url_check("http://localhost/a.jar") == "http://localhost/a.jar"
