@@ -49,6 +49,9 @@ BASE_URL = f"http://127.0.0.1:{PORT}"
 # files are its (the agent works on their folders; the console and transfers are its too).
 AGENT_PORT = 8766
 AGENT_URL = f"http://127.0.0.1:{AGENT_PORT}"
+# What the file manager's fetch-from-URL fetches: a plain HTTP server of its own (not gunicorn,
+# whose workers may all be waiting on the agent's fetch).
+DOWNLOADS_PORT = 8767
 # A file the agent finds in the node server's folder, for reading, copying and renaming.
 SEED_FILES = {"fuzz.txt": b"motd=Fuzzed\n", "fuzz-rename.txt": b"renamed once\n"}
 
@@ -130,6 +133,8 @@ def server_env(database_url: str) -> dict[str, str]:
         # every delivery on this machine, and the fuzzer's endpoints can then be created.
         WEBHOOKS_ALLOW_HTTP="true",
         WEBHOOKS_ALLOW_PRIVATE_TARGETS="true",
+        # The file manager fetches from the fuzzer's own server, on loopback.
+        FILES_PULL_ALLOW_PRIVATE="true",
     )
     return env
 
@@ -174,7 +179,8 @@ def seed_node_server(folder: Path, seconds: float = 60) -> None:
             sys.exit(f"The fuzzer's agent never made {folder} (var/fuzz/agent.log).")
         time.sleep(0.2)
     owner = folder.stat()
-    for name, content in SEED_FILES.items():
+    seeds = SEED_FILES | {"fuzz.tar.gz": _tar_gz({"unpacked/hello.txt": b"hello\n"})}
+    for name, content in seeds.items():
         path = folder / name
         path.write_bytes(content)
         os.chown(path, owner.st_uid, owner.st_gid)
@@ -753,7 +759,8 @@ def main() -> int:
 
     def start(command: list[str], **kwargs) -> subprocess.Popen:
         kwargs.setdefault("env", env)
-        process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, **kwargs)
+        kwargs.setdefault("cwd", ROOT)
+        process = subprocess.Popen(command, start_new_session=True, **kwargs)
         processes.append(process)
         return process
 
@@ -811,10 +818,20 @@ def main() -> int:
                     "AGENT_DATA_ROOT": str(agent_root),
                     # Root with bubblewrap sandboxes the servers; elsewhere they run as is.
                     "AGENT_ALLOW_UNISOLATED": "1",
+                    "AGENT_PULL_ALLOW_PRIVATE": "1",
                 },
                 stdout=agent_log,
                 stderr=subprocess.STDOUT,
             )
+        downloads = REPORT_DIR / "downloads"
+        downloads.mkdir(exist_ok=True)
+        (downloads / "plugin.jar").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip
+        start(
+            [python, "-m", "http.server", str(DOWNLOADS_PORT), "--bind", "127.0.0.1"],
+            cwd=downloads,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         # The worker's first calls to the agent (the node server's create) need its hello done.
         wait_for_hello(tokens["main"], ids["FUZZ_NODE_ID"])
         with open(REPORT_DIR / "worker.log", "w") as worker_log:

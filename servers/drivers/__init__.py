@@ -26,6 +26,10 @@ class DriverError(Exception):
     """The node could not do what was asked; the message is shown to the customer."""
 
 
+class DriverTimeout(DriverError):
+    """The node did not answer in time (it may still be doing what was asked)."""
+
+
 @dataclass(frozen=True)
 class Usage:
     cpu_percent: float

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 
-from servers.drivers import DriverError, ProvisioningDriver, Usage
+from servers.drivers import DriverError, DriverTimeout, ProvisioningDriver, Usage
 from servers.drivers.spec import instance_spec
 from servers.models import Instance, Node
 from servers.signing import request_token
@@ -51,7 +51,7 @@ def agent_request(
                 headers={**(headers or {}), "Authorization": f"Bearer {request_token(node.id)}"},
             )
     except httpx.TimeoutException:
-        raise DriverError(
+        raise DriverTimeout(
             f"The node {node.name} did not answer in time; try again in a moment."
         ) from None
     except httpx.HTTPError:

@@ -30,7 +30,7 @@ from hosting.errors import (
     ServiceUnavailable,
     ValidationFailed,
 )
-from servers.drivers import DriverError
+from servers.drivers import DriverError, DriverTimeout
 from servers.drivers.agent import agent_request
 from servers.models import Instance, Node
 from servers.models import ServerStatus as S
@@ -133,6 +133,13 @@ def file_call(instance: Instance, call: FileCall) -> tuple[Any, dict[str, str]]:
         status, answer, headers = agent_request(
             node, call.method, path, body=call.body, headers=call.headers, timeout=call.timeout
         )
+    except DriverTimeout as error:
+        if call.timeout is None:
+            raise ServiceUnavailable(str(error)) from None
+        raise ServiceUnavailable(
+            f"The node is still working on it after {call.timeout:g} seconds; what it makes "
+            "appears in the folder when it is done."
+        ) from None
     except DriverError as error:
         raise ServiceUnavailable(str(error)) from None
     if status >= 400:

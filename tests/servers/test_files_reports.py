@@ -3,11 +3,14 @@ becomes the contract's, an upload the agent reports is recorded as the uploader'
 node unreachable is a 503. (The calls themselves, against a real agent, are in
 tests/agent/test_files_control_plane.py.)"""
 
+import socket
+
 import pytest
 
 from accounts.roles import Role
 from events.models import Event
 from hosting.errors import ServiceUnavailable, ValidationFailed
+from servers.models import Node
 from servers.services.files import FileCall, _error, file_call, pull_url_check
 from tests.factories import MembershipFactory, UserFactory
 from tests.servers.test_nodes import NOW, create_server, new_node
@@ -166,3 +169,23 @@ def test_a_pull_host_outside_the_allow_list_is_refused(settings):
     assert refused.value.details["fields"][0]["code"] == "host_not_allowed"
     settings.FILES_PULL_ALLOWED_HOSTS = ["localhost"]
     assert pull_url_check("http://localhost/a.jar") == "http://localhost/a.jar"
+
+
+def test_a_long_call_past_its_wait_says_the_node_is_still_at_it(account, settings):
+    """The node takes the connection and does not answer within the call's own wait."""
+    settings.AGENT_REQUEST_TIMEOUT_SECONDS = 1
+    silent = socket.create_server(("127.0.0.1", 0))  # listens, never answers
+    try:
+        node, _ = new_node()
+        Node.objects.filter(pk=node.pk).update(
+            agent_url=f"http://127.0.0.1:{silent.getsockname()[1]}"
+        )
+        server = create_server(account)
+        server.refresh_from_db()
+        call = FileCall("POST", "compress", body={"paths": ["/world"]}, timeout=0.5)
+        with pytest.raises(ServiceUnavailable, match=r"still working on it after 0\.5 seconds"):
+            file_call(server, call)
+        with pytest.raises(ServiceUnavailable, match="did not answer in time"):
+            file_call(server, FileCall("GET", "list", query={"path": "/"}))
+    finally:
+        silent.close()
