@@ -242,12 +242,19 @@ def _entries(
                 for folder, dirs, others, folder_fd in walk:
                     dirs.sort()
                     inner = os.path.normpath(os.path.join(relative[cut:], folder))
+                    links = set()
                     for entry in sorted(dirs + others):
                         try:
                             found = os.stat(entry, dir_fd=folder_fd, follow_symlinks=False)
                         except FileNotFoundError:
                             continue  # removed while walked
+                        if stat.S_ISLNK(found.st_mode):
+                            links.add(entry)
                         yield f"{inner}/{entry}", found, folder_fd, entry
+                    # A link to a folder is kept as a link: never descended into. (os.fwalk
+                    # would open its target before finding it a link, and a neighbour's folder
+                    # is one the server's user may not open.)
+                    dirs[:] = [name for name in dirs if name not in links]
             except OSError as error:
                 shown = os.fsdecode(error.filename or "") if error.filename else relative
                 raise path_error(error, f"{relative}/{shown}".rstrip("/")) from None

@@ -206,6 +206,13 @@ def path_error(error: OSError, path: str) -> AgentError:
     return AgentError(f"{shown}: {error.strerror}.")
 
 
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return False
+
+
 def kind_of(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "folder"
@@ -406,7 +413,11 @@ class ServerFiles:
         found: list[dict] = []
         with self.open(relative, os.O_RDONLY | os.O_DIRECTORY) as top:
             for folder, dirs, files, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
-                for name in sorted(dirs) + sorted(files):
+                # A link to a folder is listed, never descended into (os.fwalk would open its
+                # target, outside the folder perhaps, before finding it a link).
+                linked = [name for name in dirs if _is_link(name, dir_fd)]
+                dirs[:] = [name for name in dirs if name not in linked]
+                for name in sorted(dirs + linked) + sorted(files):
                     if needle not in name.casefold():
                         continue
                     try:

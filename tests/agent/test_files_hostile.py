@@ -310,16 +310,6 @@ def test_no_path_link_or_archive_of_a_hostile_tenant_reaches_outside_its_server(
     assert leaks == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "agent/archives.py _entries walks a selected folder with os.fwalk(follow_symlinks="
-        "False), which still open()s every link to a folder it finds (following it) before "
-        "its samestat check: a link to a folder outside that the server's user may not open "
-        "(another server's, mode 0700) makes the whole compress 403 not_permitted, and one "
-        "it may open is opened outside the server's folder (then skipped)"
-    ),
-)
 def test_a_folder_holding_a_link_to_a_neighbours_folder_is_compressed_with_the_link(
     make_server, agent
 ):
