@@ -3,7 +3,7 @@
 The control plane decides who may do what (the views' scopes, the instance's account); the
 agent does it, as the server's own user and confined by the kernel to the server's folder.
 Each call here is one call to the agent, whose answer becomes the API's, and whose errors
-become the contract's (``_ERRORS``): nothing of a file passes through here but the text an
+become the contract's (``_error``): nothing of a file passes through here but the text an
 editor reads or writes (``AGENT_FILES_MAX_TEXT_BYTES``); transfers go straight to the node.
 """
 
@@ -38,7 +38,7 @@ from servers.signing import file_token
 from webhooks.services.targets import refused_address
 
 # Statuses whose files are closed: a suspended instance's data is kept but not handed out,
-# and a deleted one's is being removed.
+# and a deleting one's is being removed (a deleted one is not found at all).
 CLOSED = {S.SUSPENDED, S.DELETING}
 
 

@@ -17,7 +17,6 @@ import zipfile
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.agent.test_isolation import pytestmark  # noqa: F401 - its skip: a root agent
 from tests.agent.test_transfers import transfer_token  # noqa: F401 - a fixture
