@@ -53,7 +53,12 @@ AGENT_URL = f"http://127.0.0.1:{AGENT_PORT}"
 # whose workers may all be waiting on the agent's fetch).
 DOWNLOADS_PORT = 8767
 # A file the agent finds in the node server's folder, for reading, copying and renaming.
-SEED_FILES = {"fuzz.txt": b"motd=Fuzzed\n", "fuzz-rename.txt": b"renamed once\n"}
+SEED_FILES = {
+    "fuzz.txt": b"motd=Fuzzed\n",
+    "fuzz-rename.txt": b"renamed once\n",
+    # What chmod changes (to any mode the fuzzer draws), so that fuzz.txt stays readable.
+    "fuzz-mode.txt": b"mode\n",
+}
 
 # The second pass: operations that revoke, rotate, demote, remove or suspend.
 DESTRUCTIVE_OPERATIONS = [
