@@ -102,6 +102,8 @@ class Config:
     pull_timeout_seconds: float = 600
     pull_allowed_hosts: tuple[str, ...] | None = None  # None: any host
     pull_allow_private: bool = False
+    sftp_listen: tuple[str, int] | None = None  # None: no SFTP server
+    sftp_recheck_seconds: float = 60
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,13 @@ OPTIONS = (
         "",
         "let files be pulled from loopback, private and link-local addresses (tests only; 1/true)",
     ),
+    _Option("AGENT_SFTP_LISTEN", "--sftp-listen", "", "host:port of the SFTP server; empty: off"),
+    _Option(
+        "AGENT_SFTP_RECHECK_SECONDS",
+        "--sftp-recheck-seconds",
+        "60",
+        "how often an SFTP session's access is asked of the control plane again",
+    ),
 )
 
 UID_RANGE = re.compile(r"^(\d+)-(\d+)$")
@@ -233,10 +242,10 @@ def _positive_integer(variable: str, value: str) -> int:
     return number
 
 
-def _listen(value: str) -> tuple[str, int]:
+def _listen(value: str, variable: str = "AGENT_LISTEN") -> tuple[str, int]:
     host, separator, port = value.rpartition(":")
     if not separator or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"AGENT_LISTEN must be host:port, not {value!r}.")
+        raise ConfigError(f"{variable} must be host:port, not {value!r}.")
     return host.strip("[]"), int(port)
 
 
@@ -496,4 +505,12 @@ def load_config(
         ),
         pull_allowed_hosts=_pull_allowed_hosts(values["AGENT_PULL_ALLOWED_HOSTS"]),
         pull_allow_private=_flag("AGENT_PULL_ALLOW_PRIVATE", values["AGENT_PULL_ALLOW_PRIVATE"]),
+        sftp_listen=(
+            _listen(values["AGENT_SFTP_LISTEN"].strip(), "AGENT_SFTP_LISTEN")
+            if values["AGENT_SFTP_LISTEN"].strip()
+            else None
+        ),
+        sftp_recheck_seconds=_positive_number(
+            "AGENT_SFTP_RECHECK_SECONDS", values["AGENT_SFTP_RECHECK_SECONDS"]
+        ),
     )

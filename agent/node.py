@@ -65,6 +65,8 @@ class Node:
         self._console_key_pem: str | None = None
         self._tasks: set[asyncio.Task] = set()
         self._opened = False
+        # Set by the SFTP server (agent/sftp.py) once it listens.
+        self.sftp_host_key_fingerprint: str | None = None
 
     # -- start and shutdown -------------------------------------------------------------------
 
@@ -384,4 +386,11 @@ class Node:
             "memory_bytes": _memory_bytes(),
             "servers": len(self.servers),
             "runtimes": sorted(self.config.runtimes),
+            "sftp": self._sftp(),
         }
+
+    def _sftp(self) -> dict[str, Any] | None:
+        if self.config.sftp_listen is None or self.sftp_host_key_fingerprint is None:
+            return None
+        host, port = self.config.sftp_listen
+        return {"listen": f"{host}:{port}", "host_key_fingerprint": self.sftp_host_key_fingerprint}

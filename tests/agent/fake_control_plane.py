@@ -27,6 +27,12 @@ class FakeControlPlane:
         # The next event posts answered 503: the control plane is down until they are spent
         # (usage posts are refused meanwhile too, without counting).
         self.failing_event_posts = 0
+        # SFTP sign-ins: (username, server id, credential) → the yes to answer, where the
+        # credential is a public key's "type base64" or a password; anything else is a no.
+        # sftp_down: every ask answered 503.
+        self.sftp_grants: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.sftp_asks: list[dict[str, Any]] = []
+        self.sftp_down = False
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._started = threading.Event()
@@ -50,6 +56,7 @@ class FakeControlPlane:
         app.router.add_post("/v1/agent/hello", self._hello)
         app.router.add_post("/v1/agent/usage", self._usage)
         app.router.add_post("/v1/agent/events", self._events)
+        app.router.add_post("/v1/agent/sftp/auth", self._sftp_auth)
         app.router.add_get("/files/{name}", self._file)
         runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(runner.setup())
@@ -104,6 +111,51 @@ class FakeControlPlane:
                 return self._unavailable()
             self.events.extend(events)
         return web.json_response({"accepted": len(events)})
+
+    @staticmethod
+    def _sftp_credential(body: dict[str, Any]) -> str:
+        if "public_key" in body:
+            return " ".join(str(body["public_key"]).split()[:2])
+        return str(body.get("password"))
+
+    async def _sftp_auth(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return self._refuse()
+        body = await request.json()
+        with self._lock:
+            self.sftp_asks.append(body)
+            if self.sftp_down:
+                return self._unavailable()
+            key = (body.get("username"), body.get("server_id"), self._sftp_credential(body))
+            grant = self.sftp_grants.get(key)
+        if grant is None:
+            return web.json_response({"success": True, "data": {"allowed": False}})
+        return web.json_response({"success": True, "data": {"allowed": True, **grant}})
+
+    def sftp_allow(
+        self,
+        username: str,
+        server_id: str,
+        credential: str,
+        *,
+        user_id: str = "usr_SftpUser",
+        permissions: tuple[str, ...] = ("files.read", "files.write"),
+    ) -> None:
+        """Let ``credential`` (an OpenSSH public key line, or a password) sign in."""
+        key = (username, server_id, " ".join(credential.split()[:2]))
+        if not credential.startswith("ssh-"):
+            key = (username, server_id, credential)
+        with self._lock:
+            self.sftp_grants[key] = {"user_id": user_id, "permissions": list(permissions)}
+
+    def sftp_revoke(self, username: str, server_id: str, credential: str) -> None:
+        with self._lock:
+            for key in list(self.sftp_grants):
+                if key[:2] == (username, server_id) and key[2] in (
+                    credential,
+                    " ".join(credential.split()[:2]),
+                ):
+                    del self.sftp_grants[key]
 
     async def _file(self, request: web.Request) -> web.Response:
         with self._lock:
