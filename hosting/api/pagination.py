@@ -1,6 +1,7 @@
 """Page-number pagination with the contract's ``data.pagination`` object (CONTRACT §4)."""
 
 import math
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from django.core.exceptions import ImproperlyConfigured
@@ -57,13 +58,7 @@ class PageNumberPagination(BasePagination):
     def paginate_queryset(self, queryset, request, view=None) -> list:
         if not queryset.ordered:
             raise ImproperlyConfigured("Paginated querysets need a total, stable ordering.")
-        self.request = request
-        params = request.query_params
-        self.page = integer_value(params, "page", default=1, minimum=1, maximum=MAX_PAGE)
-        self.per_page = integer_value(
-            params, "per_page", default=DEFAULT_PER_PAGE, minimum=1, maximum=MAX_PER_PAGE
-        )
-        offset = (self.page - 1) * self.per_page
+        offset = self._read_page(request)
         # A view that keeps counts may find a deep page without skipping every earlier row.
         seek = getattr(view, "seek_deep_page", None)
         if offset >= DEEP_OFFSET and seek is not None:
@@ -78,6 +73,23 @@ class PageNumberPagination(BasePagination):
         if offset >= self.total:
             return []
         return list(page_of(queryset, offset, self.per_page))
+
+    def _read_page(self, request) -> int:
+        """Read ``page`` and ``per_page``; the offset of the page's first row."""
+        self.request = request
+        params = request.query_params
+        self.page = integer_value(params, "page", default=1, minimum=1, maximum=MAX_PAGE)
+        self.per_page = integer_value(
+            params, "per_page", default=DEFAULT_PER_PAGE, minimum=1, maximum=MAX_PER_PAGE
+        )
+        return (self.page - 1) * self.per_page
+
+    def paginate_fetched(self, fetch: Callable[[int, int], tuple[int, list]], request) -> list:
+        """A page of a list kept elsewhere (a node's folder): ``fetch(offset, limit)`` answers
+        ``(total, rows)``; the same parameters, ``pagination`` and ``Link`` as a queryset's."""
+        offset = self._read_page(request)
+        self.total, rows = fetch(offset, self.per_page)
+        return rows
 
     @property
     def total_pages(self) -> int:

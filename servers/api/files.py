@@ -15,15 +15,15 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts.actors import Actor
-from hosting.api.pagination import DEFAULT_PER_PAGE, MAX_PAGE, MAX_PER_PAGE
-from hosting.api.params import integer_value, invalid_parameter, single_value
+from hosting.api.pagination import MAX_PAGE, MAX_PER_PAGE, PageNumberPagination
+from hosting.api.params import invalid_parameter, single_value
 from hosting.api.schema import envelope, error_doc
 from hosting.api.serializers import StrictInputSerializer
 from hosting.api.views import validated
 from servers.services.files import (
     FileCall,
     file_call,
-    files_changed_record,
+    files_delete,
     pull_url_check,
     transfer_url,
 )
@@ -345,45 +345,27 @@ class InstanceFilesMixin:
     )
     @action(detail=True, methods=["get"], url_path="files")
     def files(self, request, pk=None):
-        params = request.query_params
         folder = _query_path(request)
-        ordering = single_value(params, "ordering") or "name"
+        ordering = single_value(request.query_params, "ordering") or "name"
         if ordering not in ORDERINGS:
             raise invalid_parameter(
                 "ordering", "invalid", f"ordering is one of {', '.join(ORDERINGS)}."
             )
-        page = integer_value(params, "page", default=1, minimum=1, maximum=MAX_PAGE)
-        per_page = integer_value(
-            params, "per_page", default=DEFAULT_PER_PAGE, minimum=1, maximum=MAX_PER_PAGE
-        )
         sort, order = ORDERINGS[ordering]
-        answer, _ = self._call(
-            FileCall(
-                "GET",
-                "list",
-                query={
-                    "path": folder,
-                    "sort": sort,
-                    "order": order,
-                    "offset": (page - 1) * per_page,
-                    "limit": per_page,
-                },
-            )
-        )
-        shown = answer.get("path", folder)
-        total = answer["total"]
-        return Response(
-            {
-                "path": shown,
-                "files": [_entry(raw, shown) for raw in answer["entries"]],
-                "pagination": {
-                    "page": page,
-                    "per_page": per_page,
-                    "total": total,
-                    "total_pages": max(1, -(-total // per_page)),
-                },
-            }
-        )
+        listed: dict = {}
+
+        def fetch(offset: int, limit: int) -> tuple[int, list]:
+            query = {"path": folder, "sort": sort, "order": order, "offset": offset}
+            answer, _ = self._call(FileCall("GET", "list", query=query | {"limit": limit}))
+            listed.update(answer)
+            return answer["total"], answer["entries"]
+
+        paginator = PageNumberPagination.for_key("files")()
+        rows = paginator.paginate_fetched(fetch, request)
+        shown = listed.get("path", folder)
+        response = paginator.get_paginated_response([_entry(raw, shown) for raw in rows])
+        response.data["path"] = shown
+        return response
 
     @extend_schema(
         summary="Get a file's or folder's details",
@@ -534,10 +516,10 @@ class InstanceFilesMixin:
     @action(detail=True, methods=["post"], url_path="files/delete")
     def file_delete(self, request, pk=None):
         body = validated(FilePathsSerializer, request)
-        instance = self.get_object()
-        answer, _ = file_call(instance, FileCall("POST", "delete", field="paths", body=body))
-        files_changed_record(instance, "deleted", answer["deleted"], Actor.from_request(request))
-        return Response({"files": {"deleted": answer["deleted"]}})
+        deleted = files_delete(
+            instance=self.get_object(), paths=body["paths"], actor=Actor.from_request(request)
+        )
+        return Response({"files": {"deleted": deleted}})
 
     @extend_schema(
         summary="Change a file's mode",
@@ -567,17 +549,7 @@ class InstanceFilesMixin:
     )
     @action(detail=True, methods=["post"], url_path="files/download-url")
     def file_download_url(self, request, pk=None):
-        body = validated(FilePathSerializer, request)
-        return Response(
-            {
-                "transfer": transfer_url(
-                    instance=self.get_object(),
-                    user_id=request.auth.user.pk,
-                    path=body["path"],
-                    direction="download",
-                )
-            }
-        )
+        return self._transfer(request, "download")
 
     @extend_schema(
         summary="Get an upload address",
@@ -595,17 +567,15 @@ class InstanceFilesMixin:
     )
     @action(detail=True, methods=["post"], url_path="files/upload-url")
     def file_upload_url(self, request, pk=None):
-        body = validated(FilePathSerializer, request)
-        return Response(
-            {
-                "transfer": transfer_url(
-                    instance=self.get_object(),
-                    user_id=request.auth.user.pk,
-                    path=body["path"],
-                    direction="upload",
-                )
-            }
+        return self._transfer(request, "upload")
+
+    def _transfer(self, request, direction: str) -> Response:
+        path = validated(FilePathSerializer, request)["path"]
+        instance = self.get_object()
+        transfer = transfer_url(
+            instance=instance, user_id=request.auth.user.pk, path=path, direction=direction
         )
+        return Response({"transfer": transfer})
 
     @extend_schema(
         summary="Compress files into an archive",

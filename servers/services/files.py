@@ -7,8 +7,6 @@ become the contract's (``_error``): nothing of a file passes through here but th
 editor reads or writes (``AGENT_FILES_MAX_TEXT_BYTES``); transfers go straight to the node.
 """
 
-import ipaddress
-import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -35,7 +33,7 @@ from servers.drivers.agent import agent_request
 from servers.models import Instance, Node
 from servers.models import ServerStatus as S
 from servers.signing import file_token
-from webhooks.services.targets import refused_address
+from webhooks.services.targets import Unresolvable, UnsafeTarget, public_addresses
 
 # Statuses whose files are closed: a suspended instance's data is kept but not handed out,
 # and a deleting one's is being removed (a deleted one is not found at all).
@@ -148,6 +146,16 @@ def file_call(instance: Instance, call: FileCall) -> tuple[Any, dict[str, str]]:
     return answer, ({"ETag": etag} if etag else {})
 
 
+def files_delete(*, instance: Instance, paths: list[str], actor: Actor) -> list[str]:
+    """Delete ``paths`` on the node (each checked first, then each deleted) and record
+    ``<kind>.files.deleted``; the paths deleted."""
+    answer, _ = file_call(
+        instance, FileCall("POST", "delete", field="paths", body={"paths": paths})
+    )
+    files_changed_record(instance, "deleted", answer["deleted"], actor)
+    return answer["deleted"]
+
+
 def files_changed_record(
     instance: Instance, change: str, paths: list[str], actor: Actor, **extra: Any
 ) -> None:
@@ -225,9 +233,9 @@ def _host_allowed(host: str) -> bool:
 
 def pull_url_check(url: str) -> str:
     """``url`` if the node may fetch it: http(s), no credentials, a host of
-    ``FILES_PULL_ALLOWED_HOSTS`` that resolves to public addresses only (the webhooks' rule;
-    ``FILES_PULL_ALLOW_PRIVATE`` lifts it). The node checks again as it connects, since a
-    name may resolve elsewhere by then."""
+    ``FILES_PULL_ALLOWED_HOSTS`` that resolves to public addresses only (the webhooks'
+    ``public_addresses``; ``FILES_PULL_ALLOW_PRIVATE`` lifts it). The node checks again as
+    it connects, since a name may resolve elsewhere by then."""
     try:
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -245,18 +253,9 @@ def pull_url_check(url: str) -> str:
             "url", "host_not_allowed", f"Files may not be fetched from {host} here."
         )
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise ValidationFailed.field(
-            "url", "invalid", f"The host {host} does not resolve."
-        ) from None
-    if not settings.FILES_PULL_ALLOW_PRIVATE:
-        for info in infos:
-            address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
-            if refused_address(address):
-                raise ValidationFailed.field(
-                    "url",
-                    "unsafe_address",
-                    f"{host} resolves to {address}, a private, loopback or reserved address.",
-                )
+        public_addresses(host, port, allow_private=settings.FILES_PULL_ALLOW_PRIVATE)
+    except Unresolvable as refused:
+        raise ValidationFailed.field("url", "invalid", str(refused)) from None
+    except UnsafeTarget as refused:
+        raise ValidationFailed.field("url", "unsafe_address", str(refused)) from None
     return url

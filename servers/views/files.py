@@ -21,7 +21,7 @@ from django.views.generic import TemplateView
 from accounts.actors import Actor
 from accounts.roles import scopes_allowed_for
 from hosting.errors import ApplicationError, ValidationFailed
-from servers.services.files import FileCall, file_call, files_changed_record, transfer_url
+from servers.services.files import FileCall, file_call, files_delete, transfer_url
 from servers.views import BotPages, InstanceObjectMixin, ServerPages
 
 PER_PAGE = 50
@@ -242,13 +242,15 @@ class InstanceFilesDoView(InstanceFilesMixin, View):
         if op == "write" and isinstance(body.get("version"), str):
             headers["If-Match"] = f'"{body.pop("version")}"'
         body.pop("version", None)
+        if op == "delete":
+            paths = body.get("paths")
+            if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
+                raise ValidationFailed.field("paths", "invalid", "Name the files to delete.")
+            actor = Actor.from_request(self.request)
+            return {"deleted": files_delete(instance=instance, paths=paths, actor=actor)}
         answer, _ = file_call(
             instance, FileCall(method, operation, body=body, headers=headers or None)
         )
-        if op == "delete":
-            files_changed_record(
-                instance, "deleted", answer["deleted"], Actor.from_request(self.request)
-            )
         return answer
 
 

@@ -28,6 +28,10 @@ def test_a_customer_edits_files_through_the_api(server, owner_api, outsider_api)
     base = f"/v1/servers/{server.id}/files"
     listed = owner_api.get(f"{base}?path=/").json()["data"]
     assert listed["path"] == "/" and listed["pagination"]["page"] == 1
+    # Pages as every list has them: pagination and the Link header.
+    first = owner_api.get(f"{base}?path=/&per_page=1")
+    assert first.json()["data"]["pagination"]["total_pages"] == listed["pagination"]["total"]
+    assert 'rel="next"' in first["Link"] and "page=2" in first["Link"]
     assert all(entry["path"] == f"/{entry['name']}" for entry in listed["files"])
 
     answer = owner_api.post(f"{base}/folders", {"path": "/config"}, format="json")

@@ -12,6 +12,10 @@ class UnsafeTarget(Exception):
     """The URL or the address it resolves to may not be sent to."""
 
 
+class Unresolvable(UnsafeTarget):
+    """The host does not resolve."""
+
+
 def refused_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Private, loopback, link-local, multicast, reserved or otherwise not global."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
@@ -54,15 +58,22 @@ def resolve_target(url: str) -> tuple[str, list[str]]:
     """
     host = check_url(url)
     port = urlsplit(url).port or (443 if url.startswith("https") else 80)
+    return host, public_addresses(host, port, allow_private=settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS)
+
+
+def public_addresses(host: str, port: int, *, allow_private: bool = False) -> list[str]:
+    """The addresses ``host`` resolves to now; ``Unresolvable`` when none, ``UnsafeTarget``
+    when one is private, loopback or reserved (unless ``allow_private``). What webhooks and
+    the file manager's fetch from a URL both send to."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror:
-        raise UnsafeTarget(f"The host {host} does not resolve.") from None
+    except (socket.gaierror, UnicodeError):
+        raise Unresolvable(f"The host {host} does not resolve.") from None
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-    if not settings.WEBHOOKS_ALLOW_PRIVATE_TARGETS:
+    if not allow_private:
         refused = [a for a in addresses if refused_address(ipaddress.ip_address(a))]
         if refused:
             raise UnsafeTarget(
                 f"{host} resolves to {refused[0]}, a private, loopback or reserved address."
             )
-    return host, addresses
+    return addresses
