@@ -49,8 +49,9 @@ def test_a_range_past_a_tables_retention_is_read_from_a_coarser_one():
 
 
 def _record(instance_id: str, *, at: datetime, cpu: float, memory: int, rx: int | None = None):
-    """One sample of a process started at midnight (its uptime grows with ``at``)."""
-    midnight = at.replace(hour=0, minute=0, second=0)
+    """One sample of a process started at midnight the day before (its uptime grows with
+    ``at``, and is never so short that a sample just after midnight reads as a restart)."""
+    midnight = at.replace(hour=0, minute=0, second=0) - timedelta(days=1)
     usage_record(
         measurements=[
             Measurement(
