@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from agent import file_routes, sftp, transfers
+from agent import backup_routes, file_routes, sftp, transfers
 from agent.errors import AgentError, InvalidJson, InvalidParameter, InvalidToken
 from agent.node import Node
 from agent.spec import parse_spec
@@ -175,5 +175,6 @@ def make_app(node: Node) -> web.Application:
     app.router.add_post("/api/sync", sync)
     file_routes.add_routes(app, node, server)
     transfers.add_routes(app, node, server)
+    backup_routes.add_routes(app, node, server)
     sftp.add_server(app, node)
     return app

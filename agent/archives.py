@@ -36,7 +36,7 @@ import tarfile
 import time
 import zipfile
 import zlib
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from datetime import UTC, datetime
 from typing import IO, Any
 
@@ -216,11 +216,16 @@ def _raise(error: OSError) -> None:
     raise error
 
 
-def _entries(
-    files: ServerFiles, relatives: list[str], common: str
+def entries(
+    files: ServerFiles,
+    relatives: list[str],
+    common: str,
+    *,
+    skip: Callable[[str, bool], bool] | None = None,
 ) -> Generator[tuple[str, os.stat_result, int, str]]:
     """(member name, status, descriptor of its folder, its name there) of every entry of the
-    selection, folders before what they hold; links are entries, never followed."""
+    selection, folders before what they hold; links are entries, never followed. ``skip(member
+    name, is a folder)`` true leaves an entry out (a folder with all it holds)."""
     cut = len(common) + 1 if common else 0
     for relative in relatives:
         with files.parent(relative) as (parent, name):
@@ -228,6 +233,8 @@ def _entries(
                 info = os.stat(name, dir_fd=parent, follow_symlinks=False)
             except OSError as error:
                 raise path_error(error, relative) from None
+            if skip is not None and skip(relative[cut:], stat.S_ISDIR(info.st_mode)):
+                continue
             yield relative[cut:], info, parent, name
             if not stat.S_ISDIR(info.st_mode):
                 continue
@@ -242,19 +249,23 @@ def _entries(
                 for folder, dirs, others, folder_fd in walk:
                     dirs.sort()
                     inner = os.path.normpath(os.path.join(relative[cut:], folder))
-                    links = set()
+                    pruned = set()
                     for entry in sorted(dirs + others):
                         try:
                             found = os.stat(entry, dir_fd=folder_fd, follow_symlinks=False)
                         except FileNotFoundError:
                             continue  # removed while walked
+                        member = f"{inner}/{entry}"
+                        if skip is not None and skip(member, stat.S_ISDIR(found.st_mode)):
+                            pruned.add(entry)
+                            continue
                         if stat.S_ISLNK(found.st_mode):
-                            links.add(entry)
-                        yield f"{inner}/{entry}", found, folder_fd, entry
+                            pruned.add(entry)
+                        yield member, found, folder_fd, entry
                     # A link to a folder is kept as a link: never descended into. (os.fwalk
                     # would open its target before finding it a link, and a neighbour's folder
-                    # is one the server's user may not open.)
-                    dirs[:] = [name for name in dirs if name not in links]
+                    # is one the server's user may not open.) A skipped folder neither.
+                    dirs[:] = [name for name in dirs if name not in pruned]
             except OSError as error:
                 shown = os.fsdecode(error.filename or "") if error.filename else relative
                 raise path_error(error, f"{relative}/{shown}".rstrip("/")) from None
@@ -280,7 +291,12 @@ def _open_member(folder_fd: int, name: str, info: os.stat_result) -> int | None:
     return fd
 
 
-def _add_tar(bundle: tarfile.TarFile, name: str, info: os.stat_result, folder_fd: int, entry: str):
+def archivable(info: os.stat_result) -> bool:
+    """A folder, a file or a link (a pipe, a socket or a device is never archived)."""
+    return stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode) or stat.S_ISREG(info.st_mode)
+
+
+def add_tar(bundle: tarfile.TarFile, name: str, info: os.stat_result, folder_fd: int, entry: str):
     member = tarfile.TarInfo(name)
     member.mode = stat.S_IMODE(info.st_mode)
     member.mtime = info.st_mtime
@@ -365,17 +381,13 @@ def compress(
                 if kind == "zip"
                 else tarfile.open(fileobj=sink, mode="w:gz", compresslevel=6)  # noqa: SIM115
             )
-            add = _add_zip if kind == "zip" else _add_tar
+            add = _add_zip if kind == "zip" else add_tar
             try:
-                with contextlib.closing(_entries(files, relatives, common)) as entries:
-                    for name, info, folder_fd, entry in entries:
+                with contextlib.closing(entries(files, relatives, common)) as walk:
+                    for name, info, folder_fd, entry in walk:
                         if (info.st_dev, info.st_ino) == (itself.st_dev, itself.st_ino):
                             continue  # the archive being written, inside a selected folder
-                        if not (
-                            stat.S_ISDIR(info.st_mode)
-                            or stat.S_ISLNK(info.st_mode)
-                            or stat.S_ISREG(info.st_mode)
-                        ):
+                        if not archivable(info):
                             continue  # a pipe, a socket or a device: not archived
                         count += 1
                         if count > max_members:
@@ -417,12 +429,19 @@ def _kind_of(archive: IO[bytes]) -> str:
     )
 
 
-class _Unpacker:
+class Unpacker:
     """Creates the archive's members inside ``staging`` (a descriptor), one path component at
     a time, never following a link, counting entries and the bytes actually written."""
 
     def __init__(
-        self, files: ServerFiles, staging: int, *, label: str, max_members: int, max_bytes: int
+        self,
+        files: ServerFiles,
+        staging: int,
+        *,
+        label: str,
+        max_members: int,
+        max_bytes: int,
+        skip_links_out: bool = False,
     ):
         self.files = files
         self.staging = staging
@@ -433,6 +452,10 @@ class _Unpacker:
         self.max_bytes = max_bytes
         self.count = 0
         self.size = 0
+        # A backup's links out of the folder (stored as links) are left out, not refused.
+        self.skip_links_out = skip_links_out
+        self.links_skipped = 0
+        self.folders: list[tuple[str, int]] = []  # (name, mode) of each folder member
 
     def _refused(self, why: str) -> ValidationFailed:
         return ValidationFailed(f"The archive was refused: {why}. Nothing was unpacked.")
@@ -481,6 +504,11 @@ class _Unpacker:
             return  # the folder itself ("./")
         try:
             member = tarfile.data_filter(member.replace(name=name, deep=False), self.real)
+        except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
+            if not (self.skip_links_out and member.issym()):
+                raise self._refused(f"{name!r} links outside the folder") from None
+            self.links_skipped += 1
+            return
         except tarfile.FilterError as error:
             # Said again, without the node's own paths that tarfile's sentence shows.
             why = FILTER_REFUSALS.get(type(error), "is refused")
@@ -488,6 +516,7 @@ class _Unpacker:
         *parents, last = name.split("/")
         if member.isdir():
             os.close(self._folder([*parents, last], create=True))
+            self.folders.append((name, member.mode if member.mode is not None else 0o755))
             return
         if not (member.isreg() or member.issym() or member.islnk()):
             raise self._refused(f"{name!r} is not a file, a folder or a link")
@@ -556,7 +585,7 @@ class _Unpacker:
             os.close(fd)
 
 
-def _unpack_tar(archive: IO[bytes], unpacker: _Unpacker) -> None:
+def unpack_tar(archive: IO[bytes], unpacker: Unpacker) -> None:
     # A stream: each member's data is read once, as it comes, whatever the compression.
     with tarfile.open(fileobj=archive, mode="r|*") as bundle:
         while (member := bundle.next()) is not None:
@@ -589,7 +618,7 @@ def _tar_member(info: zipfile.ZipInfo, bundle: zipfile.ZipFile) -> tarfile.TarIn
     return member
 
 
-def _unpack_zip(archive: IO[bytes], unpacker: _Unpacker) -> None:
+def _unpack_zip(archive: IO[bytes], unpacker: Unpacker) -> None:
     with zipfile.ZipFile(archive) as bundle:
         members = bundle.infolist()
         if len(members) > unpacker.max_members:
@@ -603,7 +632,7 @@ def _unpack_zip(archive: IO[bytes], unpacker: _Unpacker) -> None:
                 unpacker.add(member, None)
 
 
-class _Destination:
+class Destination:
     """The folder an archive is unpacked into (made when missing, and removed again if the
     unpacking fails) and the hidden staging folder inside it, removed in any case."""
 
@@ -638,7 +667,7 @@ class _Destination:
             raise path_error(error, relative) from None
         self._stack.callback(os.close, self.staging)
 
-    def __enter__(self) -> "_Destination":
+    def __enter__(self) -> "Destination":
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
@@ -677,9 +706,20 @@ class _Destination:
                         return path
         return None
 
-    def move_in(self) -> None:
+    def clear(self, keep: frozenset[str] = frozenset()) -> None:
+        """Delete everything in the destination but the staging folder and ``keep``."""
+        for name in os.listdir(self.fd):
+            if name == self.staging_name or name in keep:
+                continue
+            if stat.S_ISDIR(os.stat(name, dir_fd=self.fd, follow_symlinks=False).st_mode):
+                shutil.rmtree(name, dir_fd=self.fd)
+            else:
+                os.unlink(name, dir_fd=self.fd)
+
+    def move_in(self, *, replace_folders: bool = False) -> None:
         """Move every member into the destination (after ``clash``): a new name by renaming,
-        a file or link replaced by renaming over it, folders in both merged."""
+        a file or link replaced by renaming over it, folders in both merged; with
+        ``replace_folders``, a folder where a member is a file or link is deleted first."""
         pending = [""]
         while pending:
             inner = pending.pop()
@@ -694,6 +734,9 @@ class _Destination:
                         pending.append(f"{inner}/{name}".lstrip("/"))
                     elif stat.S_ISDIR(mine.st_mode):
                         os.unlink(name, dir_fd=target)
+                        _renameat2(source, name, target, name, RENAME_NOREPLACE)
+                    elif stat.S_ISDIR(present.st_mode) and replace_folders:
+                        shutil.rmtree(name, dir_fd=target)
                         _renameat2(source, name, target, name, RENAME_NOREPLACE)
                     else:
                         os.rename(name, name, src_dir_fd=source, dst_dir_fd=target)
@@ -753,8 +796,8 @@ def decompress(
             raise ValidationFailed(f"/{relative} is not a file.")
         with os.fdopen(os.dup(fd), "rb") as archive:
             kind = _kind_of(archive)
-            with _Destination(files, target) as destination:
-                unpacker = _Unpacker(
+            with Destination(files, target) as destination:
+                unpacker = Unpacker(
                     files,
                     destination.staging,
                     label=label,
@@ -762,7 +805,7 @@ def decompress(
                     max_bytes=max_bytes,
                 )
                 try:
-                    (_unpack_zip if kind == "zip" else _unpack_tar)(archive, unpacker)
+                    (_unpack_zip if kind == "zip" else unpack_tar)(archive, unpacker)
                 except AgentError:
                     raise
                 except (*DAMAGED, NotImplementedError, RuntimeError) as error:

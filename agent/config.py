@@ -104,6 +104,8 @@ class Config:
     pull_allow_private: bool = False
     sftp_listen: tuple[str, int] | None = None  # None: no SFTP server
     sftp_recheck_seconds: float = 60
+    backup_part_mb: int = 16
+    backup_gzip_level: int = 6
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,18 @@ OPTIONS = (
         "60",
         "how often an SFTP session's access is asked of the control plane again",
     ),
+    _Option(
+        "AGENT_BACKUP_PART_MB",
+        "--backup-part-mb",
+        "16",
+        "size of the parts of a backup uploaded to S3 (5 to 5120 MB)",
+    ),
+    _Option(
+        "AGENT_BACKUP_GZIP_LEVEL",
+        "--backup-gzip-level",
+        "6",
+        "gzip level of backups (1 fastest to 9 smallest; 6 is gzip's own default)",
+    ),
 )
 
 UID_RANGE = re.compile(r"^(\d+)-(\d+)$")
@@ -239,6 +253,13 @@ def _positive_integer(variable: str, value: str) -> int:
         raise ConfigError(f"{variable} must be a whole number, not {value!r}.") from None
     if number < 1:
         raise ConfigError(f"{variable} must be at least 1, not {value!r}.")
+    return number
+
+
+def _integer_in(variable: str, value: str, low: int, high: int) -> int:
+    number = _positive_integer(variable, value)
+    if not low <= number <= high:
+        raise ConfigError(f"{variable} must be from {low} to {high}, not {value!r}.")
     return number
 
 
@@ -512,5 +533,10 @@ def load_config(
         ),
         sftp_recheck_seconds=_positive_number(
             "AGENT_SFTP_RECHECK_SECONDS", values["AGENT_SFTP_RECHECK_SECONDS"]
+        ),
+        # S3's parts are 5 MiB at least (but the last) and 5 GiB at most.
+        backup_part_mb=_integer_in("AGENT_BACKUP_PART_MB", values["AGENT_BACKUP_PART_MB"], 5, 5120),
+        backup_gzip_level=_integer_in(
+            "AGENT_BACKUP_GZIP_LEVEL", values["AGENT_BACKUP_GZIP_LEVEL"], 1, 9
         ),
     )

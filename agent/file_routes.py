@@ -82,7 +82,7 @@ async def _run(request: web.Request, operation: str | Callable, *args, **kwargs)
     )
 
 
-async def _body(request: web.Request) -> dict:
+async def json_body(request: web.Request) -> dict:
     try:
         body = json.loads(await request.read() or b"{}")
     except ValueError:
@@ -128,7 +128,7 @@ async def contents_get(request: web.Request) -> web.Response:
 
 
 async def contents_put(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await json_body(request)
     if_match = request.headers.get("If-Match")
     if if_match is not None and if_match != "*":
         if_match = if_match.strip().removeprefix("W/").strip('"')
@@ -143,35 +143,35 @@ async def contents_put(request: web.Request) -> web.Response:
 
 
 async def folders(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await json_body(request)
     return web.json_response(await _run(request, "create_folder", _text(body, "path")), status=201)
 
 
 async def rename(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await json_body(request)
     moved = await _run(request, "rename", _text(body, "from"), _text(body, "to"))
     return web.json_response(moved)
 
 
 async def copy(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await json_body(request)
     copied = await _run(request, "copy", _text(body, "from"), _text(body, "to"))
     return web.json_response(copied, status=201)
 
 
 async def delete(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await json_body(request)
     return web.json_response(await _run(request, "delete", _paths(body, MAX_DELETE)))
 
 
 async def chmod(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await json_body(request)
     changed = await _run(request, "change_mode", _text(body, "path"), _text(body, "mode"))
     return web.json_response(changed)
 
 
 async def compress(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await json_body(request)
     config = request.app[FILES_NODE].config
     made = await _run(
         request,
@@ -185,7 +185,7 @@ async def compress(request: web.Request) -> web.Response:
 
 
 async def decompress(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await json_body(request)
     overwrite = body.get("overwrite", False)
     if not isinstance(overwrite, bool):
         raise ValidationFailed("overwrite: true or false.")
@@ -203,7 +203,7 @@ async def decompress(request: web.Request) -> web.Response:
 
 
 async def pull_file(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await json_body(request)
     url, path = _text(body, "url"), _text(body, "path")
     pulled = await pull.pull(
         _files(request),

@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from agent import __version__, procfs
+from agent.backups import Backups
 from agent.client import ControlPlaneClient, ControlPlaneError
 from agent.config import Config, ConfigError, RunAs
 from agent.console import Inotify
@@ -123,6 +124,8 @@ class Node:
                 log.error("the stored console public key is unusable; waiting for a new one")
         for server_id, record in state["servers"].items():
             self._restore(server_id, record)
+        self.backups = Backups(config, report=self.client.add_event, changed=self.save)
+        self.backups.interrupted(state["backups"], self.servers_root)
         self._opened = True
         self.save()
         await self.client.start()
@@ -200,6 +203,7 @@ class Node:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for runtime in self.servers.values():
             runtime.close()
+        await self.backups.close()
         self.save()
         await self.client.close()
         self.inotify.close()
@@ -222,6 +226,7 @@ class Node:
                 "servers": {server_id: rt.to_state() for server_id, rt in self.servers.items()},
                 "events": list(self.client.events),
                 "uids": self.uids,
+                "backups": self.backups.to_state(),
             }
         )
 
@@ -279,6 +284,7 @@ class Node:
     async def delete(self, server_id: str) -> None:
         runtime = self.get(server_id)
         await runtime.delete()
+        await self.backups.forget(server_id)
         self.servers.pop(server_id, None)
         if not runtime.directory.exists():  # a folder left behind keeps its uid
             self.uids.pop(server_id, None)

@@ -114,6 +114,8 @@ class ServerRuntime:
             timed_out=self._ready_timed_out,
         )
         self.secrets_missing: list[str] = []
+        # What keeps it from starting or installing meanwhile ("restoring a backup").
+        self.busy: str | None = None
         self.status = "stopped"
         self.installed = False
         self.process: ProcessHandle | None = None
@@ -232,6 +234,8 @@ class ServerRuntime:
     async def start(self, *, background: bool = False) -> dict[str, Any]:
         """Start and return once the ready pattern was seen; ``StartFailed`` otherwise."""
         async with self._lock:
+            if self.busy is not None:
+                raise InvalidState(f"The server is {self.busy}.")
             if self.status == "running":
                 return {"status": "running"}
             if self.status == "starting" and self.readiness.future is not None:
@@ -428,6 +432,8 @@ class ServerRuntime:
         if self.status == "installing":
             raise InvalidState("The server is already installing.")
         async with self._lock:
+            if self.busy is not None:
+                raise InvalidState(f"The server is {self.busy}.")
             if self.process is not None:
                 raise InvalidState(f"The server is {self.status}: stop it before installing.")
             self.tree.require_isolation()

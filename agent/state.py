@@ -21,6 +21,8 @@ def empty_state() -> dict[str, Any]:
         "servers": {},
         "events": [],
         "uids": {},  # server id → its own uid, kept while its folder exists
+        # server id → {"backup_id", "operation"} of a backup or restore running (agent/backups.py)
+        "backups": {},
     }
 
 

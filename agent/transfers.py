@@ -51,8 +51,9 @@ PARTIAL_MAX_AGE_SECONDS = 24 * 3600
 PARTIAL_NAME = re.compile(r"\..+\.[0-9a-f]{16}\.part", re.DOTALL)
 DOWNLOAD_ROUTE = "files-download"
 UPLOAD_ROUTE = "files-upload"
+BACKUP_DOWNLOAD_ROUTE = "backups-download"  # mounted by agent/backup_routes.py
 # Authenticated by the signed URL's token, not by the node token (agent/app.py).
-ROUTES = frozenset({DOWNLOAD_ROUTE, UPLOAD_ROUTE})
+ROUTES = frozenset({DOWNLOAD_ROUTE, UPLOAD_ROUTE, BACKUP_DOWNLOAD_ROUTE})
 CORS_METHODS = "GET, HEAD, PUT"
 CORS_REQUEST_HEADERS = "Content-Range, Content-Type, If-Range, Range"
 CORS_EXPOSED_HEADERS = "Upload-Offset, ETag, Content-Range, Content-Length"
@@ -287,7 +288,9 @@ class PartialUpload:
 # -- the routes ---------------------------------------------------------------------------------
 
 
-def _grant(request: web.Request, permission: str) -> FileGrant:
+def grant_of(request: web.Request, permission: str, claim: str = "path") -> FileGrant:
+    """The signed URL's token for this server with ``permission`` (a backup's download: with
+    its ``backup_id`` claim, ``claim``), or 401."""
     node = request.app[FILES_NODE]
     return verify_file_token(
         request.query.get("token"),
@@ -295,6 +298,7 @@ def _grant(request: web.Request, permission: str) -> FileGrant:
         node_id=node.config.node_id,
         server_id=request.match_info["id"],
         permission=permission,
+        claim=claim,
     )
 
 
@@ -322,17 +326,17 @@ def _refusal(
 
 
 async def download(request: web.Request) -> web.StreamResponse:
-    grant = _grant(request, "files.download")
+    grant = grant_of(request, "files.download")
     files = request.app[FILES_NODE].get(request.match_info["id"]).files()
     relative = customer_path(grant.path)
     fd, info = await _in_pool(request, files, _open_for_download, files, relative)
     try:
-        return await _send(request, fd, info, name=relative.rpartition("/")[2])
+        return await send(request, fd, info, name=relative.rpartition("/")[2])
     finally:
         os.close(fd)
 
 
-async def _send(
+async def send(
     request: web.Request, fd: int, info: os.stat_result, *, name: str
 ) -> web.StreamResponse:
     size, version = info.st_size, version_of(info)
@@ -389,7 +393,7 @@ async def _send(
 
 async def upload_offset(request: web.Request) -> web.Response:
     """``HEAD`` on an upload's URL: how many bytes of it the agent holds."""
-    grant = _grant(request, "files.upload")
+    grant = grant_of(request, "files.upload")
     files = request.app[FILES_NODE].get(request.match_info["id"]).files()
     received = await _in_pool(request, files, _received, files, grant)
     return web.Response(headers={"Upload-Offset": str(received), "Cache-Control": "no-store"})
@@ -404,7 +408,7 @@ def _received(files: ServerFiles, grant: FileGrant) -> int:
 
 
 async def upload(request: web.Request) -> web.Response:
-    grant = _grant(request, "files.upload")
+    grant = grant_of(request, "files.upload")
     node: Node = request.app[FILES_NODE]
     server_id = request.match_info["id"]
     files = node.get(server_id).files()

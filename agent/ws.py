@@ -147,9 +147,11 @@ def verify_file_token(
     node_id: str,
     server_id: str,
     permission: str,
+    claim: str = "path",
 ) -> FileGrant:
     """A file transfer's token (``permission``: ``files.download`` or ``files.upload``) for
-    ``server_id``, or ``InvalidToken`` (401) saying why not."""
+    ``server_id``, or ``InvalidToken`` (401) saying why not. A backup's download names its
+    backup in the claim ``backup_id`` instead of ``path``: the grant's ``path`` is then that."""
     try:
         claims = _grant_claims(
             token,
@@ -158,13 +160,13 @@ def verify_file_token(
             server_id=server_id,
             permission=permission,
         )
-        if not isinstance(claims.get("path"), str) or not isinstance(claims["jti"], str):
+        if not isinstance(claims.get(claim), str) or not isinstance(claims["jti"], str):
             raise TokenRefused("invalid token")
     except TokenRefused as error:
         raise InvalidToken(f"This link cannot be used ({error}): ask for a new one.") from None
     return FileGrant(
         user=str(claims["sub"]),
-        path=claims["path"],
+        path=claims[claim],
         expires_at=float(claims["exp"]),
         jti=claims["jti"],
     )

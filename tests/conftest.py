@@ -15,6 +15,7 @@ from accounts.services import api_key_create
 from hosting.api import throttling
 from hosting.api.throttling import counter_store
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
+from tests.s3 import s3_server  # noqa: F401 - a fixture: the S3 server process (tests/s3.py)
 
 
 def auth_queries() -> int:
