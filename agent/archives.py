@@ -502,6 +502,9 @@ class Unpacker:
             raise self._refused(f"{member.name!r} is outside the folder") from None
         if not name:
             return  # the folder itself ("./")
+        # The data filter drops a folder's mode; kept without set-id, sticky or write bits
+        # for others, as the filter keeps a file's.
+        folder_mode = (member.mode or 0) & 0o755
         try:
             member = tarfile.data_filter(member.replace(name=name, deep=False), self.real)
         except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
@@ -516,7 +519,7 @@ class Unpacker:
         *parents, last = name.split("/")
         if member.isdir():
             os.close(self._folder([*parents, last], create=True))
-            self.folders.append((name, member.mode if member.mode is not None else 0o755))
+            self.folders.append((name, folder_mode))
             return
         if not (member.isreg() or member.issym() or member.islnk()):
             raise self._refused(f"{name!r} is not a file, a folder or a link")
