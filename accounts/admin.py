@@ -10,7 +10,7 @@ from django.utils.translation import ngettext
 from accounts.actors import Actor
 from accounts.forms import ProfileForm
 from accounts.keys import KEY_ID_LENGTH, TOKEN_PREFIX
-from accounts.models import Account, ApiKey, Invitation, Membership, User
+from accounts.models import Account, ApiKey, Invitation, Membership, SshKey, User
 from accounts.service_admin import ReadOnlyAdmin
 from accounts.services import (
     ACCOUNT_LIMITS,
@@ -19,6 +19,7 @@ from accounts.services import (
     account_unsuspend,
     account_update,
     api_key_revoke,
+    ssh_key_delete,
     user_update_profile,
 )
 from hosting.errors import ValidationFailed
@@ -97,15 +98,36 @@ class UserAdmin(DjangoUserAdmin):
         "is_active",
         "is_staff",
         "staff_role",
+        "sftp_login",
         "date_joined",
         "last_login",
     ]
     list_filter = ["is_active", "is_staff", "staff_role", "is_superuser"]
-    search_fields = ["email", "name", "id"]
-    readonly_fields = ["id", "date_joined", "last_login"]
+    search_fields = ["email", "name", "id", "sftp_login"]
+    readonly_fields = [
+        "id",
+        "date_joined",
+        "last_login",
+        "sftp_login",
+        "has_sftp_password",
+        "sftp_password_set_at",
+        "ssh_keys_link",
+    ]
     fieldsets = [
         (None, {"fields": ["id", "email", "password"]}),
         ("Profile", {"fields": ["name"]}),
+        (
+            "SFTP",
+            {
+                "fields": [
+                    "sftp_login",
+                    "has_sftp_password",
+                    "sftp_password_set_at",
+                    "ssh_keys_link",
+                ],
+                "description": "The user's own, changed by them on their SSH keys & SFTP page.",
+            },
+        ),
         ("Access", {"fields": ["is_active", "is_staff", "staff_role", "is_superuser", "groups"]}),
         ("Dates", {"fields": ["date_joined", "last_login"]}),
     ]
@@ -115,6 +137,15 @@ class UserAdmin(DjangoUserAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+    @admin.display(description="SFTP password set", boolean=True)
+    def has_sftp_password(self, obj: User) -> bool:
+        return obj.has_sftp_password
+
+    @admin.display(description="SSH keys")
+    def ssh_keys_link(self, obj: User) -> str:
+        url = reverse("admin:accounts_sshkey_changelist") + "?" + urlencode({"user__id": obj.pk})
+        return format_html('<a href="{}">{} SSH keys</a>', url, obj.ssh_keys.count())
 
     def save_model(self, request, obj, form, change) -> None:
         changed = form.changed_data
@@ -309,5 +340,52 @@ class ApiKeyAdmin(admin.ModelAdmin):
         self.message_user(
             request,
             ngettext("Revoked %d API key.", "Revoked %d API keys.", revoked) % revoked,
+            messages.SUCCESS,
+        )
+
+
+@admin.register(SshKey)
+class SshKeyAdmin(admin.ModelAdmin):
+    """Users' SSH keys for SFTP, found by fingerprint, user or name; revoking one deletes it
+    through ``ssh_key_delete`` (its ``ssh_key.deleted`` events), the only change made here: keys
+    are added by their users, and a key's page is view-only."""
+
+    list_display = ["name", "user", "key_type", "bits", "fingerprint", "last_used_at", "created_at"]
+    list_filter = ["key_type", "created_at", "last_used_at"]
+    search_fields = ["fingerprint", "id", "name", "user__email", "user__sftp_login", "user__id"]
+    list_select_related = ["user"]
+    fields = [
+        "id",
+        "name",
+        "user",
+        "key_type",
+        "bits",
+        "fingerprint",
+        "public_key",
+        "created_at",
+        "last_used_at",
+    ]
+    readonly_fields = fields
+    actions = ["revoke_ssh_keys"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # The changelist's revoke action needs "change"; one key's page is view-only.
+        return obj is None and super().has_change_permission(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # revoke through the service instead: its events are recorded
+
+    @admin.action(description="Revoke (delete) selected SSH keys", permissions=["change"])
+    def revoke_ssh_keys(self, request, queryset):
+        revoked = 0
+        for ssh_key in queryset.select_related("user"):
+            ssh_key_delete(ssh_key=ssh_key, actor=Actor.from_request(request))
+            revoked += 1
+        self.message_user(
+            request,
+            ngettext("Revoked %d SSH key.", "Revoked %d SSH keys.", revoked) % revoked,
             messages.SUCCESS,
         )

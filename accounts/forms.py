@@ -16,6 +16,12 @@ from django.utils import timezone
 
 from accounts.models import User
 from accounts.roles import ALL_SCOPES, Role
+from accounts.services.sftp import (
+    LOGIN_MAX,
+    LOGIN_RULES,
+    MAX_PUBLIC_KEY_LENGTH,
+    MAX_SFTP_PASSWORD_LENGTH,
+)
 from accounts.sign_in import SignInLimitFormMixin
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from hosting.errors import ApplicationError
@@ -96,6 +102,7 @@ SCOPE_AREAS = {
     "webhooks": "Webhooks",
     "account": "Account",
     "api_keys": "API keys",
+    "profile": "Your profile",
     "admin": "Staff",
 }
 PRESETS = {"read": {"read"}, "write": {"read", "write"}, "power": {"read", "write", "power"}}
@@ -258,3 +265,57 @@ class ProfileForm(ServiceErrorFormMixin, forms.ModelForm):
         if _email_is_taken(email, exclude=self.instance):
             raise ValidationError("Another user has this e-mail address.", code="unique")
         return email
+
+
+# --- SSH keys and SFTP ----------------------------------------------------------------------
+
+
+class SshKeyAddForm(ServiceErrorFormMixin, forms.Form):
+    public_key = forms.CharField(
+        label="Public key",
+        max_length=MAX_PUBLIC_KEY_LENGTH,
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA… you@laptop"}
+        ),
+        help_text="The contents of your <code>.pub</code> file (e.g. "
+        "<code>~/.ssh/id_ed25519.pub</code>): ed25519, ECDSA, or RSA of at least 2,048 bits.",
+    )
+    name = forms.CharField(
+        label="Name",
+        max_length=100,
+        required=False,
+        help_text="Empty: the key's comment (<code>you@laptop</code>).",
+    )
+
+
+class SftpPasswordForm(ServiceErrorFormMixin, forms.Form):
+    password = forms.CharField(
+        label="New SFTP password",
+        max_length=MAX_SFTP_PASSWORD_LENGTH,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="Not your account's password: one for SFTP only, with the same rules (at "
+        "least 8 characters, not common, not all digits).",
+    )
+    confirm = forms.CharField(
+        label="Repeat it",
+        max_length=MAX_SFTP_PASSWORD_LENGTH,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("password") and cleaned.get("password") != cleaned.get("confirm"):
+            self.add_error("confirm", "The two passwords differ.")
+        return cleaned
+
+
+class SftpLoginForm(ServiceErrorFormMixin, forms.Form):
+    sftp_login = forms.CharField(
+        label="SFTP login",
+        max_length=LOGIN_MAX,
+        strip=False,
+        help_text=f"{LOGIN_RULES} Your SFTP user name for a server is this, a dot and the "
+        "server's short id.",
+    )

@@ -65,6 +65,18 @@ class User(AbstractBaseUser, PermissionsMixin):
         default=True, help_text="Inactive users cannot sign in and their API keys stop working."
     )
     date_joined = models.DateTimeField(default=timezone.now)
+    # SFTP (agent/PROTOCOL.md "SFTP"): the <login> of <login>.<server short id>, given once
+    # from the e-mail's local part when first needed (accounts.services.sftp), and a password
+    # for SFTP only, kept as Django keeps passwords (a hash), blank when none is set.
+    sftp_login = models.CharField(
+        max_length=32,
+        unique=True,
+        null=True,
+        blank=True,
+        help_text="The user's SFTP sign-in name: lowercase letters, digits, '-', '_' and '.'.",
+    )
+    sftp_password = models.CharField(max_length=128, blank=True, editable=False)
+    sftp_password_set_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = UserManager()
 
@@ -77,6 +89,10 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def __str__(self) -> str:
         return self.email
+
+    @property
+    def has_sftp_password(self) -> bool:
+        return bool(self.sftp_password)
 
     @property
     def staff_role_now(self) -> str | None:
@@ -348,3 +364,29 @@ class Invitation(models.Model):
         if self.expires_at <= timezone.now():
             return "expired"
         return "pending"
+
+
+class SshKey(models.Model):
+    """An SSH public key a user signs in to SFTP with (ed25519, ECDSA or RSA of 2,048 bits or
+    more), known by its SHA256 fingerprint as OpenSSH shows it; once per user."""
+
+    id = PrefixedIdField(prefix="sshk")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="ssh_keys")
+    name = models.CharField(max_length=100)
+    key_type = models.CharField(max_length=32, editable=False)
+    bits = models.PositiveIntegerField(editable=False)
+    public_key = models.TextField(editable=False, help_text="`<type> <base64>`, no comment.")
+    fingerprint = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        verbose_name = "SSH key"
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "fingerprint"], name="sshkey_unique_per_user")
+        ]
+        indexes = [models.Index(fields=["user", "-created_at"], name="sshkey_user_created")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.fingerprint})"

@@ -1,4 +1,5 @@
-"""The public representations of accounts, members, invitations and API keys.
+"""The public representations of accounts, members, invitations, API keys, SSH keys and the
+profile.
 
 What the API shows and what events carry (``data.object``), defined once (hosting/representations).
 """
@@ -6,7 +7,7 @@ What the API shows and what events carry (``data.object``), defined once (hostin
 from copy import deepcopy
 from typing import Any
 
-from accounts.models import Account, ApiKey, Invitation, Membership
+from accounts.models import Account, ApiKey, Invitation, Membership, SshKey, User
 from hosting.representations import timestamp
 
 
@@ -79,4 +80,31 @@ def api_key_representation(api_key: ApiKey) -> dict[str, Any]:
         "revoked_at": timestamp(api_key.revoked_at),
         "last_used_at": timestamp(api_key.last_used_at),
         "last_used_ip": api_key.last_used_ip,
+    }
+
+
+def ssh_key_representation(ssh_key: SshKey) -> dict[str, Any]:
+    """An SSH public key: its fingerprint (as ``ssh-keygen -l`` shows it) and the key itself."""
+    return {
+        "id": ssh_key.id,
+        "name": ssh_key.name,
+        "type": ssh_key.key_type,
+        "bits": ssh_key.bits,
+        "fingerprint": ssh_key.fingerprint,
+        "public_key": ssh_key.public_key,
+        "user": ssh_key.user_id,
+        "created_at": timestamp(ssh_key.created_at),
+        "last_used_at": timestamp(ssh_key.last_used_at),
+    }
+
+
+def profile_representation(user: User) -> dict[str, Any]:
+    """The signed-in user's own profile: never the SFTP password, only whether one is set."""
+    return {
+        "id": user.id,
+        "email": user.email,
+        "name": user.name,
+        "sftp_login": user.sftp_login,
+        "sftp_password_set": user.has_sftp_password,
+        "sftp_password_set_at": timestamp(user.sftp_password_set_at),
     }

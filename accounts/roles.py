@@ -41,7 +41,11 @@ SCOPES: dict[str, str] = {
     "account:write": "Change the account, its members and their roles",
     "api_keys:read": "List and read API keys",
     "api_keys:write": "Create, rotate and revoke API keys",
+    "profile:read": "Read your own profile and SSH keys (never another member's)",
+    "profile:write": "Change your own SSH keys, SFTP password and SFTP login",
 }
+# The key's own user's profile: every role may grant these, as they open nothing of the account.
+_PROFILE = frozenset({"profile:read", "profile:write"})
 # Only keys of staff users may hold these; they open the cross-account staff API
 # (``/v1/admin/...``). ``admin:read`` and ``admin:write`` cover every staff area (what staff keys
 # held before staff roles, and what administrators hold); ``admin:<area>:read|write`` one area.
@@ -75,17 +79,20 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
         "servers:read servers:write servers:power bots:read bots:write bots:power "
         "files:read files:write tickets:read tickets:write analytics:read webhooks:read "
         "webhooks:write account:read api_keys:read api_keys:write".split()
-    ),
+    )
+    | _PROFILE,
     Role.BILLING: frozenset(
         "billing:read billing:write tickets:read tickets:write analytics:read "
         "account:read api_keys:read api_keys:write".split()
-    ),
+    )
+    | _PROFILE,
     Role.SUPPORT: frozenset(
         "servers:read servers:power bots:read bots:power files:read tickets:read "
         "tickets:write account:read api_keys:read api_keys:write".split()
-    ),
+    )
+    | _PROFILE,
     # Not the files: a server's configuration holds its secrets (RCON and database passwords).
-    Role.VIEWER: frozenset(_READ_ONLY - {"api_keys:read", "files:read"}),
+    Role.VIEWER: frozenset(_READ_ONLY - {"api_keys:read", "files:read"}) | _PROFILE,
 }
 
 

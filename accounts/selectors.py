@@ -2,7 +2,7 @@
 
 from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 
-from accounts.models import Account, ApiKey, Invitation, Membership, User
+from accounts.models import Account, ApiKey, Invitation, Membership, SshKey, User
 from accounts.roles import Right, Role, role_can
 
 
@@ -69,3 +69,8 @@ def customers_with_owners() -> QuerySet[Account]:
         .prefetch_related(owners)
         .order_by("-created_at", "-id")
     )
+
+
+def ssh_keys_of(*, user: User) -> QuerySet[SshKey]:
+    """A user's SSH keys, newest first."""
+    return SshKey.objects.filter(user=user).order_by("-created_at", "-id")

@@ -60,4 +60,10 @@ urlpatterns = [
     ),
     path("invitations/<str:token>", views.InvitationAcceptView.as_view(), name="invitation_accept"),
     path("settings/profile", views.ProfileView.as_view(), name="profile"),
+    path("settings/sftp", views.SftpSettingsView.as_view(), name="sftp_settings"),
+    path(
+        "settings/sftp/keys/<id:key_id>/delete",
+        views.SshKeyDeleteView.as_view(),
+        name="ssh_key_delete",
+    ),
 ]

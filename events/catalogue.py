@@ -47,6 +47,13 @@ EVENT_TYPES: dict[str, list[str]] = {
         "user.updated",
         "user.login_failed",
     ],
+    "SSH keys and SFTP": [
+        "ssh_key.created",
+        "ssh_key.deleted",
+        "user.sftp_password_set",
+        "user.sftp_password_removed",
+        "user.sftp_login_changed",
+    ],
     "Billing": [
         "subscription.created",
         "subscription.updated",

@@ -65,6 +65,12 @@ EVENT_VISIBILITY: tuple[Rule, ...] = (
     Rule("user.updated", "account:read"),
     # E-mail addresses that failed to sign in, and from where: the Activity page's readers only.
     Rule("user.login_failed", "account:read", right=Right.VIEW_ACTIVITY),
+    # A member's SFTP credentials changing (their own, recorded in each of their accounts): a
+    # security matter of the account, seen where failed sign-ins are.
+    Rule("ssh_key.*", "account:read", right=Right.VIEW_ACTIVITY),
+    Rule("user.sftp_password_set", "account:read", right=Right.VIEW_ACTIVITY),
+    Rule("user.sftp_password_removed", "account:read", right=Right.VIEW_ACTIVITY),
+    Rule("user.sftp_login_changed", "account:read", right=Right.VIEW_ACTIVITY),
     Rule("subscription.*", "billing:read"),
     Rule("invoice.*", "billing:read"),
     Rule("payment.*", "billing:read"),

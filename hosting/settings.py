@@ -223,6 +223,10 @@ else:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
 # Sign-in attempts per minute, per client address and per e-mail address.
 LOGIN_ATTEMPTS_PER_MINUTE = env_int("LOGIN_ATTEMPTS_PER_MINUTE", 10, minimum=1)
+# SFTP sign-ins the agents ask about (POST /v1/agent/sftp/auth): every question counts, a
+# key's sign-in asks twice and an open session once a minute; over either limit the answer is no.
+SFTP_AUTH_ATTEMPTS_PER_MINUTE = env_int("SFTP_AUTH_ATTEMPTS_PER_MINUTE", 30, minimum=1)
+SFTP_AUTH_NODE_ATTEMPTS_PER_MINUTE = env_int("SFTP_AUTH_NODE_ATTEMPTS_PER_MINUTE", 3000, minimum=1)
 
 # --- Security (production defaults whenever DEBUG is off) -----------------------------------
 SECURE_PROXY_SSL_HEADER = (

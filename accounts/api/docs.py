@@ -22,7 +22,11 @@ from accounts.api.serializers import (
     MEMBER_EXAMPLES,
     MEMBER_LIST_EXAMPLES,
     NEW_API_KEY_EXAMPLES,
+    NEW_SSH_KEY_EXAMPLES,
+    PROFILE_EXAMPLES,
     REVOKED_API_KEY_EXAMPLES,
+    SSH_KEY_EXAMPLES,
+    SSH_KEY_LIST_EXAMPLES,
     AccountSerializer,
     AccountUpdateSerializer,
     ApiKeyCreateSerializer,
@@ -37,11 +41,30 @@ from accounts.api.serializers import (
     MemberSerializer,
     MemberUpdateSerializer,
     NewApiKeySerializer,
+    ProfileSerializer,
+    ProfileUpdateSerializer,
+    SftpPasswordSerializer,
+    SshKeyCreateSerializer,
+    SshKeySerializer,
 )
 from hosting.api.schema import CONFLICT, envelope, error_doc
 from hosting.api.serializers import DeletedSerializer
 
 UNBILLED_EXAMPLE = {"instances": 2, "memory_mb": 8192, "cpu_percent": 400, "disk_mb": 40960}
+
+
+def _profile_without_password(examples: list[OpenApiExample]) -> list[OpenApiExample]:
+    profile = examples[0].value["profile"]
+    return [
+        OpenApiExample(
+            "No SFTP password",
+            value={
+                "profile": {**profile, "sftp_password_set": False, "sftp_password_set_at": None}
+            },
+            response_only=True,
+        )
+    ]
+
 
 # Built once each: every envelope() call makes a new component class of the same name.
 ACCOUNT_RESPONSE = envelope("account", AccountSerializer())
@@ -57,6 +80,12 @@ API_KEY_RESPONSE = envelope("api_key", ApiKeySerializer())
 
 
 CUSTOMER_RESPONSE = envelope("customer", CustomerSerializer())
+
+
+PROFILE_RESPONSE = envelope("profile", ProfileSerializer())
+
+
+SSH_KEY_RESPONSE = envelope("ssh_key", SshKeySerializer())
 
 
 # AccountViewSet
@@ -283,6 +312,128 @@ API_KEY_DOCS = dict(
             *NEW_API_KEY_EXAMPLES,
         ],
         tags=["API keys"],
+    ),
+)
+
+
+PROFILE_ACCESS = (
+    " Your own profile: the calling key's user's (never another member's), with the "
+    "`profile:read` / `profile:write` scopes, which every role may grant."
+)
+
+
+PROFILE_DOCS = dict(
+    retrieve=extend_schema(
+        summary="Get your profile",
+        description="The calling key's user: e-mail, name, the SFTP login (given from the "
+        "e-mail the first time it is asked for) and whether an SFTP password is set (never "
+        "the password)." + PROFILE_ACCESS,
+        responses=PROFILE_RESPONSE,
+        examples=PROFILE_EXAMPLES,
+        tags=["Profile"],
+    ),
+    partial_update=extend_schema(
+        summary="Change your SFTP login",
+        description="Only `sftp_login` can be changed here: 3 to 32 characters of lowercase "
+        "letters, digits, `-`, `_` and `.`, beginning and ending with a letter or digit, "
+        "unique (400 `validation_failed`, field codes `invalid` and `unique`). The old login "
+        "stops signing in at once; the SSH user name for a server is "
+        "`<sftp_login>.<first 8 characters of its id after srv_>`." + PROFILE_ACCESS,
+        request=ProfileUpdateSerializer,
+        responses=PROFILE_RESPONSE,
+        examples=[
+            OpenApiExample("A new login", value={"sftp_login": "sam.rivera"}, request_only=True),
+            *PROFILE_EXAMPLES,
+        ],
+        tags=["Profile"],
+    ),
+)
+
+
+SFTP_PASSWORD_DOCS = dict(
+    update=extend_schema(
+        summary="Set your SFTP password",
+        description="Sets or replaces the password you sign in to SFTP with (not your "
+        "account's password). It must pass the account password's rules: 400 "
+        "`validation_failed` with field codes `password_too_short`, `password_too_common`, "
+        "`password_entirely_numeric` or `password_too_similar`. It is kept hashed and never "
+        "shown; a session signed in with the old one is closed within a minute." + PROFILE_ACCESS,
+        request=SftpPasswordSerializer,
+        responses=PROFILE_RESPONSE,
+        examples=[
+            OpenApiExample(
+                "A long random password",
+                value={"password": "correct-horse-battery-staple"},
+                request_only=True,
+            ),
+            *PROFILE_EXAMPLES,
+        ],
+        tags=["Profile"],
+    ),
+    destroy=extend_schema(
+        summary="Remove your SFTP password",
+        description="From now on only your SSH keys sign in to SFTP. Removing no password "
+        "changes nothing." + PROFILE_ACCESS,
+        responses={200: PROFILE_RESPONSE},
+        examples=_profile_without_password(PROFILE_EXAMPLES),
+        tags=["Profile"],
+    ),
+)
+
+
+SSH_KEY_DOCS = dict(
+    list=extend_schema(
+        summary="List your SSH keys",
+        description="The keys you sign in to SFTP with, newest first." + PROFILE_ACCESS,
+        examples=SSH_KEY_LIST_EXAMPLES,
+        tags=["Profile"],
+    ),
+    create=extend_schema(
+        summary="Add an SSH key",
+        description="Paste one OpenSSH public key line (a `.pub` file): ed25519, ECDSA "
+        "(P-256, P-384, P-521) or RSA of at least 2,048 bits. 400 `validation_failed` on "
+        "`public_key` with field codes `invalid` (not a public key), `private_key` (a private "
+        "key was pasted), `unsupported_type`, `weak_key` (RSA under 2,048 bits) or `duplicate` "
+        "(you have added this key already); 422 `quota_exceeded` past 50 keys." + PROFILE_ACCESS,
+        request=SshKeyCreateSerializer,
+        responses={
+            201: SSH_KEY_RESPONSE,
+            422: error_doc(
+                422,
+                "quota_exceeded",
+                "`quota_exceeded` (details.limit): you hold the maximum of SSH keys.",
+                "You already have 50 SSH keys, the limit; delete one first.",
+                {"limit": 50},
+            ),
+        },
+        examples=[
+            OpenApiExample(
+                "An ed25519 key",
+                value={
+                    "name": "sam@laptop",
+                    "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBykAYRV6dxf6qL5BFqi1eC"
+                    "hqsFPn0R4lT4eVSuwHsRm sam@laptop",
+                },
+                request_only=True,
+            ),
+            *NEW_SSH_KEY_EXAMPLES,
+        ],
+        tags=["Profile"],
+    ),
+    retrieve=extend_schema(
+        summary="Get an SSH key",
+        description="One of your keys; another user's key id is 404 `not_found`." + PROFILE_ACCESS,
+        responses=SSH_KEY_RESPONSE,
+        examples=SSH_KEY_EXAMPLES,
+        tags=["Profile"],
+    ),
+    destroy=extend_schema(
+        summary="Delete an SSH key",
+        description="Deletes the key at once: the next SFTP sign-in with it is refused, and a "
+        "session signed in with it is closed within a minute (the node asks again)."
+        + PROFILE_ACCESS,
+        responses={200: DeletedSerializer},
+        tags=["Profile"],
     ),
 )
 

@@ -7,15 +7,23 @@ resource exactly as ``GET`` on it would.
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
-from accounts.models import Account, ApiKey, Invitation, Membership
+from accounts.models import Account, ApiKey, Invitation, Membership, SshKey, User
 from accounts.representations import (
     account_representation,
     api_key_representation,
     invitation_representation,
     member_representation,
+    profile_representation,
+    ssh_key_representation,
 )
 from accounts.roles import ALL_SCOPES, Role
 from accounts.services import MAX_ROTATION_GRACE
+from accounts.services.sftp import (
+    LOGIN_MAX,
+    LOGIN_RULES,
+    MAX_PUBLIC_KEY_LENGTH,
+    MAX_SFTP_PASSWORD_LENGTH,
+)
 from hosting.api.serializers import RepresentedBy, StrictInputSerializer
 
 # The column bound of PositiveIntegerField on every supported database.
@@ -145,6 +153,102 @@ class ApiKeySerializer(RepresentedBy, serializers.ModelSerializer):
             "last_used_ip",
         ]
         read_only_fields = fields
+
+
+class SshKeySerializer(RepresentedBy, serializers.ModelSerializer):
+    represent = staticmethod(ssh_key_representation)
+
+    type = serializers.CharField(
+        source="key_type",
+        read_only=True,
+        help_text="`ssh-ed25519`, `ecdsa-sha2-nistp256` (384, 521) or `ssh-rsa`.",
+    )
+    bits = serializers.IntegerField(read_only=True)
+    fingerprint = serializers.CharField(
+        read_only=True, help_text="As `ssh-keygen -l` shows it: `SHA256:` and base64."
+    )
+    public_key = serializers.CharField(
+        read_only=True, help_text="`<type> <base64>`, without the comment."
+    )
+    user = serializers.CharField(source="user_id", read_only=True)
+
+    class Meta:
+        model = SshKey
+        fields = [
+            "id",
+            "name",
+            "type",
+            "bits",
+            "fingerprint",
+            "public_key",
+            "user",
+            "created_at",
+            "last_used_at",
+        ]
+        read_only_fields = fields
+
+
+class SshKeyCreateSerializer(StrictInputSerializer):
+    name = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="A name for the key; absent or blank: the key's comment (`you@laptop`).",
+    )
+    public_key = serializers.CharField(
+        max_length=MAX_PUBLIC_KEY_LENGTH,
+        help_text="One OpenSSH public key line (a `.pub` file): ed25519, ECDSA, or RSA of at "
+        "least 2,048 bits.",
+    )
+
+
+class ProfileSerializer(RepresentedBy, serializers.ModelSerializer):
+    represent = staticmethod(profile_representation)
+
+    sftp_login = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="Your SFTP sign-in name; the SSH user name for a server is "
+        "`<sftp_login>.<first 8 characters of its id after srv_>`.",
+    )
+    sftp_password_set = serializers.BooleanField(
+        source="has_sftp_password",
+        read_only=True,
+        help_text="Whether an SFTP password is set (it is never shown).",
+    )
+    sftp_password_set_at = serializers.DateTimeField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = User
+        fields = [
+            "id",
+            "email",
+            "name",
+            "sftp_login",
+            "sftp_password_set",
+            "sftp_password_set_at",
+        ]
+        read_only_fields = fields
+
+
+class ProfileUpdateSerializer(StrictInputSerializer):
+    sftp_login = serializers.CharField(
+        max_length=LOGIN_MAX,
+        required=False,
+        trim_whitespace=False,
+        help_text=f"{LOGIN_RULES} Unique.",
+    )
+
+
+class SftpPasswordSerializer(StrictInputSerializer):
+    password = serializers.CharField(
+        max_length=MAX_SFTP_PASSWORD_LENGTH,
+        trim_whitespace=False,
+        write_only=True,
+        help_text="The account password's rules: at least 8 characters, not common, not all "
+        "digits, not like your e-mail address.",
+    )
 
 
 class CustomerSerializer(AccountSerializer):
@@ -315,6 +419,27 @@ API_KEY_EXAMPLE = {
     "last_used_at": "2026-11-21T16:20:00Z",
     "last_used_ip": "203.0.113.7",
 }
+SSH_KEY_EXAMPLE = {
+    "id": "sshk_6Vb3Nq8Tz1Lm4Xc7Rd2Kp9Hw",
+    "name": "sam@laptop",
+    "type": "ssh-ed25519",
+    "bits": 256,
+    "fingerprint": "SHA256:z1YsM+hW1NdpHAZzWcy+Vw2NmmxsjD2FPiJcb5LDhiw",
+    "public_key": (
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBykAYRV6dxf6qL5BFqi1eChqsFPn0R4lT4eVSuwHsRm"
+    ),
+    "user": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df",
+    "created_at": "2026-11-21T15:04:05Z",
+    "last_used_at": "2026-11-21T16:20:00Z",
+}
+PROFILE_EXAMPLE = {
+    "id": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df",
+    "email": "sam@example.com",
+    "name": "Sam Rivera",
+    "sftp_login": "sam",
+    "sftp_password_set": True,
+    "sftp_password_set_at": "2026-11-21T15:04:05Z",
+}
 CUSTOMER_EXAMPLE = {
     **ACCOUNT_EXAMPLE,
     "owners": ["alex@example.com"],
@@ -343,3 +468,9 @@ NEW_API_KEY_EXAMPLES = _examples(
 )
 CUSTOMER_LIST_EXAMPLES = _examples("An active customer", None, CUSTOMER_EXAMPLE)
 CUSTOMER_EXAMPLES = _examples("An active customer", "customer", CUSTOMER_EXAMPLE)
+SSH_KEY_LIST_EXAMPLES = _examples("An ed25519 key", None, SSH_KEY_EXAMPLE)
+SSH_KEY_EXAMPLES = _examples("An ed25519 key", "ssh_key", SSH_KEY_EXAMPLE)
+NEW_SSH_KEY_EXAMPLES = _examples(
+    "The key added", "ssh_key", {**SSH_KEY_EXAMPLE, "last_used_at": None}
+)
+PROFILE_EXAMPLES = _examples("Your profile", "profile", PROFILE_EXAMPLE)

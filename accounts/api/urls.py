@@ -7,6 +7,9 @@ from accounts.api.views import (
     CustomerViewSet,
     InvitationViewSet,
     MemberViewSet,
+    ProfileViewSet,
+    SftpPasswordViewSet,
+    SshKeyViewSet,
 )
 from hosting.api.routers import ApiRouter, id_segment
 
@@ -14,6 +17,7 @@ router = ApiRouter()
 router.register("account/members", MemberViewSet, basename="member")
 router.register("account/invitations", InvitationViewSet, basename="invitation")
 router.register("api-keys", ApiKeyViewSet, basename="api-key")
+router.register("profile/ssh-keys", SshKeyViewSet, basename="ssh-key")
 router.register("admin/customers", CustomerViewSet, basename="customer")
 router.register(
     rf"admin/customers/{id_segment('customer_id')}/members",
@@ -26,6 +30,16 @@ urlpatterns = [
         "account",
         AccountViewSet.as_view({"get": "retrieve", "patch": "partial_update"}),
         name="account",
+    ),
+    path(
+        "profile",
+        ProfileViewSet.as_view({"get": "retrieve", "patch": "partial_update"}),
+        name="profile",
+    ),
+    path(
+        "profile/sftp-password",
+        SftpPasswordViewSet.as_view({"put": "update", "delete": "destroy"}),
+        name="profile-sftp-password",
     ),
     *router.urls,
 ]

@@ -22,6 +22,9 @@ from accounts.api.docs import (
     CUSTOMER_MEMBER_DOCS,
     INVITATION_DOCS,
     MEMBER_DOCS,
+    PROFILE_DOCS,
+    SFTP_PASSWORD_DOCS,
+    SSH_KEY_DOCS,
 )
 from accounts.api.serializers import (
     AccountSerializer,
@@ -37,14 +40,20 @@ from accounts.api.serializers import (
     InvitationSerializer,
     MemberSerializer,
     MemberUpdateSerializer,
+    ProfileSerializer,
+    ProfileUpdateSerializer,
+    SftpPasswordSerializer,
+    SshKeyCreateSerializer,
+    SshKeySerializer,
 )
 from accounts.filters import ApiKeyFilter, CustomerFilter, InvitationFilter, MemberFilter
-from accounts.models import Account, ApiKey, Invitation, Membership
+from accounts.models import Account, ApiKey, Invitation, Membership, SshKey
 from accounts.selectors import (
     api_keys_visible_to,
     customers_with_owners,
     invitations_of_account,
     members_of_account,
+    ssh_keys_of,
 )
 from accounts.services import (
     ApiKeyPrincipal,
@@ -59,6 +68,14 @@ from accounts.services import (
     invitation_revoke,
     member_change_role,
     member_remove,
+)
+from accounts.services.sftp import (
+    sftp_login_change,
+    sftp_login_of,
+    sftp_password_remove,
+    sftp_password_set,
+    ssh_key_create,
+    ssh_key_delete,
 )
 from hosting.api.serializers import EmptyBodySerializer
 from hosting.api.views import (
@@ -228,6 +245,87 @@ class ApiKeyViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
             {"api_key": ApiKeySerializer(new_key).data, "token": token},
             f"/v1/api-keys/{new_key.id}",
         )
+
+
+# --- The caller's own profile: SSH keys and SFTP ------------------------------------------
+#
+# A user's own, not the account's: an API key reaches its own user's profile only, and only
+# with the profile:read / profile:write scopes (which every role may grant); another user's
+# key id is 404 like any id that is not the caller's.
+
+
+def _profile(user) -> Response:
+    sftp_login_of(user)  # given the first time it is shown
+    return Response({"profile": ProfileSerializer(user).data})
+
+
+@extend_schema_view(**PROFILE_DOCS)
+class ProfileViewSet(ApiViewSet):
+    serializer_class = ProfileSerializer
+    required_scopes = {"retrieve": ["profile:read"], "partial_update": ["profile:write"]}
+
+    def retrieve(self, request):
+        return _profile(request.auth.user)
+
+    def partial_update(self, request):
+        user = request.auth.user
+        if changes := validated(ProfileUpdateSerializer, request):
+            user = sftp_login_change(
+                user=user, login=changes["sftp_login"], actor=Actor.from_request(request)
+            )
+        return _profile(user)
+
+
+@extend_schema_view(**SFTP_PASSWORD_DOCS)
+class SftpPasswordViewSet(ApiViewSet):
+    serializer_class = ProfileSerializer
+    required_scopes = {"update": ["profile:write"], "destroy": ["profile:write"]}
+
+    def update(self, request):
+        body = validated(SftpPasswordSerializer, request)
+        user = sftp_password_set(
+            user=request.auth.user, password=body["password"], actor=Actor.from_request(request)
+        )
+        return _profile(user)
+
+    def destroy(self, request):
+        user = sftp_password_remove(user=request.auth.user, actor=Actor.from_request(request))
+        return _profile(user)
+
+
+@extend_schema_view(**SSH_KEY_DOCS)
+class SshKeyViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+    list_key = "ssh_keys"
+    resource_key = "ssh_key"
+    serializer_class = SshKeySerializer
+    required_scopes = {
+        "list": ["profile:read"],
+        "retrieve": ["profile:read"],
+        "create": ["profile:write"],
+        "destroy": ["profile:write"],
+    }
+
+    model = SshKey
+
+    def caller_queryset(self, principal: ApiKeyPrincipal):
+        return ssh_keys_of(user=principal.user)
+
+    def create(self, request):
+        ssh_key = ssh_key_create(
+            user=request.auth.user,
+            actor=Actor.from_request(request),
+            **validated(SshKeyCreateSerializer, request),
+        )
+        return created(
+            request,
+            {"ssh_key": SshKeySerializer(ssh_key).data},
+            f"/v1/profile/ssh-keys/{ssh_key.id}",
+        )
+
+    def destroy(self, request, pk: str):
+        ssh_key = self.get_object()
+        ssh_key_delete(ssh_key=ssh_key, actor=Actor.from_request(request))
+        return deleted(pk)
 
 
 # --- Staff ----------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Every function is keyword-only and atomic, checks the business rules itself, and records its
 event in the same transaction; the API, the dashboard, admin actions and management commands call
 these, so each rule exists once. The modules: ``accounts``, ``team`` (invitations and members),
-``api_keys``, ``authentication`` (Bearer keys), ``users``. Other apps and the API use the names
+``api_keys``, ``authentication`` (Bearer keys), ``users``, ``sftp`` (a user's SSH keys, SFTP
+password and login). Other apps and the API use the names
 below.
 """
 
@@ -32,6 +33,16 @@ from accounts.services.authentication import (
     api_key_check_access,
     api_key_record_use,
     parse_bearer,
+)
+from accounts.services.sftp import (
+    sftp_credential_check,
+    sftp_login_change,
+    sftp_login_of,
+    sftp_password_remove,
+    sftp_password_set,
+    sftp_user_for_login,
+    ssh_key_create,
+    ssh_key_delete,
 )
 from accounts.services.team import (
     invitation_accept,
@@ -73,5 +84,13 @@ __all__ = [
     "member_remove",
     "normalize_allowed_ips",
     "parse_bearer",
+    "sftp_credential_check",
+    "sftp_login_change",
+    "sftp_login_of",
+    "sftp_password_remove",
+    "sftp_password_set",
+    "sftp_user_for_login",
+    "ssh_key_create",
+    "ssh_key_delete",
     "user_update_profile",
 ]

@@ -4,7 +4,7 @@
 Views parse input, call one service and render; the rules live in accounts/services/. Every
 object is looked up through ``request.account`` (set by CurrentAccountMiddleware), so another
 account's keys, members and invitations answer 404. The modules: ``auth`` (signing up and in,
-the current account), ``api_keys``, ``team``, ``profile``.
+the current account), ``api_keys``, ``team``, ``profile``, ``sftp`` (SSH keys and SFTP).
 """
 
 from accounts.views.api_keys import (
@@ -21,6 +21,7 @@ from accounts.views.auth import (
     SwitchAccountView,
 )
 from accounts.views.profile import ProfileView
+from accounts.views.sftp import SftpSettingsView, SshKeyDeleteView
 from accounts.views.team import (
     InvitationAcceptView,
     TeamInvitationRevokeView,
@@ -40,7 +41,9 @@ __all__ = [
     "InvitationAcceptView",
     "PasswordResetView",
     "ProfileView",
+    "SftpSettingsView",
     "SignupView",
+    "SshKeyDeleteView",
     "SwitchAccountView",
     "TeamInvitationRevokeView",
     "TeamInviteView",

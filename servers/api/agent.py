@@ -5,6 +5,7 @@ nothing anywhere else. See agent/PROTOCOL.md for the whole protocol. Usage sampl
 analytics' (``analytics.api.agent_usage``), on these same terms.
 """
 
+from django.conf import settings
 from django.http import FileResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
@@ -20,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from hosting.api.serializers import StrictInputSerializer
+from hosting.api.throttling import RateLimitExceeded, rate_limit_hit
 from hosting.api.views import API_METHODS, validated
 from hosting.errors import ValidationFailed
 from servers.models import NodeIsolation
@@ -31,6 +33,7 @@ from servers.services.agent_reports import (
     report_time,
 )
 from servers.services.nodes import bot_source_for_node, node_authenticate
+from servers.services.sftp import sftp_authenticate
 
 TAG = "Node agents"
 
@@ -117,10 +120,25 @@ class AgentEventSerializer(StrictInputSerializer):
         max_length=4096, required=False, help_text="`files_uploaded`: the file's path."
     )
     size = serializers.IntegerField(
-        min_value=0, required=False, help_text="`files_uploaded`: its size in bytes."
+        min_value=0,
+        required=False,
+        help_text="`files_uploaded`: its size in bytes; `backup_completed`: the archive's.",
     )
     user = serializers.CharField(
         max_length=64, required=False, help_text="`files_uploaded`: who the address was for."
+    )
+    backup_id = serializers.RegexField(
+        r"^bkp_[A-Za-z0-9]{1,60}$",
+        required=False,
+        help_text="`backup_*` events: the backup (or the one restored).",
+    )
+    checksum = serializers.RegexField(
+        r"^sha256:[0-9a-f]{64}$",
+        required=False,
+        help_text="`backup_completed`: `sha256:<64 hex>` of the archive's bytes.",
+    )
+    files = serializers.IntegerField(
+        min_value=0, required=False, help_text="`backup_completed`: the members archived."
     )
 
 
@@ -247,4 +265,115 @@ class AgentBotSourceView(AgentView):
             as_attachment=True,
             filename=bot.source_archive.name.rsplit("/", 1)[-1],
             content_type="application/octet-stream",
+        )
+
+
+class AgentSftpAuthSerializer(StrictInputSerializer):
+    username = serializers.CharField(
+        max_length=64,
+        trim_whitespace=False,
+        help_text="The login: the SSH user name's part before its last dot.",
+    )
+    server_id = serializers.RegexField(
+        r"^(srv|bot)_[A-Za-z0-9]{1,60}$", help_text="The server or bot the short id named."
+    )
+    public_key = serializers.CharField(
+        max_length=16_384,
+        required=False,
+        help_text="The key offered, as an OpenSSH public key line (`ssh-ed25519 AAAA…`).",
+    )
+    password = serializers.CharField(
+        max_length=1024, required=False, trim_whitespace=False, help_text="The password typed."
+    )
+
+    def validate(self, attrs):
+        if ("public_key" in attrs) == ("password" in attrs):
+            raise serializers.ValidationError(
+                {"public_key": "Send either public_key or password."}, code="required"
+            )
+        return attrs
+
+
+def sftp_attempt_over_limit(node, login: str, server_id: str) -> bool:
+    """Count one question per login and server, and per node; True once either is over its
+    limit (then the answer is no before any credential is looked at, as for sign-in forms)."""
+    buckets = (
+        (f"sftp:{login}:{server_id}", settings.SFTP_AUTH_ATTEMPTS_PER_MINUTE),
+        (f"sftp-node:{node.pk}", settings.SFTP_AUTH_NODE_ATTEMPTS_PER_MINUTE),
+    )
+    over = False
+    for bucket, limit in buckets:
+        try:
+            rate_limit_hit(bucket=bucket, limit=limit, policy="sftp")
+        except RateLimitExceeded:
+            over = True
+    return over
+
+
+class AgentSftpAuthView(AgentView):
+    @extend_schema(
+        operation_id="agent_sftp_auth",
+        summary="Agent: may this SFTP sign-in go ahead?",
+        description="Asked by a node's agent at every SFTP sign-in attempt (twice for a key: "
+        "whether it would do, then with its signature, which the agent checks) and again "
+        "every minute of a session; nothing is cached, so a deleted key, a changed password or "
+        "a lost role is refused at the next question. `allowed` is true when the login names "
+        "an active user, the key is theirs (by its SHA256 fingerprint) or the password is "
+        "their SFTP password, and their role in the server's account lets them read its files "
+        "(`files.read`; `files.write` with write rights): the server must be on the calling "
+        "node, not suspended or being deleted, and its account not suspended. Every question "
+        "counts against `SFTP_AUTH_ATTEMPTS_PER_MINUTE` per login and server and "
+        "`SFTP_AUTH_NODE_ATTEMPTS_PER_MINUTE` per node; over either, the answer is "
+        "`allowed: false`. A no never says why. 400 `validation_failed` for a body its schema "
+        "refuses, 401 `invalid_token` for a bad node token.",
+        tags=[TAG],
+        request=AgentSftpAuthSerializer,
+        responses=inline_serializer(
+            name="AgentSftpAuthAnswer",
+            fields={
+                "allowed": serializers.BooleanField(),
+                "user_id": serializers.CharField(required=False),
+                "permissions": serializers.ListField(
+                    child=serializers.ChoiceField(["files.read", "files.write"]), required=False
+                ),
+            },
+        ),
+        examples=[
+            OpenApiExample(
+                "A key",
+                value={
+                    "username": "sam",
+                    "server_id": "srv_8fK2mQ9xR4tV7wY1zA3bC5dE",
+                    "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBykAYRV6dxf6qL5BFqi1eC"
+                    "hqsFPn0R4lT4eVSuwHsRm",
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Allowed",
+                value={
+                    "allowed": True,
+                    "user_id": "usr_3kTq8ZyW1mLp5Rn2Xv7Bc9Df",
+                    "permissions": ["files.read", "files.write"],
+                },
+                response_only=True,
+            ),
+            OpenApiExample("Refused", value={"allowed": False}, response_only=True),
+        ],
+    )
+    def post(self, request):
+        body = validated(AgentSftpAuthSerializer, request)
+        if sftp_attempt_over_limit(request.auth, body["username"], body["server_id"]):
+            return Response({"allowed": False})
+        grant = sftp_authenticate(
+            node=request.auth,
+            login=body["username"],
+            server_id=body["server_id"],
+            public_key=body.get("public_key"),
+            password=body.get("password"),
+        )
+        if grant is None:
+            return Response({"allowed": False})
+        return Response(
+            {"allowed": True, "user_id": grant.user_id, "permissions": grant.permissions}
         )

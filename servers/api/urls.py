@@ -2,7 +2,12 @@ from django.urls import path, re_path
 
 from hosting.api.routers import ApiRouter
 from hosting.ids import ID_PATTERN
-from servers.api.agent import AgentBotSourceView, AgentEventsView, AgentHelloView
+from servers.api.agent import (
+    AgentBotSourceView,
+    AgentEventsView,
+    AgentHelloView,
+    AgentSftpAuthView,
+)
 from servers.api.nodes import NodeViewSet
 from servers.api.views import ActionViewSet, BotViewSet, GameViewSet, RegionViewSet, ServerViewSet
 
@@ -18,6 +23,7 @@ urlpatterns = [
     *router.urls,
     path("agent/hello", AgentHelloView.as_view(), name="agent-hello"),
     path("agent/events", AgentEventsView.as_view(), name="agent-events"),
+    path("agent/sftp/auth", AgentSftpAuthView.as_view(), name="agent-sftp-auth"),
     re_path(
         rf"^agent/bots/(?P<pk>{ID_PATTERN})/source$",
         AgentBotSourceView.as_view(),

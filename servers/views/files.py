@@ -22,6 +22,7 @@ from accounts.actors import Actor
 from accounts.roles import scopes_allowed_for
 from hosting.errors import ApplicationError, ValidationFailed
 from servers.services.files import FileCall, file_call, files_delete, transfer_url
+from servers.services.sftp import sftp_connection
 from servers.views import BotPages, InstanceObjectMixin, ServerPages
 
 PER_PAGE = 50
@@ -141,6 +142,8 @@ class InstanceFilesView(InstanceFilesMixin, TemplateView):
         context["sort_urls"] = {
             key: self._link(context["path"], f"-{key}" if sort == key else key, 1) for key in SORTS
         }
+        if "files_error" not in context:  # a node that did not answer is not asked again
+            context["sftp"] = sftp_connection(instance=self.instance, user=self.request.user)
         return super().get_context_data(**context, **kwargs)
 
     def _link(self, path: str, sort: str, page: int) -> str:

@@ -38,7 +38,8 @@ BOTS = {*EVENT_TYPES["Bots"], "action.succeeded@bot", "action.failed@bot"}
 OWN_KEYS = {f"{event_type}@own" for event_type in EVENT_TYPES["API keys"]}
 OTHERS_KEYS = {f"{event_type}@other" for event_type in EVENT_TYPES["API keys"]}
 TEAM_AND_ACCOUNT = {*EVENT_TYPES["Team"], *EVENT_TYPES["Account"]} - {"user.login_failed"}
-LOGIN_FAILED = {"user.login_failed"}
+# Failed sign-ins and members' SFTP credentials: the Activity page's readers only.
+LOGIN_FAILED = {"user.login_failed", *EVENT_TYPES["SSH keys and SFTP"]}
 WEBHOOKS = set(EVENT_TYPES["Webhooks"])
 BILLING = set(EVENT_TYPES["Billing"])
 SUPPORT = set(EVENT_TYPES["Support"])
@@ -90,6 +91,7 @@ def record_every_type(account, *, me, other, my_key, others_key) -> dict[str, Ev
         "subscription": {"id": "sub_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "status": "active"},
         "payment_method": {"id": "pm_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "type": "card"},
         "ticket": {"id": "tkt_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "number": 1042, "status": "open"},
+        "ssh_key": {"id": "sshk_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5R", "fingerprint": "SHA256:abc"},
     }
     recorded = {}
 
