@@ -30,6 +30,8 @@ SCOPES: dict[str, str] = {
     "bots:power": "Start, stop, restart and kill Discord bots",
     "files:read": "List, read and download the files of servers and bots",
     "files:write": "Upload, edit, move and delete the files of servers and bots",
+    "backups:read": "List and download the backups of servers and bots",
+    "backups:write": "Back up, restore, lock and delete the backups of servers and bots",
     "billing:read": "Read plans, subscriptions, invoices and payments",
     "billing:write": "Change subscriptions and payment methods",
     "tickets:read": "Read support tickets",
@@ -77,8 +79,9 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
     Role.ADMIN: frozenset(SCOPES),
     Role.DEVELOPER: frozenset(
         "servers:read servers:write servers:power bots:read bots:write bots:power "
-        "files:read files:write tickets:read tickets:write analytics:read webhooks:read "
-        "webhooks:write account:read api_keys:read api_keys:write".split()
+        "files:read files:write backups:read backups:write tickets:read tickets:write "
+        "analytics:read webhooks:read webhooks:write account:read api_keys:read "
+        "api_keys:write".split()
     )
     | _PROFILE,
     Role.BILLING: frozenset(
@@ -87,12 +90,13 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
     )
     | _PROFILE,
     Role.SUPPORT: frozenset(
-        "servers:read servers:power bots:read bots:power files:read tickets:read "
-        "tickets:write account:read api_keys:read api_keys:write".split()
+        "servers:read servers:power bots:read bots:power files:read backups:read "
+        "tickets:read tickets:write account:read api_keys:read api_keys:write".split()
     )
     | _PROFILE,
     # Not the files: a server's configuration holds its secrets (RCON and database passwords).
-    Role.VIEWER: frozenset(_READ_ONLY - {"api_keys:read", "files:read"}) | _PROFILE,
+    # Nor the backups: they are the files, downloadable.
+    Role.VIEWER: frozenset(_READ_ONLY - {"api_keys:read", "files:read", "backups:read"}) | _PROFILE,
 }
 
 

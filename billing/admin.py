@@ -110,6 +110,8 @@ PRODUCT_FIELDS = [
     "memory_mb",
     "cpu_percent",
     "disk_mb",
+    "backup_limit",
+    "backup_storage_mb",
     "games",
     "regions",
     "runtimes",
@@ -117,6 +119,7 @@ PRODUCT_FIELDS = [
     "terminate_after_days",
 ]
 RESOURCES = {"memory_mb", "cpu_percent", "disk_mb"}
+BACKUP_FIELDS = ("backup_limit", "backup_storage_mb")
 
 
 def _games() -> list[tuple[str, str]]:
@@ -153,7 +156,24 @@ class ProductForm(ServiceForm):
         help_texts = {
             "suspend_after_days": "Days after an unpaid renewal's due date; empty: the setting.",
             "terminate_after_days": "Days after the due date; empty: the setting.",
+            "backup_limit": "Backups each server or bot keeps; empty: 3.",
+            "backup_storage_mb": "MB their backups may take in all; empty: 10240.",
         }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in BACKUP_FIELDS:
+            self.fields[name].required = False
+
+    def _backup_value(self, name: str) -> int:
+        value = self.cleaned_data.get(name)
+        return Product._meta.get_field(name).default if value is None else value
+
+    def clean_backup_limit(self) -> int:
+        return self._backup_value("backup_limit")
+
+    def clean_backup_storage_mb(self) -> int:
+        return self._backup_value("backup_storage_mb")
 
 
 @admin.register(Product)
@@ -169,6 +189,7 @@ class ProductAdmin(ServiceAdmin):
         "memory_mb",
         "cpu_percent",
         "disk_mb",
+        "backup_limit",
         "active",
         "id",
         "created_at",

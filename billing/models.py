@@ -59,6 +59,9 @@ class Product(models.Model):
     memory_mb = models.PositiveIntegerField()
     cpu_percent = models.PositiveIntegerField()
     disk_mb = models.PositiveIntegerField()
+    # Backups its server or bot may keep: how many and how many MB in all (issue 30).
+    backup_limit = models.PositiveIntegerField(default=3)
+    backup_storage_mb = models.PositiveIntegerField(default=10240)
     games = models.JSONField(default=list, blank=True)
     regions = models.JSONField(default=list, blank=True)
     runtimes = models.JSONField(default=list, blank=True)

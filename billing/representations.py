@@ -49,6 +49,7 @@ def product_representation(
             "cpu_percent": product.cpu_percent,
             "disk_mb": product.disk_mb,
         },
+        "backups": {"limit": product.backup_limit, "storage_mb": product.backup_storage_mb},
         "games": list(product.games),
         "regions": list(product.regions),
         "runtimes": list(product.runtimes),

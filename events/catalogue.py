@@ -30,6 +30,16 @@ EVENT_TYPES: dict[str, list[str]] = {
         "bot.files.deleted",
         "bot.files.uploaded",
     ],
+    "Backups": [
+        "backup.created",
+        "backup.completed",
+        "backup.failed",
+        "backup.updated",
+        "backup.deleted",
+        "backup.restore_started",
+        "backup.restored",
+        "backup.restore_failed",
+    ],
     "Actions": ["action.succeeded", "action.failed"],
     "API keys": ["api_key.created", "api_key.revoked", "api_key.rotated", "api_key.expiring"],
     "Team": [

@@ -59,6 +59,8 @@ EVENT_VISIBILITY: tuple[Rule, ...] = (
     # An action shows its server or bot: it is seen with the right to see that.
     Rule("action.*", "servers:read", related_prefix="srv_"),
     Rule("action.*", "bots:read", related_prefix="bot_"),
+    # A backup holds its server's or bot's files: seen with the right to read backups.
+    Rule("backup.*", "backups:read"),
     Rule("api_key.*", "api_keys:read", own_key_unless=Right.MANAGE_ALL_KEYS),
     Rule("member.*", "account:read"),
     Rule("account.*", "account:read"),

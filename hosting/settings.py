@@ -295,6 +295,15 @@ CONSOLE_TOKEN_SECONDS = env_int("CONSOLE_TOKEN_SECONDS", 600, minimum=30)
 # How long a signed upload or download address of a server's file stays valid (agents refuse
 # longer than 15 minutes); a transfer under way when it ends goes on, a restart asks anew.
 FILE_URL_SECONDS = env_int("FILE_URL_SECONDS", 900, minimum=30, maximum=900)
+# Backups of servers and bots on no plan (a plan's product carries its own): how many each
+# may keep and how many MB they may take in all.
+BACKUP_DEFAULT_LIMIT = env_int("BACKUP_DEFAULT_LIMIT", 3, minimum=0)
+BACKUP_DEFAULT_STORAGE_MB = env_int("BACKUP_DEFAULT_STORAGE_MB", 10240, minimum=0)
+# A backup or restore the agent has not reported on after this many hours has failed (its agent
+# is gone for good: a restarted agent reports its lost work itself); the housekeeping loop marks it.
+BACKUP_STALE_HOURS = env_int("BACKUP_STALE_HOURS", 12, minimum=1)
+# How long the address of a backup's download stays valid (S3's presigned URLs alike).
+BACKUP_URL_SECONDS = env_int("BACKUP_URL_SECONDS", 900, minimum=30, maximum=900)
 # Where the file manager's "fetch from a URL" may fetch from: host names (a name covers its
 # subdomains) or "*", and whether private, loopback and reserved addresses are allowed (never
 # in production; the nodes have AGENT_PULL_ALLOWED_HOSTS and AGENT_PULL_ALLOW_PRIVATE too).
@@ -514,6 +523,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "ServerStatus": "servers.models.ServerStatus",
+        "BackupStatus": "servers.models.BackupStatus",
         "NodeIsolation": "servers.models.NodeIsolation",
         "AccountStatus": "accounts.models.Account.Status",
         "ActionTargetType": ["server", "bot"],

@@ -23,11 +23,13 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from accounts.actors import Actor
-from accounts.service_admin import ReadOnlyAdmin, ServiceAdmin, ServiceForm
+from accounts.service_admin import ReadOnlyAdmin, ServiceActionsAdmin, ServiceAdmin, ServiceForm
 from hosting.errors import ApplicationError
 from servers.models import (
     Action,
     Allocation,
+    Backup,
+    BackupStorage,
     Bot,
     Game,
     Instance,
@@ -37,6 +39,7 @@ from servers.models import (
     Server,
 )
 from servers.services import action_request, instance_suspend
+from servers.services.backups import backup_delete, backup_update, node_backup_storage_set
 from servers.services.nodes import (
     NodeChanges,
     node_allocations_add,
@@ -304,6 +307,81 @@ class BotAdmin(InstanceAdmin):
         return f"…{obj.token_last4}"
 
 
+@admin.register(Backup)
+class BackupAdmin(ServiceActionsAdmin):
+    """Backups, read-only; locking, unlocking and deleting go through the backups' services
+    (a delete removes the archive on the node or in S3 first, and refuses a locked one)."""
+
+    list_display = [
+        "id",
+        "name",
+        "status",
+        "instance_label",
+        "account",
+        "size",
+        "locked",
+        "storage_kind",
+        "restore_status",
+        "created_at",
+    ]
+    list_filter = ["status", "locked", "storage_kind", "restore_status"]
+    search_fields = ["id", "name", "server__id", "bot__id", "account__id"]
+    list_select_related = ["account"]
+    date_hierarchy = "created_at"
+    fields = [
+        "id",
+        "name",
+        "status",
+        "error",
+        "account",
+        "server",
+        "bot",
+        "node",
+        "size",
+        "checksum",
+        "files",
+        "locked",
+        "ignore",
+        "storage_kind",
+        "restore_status",
+        "restore_error",
+        "restore_started_at",
+        "restored_at",
+        "created_by_user",
+        "created_by_key",
+        "created_at",
+        "completed_at",
+    ]
+    readonly_fields = fields
+    actions = ["lock_selected", "unlock_selected", "delete_selected_backups"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.display(description="Server or bot")
+    def instance_label(self, backup: Backup) -> str:
+        return backup.instance_id
+
+    @admin.action(description="Lock selected backups", permissions=["change"])
+    def lock_selected(self, request, queryset):
+        self.run(request, queryset, _backup_locker(True), "backup", "Locked")
+
+    @admin.action(description="Unlock selected backups", permissions=["change"])
+    def unlock_selected(self, request, queryset):
+        self.run(request, queryset, _backup_locker(False), "backup", "Unlocked")
+
+    @admin.action(description="Delete selected backups and their archives", permissions=["change"])
+    def delete_selected_backups(self, request, queryset):
+        self.run(request, queryset, backup_delete, "backup", "Deleted")
+
+
+def _backup_locker(locked: bool):
+    def lock(*, backup: Backup, actor: Actor) -> Backup:
+        return backup_update(backup=backup, locked=locked, actor=actor)
+
+    return lock
+
+
 @admin.register(Action)
 class ActionAdmin(ReadOnlyAdmin):
     """The worker's operations, read-only: they change only through the lifecycle services."""
@@ -369,7 +447,72 @@ class NodeForm(ServiceForm):
     remove_ports = forms.CharField(
         required=False, label="Remove free ports (same IP)", help_text="Ports and ranges."
     )
-    field_aliases = {"ip": "add_ip", "ports": "add_ports"}
+    storage_kind = forms.ChoiceField(
+        choices=BackupStorage.choices,
+        initial=BackupStorage.NODE,
+        required=False,
+        label="Backups kept",
+        help_text="Where new backups of its servers go; existing ones stay where they are.",
+    )
+    storage_endpoint = forms.CharField(required=False, label="S3 endpoint", max_length=200)
+    storage_region = forms.CharField(required=False, label="S3 region", max_length=64)
+    storage_bucket = forms.CharField(required=False, label="S3 bucket", max_length=63)
+    storage_prefix = forms.CharField(required=False, label="S3 key prefix", max_length=200)
+    storage_access_key_id = forms.CharField(
+        required=False, label="S3 access key id", max_length=128
+    )
+    storage_secret_access_key = forms.CharField(
+        required=False,
+        label="S3 secret access key",
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Kept encrypted and never shown again; empty keeps the one set.",
+    )
+    field_aliases = {
+        "ip": "add_ip",
+        "ports": "add_ports",
+        "kind": "storage_kind",
+        "endpoint": "storage_endpoint",
+        "bucket": "storage_bucket",
+        "prefix": "storage_prefix",
+        "access_key_id": "storage_access_key_id",
+        "secret_access_key": "storage_secret_access_key",
+    }
+    STORAGE_FIELDS = (
+        "storage_kind",
+        "storage_endpoint",
+        "storage_region",
+        "storage_bucket",
+        "storage_prefix",
+        "storage_access_key_id",
+        "storage_secret_access_key",
+    )
+    # The form's S3 fields and the node's columns (the secret has none it could show).
+    S3_COLUMNS = (
+        ("storage_endpoint", "s3_endpoint"),
+        ("storage_region", "s3_region"),
+        ("storage_bucket", "s3_bucket"),
+        ("storage_prefix", "s3_prefix"),
+        ("storage_access_key_id", "s3_access_key_id"),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        node = self.instance
+        if node.pk:
+            self.initial.setdefault("storage_kind", node.backup_storage)
+            for name, column in self.S3_COLUMNS:
+                self.initial.setdefault(name, getattr(node, column))
+
+    def storage_changed(self, node: Node) -> bool:
+        """Whether the form sets other storage than the node has (a new secret counts)."""
+        data = self.cleaned_data
+        if data.get("storage_secret_access_key"):
+            return True
+        if (data.get("storage_kind") or BackupStorage.NODE) != node.backup_storage:
+            return True
+        return node.backup_storage == BackupStorage.S3 and any(
+            (data.get(name) or "") != getattr(node, column) for name, column in self.S3_COLUMNS
+        )
 
 
 class NodeIsolationFilter(admin.SimpleListFilter):
@@ -432,9 +575,12 @@ class NodeAdmin(ServiceAdmin):
         "add_ip",
         "add_ports",
         "remove_ports",
+        *NodeForm.STORAGE_FIELDS,
+        "s3_secret_set",
     ]
     readonly_fields = [
         "id",
+        "s3_secret_set",
         "token_hint",
         "agent_version",
         "agent_limits",
@@ -507,8 +653,25 @@ class NodeAdmin(ServiceAdmin):
             node_allocations_remove(
                 node=node, ip=data["add_ip"], ports=data["remove_ports"], actor=actor
             )
+        if form.storage_changed(node):
+            secret = data.get("storage_secret_access_key") or None
+            node = node_backup_storage_set(
+                node=node,
+                kind=data.get("storage_kind") or BackupStorage.NODE,
+                endpoint=data.get("storage_endpoint", ""),
+                region=data.get("storage_region", ""),
+                bucket=data.get("storage_bucket", ""),
+                prefix=data.get("storage_prefix", ""),
+                access_key_id=data.get("storage_access_key_id", ""),
+                secret_access_key=secret,
+                actor=actor,
+            )
         node.new_token = token
         return node
+
+    @admin.display(description="S3 secret")
+    def s3_secret_set(self, node: Node) -> str:
+        return "set (never shown)" if node.s3_secret_encrypted else "-"
 
     def get_inlines(self, request, obj=None):
         return self.inlines if obj is not None else []

@@ -32,6 +32,35 @@ VARIABLE_KEYS = frozenset(
 )
 
 
+MAX_BACKUP_COMMANDS = 20
+MAX_BACKUP_COMMAND_CHARS = 200
+
+
+def backup_commands_problems(commands: Any) -> list[str]:
+    """Why ``backup_commands`` (``{"before": [...], "after": [...]}``, console lines sent
+    around a backup) is refused (none: it is fine)."""
+    if not isinstance(commands, dict) or set(commands) - {"before", "after"}:
+        return ['backup_commands is an object with "before" and "after" lists.']
+    problems = []
+    for when, lines in commands.items():
+        if not isinstance(lines, list) or len(lines) > MAX_BACKUP_COMMANDS:
+            problems.append(f"backup_commands.{when} is a list of at most {MAX_BACKUP_COMMANDS}.")
+            continue
+        for line in lines:
+            if (
+                not isinstance(line, str)
+                or not line.strip()
+                or len(line) > MAX_BACKUP_COMMAND_CHARS
+                or any(char in line for char in "\r\n\0")
+            ):
+                problems.append(
+                    f"backup_commands.{when} holds one-line commands of at most "
+                    f"{MAX_BACKUP_COMMAND_CHARS} characters."
+                )
+                break
+    return problems
+
+
 def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
     """Why the agent would refuse ``template`` (none: it is fine)."""
     if not isinstance(template, dict):
@@ -59,6 +88,7 @@ def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
         value = template.get(key, 1)
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
             problems.append(f"{key} is a number of seconds above 0, at most 86400.")
+    problems += backup_commands_problems(template.get("backup_commands", {}))
     known = variable_keys | BUILT_INS
     for key in SCRIPTS:
         value = template.get(key, "")

@@ -50,8 +50,12 @@ TEMPLATE_KEYS = frozenset(
         "stop_signal",
         "stop_timeout_seconds",
         "ready_timeout_seconds",
+        "backup_commands",
     }
 )
+# Console commands around a backup's archive (sent in the backup call, not in the spec):
+# "before" while the server runs, "after" once the archive is written (also when it failed).
+NO_BACKUP_COMMANDS: dict[str, list[str]] = {"before": [], "after": []}
 
 
 # --- Variables ------------------------------------------------------------------------------
@@ -304,6 +308,7 @@ def _template(
     stop_signal: str = "SIGTERM",
     stop_timeout: int = 60,
     ready_timeout: int = 300,
+    backup_commands: dict[str, list[str]] | None = None,
 ) -> dict:
     return {
         "install_script": install_script,
@@ -313,6 +318,7 @@ def _template(
         "stop_signal": stop_signal,
         "stop_timeout_seconds": stop_timeout,
         "ready_timeout_seconds": ready_timeout,
+        "backup_commands": copy.deepcopy(backup_commands or NO_BACKUP_COMMANDS),
     }
 
 
@@ -1030,6 +1036,8 @@ TEMPLATES: dict[str, dict] = {
             stop_command="stop",
             stop_timeout=60,
             ready_timeout=300,
+            # Nothing written to the world while it is archived, all of it on disk first.
+            backup_commands={"before": ["save-off", "save-all"], "after": ["save-on"]},
         ),
         "variables": [
             EULA,

@@ -144,6 +144,20 @@ class Node(models.Model):
     )
     boot_id = models.CharField(max_length=64, blank=True, editable=False)
     last_seen_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Where its servers' backups are kept (servers.services.backups.node_backup_storage_set);
+    # the S3 secret is kept encrypted (hosting.secrets_box) and never shown again.
+    backup_storage = models.CharField(
+        max_length=8,
+        choices=[("node", "On the node"), ("s3", "S3-compatible store")],
+        default="node",
+        editable=False,
+    )
+    s3_endpoint = models.CharField(max_length=200, blank=True, editable=False)
+    s3_region = models.CharField(max_length=64, blank=True, editable=False)
+    s3_bucket = models.CharField(max_length=63, blank=True, editable=False)
+    s3_prefix = models.CharField(max_length=200, blank=True, editable=False)
+    s3_access_key_id = models.CharField(max_length=128, blank=True, editable=False)
+    s3_secret_encrypted = models.TextField(blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -227,6 +241,12 @@ class Instance(models.Model):
         blank=True,
         help_text="Instructions for the simulated driver only, e.g. {'fail_install': true}.",
     )
+    # Backup retention (servers.services.backups.retention_keeps); null: that rule is not used,
+    # all four null: retention is off and only the plan's count limit rotates backups.
+    backup_keep_last = models.PositiveSmallIntegerField(null=True, blank=True)
+    backup_daily = models.PositiveSmallIntegerField(null=True, blank=True)
+    backup_weekly = models.PositiveSmallIntegerField(null=True, blank=True)
+    backup_monthly = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
     deleted_at = models.DateTimeField(
@@ -404,6 +424,89 @@ class Action(models.Model):
 
     @property
     def target_id(self) -> str:
+        return self.server_id or self.bot_id
+
+
+class BackupStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+
+
+class BackupStorage(models.TextChoices):
+    NODE = "node", "On the node"
+    S3 = "s3", "S3-compatible store"
+
+
+class Backup(models.Model):
+    """An archive of a server's or bot's folder, made by its node's agent and kept on the node
+    or in an S3-compatible store (``storage_kind``, the node's setting when it was made).
+
+    ``restore_status`` is the last restore's (blank: never restored). A deleted backup's row is
+    removed once its node confirmed the archive is gone; its event keeps what it was.
+    """
+
+    id = PrefixedIdField(prefix="bkp")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="backups")
+    server = models.ForeignKey(
+        Server, on_delete=models.CASCADE, null=True, blank=True, related_name="backups"
+    )
+    bot = models.ForeignKey(
+        Bot, on_delete=models.CASCADE, null=True, blank=True, related_name="backups"
+    )
+    node = models.ForeignKey(
+        Node, on_delete=models.SET_NULL, null=True, blank=True, related_name="backups"
+    )
+    name = models.CharField(max_length=100)
+    status = models.CharField(
+        max_length=16, choices=BackupStatus.choices, default=BackupStatus.RUNNING
+    )
+    size = models.BigIntegerField(null=True, blank=True, help_text="Bytes of the archive.")
+    checksum = models.CharField(max_length=80, blank=True, help_text="sha256:<64 hex>")
+    files = models.PositiveIntegerField(null=True, blank=True, help_text="Members archived.")
+    locked = models.BooleanField(default=False)
+    ignore = models.JSONField(default=list, blank=True, help_text="The patterns sent.")
+    storage_kind = models.CharField(max_length=8, choices=BackupStorage.choices)
+    error = models.CharField(max_length=500, blank=True)
+    restore_status = models.CharField(
+        max_length=16, blank=True, choices=BackupStatus.choices, default=""
+    )
+    restore_error = models.CharField(max_length=500, blank=True)
+    restore_started_at = models.DateTimeField(null=True, blank=True)
+    restored_at = models.DateTimeField(null=True, blank=True)
+    created_by_user = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_by_key = models.ForeignKey(
+        ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["server", "-created_at", "-id"], name="backup_server_created"),
+            models.Index(fields=["bot", "-created_at", "-id"], name="backup_bot_created"),
+            models.Index(fields=["status", "created_at"], name="backup_status_created"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(server__isnull=False, bot__isnull=True)
+                | Q(server__isnull=True, bot__isnull=False),
+                name="backup_has_one_target",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+    @property
+    def instance(self) -> Server | Bot:
+        return self.server if self.server_id else self.bot
+
+    @property
+    def instance_id(self) -> str:
         return self.server_id or self.bot_id
 
 

@@ -1,4 +1,4 @@
-"""The public representations of servers, bots and actions.
+"""The public representations of servers, bots, actions and backups.
 
 What the API shows and what events carry (``data.object``), defined once (hosting/representations).
 """
@@ -7,7 +7,7 @@ from copy import deepcopy
 from typing import Any
 
 from hosting.representations import timestamp
-from servers.models import Action, Bot, Instance, Server
+from servers.models import Action, Backup, Bot, Instance, Server
 
 
 def resources_representation(instance: Instance) -> dict[str, int]:
@@ -95,4 +95,27 @@ def action_representation(action: Action) -> dict[str, Any]:
         "created_at": timestamp(action.created_at),
         "started_at": timestamp(action.started_at),
         "completed_at": timestamp(action.completed_at),
+    }
+
+
+def backup_representation(backup: Backup) -> dict[str, Any]:
+    """A backup as the API shows it and its events carry it; its place in storage is never
+    shown (a download address is asked for)."""
+    return {
+        "id": backup.id,
+        "name": backup.name,
+        "status": backup.status,
+        "target": {"type": "server" if backup.server_id else "bot", "id": backup.instance_id},
+        "size": backup.size,
+        "checksum": backup.checksum or None,
+        "files": backup.files,
+        "locked": backup.locked,
+        "ignore": list(backup.ignore),
+        "storage": backup.storage_kind,
+        "error": backup.error or None,
+        "restore_status": backup.restore_status or None,
+        "restore_error": backup.restore_error or None,
+        "created_at": timestamp(backup.created_at),
+        "completed_at": timestamp(backup.completed_at),
+        "restored_at": timestamp(backup.restored_at),
     }

@@ -84,3 +84,20 @@ def file_token(
         },
         settings.FILE_URL_SECONDS,
     )
+
+
+def backup_token(
+    *, node_id: str, instance_id: str, user_id: str, backup_id: str
+) -> tuple[str, int]:
+    """A download token of one node-stored backup for one user: ``(token, expires_at)``,
+    like ``file_token``'s with a ``backup_id`` claim instead of a path."""
+    return _sign(
+        {
+            "aud": node_id,
+            "sub": str(user_id),
+            "server_id": instance_id,
+            "backup_id": backup_id,
+            "permissions": ["backups.download"],
+        },
+        settings.BACKUP_URL_SECONDS,
+    )

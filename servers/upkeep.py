@@ -2,6 +2,7 @@
 
 from servers.counts import instance_counts_compact
 from servers.services import actions_recover_stale
+from servers.services.backups import backups_fail_stale
 
 
 def run() -> dict[str, int]:
@@ -11,4 +12,5 @@ def run() -> dict[str, int]:
         "actions resumed": actions["resumed"],
         "actions requeued": actions["requeued"],
         "server count rows folded": instance_counts_compact(),
+        "stale backups failed": backups_fail_stale(),
     }

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from servers import views
-from servers.views import files
+from servers.views import backups, files
 
 urlpatterns = [
     path("", views.ServerListView.as_view(), name="home"),
@@ -29,6 +29,22 @@ urlpatterns = [
         files.ServerFileDownloadView.as_view(),
         name="server_files_download",
     ),
+    path("servers/<id:pk>/backups", backups.ServerBackupsView.as_view(), name="server_backups"),
+    path(
+        "servers/<id:pk>/backups/do",
+        backups.ServerBackupsDoView.as_view(),
+        name="server_backups_do",
+    ),
+    path(
+        "servers/<id:pk>/backups/<id:backup_id>/restore",
+        backups.ServerBackupRestoreView.as_view(),
+        name="server_backup_restore",
+    ),
+    path(
+        "servers/<id:pk>/backups/<id:backup_id>/download",
+        backups.ServerBackupDownloadView.as_view(),
+        name="server_backup_download",
+    ),
     path("bots", views.BotListView.as_view(), name="bot_list"),
     path("bots/new", views.BotCreateView.as_view(), name="bot_create"),
     path("bots/<id:pk>", views.BotDetailView.as_view(), name="bot_detail"),
@@ -47,5 +63,17 @@ urlpatterns = [
         "bots/<id:pk>/files/download",
         files.BotFileDownloadView.as_view(),
         name="bot_files_download",
+    ),
+    path("bots/<id:pk>/backups", backups.BotBackupsView.as_view(), name="bot_backups"),
+    path("bots/<id:pk>/backups/do", backups.BotBackupsDoView.as_view(), name="bot_backups_do"),
+    path(
+        "bots/<id:pk>/backups/<id:backup_id>/restore",
+        backups.BotBackupRestoreView.as_view(),
+        name="bot_backup_restore",
+    ),
+    path(
+        "bots/<id:pk>/backups/<id:backup_id>/download",
+        backups.BotBackupDownloadView.as_view(),
+        name="bot_backup_download",
     ),
 ]

@@ -23,6 +23,7 @@ PRODUCT_EXAMPLE = {
     "description": "Up to 20 players.",
     "kind": "server",
     "resources": {"memory_mb": 4096, "cpu_percent": 200, "disk_mb": 20480},
+    "backups": {"limit": 3, "storage_mb": 10240},
     "games": ["minecraft-java", "minecraft-bedrock"],
     "regions": [],
     "runtimes": [],

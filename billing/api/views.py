@@ -658,6 +658,12 @@ class AdminBillingClockViewSet(CustomerScopedMixin, ApiViewSet):
 # --- Staff: the catalogue ---------------------------------------------------------------------
 
 
+def _backup_fields(backups: dict) -> dict[str, int]:
+    """The plan's backups as the API takes them (``limit``, ``storage_mb``), as the service
+    takes them (``backup_limit``, ``backup_storage_mb``)."""
+    return {f"backup_{name}": value for name, value in backups.items()}
+
+
 @extend_schema_view(**ADMIN_PRODUCT_DOCS)
 class AdminProductViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     list_key = "products"
@@ -684,13 +690,16 @@ class AdminProductViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     def create(self, request):
         body = dict(validated(ProductCreateSerializer, request))
         resources = body.pop("resources")
-        product = product_create(**body, **resources, actor=Actor.from_request(request))
+        backups = _backup_fields(body.pop("backups", {}))
+        product = product_create(**body, **resources, **backups, actor=Actor.from_request(request))
         answer = self._answer(product)
         return created(request, answer.data, f"/v1/admin/products/{product.id}")
 
     def partial_update(self, request, pk: str):
         product = self.get_object()
-        if changes := dict(validated(ProductUpdateSerializer, request)):
+        changes = dict(validated(ProductUpdateSerializer, request))
+        changes |= _backup_fields(changes.pop("backups", {}))
+        if changes:
             product = product_update(
                 product=product, changes=changes, actor=Actor.from_request(request)
             )

@@ -69,8 +69,12 @@ PRODUCT_CHANGES = {
     "resources",
     "suspend_after_days",
     "terminate_after_days",
+    "backup_limit",
+    "backup_storage_mb",
 }
 RESOURCES = ("memory_mb", "cpu_percent", "disk_mb")
+# What a plan may give in backups: a count, and MB in all.
+BACKUP_LIMITS = {"backup_limit": 1000, "backup_storage_mb": 10 * 1024 * 1024}
 
 
 def _conflict(field: str, code: str, message: str, **details: Any) -> Conflict:
@@ -196,6 +200,10 @@ def _dunning_days(field: str, days: Any) -> int | None:
     return _whole_number(field, days, low=low, high=MAX_DUNNING_DAYS, allow_none=True)
 
 
+def _backup_limit(field: str, value: Any) -> int:
+    return _whole_number(field, value, low=0, high=BACKUP_LIMITS[field])
+
+
 @transaction.atomic
 def product_create(
     *,
@@ -210,12 +218,15 @@ def product_create(
     runtimes: Iterable[str] = (),
     suspend_after_days: int | None = None,
     terminate_after_days: int | None = None,
+    backup_limit: int = 3,
+    backup_storage_mb: int = 10240,
     actor: Actor,
 ) -> Product:
     """A plan: what it provisions (within the limits of one server or bot), optionally the
     games, regions or bot runtimes it is limited to (empty: any), and its own dunning: the days
     after an unpaid renewal's due date its server or bot is suspended, then terminated (None:
-    the ``BILLING_SUSPEND_AFTER_DAYS`` and ``BILLING_TERMINATE_AFTER_DAYS`` settings)."""
+    the ``BILLING_SUSPEND_AFTER_DAYS`` and ``BILLING_TERMINATE_AFTER_DAYS`` settings), and the
+    backups its server or bot may keep (a count and MB in all)."""
     resources = validate_resources(
         {"memory_mb": memory_mb, "cpu_percent": cpu_percent, "disk_mb": disk_mb}
     )
@@ -229,6 +240,8 @@ def product_create(
         **resources,
         suspend_after_days=_dunning_days("suspend_after_days", suspend_after_days),
         terminate_after_days=_dunning_days("terminate_after_days", terminate_after_days),
+        backup_limit=_backup_limit("backup_limit", backup_limit),
+        backup_storage_mb=_backup_limit("backup_storage_mb", backup_storage_mb),
     )
     _product_fits_its_kind(product)
     product.save()
@@ -239,7 +252,8 @@ def product_create(
 def product_update(*, product: Product, changes: dict[str, Any], actor: Actor) -> Product:
     """Change a plan: ``name``, ``description``, ``games``, ``regions``, ``runtimes``,
     ``resources`` (some or all of ``memory_mb``, ``cpu_percent``, ``disk_mb``),
-    ``suspend_after_days``, ``terminate_after_days`` and ``kind``, which cannot change once a
+    ``suspend_after_days``, ``terminate_after_days``, ``backup_limit``,
+    ``backup_storage_mb`` and ``kind``, which cannot change once a
     subscription uses one of its prices (409). Servers and bots already provisioned keep what
     they were given."""
     unknown = sorted(set(changes) - PRODUCT_CHANGES)
@@ -261,6 +275,9 @@ def product_update(*, product: Product, changes: dict[str, Any], actor: Actor) -
     for field in ("suspend_after_days", "terminate_after_days"):
         if field in changes:
             setattr(product, field, _dunning_days(field, changes[field]))
+    for field in BACKUP_LIMITS:
+        if field in changes:
+            setattr(product, field, _backup_limit(field, changes[field]))
     if "resources" in changes:
         resources = changes["resources"]
         if not isinstance(resources, dict) or set(resources) - set(RESOURCES):

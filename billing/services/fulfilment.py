@@ -93,6 +93,8 @@ def plan_bounds(subscription: Subscription) -> dict[str, Any]:
         "memory_mb": product.memory_mb,
         "cpu_percent": product.cpu_percent,
         "disk_mb": product.disk_mb,
+        "backup_limit": product.backup_limit,
+        "backup_storage_mb": product.backup_storage_mb,
     }
 
 

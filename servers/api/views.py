@@ -24,6 +24,7 @@ from hosting.api.views import (
     validated,
 )
 from hosting.errors import ApplicationError, InsufficientScope, NotFound, ValidationFailed
+from servers.api.backups import InstanceBackupsMixin
 from servers.api.docs import ACTION_RESPONSE, instance_schema
 from servers.api.files import InstanceFilesMixin
 from servers.api.serializers import (
@@ -84,10 +85,15 @@ def _action_accepted(request, performed: Action) -> Response:
 
 
 class InstanceViewSet(
-    InstanceFilesMixin, CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet
+    InstanceFilesMixin,
+    InstanceBackupsMixin,
+    CallerScopedMixin,
+    EnvelopeListMixin,
+    EnvelopeRetrieveMixin,
+    ApiViewSet,
 ):
-    """What servers and bots share: CRUD, power actions, bulk actions, activity, the console
-    and the files."""
+    """What servers and bots share: CRUD, power actions, bulk actions, activity, the console,
+    the files and the backups."""
 
     scope: str  # "servers" or "bots"
     ids_field: str  # the bulk body's list of ids: "server_ids" or "bot_ids"
@@ -99,19 +105,23 @@ class InstanceViewSet(
         super().__init_subclass__(**kwargs)
         if "scope" in cls.__dict__:
             read, write, power = (f"{cls.scope}:{verb}" for verb in ("read", "write", "power"))
-            cls.required_scopes = {
-                "list": [read],
-                "retrieve": [read],
-                "create": [write],
-                "partial_update": [write],
-                "destroy": [write],
-                "action_list": [read],
-                "action_create": [power],
-                "bulk_action": [power],
-                "activity": [read],
-                "console": [power],
-                "source": [write],
-            } | cls.file_scopes(read)
+            cls.required_scopes = (
+                {
+                    "list": [read],
+                    "retrieve": [read],
+                    "create": [write],
+                    "partial_update": [write],
+                    "destroy": [write],
+                    "action_list": [read],
+                    "action_create": [power],
+                    "bulk_action": [power],
+                    "activity": [read],
+                    "console": [power],
+                    "source": [write],
+                }
+                | cls.file_scopes(read)
+                | cls.backup_scopes(read)
+            )
 
     def get_serializer_class(self):
         return self.detail_serializer if self.action != "list" else self.list_serializer

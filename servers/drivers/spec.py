@@ -45,7 +45,10 @@ def instance_spec(instance: Instance) -> dict[str, Any]:
         "pids": PROCESS_LIMIT,
     }
     if isinstance(instance, Server):
-        template = GAME_TEMPLATE_DEFAULTS | dict(instance.game.template)
+        # backup_commands go in the backup call (servers.services.backups), not in the spec.
+        template = GAME_TEMPLATE_DEFAULTS | {
+            key: value for key, value in instance.game.template.items() if key != "backup_commands"
+        }
         return {
             "id": instance.id,
             "kind": "server",

@@ -15,11 +15,11 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from accounts.actors import SYSTEM, Actor
-from hosting.errors import ActionInProgress, InvalidState
+from hosting.errors import ActionInProgress, Conflict, InvalidState
 from servers import transitions
 from servers.drivers import DriverError
 from servers.drivers.routing import driver_for
-from servers.models import ACTIVE_ACTION, Action, ActionStatus, Instance
+from servers.models import ACTIVE_ACTION, Action, ActionStatus, Backup, BackupStatus, Instance
 from servers.models import ServerStatus as S
 from servers.services.nodes import instance_release
 from servers.services.records import (
@@ -56,6 +56,12 @@ def action_enqueue(action: Action) -> None:
     action.save(update_fields=["task_id"])
 
 
+def _restoring(instance: Instance) -> bool:
+    return Backup.objects.filter(
+        restore_status=BackupStatus.RUNNING, **{instance.kind: instance}
+    ).exists()
+
+
 def _check_allowed(instance: Instance, action_type: str) -> None:
     spec = transitions.ACTIONS[action_type]
     if instance.status not in spec.allowed_from:
@@ -76,6 +82,9 @@ def action_request(*, instance: Instance, action_type: str, actor: Actor) -> Act
     """
     instance = instance_locked(instance)
     _check_allowed(instance, action_type)
+    if action_type in transitions.POWER_ACTIONS and _restoring(instance):
+        # The agent stops and starts it around the restore (servers.services.backups).
+        raise Conflict(f"A backup is being restored into this {instance.kind}; wait until it ends.")
     active = Action.objects.filter(ACTIVE_ACTION, **{instance.kind: instance})
     if action_type in transitions.PREEMPTING_ACTIONS:
         for cut_short in active.exclude(type=action_type):

@@ -17,6 +17,7 @@ from servers.drivers.spec import desired_state, instance_spec
 from servers.models import Bot, Instance, Node, NodeIsolation, Server
 from servers.models import ServerStatus as S
 from servers.services.actions import instance_crash
+from servers.services.backups import BACKUP_EVENTS, backup_event, backup_report_complete
 from servers.services.files import files_changed_record
 from servers.services.nodes import node_seen
 from servers.services.records import instance_locked, instance_status_set
@@ -101,12 +102,14 @@ def report_time(value: Any, where: str) -> datetime:
         return edge.replace(tzinfo=UTC)
 
 
-EVENT_TYPES = ("crashed", "stopped", "running", "files_uploaded")
+EVENT_TYPES = ("crashed", "stopped", "running", "files_uploaded", *BACKUP_EVENTS)
 
 
 def _complete(event: dict[str, Any]) -> bool:
     """Whether an event has what its type needs: an upload its path, size and user (one
     without is counted as rejected, not a reason to refuse the whole batch)."""
+    if event["type"] in BACKUP_EVENTS:
+        return backup_report_complete(event)
     if event["type"] != "files_uploaded":
         return True
     return (
@@ -126,6 +129,9 @@ def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
     process the control plane does not expect to run is stopped by the next sync instead.
     ``files_uploaded``: a file came in through a signed upload address (``path``, ``size``,
     ``user``, the signed-in person the address was made for): ``<kind>.files.uploaded``.
+    ``backup_completed`` (``backup_id``, ``size``, ``checksum``, ``files``), ``backup_failed``,
+    ``backup_restored``, ``backup_restore_failed`` (``backup_id``, ``reason``): how a backup or
+    restore ended (``servers.services.backups.backup_event``; a repeat changes nothing).
     """
     if not isinstance(events, list) or not 0 < len(events) <= MAX_EVENTS_PER_BATCH:
         raise ValidationFailed.field(
@@ -154,6 +160,8 @@ def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
         reason = event.get("reason", "").strip()[:400] or "The process exited."
         if event["type"] == "crashed":
             instance_crash(instance=instance, reason=reason)
+        elif event["type"] in BACKUP_EVENTS:
+            backup_event(instance=instance, event=event)
         elif event["type"] == "files_uploaded":
             uploader = User.objects.filter(
                 pk=event["user"], memberships__account_id=instance.account_id

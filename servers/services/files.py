@@ -3,7 +3,7 @@
 The control plane decides who may do what (the views' scopes, the instance's account); the
 agent does it, as the server's own user and confined by the kernel to the server's folder.
 Each call here is one call to the agent, whose answer becomes the API's, and whose errors
-become the contract's (``_error``): nothing of a file passes through here but the text an
+become the contract's (``agent_error``): nothing of a file passes through here but the text an
 editor reads or writes (``AGENT_FILES_MAX_TEXT_BYTES``); transfers go straight to the node.
 """
 
@@ -69,7 +69,9 @@ class FileCall:
     timeout: float | None = None  # seconds; None: AGENT_REQUEST_TIMEOUT_SECONDS
 
 
-def _node_of(instance: Instance) -> Node:
+def instance_node(instance: Instance) -> Node:
+    """The node whose agent keeps the instance's files (and its backups): 409
+    ``invalid_state`` while they are closed, ``files_unavailable`` on no node."""
     if instance.status in CLOSED:
         raise InvalidState(
             f"The files of a {instance.status} {instance.kind} are closed.",
@@ -84,7 +86,7 @@ def _node_of(instance: Instance) -> Node:
     return node
 
 
-def _error(instance: Instance, call: FileCall, status: int, answer: Any) -> ApplicationError:
+def agent_error(instance: Instance, call: FileCall, status: int, answer: Any) -> ApplicationError:
     """The contract's error for the agent's answer ``status``/``answer``."""
     error = answer.get("error") if isinstance(answer, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
@@ -123,7 +125,7 @@ def _error(instance: Instance, call: FileCall, status: int, answer: Any) -> Appl
 
 def file_call(instance: Instance, call: FileCall) -> tuple[Any, dict[str, str]]:
     """The agent's answer to ``call`` on ``instance``'s files, and its ETag (when it sent one)."""
-    node = _node_of(instance)
+    node = instance_node(instance)
     path = f"servers/{instance.pk}/files/{call.operation}"
     if call.query:
         path += "?" + urlencode(call.query)
@@ -141,7 +143,7 @@ def file_call(instance: Instance, call: FileCall) -> tuple[Any, dict[str, str]]:
     except DriverError as error:
         raise ServiceUnavailable(str(error)) from None
     if status >= 400:
-        raise _error(instance, call, status, answer)
+        raise agent_error(instance, call, status, answer)
     etag = headers.get("etag")
     return answer, ({"ETag": etag} if etag else {})
 

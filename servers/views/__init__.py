@@ -130,11 +130,14 @@ class InstanceObjectMixin(InstancePageMixin):
             "console",
             "console_token",
             "files",
+            "backups",
         ]
+        scopes = scopes_allowed_for(self.role, is_staff=False)
         return super().get_context_data(
             instance=self.instance,
             urls={name: self.url(name) for name in names},
-            can_read_files="files:read" in scopes_allowed_for(self.role, is_staff=False),
+            can_read_files="files:read" in scopes,
+            can_read_backups="backups:read" in scopes,
             **kwargs,
         )
 

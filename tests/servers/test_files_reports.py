@@ -11,7 +11,7 @@ from accounts.roles import Role
 from events.models import Event
 from hosting.errors import ServiceUnavailable, ValidationFailed
 from servers.models import Node
-from servers.services.files import FileCall, _error, file_call, pull_url_check
+from servers.services.files import FileCall, agent_error, file_call, pull_url_check
 from tests.factories import MembershipFactory, UserFactory
 from tests.servers.test_nodes import NOW, create_server, new_node
 
@@ -40,7 +40,7 @@ def test_each_agent_error_becomes_the_contracts(
     new_node()
     server = create_server(account)
     answer = {"error": {"code": code, "message": "/world is the agent's sentence."}}
-    error = _error(server, FileCall("POST", "rename", field="to"), status, answer)
+    error = agent_error(server, FileCall("POST", "rename", field="to"), status, answer)
     assert (error.status, error.code) == (expected_status, expected_code)
     if expected_code == "validation_failed":
         field_code = "outside_server" if code == "outside_server" else "invalid"

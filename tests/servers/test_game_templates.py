@@ -346,6 +346,7 @@ def test_template_keys_are_the_protocols():
         "stop_signal",
         "stop_timeout_seconds",
         "ready_timeout_seconds",
+        "backup_commands",  # the control plane's: sent in the backup call, not in the spec
     } == TEMPLATE_KEYS
 
 

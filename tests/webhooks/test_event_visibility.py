@@ -43,6 +43,8 @@ LOGIN_FAILED = {"user.login_failed", *EVENT_TYPES["SSH keys and SFTP"]}
 WEBHOOKS = set(EVENT_TYPES["Webhooks"])
 BILLING = set(EVENT_TYPES["Billing"])
 SUPPORT = set(EVENT_TYPES["Support"])
+# Backups: who may read them (backups:read: not Billing, not Viewers).
+BACKUPS = set(EVENT_TYPES["Backups"])
 # A type without a rule, and an action that names neither a server nor a bot.
 UNKNOWN_KINDS = {"nothing.happened", "action.failed@none"}
 EVERYTHING = (
@@ -55,13 +57,14 @@ EVERYTHING = (
     | WEBHOOKS
     | BILLING
     | SUPPORT
+    | BACKUPS
 ) | UNKNOWN_KINDS
 EXPECTED = {
     Role.OWNER: EVERYTHING,
     Role.ADMIN: EVERYTHING,
-    Role.DEVELOPER: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | WEBHOOKS | SUPPORT,
+    Role.DEVELOPER: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | WEBHOOKS | SUPPORT | BACKUPS,
     Role.BILLING: OWN_KEYS | TEAM_AND_ACCOUNT | BILLING | SUPPORT,
-    Role.SUPPORT: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | SUPPORT,
+    Role.SUPPORT: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | SUPPORT | BACKUPS,
     Role.VIEWER: SERVERS | BOTS | TEAM_AND_ACCOUNT | WEBHOOKS | BILLING | SUPPORT,
 }
 # Roles without webhooks:read cannot open the log at all.
@@ -92,6 +95,7 @@ def record_every_type(account, *, me, other, my_key, others_key) -> dict[str, Ev
         "payment_method": {"id": "pm_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "type": "card"},
         "ticket": {"id": "tkt_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "number": 1042, "status": "open"},
         "ssh_key": {"id": "sshk_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5R", "fingerprint": "SHA256:abc"},
+        "backup": {"id": "bkp_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "name": "Nightly", "status": "completed"},
     }
     recorded = {}
 

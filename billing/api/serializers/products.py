@@ -12,7 +12,7 @@ from billing.api.serializers.fields import CurrencyField, catalogue_amount
 from billing.models import INTERVAL_CHOICES, Price, Product, ProductKind
 from billing.representations import price_representation, product_representation
 from billing.rules.periods import MAX_INTERVAL_COUNT
-from billing.services.catalogue import MAX_DUNNING_DAYS, MAX_TRIAL_DAYS
+from billing.services.catalogue import BACKUP_LIMITS, MAX_DUNNING_DAYS, MAX_TRIAL_DAYS
 from hosting.api.serializers import RepresentedBy, StrictInputSerializer
 from servers.api.serializers import ResourcesInputSerializer
 from servers.models import RESOURCE_LIMITS
@@ -53,6 +53,15 @@ class ProductResourcesSerializer(serializers.Serializer):
     disk_mb = serializers.IntegerField(read_only=True)
 
 
+class ProductBackupsSerializer(serializers.Serializer):
+    limit = serializers.IntegerField(
+        source="backup_limit", read_only=True, help_text="Backups each server or bot may keep."
+    )
+    storage_mb = serializers.IntegerField(
+        source="backup_storage_mb", read_only=True, help_text="MB their backups may take in all."
+    )
+
+
 def product_for_sale_representation(product: Product) -> dict:
     """A product with its active prices (``billing.selectors.products_for_sale`` reads them)."""
     return product_representation(product, prices=product.active_prices)
@@ -64,6 +73,7 @@ class ProductSerializer(RepresentedBy, serializers.ModelSerializer):
     represent = staticmethod(product_for_sale_representation)
 
     resources = ProductResourcesSerializer(source="*", read_only=True)
+    backups = ProductBackupsSerializer(source="*", read_only=True)
     games = serializers.ListField(
         child=serializers.CharField(), read_only=True, help_text="Games allowed; empty: any."
     )
@@ -83,6 +93,7 @@ class ProductSerializer(RepresentedBy, serializers.ModelSerializer):
             "description",
             "kind",
             "resources",
+            "backups",
             "games",
             "regions",
             "runtimes",
@@ -121,6 +132,15 @@ class ProductResourcesInputSerializer(StrictInputSerializer):
     disk_mb = _resource("disk_mb")
 
 
+class ProductBackupsInputSerializer(StrictInputSerializer):
+    limit = serializers.IntegerField(
+        min_value=0, max_value=BACKUP_LIMITS["backup_limit"], required=False
+    )
+    storage_mb = serializers.IntegerField(
+        min_value=0, max_value=BACKUP_LIMITS["backup_storage_mb"], required=False
+    )
+
+
 class ProductCreateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=100)
     kind = serializers.ChoiceField(choices=ProductKind.choices)
@@ -133,6 +153,9 @@ class ProductCreateSerializer(StrictInputSerializer):
     runtimes = _slugs("Bot plans: the runtimes it allows; empty: any.")
     suspend_after_days = _days("suspend_after_days", SUSPEND_DAYS)
     terminate_after_days = _days("terminate_after_days", TERMINATE_DAYS)
+    backups = ProductBackupsInputSerializer(
+        required=False, help_text="Backups each server or bot may keep; by default 3 and 10 GB."
+    )
 
 
 class ProductUpdateSerializer(StrictInputSerializer):
@@ -145,6 +168,9 @@ class ProductUpdateSerializer(StrictInputSerializer):
     runtimes = _slugs("Bot runtimes; empty: any.")
     suspend_after_days = _days("suspend_after_days", SUSPEND_DAYS)
     terminate_after_days = _days("terminate_after_days", TERMINATE_DAYS)
+    backups = ProductBackupsInputSerializer(
+        required=False, help_text="Backups each server or bot may keep (count, MB in all)."
+    )
 
 
 class PriceCreateSerializer(StrictInputSerializer):

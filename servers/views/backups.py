@@ -1,0 +1,241 @@
+"""The Backups tab of a server or bot: its backups as a page (search, status filter, pages),
+"back up now", lock, download, restore after a confirmation, delete, and the retention rules
+(servers/services/backups.py does the work, the node's agent the archives).
+
+Reading needs ``backups:read`` among the role's scopes, changing ``backups:write`` (and an
+account that is not suspended), as the API's keys need them. Every change is a plain form
+POST that comes back to the list with a message; a download redirects to the signed address.
+"""
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import redirect
+from django.views import View
+from django.views.generic import TemplateView
+
+from accounts.actors import Actor
+from accounts.roles import scopes_allowed_for
+from hosting.errors import ApplicationError, ValidationFailed
+from servers.models import Backup, BackupStatus
+from servers.services.backups import (
+    Retention,
+    backup_create,
+    backup_delete,
+    backup_download_url,
+    backup_limits,
+    backup_of,
+    backup_progress,
+    backup_restore,
+    backup_update,
+    backups_of,
+    backups_used_bytes,
+    retention_set,
+)
+from servers.views import BotPages, InstanceObjectMixin, ServerPages
+
+PER_PAGE = 25
+RULES = ("keep_last", "daily", "weekly", "monthly")
+
+
+class InstanceBackupsMixin(InstanceObjectMixin):
+    """A backups page: the role must hold ``backups:read``, and ``backups:write`` to POST (or to
+    see a page that is only a form)."""
+
+    form_page = False
+
+    def may_backups(self, verb: str) -> bool:
+        writable = verb == "read" or not self.account.is_suspended
+        return writable and f"backups:{verb}" in scopes_allowed_for(self.role, is_staff=False)
+
+    def refuse(self, request):
+        verb = "write" if request.method == "POST" or self.form_page else "read"
+        if not self.may_backups(verb):
+            role = request.membership.get_role_display()
+            doing = "see" if verb == "read" else "change"
+            messages.error(request, f"As {role}, you may not {doing} this {self.kind}'s backups.")
+            return redirect(self.url("detail") if verb == "read" else self.url("backups"))
+        return super().refuse(request)
+
+    def backup(self) -> Backup:
+        try:
+            return backup_of(self.instance, self.kwargs["backup_id"])
+        except ApplicationError:
+            raise Http404("No such backup.") from None
+
+
+class InstanceBackupsView(InstanceBackupsMixin, TemplateView):
+    """The backups, newest first, a page at a time; ``?q=`` searches names and ids,
+    ``?status=`` filters."""
+
+    template_name = "servers/instance_backups.html"
+
+    def get_context_data(self, **kwargs):
+        query = self.request.GET
+        search = query.get("q", "").strip()[:100]
+        status = query.get("status", "")
+        backups = backups_of(self.instance)
+        if search:
+            backups = backups.filter(name__icontains=search) | backups.filter(id=search)
+        if status in BackupStatus.values:
+            backups = backups.filter(status=status)
+        page = Paginator(backups.order_by("-created_at", "-id"), PER_PAGE).get_page(
+            query.get("page")
+        )
+        rows = list(page.object_list)
+        for backup in rows:  # one at a time per server: at most one call to the node
+            backup.progress = backup_progress(backup)
+        limit, storage_mb = backup_limits(self.instance)
+        retention = Retention.of(self.instance)
+        params = {key: value for key, value in (("q", search), ("status", status)) if value}
+
+        def page_url(number: int) -> str:
+            return f"?{urlencode(params | {'page': number})}"
+
+        return super().get_context_data(
+            backups=rows,
+            page=page,
+            previous_url=page_url(page.previous_page_number()) if page.has_previous() else None,
+            next_url=page_url(page.next_page_number()) if page.has_next() else None,
+            search=search,
+            status=status,
+            statuses=BackupStatus.choices,
+            running=any(
+                backup.status == BackupStatus.RUNNING
+                or backup.restore_status == BackupStatus.RUNNING
+                for backup in rows
+            ),
+            limit=limit,
+            storage_mb=storage_mb,
+            used_bytes=backups_used_bytes(self.instance),
+            retention=retention.as_dict(),
+            can_write_backups=self.may_backups("write"),
+            backups_url=self.url("backups"),
+            **kwargs,
+        )
+
+
+class InstanceBackupsDoView(InstanceBackupsMixin, View):
+    """``POST op=create|lock|unlock|delete|retention``: one change, then back to the list."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, *args, **kwargs):
+        self.instance  # noqa: B018 - another account's, or none: 404 before reading the form
+        op = request.POST.get("op", "")
+        actor = Actor.from_request(request)
+        try:
+            done = self.perform(op, request.POST, actor)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, done)
+        return redirect(self.url("backups"))
+
+    def perform(self, op: str, form, actor: Actor) -> str:
+        if op == "create":
+            ignore = form.get("ignore", "").splitlines()
+            backup = backup_create(
+                instance=self.instance, actor=actor, name=form.get("name", ""), ignore=ignore
+            )
+            return f"Backing up as “{backup.name}”: the list shows when it is done."
+        if op == "retention":
+            values: dict[str, Any] = {}
+            for rule in RULES:
+                text = form.get(rule, "").strip()
+                if not text:
+                    values[rule] = None
+                elif text.isdigit():
+                    values[rule] = int(text)
+                else:
+                    raise ValidationFailed.field(
+                        rule, "invalid", "Each rule is a whole number, or empty."
+                    )
+            retention_set(instance=self.instance, retention=Retention(**values), actor=actor)
+            return "Retention saved: it applies after the next backup."
+        backup = backup_of(self.instance, form.get("backup_id", ""))
+        if op in ("lock", "unlock"):
+            backup_update(backup=backup, actor=actor, locked=op == "lock")
+            return f"“{backup.name}” is {'locked' if op == 'lock' else 'unlocked'}."
+        if op == "delete":
+            backup_delete(backup=backup, actor=actor)
+            return f"“{backup.name}” is deleted."
+        raise Http404("No such operation.")
+
+
+class InstanceBackupRestoreView(InstanceBackupsMixin, TemplateView):
+    """``GET``: the confirmation (what is replaced, the truncate box); ``POST``: restore."""
+
+    template_name = "servers/instance_backup_restore.html"
+    form_page = True
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(backup=self.backup(), **kwargs)
+
+    def post(self, request, *args, **kwargs):
+        backup = self.backup()
+        if request.POST.get("confirm") != backup.id:
+            messages.error(request, "Confirm the restore on its page first.")
+            return redirect(self.url("backups"))
+        try:
+            backup_restore(
+                backup=backup,
+                truncate=request.POST.get("truncate") == "on",
+                actor=Actor.from_request(request),
+            )
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(
+                request,
+                f"Restoring “{backup.name}”: the {self.kind} is stopped, restored and started "
+                "again if it was running.",
+            )
+        return redirect(self.url("backups"))
+
+
+class InstanceBackupDownloadView(InstanceBackupsMixin, View):
+    """``GET``: a redirect to the backup's signed address (the node, or the S3 store)."""
+
+    def get(self, request, *args, **kwargs):
+        try:
+            transfer = backup_download_url(backup=self.backup(), user_id=request.user.pk)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+            return redirect(self.url("backups"))
+        return HttpResponseRedirect(transfer["url"])
+
+
+class ServerBackupsView(ServerPages, InstanceBackupsView):
+    pass
+
+
+class ServerBackupsDoView(ServerPages, InstanceBackupsDoView):
+    pass
+
+
+class ServerBackupRestoreView(ServerPages, InstanceBackupRestoreView):
+    pass
+
+
+class ServerBackupDownloadView(ServerPages, InstanceBackupDownloadView):
+    pass
+
+
+class BotBackupsView(BotPages, InstanceBackupsView):
+    pass
+
+
+class BotBackupsDoView(BotPages, InstanceBackupsDoView):
+    pass
+
+
+class BotBackupRestoreView(BotPages, InstanceBackupRestoreView):
+    pass
+
+
+class BotBackupDownloadView(BotPages, InstanceBackupDownloadView):
+    pass
