@@ -456,11 +456,30 @@ class Unpacker:
         self.skip_links_out = skip_links_out
         self.links_skipped = 0
         self.folders: list[tuple[str, int]] = []  # (name, mode) of each folder member
+        self._last_folder: tuple[tuple[str, ...], int] | None = None
 
     def _refused(self, why: str) -> ValidationFailed:
         return ValidationFailed(f"The archive was refused: {why}. Nothing was unpacked.")
 
+    def close(self) -> None:
+        if self._last_folder is not None:
+            os.close(self._last_folder[1])
+            self._last_folder = None
+
     def _folder(self, parts: list[str], *, create: bool) -> int:
+        """A descriptor of the folder ``parts`` beneath the staging folder (made with
+        ``create``), reached one component at a time, links never followed. The last one made
+        is kept: an archive's members come folder by folder."""
+        key = tuple(parts)
+        if create and self._last_folder is not None and self._last_folder[0] == key:
+            return os.dup(self._last_folder[1])
+        fd = self._walk(parts, create=create)
+        if create:
+            self.close()
+            self._last_folder = (key, os.dup(fd))
+        return fd
+
+    def _walk(self, parts: list[str], *, create: bool) -> int:
         fd = os.dup(self.staging)
         try:
             for part in parts:
@@ -525,7 +544,8 @@ class Unpacker:
             raise self._refused(f"{name!r} is not a file, a folder or a link")
         folder = self._folder(parents, create=True)
         try:
-            self._fresh(folder, last, name)
+            if not member.isreg():
+                self._fresh(folder, last, name)  # a file's name is made room for if taken
             if member.issym():
                 os.symlink(member.linkname, last, dir_fd=folder)
             elif member.islnk():
@@ -563,12 +583,12 @@ class Unpacker:
     def _write(
         self, member: tarfile.TarInfo, content: IO[bytes] | None, folder: int, last: str
     ) -> None:
-        fd = os.open(
-            last,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o600,
-            dir_fd=folder,
-        )
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(last, flags, 0o600, dir_fd=folder)
+        except FileExistsError:
+            self._fresh(folder, last, member.name)
+            fd = os.open(last, flags, 0o600, dir_fd=folder)
         try:
             while content is not None and (data := content.read(CHUNK_BYTES)):
                 self.size += len(data)
@@ -815,6 +835,8 @@ def decompress(
                     raise ValidationFailed(
                         f"/{relative} is damaged or not readable ({error}): nothing was unpacked."
                     ) from None
+                finally:
+                    unpacker.close()
                 try:
                     clash = destination.clash(overwrite=overwrite)
                     if clash is not None:

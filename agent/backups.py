@@ -681,6 +681,8 @@ def _unpack(
                 refused = error.message
             except (*archives.DAMAGED, NotImplementedError, RuntimeError) as error:
                 refused = f"The archive is damaged ({error})."
+            finally:
+                unpacker.close()
             source.drain()
             found: _Read = read.result()
             if found.error:
