@@ -374,6 +374,7 @@ def setup_data() -> None:
         is_default=True,
     )
     desk = support_setup(main, main_owner, actor)
+    sftp = sftp_setup(main_owner, actor)
     print(
         json.dumps(
             {
@@ -403,6 +404,7 @@ def setup_data() -> None:
                     "FUZZ_PAYMENT_METHOD_ID": card.id,
                     **books,
                     **desk,
+                    **sftp,
                 },
             }
         )
@@ -420,6 +422,34 @@ def _tar_gz(files: dict[str, bytes]) -> bytes:
             info.size = len(content)
             archive.addfile(info, io.BytesIO(content))
     return buffer.getvalue()
+
+
+def sftp_setup(owner, actor) -> dict[str, str]:
+    """(Run inside Django, from ``setup_data``.) The fuzzer's user's SFTP login and SSH keys: one
+    to read, one to delete, and a key not yet added (what creating one is pinned to), so that
+    /v1/profile/ssh-keys reaches past its 400s and 404s. Returns the FUZZ_* values of
+    scripts/schemathesis-objects.toml."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    from accounts.services import sftp_login_change, ssh_key_create
+
+    def public_key() -> str:
+        key = ed25519.Ed25519PrivateKey.generate().public_key()
+        line = key.public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+        return line.decode()
+
+    sftp_login_change(user=owner, login="fuzz", actor=actor)
+    kept, spare = (
+        ssh_key_create(user=owner, name=name, public_key=public_key(), actor=actor)
+        for name in ("Fuzz laptop", "Fuzz key to delete")
+    )
+    return {
+        "FUZZ_SSH_KEY_ID": kept.id,
+        "FUZZ_SPARE_SSH_KEY_ID": spare.id,
+        "FUZZ_NEW_SSH_PUBLIC_KEY": public_key(),
+        "FUZZ_SFTP_LOGIN": "fuzz",
+    }
 
 
 def support_setup(main, owner, actor) -> dict[str, str]:

@@ -30,6 +30,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Account, SshKey, User
 from accounts.representations import profile_representation, ssh_key_representation
+from accounts.services.accounts import account_lock
 from events.services import record_event
 from hosting.errors import QuotaExceeded, ValidationFailed
 
@@ -127,13 +128,23 @@ def ssh_key_parse(text: str, *, field: str = "public_key") -> ParsedKey:
     )
 
 
-def _accounts_of(user: User) -> list[Account]:
-    return list(Account.objects.filter(memberships__user=user))
+def _locked(user: User) -> User:
+    """The user re-read under a lock, taken after their accounts' (``account_lock``'s order:
+    the events of the change are written in each of them). ``NO KEY UPDATE``: rows that refer
+    to the user (an event's actor, a key) may still be written meanwhile."""
+    account_lock(*_account_ids(user))
+    return User.objects.select_for_update(no_key=True).get(pk=user.pk)
+
+
+def _account_ids(user: User) -> list[str]:
+    return list(
+        Account.objects.filter(memberships__user=user).order_by("pk").values_list("pk", flat=True)
+    )
 
 
 def _record(user: User, event_type: str, obj: dict, actor: Actor, object_type: str) -> None:
     """Record a change of the user's own credentials in each of their accounts."""
-    for account in _accounts_of(user):
+    for account in Account.objects.filter(memberships__user=user).order_by("pk"):
         record_event(
             type=event_type, account=account, object_type=object_type, obj=obj, actor=actor
         )
@@ -150,7 +161,7 @@ def ssh_key_create(*, user: User, name: str, public_key: str, actor: Actor) -> S
         name = parts[2].strip() if len(parts) == 3 else parsed.key_type
     if len(name) > 100:
         raise ValidationFailed.field("name", "max_length", "A key name has at most 100 characters.")
-    User.objects.select_for_update().filter(pk=user.pk).first()  # serialize the count
+    _locked(user)  # serializes the count
     keys = SshKey.objects.filter(user=user)
     if keys.filter(fingerprint=parsed.fingerprint).exists():
         raise ValidationFailed.field(
@@ -179,6 +190,7 @@ def ssh_key_create(*, user: User, name: str, public_key: str, actor: Actor) -> S
 def ssh_key_delete(*, ssh_key: SshKey, actor: Actor) -> None:
     """Delete (revoke) a key: the next SFTP sign-in with it is refused, and a session signed
     in with it is closed at its next check (the agent asks again every minute)."""
+    _locked(ssh_key.user)
     obj = ssh_key_representation(ssh_key)
     ssh_key.delete()
     _record(ssh_key.user, "ssh_key.deleted", obj, actor, "ssh_key")
@@ -211,7 +223,7 @@ def sftp_password_validate(*, user: User, password: str) -> None:
 def sftp_password_set(*, user: User, password: str, actor: Actor) -> User:
     """Set or replace the user's SFTP password (hashed; never shown again)."""
     sftp_password_validate(user=user, password=password)
-    user = User.objects.select_for_update().get(pk=user.pk)
+    user = _locked(user)
     user.sftp_password = make_password(password)
     user.sftp_password_set_at = timezone.now()
     user.save(update_fields=["sftp_password", "sftp_password_set_at"])
@@ -222,7 +234,7 @@ def sftp_password_set(*, user: User, password: str, actor: Actor) -> User:
 @transaction.atomic
 def sftp_password_remove(*, user: User, actor: Actor) -> User:
     """Remove the SFTP password: only keys sign in to SFTP from now on."""
-    user = User.objects.select_for_update().get(pk=user.pk)
+    user = _locked(user)
     if not user.sftp_password:
         return user
     user.sftp_password, user.sftp_password_set_at = "", None
@@ -286,7 +298,7 @@ def sftp_login_of(user: User) -> str:
 def sftp_login_change(*, user: User, login: str, actor: Actor) -> User:
     """Change the user's SFTP login (``LOGIN_RULES``; unique): the old one stops at once."""
     login = login_clean(login)
-    user = User.objects.select_for_update().get(pk=user.pk)
+    user = _locked(user)
     if user.sftp_login == login:
         return user
     if User.objects.filter(sftp_login=login).exclude(pk=user.pk).exists():
@@ -300,7 +312,7 @@ def sftp_login_change(*, user: User, login: str, actor: Actor) -> User:
         raise ValidationFailed.field(
             "sftp_login", "unique", "Another user has this SFTP login."
         ) from None
-    for account in _accounts_of(user):
+    for account in Account.objects.filter(memberships__user=user).order_by("pk"):
         record_event(
             type="user.sftp_login_changed",
             account=account,

@@ -130,8 +130,9 @@ def _address(node: Node, sftp: dict[str, Any]) -> dict[str, Any] | None:
 
 def sftp_connection(*, instance: Instance, user: User) -> dict[str, Any] | None:
     """What the Files tab shows to connect with SFTP: host, port, the user name and the
-    ``sftp`` command line; None when the instance's node serves no SFTP."""
-    if instance.node is None:
+    ``sftp`` command line; None when the instance's node serves no SFTP, or when the user
+    could not sign in now (no role that reads files, a suspended account or server)."""
+    if instance.node is None or READ not in instance_file_permissions(instance=instance, user=user):
         return None
     address = node_sftp_address(instance.node)
     if address is None:

@@ -9,7 +9,7 @@ from django.core.cache import cache
 from accounts.actors import SYSTEM
 from accounts.models import SshKey, User
 from accounts.roles import Role
-from accounts.services import sftp_login_change, ssh_key_create
+from accounts.services import account_suspend, sftp_login_change, ssh_key_create
 from events.models import Event
 from servers import views as server_views
 from servers.services import sftp as sftp_service
@@ -201,3 +201,14 @@ def test_an_explicit_listen_address_is_shown_as_it_is(owner, placed, monkeypatch
     assert connection["host"] == "2001:db8::5" and connection["port"] == 2222
     assert connection["command"].endswith("@[2001:db8::5]")
     cache.clear()
+
+
+def test_no_details_where_sftp_would_refuse_the_user(
+    owner,
+    account,
+    placed,  # noqa: F811
+    node_serving_sftp,
+):
+    account_suspend(account=account, reason="unpaid", actor=SYSTEM)
+    html = signed_in(owner).get(f"/servers/{placed.id}/files").content.decode()
+    assert "sftp-details" not in html
