@@ -138,7 +138,14 @@ class AgentEventSerializer(StrictInputSerializer):
         help_text="`backup_completed`: `sha256:<64 hex>` of the archive's bytes.",
     )
     files = serializers.IntegerField(
-        min_value=0, required=False, help_text="`backup_completed`: the members archived."
+        min_value=0,
+        required=False,
+        help_text="`backup_completed`: the members archived; `backup_restored`: unpacked.",
+    )
+    links_skipped = serializers.IntegerField(
+        min_value=0,
+        required=False,
+        help_text="`backup_restored`: links out of the folder left out.",
     )
 
 

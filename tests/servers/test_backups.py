@@ -303,7 +303,16 @@ def test_a_restore_is_asked_with_the_checksum_and_blocks_power_actions(
         action_request(instance=server, action_type="start", actor=SYSTEM)
     assert getattr(refused.value, "code", None) == "conflict"
     error_of(owner_api.post(f"/v1/servers/{server.pk}/backups", {}, format="json"), 409, "conflict")
-    report(client_for, node_with_token[1], server, backup.id, "backup_restored")
+    # As the agent sends it (PROTOCOL.md): the members unpacked and the links left out.
+    report(
+        client_for,
+        node_with_token[1],
+        server,
+        backup.id,
+        "backup_restored",
+        files=3,
+        links_skipped=1,
+    )
     backup.refresh_from_db()
     assert backup.restore_status == "completed" and backup.restored_at is not None
     assert action_request(instance=server, action_type="start", actor=SYSTEM).type == "start"
