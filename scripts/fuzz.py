@@ -134,6 +134,10 @@ def server_env(database_url: str) -> dict[str, str]:
         GUNICORN_LOG_LEVEL="warning",
         LOG_LEVEL="WARNING",
         EMAIL_CONSOLE_ALLOWED="true",  # invitations the fuzzer sends go nowhere
+        # Every "back up now" the fuzzer sends is kept: rotation would delete the seeded backups
+        # the other backup operations are pinned to.
+        BACKUP_DEFAULT_LIMIT="100000",
+        BACKUP_DEFAULT_STORAGE_MB="10000000",
         # Webhook URLs on loopback are allowed: the namespace, not the URL rules, is what keeps
         # every delivery on this machine, and the fuzzer's endpoints can then be created.
         WEBHOOKS_ALLOW_HTTP="true",
@@ -375,6 +379,7 @@ def setup_data() -> None:
     )
     desk = support_setup(main, main_owner, actor)
     sftp = sftp_setup(main_owner, actor)
+    backups = backups_setup(node_server, node_bot)
     print(
         json.dumps(
             {
@@ -405,10 +410,39 @@ def setup_data() -> None:
                     **books,
                     **desk,
                     **sftp,
+                    **backups,
                 },
             }
         )
     )
+
+
+def backups_setup(node_server, node_bot) -> dict[str, str]:
+    """(Inside Django.) Completed backups of the server and the bot on the node, as the agent's
+    reports leave them: one each to read, lock, download and restore (their archives are not
+    in the node's storage, so a restore ends failed, reported by the agent), and one each for
+    the delete (the agent answers 204 for an archive that is not there)."""
+    from servers.models import Backup
+
+    def completed(instance, name: str) -> str:
+        return Backup.objects.create(
+            account=instance.account,
+            node=instance.node,
+            **{instance.kind: instance},
+            name=name,
+            status="completed",
+            size=1024,
+            checksum="sha256:" + "0" * 64,
+            files=1,
+            storage_kind="node",
+        ).id
+
+    return {
+        "FUZZ_BACKUP_ID": completed(node_server, "Fuzz backup"),
+        "FUZZ_DELETED_BACKUP_ID": completed(node_server, "Deleted by the fuzzer"),
+        "FUZZ_BOT_BACKUP_ID": completed(node_bot, "Fuzz bot backup"),
+        "FUZZ_DELETED_BOT_BACKUP_ID": completed(node_bot, "Deleted by the fuzzer"),
+    }
 
 
 def _tar_gz(files: dict[str, bytes]) -> bytes:
