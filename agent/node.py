@@ -283,8 +283,8 @@ class Node:
 
     async def delete(self, server_id: str) -> None:
         runtime = self.get(server_id)
+        await self.backups.forget(server_id)  # first: a restore writes into the folder
         await runtime.delete()
-        await self.backups.forget(server_id)
         self.servers.pop(server_id, None)
         if not runtime.directory.exists():  # a folder left behind keeps its uid
             self.uids.pop(server_id, None)

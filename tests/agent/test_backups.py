@@ -9,6 +9,7 @@ import os
 import secrets
 import stat
 import tarfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,8 +19,10 @@ import httpx
 import jwt
 import pytest
 
+from agent.config import ConfigError
 from agent.sources import RESERVED_NAMES
 from tests.agent.conftest import NODE_ID, public_pem, wait_until
+from tests.agent.test_transfers import config
 
 NODE = {"kind": "node"}
 USER = "usr_Backer"
@@ -512,3 +515,40 @@ def test_a_tar_member_count_over_the_limit_fails_the_backup_and_stores_nothing(
     assert event["type"] == "backup_failed"
     assert "more than 5" in event["reason"]
     assert os.listdir(agent.data_root / "backups" / server.id) == []
+
+
+# -- the settings ---------------------------------------------------------------------------------
+
+
+def test_the_backup_settings_have_defaults_and_bounds():
+    assert (config().backup_part_mb, config().backup_gzip_level) == (16, 6)
+    given = config(AGENT_BACKUP_PART_MB="5", AGENT_BACKUP_GZIP_LEVEL="1")
+    assert (given.backup_part_mb, given.backup_gzip_level) == (5, 1)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("AGENT_BACKUP_PART_MB", "4"),  # S3 refuses parts under 5 MiB
+        ("AGENT_BACKUP_PART_MB", "5121"),
+        ("AGENT_BACKUP_PART_MB", "16M"),
+        ("AGENT_BACKUP_GZIP_LEVEL", "0"),
+        ("AGENT_BACKUP_GZIP_LEVEL", "10"),
+        ("AGENT_BACKUP_GZIP_LEVEL", "best"),
+    ],
+)
+def test_a_bad_backup_setting_stops_the_agent(variable, value):
+    with pytest.raises(ConfigError, match=variable):
+        config(**{variable: value})
+
+
+def test_a_server_that_installs_is_neither_backed_up_nor_restored(make_server):
+    server = make_server(install_script="sleep 3")
+    installing = threading.Thread(target=server.post, args=("install",))
+    installing.start()
+    try:
+        server.wait_for_status("installing")
+        response = back_up(server, new_id())
+        assert response.status_code == 409 and error_code(response) == "invalid_state"
+    finally:
+        installing.join()
