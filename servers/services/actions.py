@@ -7,6 +7,7 @@ writing. Crashes reported by nodes and actions a dead worker left behind end her
 """
 
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -21,6 +22,7 @@ from servers.drivers import DriverError
 from servers.drivers.routing import driver_for
 from servers.models import ACTIVE_ACTION, Action, ActionStatus, Backup, BackupStatus, Instance
 from servers.models import ServerStatus as S
+from servers.services.backups import backups_purge_run
 from servers.services.nodes import instance_release
 from servers.services.records import (
     action_event_record,
@@ -194,6 +196,9 @@ def action_run(*, action_id: str) -> None:
                 instance.save(update_fields=["deleted_at", "updated_at"])
                 instance_release(instance)
                 instance_event_record(instance, "deleted", SYSTEM)
+                transaction.on_commit(
+                    partial(backups_purge_run.enqueue, instance.kind, instance.pk)
+                )
             elif step.on_success is not None:
                 instance_status_set(instance, step.on_success, actor=SYSTEM, reason="")
             current.heartbeat_at = timezone.now()

@@ -21,6 +21,7 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet, Sum
@@ -164,7 +165,12 @@ def _s3_client(storage: dict[str, Any]) -> Any:
         region_name=storage["region"],
         aws_access_key_id=storage["access_key_id"],
         aws_secret_access_key=storage["secret_access_key"],
-        config=Config(s3={"addressing_style": "path"}, signature_version="s3v4"),
+        config=Config(
+            s3={"addressing_style": "path"},
+            signature_version="s3v4",
+            connect_timeout=10,
+            retries={"max_attempts": 2},
+        ),
     )
 
 
@@ -650,6 +656,38 @@ def retention_run(kind: str, instance_id: str) -> None:
     instance = model.objects.filter(pk=instance_id, deleted_at=None).first()
     if instance is not None:
         retention_apply(instance)
+
+
+def backups_purge(instance: Instance) -> int:
+    """The backups of a deleted server or bot go with it: its agent removed the node-stored
+    archives with its folder, the S3 ones are deleted here (straight from the store, as the
+    node may be gone too); how many rows went. One whose object cannot be deleted now stays,
+    for the next housekeeping run."""
+    purged = 0
+    for backup in Backup.objects.filter(**{instance.kind: instance}).select_related("node"):
+        if backup.storage_kind == BackupStorage.S3 and backup.status == BackupStatus.COMPLETED:
+            try:
+                storage = backup_storage(backup.node, BackupStorage.S3) if backup.node else None
+                if storage is not None:
+                    _s3_client(storage).delete_object(
+                        Bucket=storage["bucket"],
+                        Key=f"{storage['prefix']}{instance.pk}/{backup.id}.tar.gz",
+                    )
+            except (ApplicationError, BotoCoreError, ClientError) as error:
+                logger.warning("The S3 archive of %s could not be deleted: %s", backup.id, error)
+                continue
+        backup.delete()
+        purged += 1
+    return purged
+
+
+@task
+def backups_purge_run(kind: str, instance_id: str) -> None:
+    """``backups_purge`` once the instance's deletion committed."""
+    model = Server if kind == "server" else Bot
+    instance = model.objects.filter(pk=instance_id).exclude(deleted_at=None).first()
+    if instance is not None:
+        backups_purge(instance)
 
 
 def backup_download_url(*, backup: Backup, user_id: Any) -> dict[str, Any]:

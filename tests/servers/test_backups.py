@@ -15,7 +15,13 @@ from accounts.roles import Role
 from events.models import Event
 from servers.models import Backup, BackupStatus, ServerStatus
 from servers.services import action_request
-from servers.services.backups import backup_create, backups_fail_stale, node_backup_storage_set
+from servers.services.backups import (
+    backup_create,
+    backups_fail_stale,
+    backups_purge,
+    backups_purge_run,
+    node_backup_storage_set,
+)
 from servers.signing import public_key_pem
 from tests.envelopes import error_of, field_errors
 from tests.factories import MembershipFactory, ServerFactory, WebhookEndpointFactory
@@ -570,18 +576,33 @@ def test_a_malformed_report_is_400(server, node_with_token, client_for, extra, f
 
 
 def test_retention_runs_after_a_completed_backup(
-    owner_api, server, fake_agent, node_with_token, client_for
+    owner_api,
+    server,
+    fake_agent,
+    node_with_token,
+    client_for,
+    settings,
+    django_capture_on_commit_callbacks,
 ):
+    settings.BACKUP_DEFAULT_LIMIT = 10  # room enough: what goes, retention deletes
     owner_api.patch(f"/v1/servers/{server.pk}/backup-retention", {"keep_last": 2}, format="json")
+    server.refresh_from_db()
     now = timezone.now()
     old = [completed_backup(server, at=now - timedelta(days=day)) for day in (3, 2)]
     locked = completed_backup(server, at=now - timedelta(days=4), locked=True)
     backup = backup_create(instance=server, actor=SYSTEM)
-    report(client_for, node_with_token[1], server, backup.id)
+    assert Backup.objects.count() == 4 and not fake_agent.of("DELETE")
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        report(client_for, node_with_token[1], server, backup.id)
+    assert len(queued) == 1
     run_worker()
     left = set(Backup.objects.values_list("id", flat=True))
     assert left == {backup.id, old[1].id, locked.id}
-    assert Event.objects.get(type="backup.deleted").data["object"]["id"] == old[0].id
+    deleted = Event.objects.get(type="backup.deleted").data["object"]
+    assert (deleted["id"], deleted["rotated"]) == (old[0].id, True)
+    assert [call[1] for call in fake_agent.of("DELETE")] == [
+        f"servers/{server.pk}/backups/{old[0].id}"
+    ]
 
 
 # --- Upkeep -------------------------------------------------------------------------------
@@ -599,3 +620,70 @@ def test_backups_and_restores_a_vanished_node_never_reported_are_failed(server, 
     assert stuck.status == "failed" and "12 hours" in stuck.error
     assert recent.status == "running"
     assert restoring.restore_status == "failed"
+
+
+# --- A deleted server's backups -------------------------------------------------------------
+
+
+def test_a_deleted_servers_backups_go_with_it_from_s3_too(account, node, s3_server):
+    bucket = s3_server.new_bucket()
+    storage = s3_server.storage(bucket, prefix="gone/")
+    node_backup_storage_set(
+        node=node,
+        kind="s3",
+        endpoint=storage["endpoint"],
+        bucket=bucket,
+        prefix="gone/",
+        access_key_id=storage["access_key_id"],
+        secret_access_key=storage["secret_access_key"],
+        actor=SYSTEM,
+    )
+    server = ServerFactory(account=account, node=node, status=ServerStatus.STOPPED)
+    in_s3 = completed_backup(server, storage_kind="s3")
+    on_node = completed_backup(server)
+    failed = completed_backup(server, storage_kind="s3", status=BackupStatus.FAILED)
+    key = f"gone/{server.pk}/{in_s3.id}.tar.gz"
+    s3_server.client().put_object(Bucket=bucket, Key=key, Body=b"archive")
+    kept = completed_backup(ServerFactory(account=account, node=node), storage_kind="s3")
+
+    backups_purge_run.call("server", server.pk)  # still live: nothing goes
+    assert Backup.objects.count() == 4
+    server.deleted_at = timezone.now()
+    server.save()
+    backups_purge_run.call("server", server.pk)
+    assert s3_server.keys(bucket) == []
+    assert list(Backup.objects.values_list("id", flat=True)) == [kept.id]
+    assert not Backup.objects.filter(pk__in=[on_node.pk, failed.pk]).exists()
+
+
+def test_an_s3_archive_that_cannot_be_deleted_keeps_its_row(account, node, fake_agent):
+    node_backup_storage_set(
+        node=node,
+        kind="s3",
+        endpoint="http://127.0.0.1:9",  # nothing listens
+        bucket="b",
+        access_key_id="a",
+        secret_access_key="s",
+        actor=SYSTEM,
+    )
+    server = ServerFactory(account=account, node=node, deleted_at=timezone.now())
+    backup = completed_backup(server, storage_kind="s3")
+    assert backups_purge(server) == 0
+    assert Backup.objects.filter(pk=backup.pk).exists()
+
+
+def test_deleting_a_server_purges_its_backups_once_it_is_gone(
+    owner_api, account, django_capture_on_commit_callbacks
+):
+    simulated = ServerFactory(account=account, status=ServerStatus.STOPPED)
+    backup = completed_backup(simulated)
+    answer = owner_api.delete(f"/v1/servers/{simulated.pk}")
+    assert answer.status_code == 202, answer.content
+    assert Backup.objects.filter(pk=backup.pk).exists()  # not before the node deleted it
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        run_worker()  # the delete, which queues the purge once it commits
+    assert len(queued) == 1
+    run_worker()
+    simulated.refresh_from_db()
+    assert simulated.deleted_at is not None
+    assert not Backup.objects.filter(pk=backup.pk).exists()
