@@ -2,7 +2,7 @@
 
 from servers.counts import instance_counts_compact
 from servers.services import actions_recover_stale
-from servers.services.backups import backups_fail_stale
+from servers.services.backups import backups_fail_stale, backups_purge_left
 
 
 def run() -> dict[str, int]:
@@ -13,4 +13,5 @@ def run() -> dict[str, int]:
         "actions requeued": actions["requeued"],
         "server count rows folded": instance_counts_compact(),
         "stale backups failed": backups_fail_stale(),
+        "deleted instances' backups purged": backups_purge_left(),
     }

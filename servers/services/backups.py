@@ -681,6 +681,19 @@ def backups_purge(instance: Instance) -> int:
     return purged
 
 
+def backups_purge_left() -> int:
+    """``backups_purge`` again for every deleted server or bot that still has backups (an S3
+    store that did not answer then); from the housekeeping loop."""
+    purged = 0
+    for model, field in ((Server, "server"), (Bot, "bot")):
+        gone = model.objects.exclude(deleted_at=None).filter(
+            pk__in=Backup.objects.filter(**{f"{field}__isnull": False}).values(field)
+        )
+        for instance in gone:
+            purged += backups_purge(instance)
+    return purged
+
+
 @task
 def backups_purge_run(kind: str, instance_id: str) -> None:
     """``backups_purge`` once the instance's deletion committed."""

@@ -19,6 +19,7 @@ from servers.services.backups import (
     backup_create,
     backups_fail_stale,
     backups_purge,
+    backups_purge_left,
     backups_purge_run,
     node_backup_storage_set,
 )
@@ -670,6 +671,12 @@ def test_an_s3_archive_that_cannot_be_deleted_keeps_its_row(account, node, fake_
     backup = completed_backup(server, storage_kind="s3")
     assert backups_purge(server) == 0
     assert Backup.objects.filter(pk=backup.pk).exists()
+    # The housekeeping loop tries again (here the store is still away; a node-stored one goes).
+    on_node = completed_backup(server)
+    live = completed_backup(ServerFactory(account=account, node=node))
+    assert backups_purge_left() == 1
+    assert set(Backup.objects.values_list("id", flat=True)) == {backup.id, live.id}
+    assert not Backup.objects.filter(pk=on_node.pk).exists()
 
 
 def test_deleting_a_server_purges_its_backups_once_it_is_gone(
