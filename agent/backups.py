@@ -973,7 +973,7 @@ class Backups:
         reason = ""
         result: dict[str, Any] = {}
         try:
-            if was_running:
+            if runtime.process is not None:  # running, starting or already stopping
                 await runtime.stop()
             own = runtime.files()
             limit = runtime.disk_quota.limit_bytes

@@ -219,35 +219,36 @@ class Round:
 def one_round(args, agent: Agent, plane, server_id: str, folder: Path, work: Path) -> Round:
     node = {"kind": "node"}
     backup_id = "bkp_" + secrets.token_hex(12)
-    with agent.api(timeout=3600) as api, Memory(agent.process.pid) as backing_up:
-        began = time.perf_counter()
-        answer = api.post(
-            f"/api/servers/{server_id}/backups", json={"backup_id": backup_id, "storage": node}
-        )
-        if answer.status_code != 202:
-            raise RuntimeError(answer.text)
-        event = wait_for_event(plane, server_id, backup_id, 1)
-        agent_backup = time.perf_counter() - began
-    if event["type"] != "backup_completed":
-        raise RuntimeError(f"the backup failed: {event}")
+    backups = f"/api/servers/{server_id}/backups"
+
+    def through_the_agent(path: str, body: dict, count: int, wanted: str):
+        """(seconds from the call to its event, the event, the agent's memory meanwhile)."""
+        with agent.api(timeout=3600) as api, Memory(agent.process.pid) as memory:
+            began = time.perf_counter()
+            answer = api.post(path, json=body)
+            if answer.status_code != 202:
+                raise RuntimeError(answer.text)
+            event = wait_for_event(plane, server_id, backup_id, count)
+            seconds = time.perf_counter() - began
+        if event["type"] != wanted:
+            raise RuntimeError(f"not {wanted}: {event}")
+        return seconds, event, memory
+
+    agent_backup, event, backing_up = through_the_agent(
+        backups, {"backup_id": backup_id, "storage": node}, 1, "backup_completed"
+    )
     archive = work / "tar.tar.gz"
     tar_backup = run(f"tar -cf - -C {folder} . | gzip -{args.level} > {archive} && sync {archive}")
     tar_size = archive.stat().st_size
 
     keep = {name for name in os.listdir(folder) if name.startswith(".")}
     empty(folder, keep)
-    with agent.api(timeout=3600) as api, Memory(agent.process.pid) as restoring:
-        began = time.perf_counter()
-        answer = api.post(
-            f"/api/servers/{server_id}/backups/{backup_id}/restore",
-            json={"storage": node, "checksum": event["checksum"], "truncate": False},
-        )
-        if answer.status_code != 202:
-            raise RuntimeError(answer.text)
-        ended = wait_for_event(plane, server_id, backup_id, 2)
-        agent_restore = time.perf_counter() - began
-    if ended["type"] != "backup_restored":
-        raise RuntimeError(f"the restore failed: {ended}")
+    agent_restore, _, restoring = through_the_agent(
+        f"{backups}/{backup_id}/restore",
+        {"storage": node, "checksum": event["checksum"], "truncate": False},
+        2,
+        "backup_restored",
+    )
     extract = work / "extract"
     extract.mkdir()
     tar_restore = run(f"gzip -dc {archive} | tar -xf - -C {extract}")

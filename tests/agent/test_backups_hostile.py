@@ -8,7 +8,6 @@ to the byte."""
 
 import gzip
 import hashlib
-import io
 import tarfile
 
 import httpx
@@ -34,19 +33,10 @@ from tests.agent.test_files_hostile import (
     _member,
     _secrets_of_the_node,
     _shadow,
+    _tar,
     _tree,
 )
 from tests.agent.test_isolation import pytestmark  # noqa: F401 - its skip: a root agent
-
-
-def _tar_gz(*entries: tuple[tarfile.TarInfo, bytes | None]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as bundle:
-        for member, data in entries:
-            if data is not None:
-                member.size = len(data)
-            bundle.addfile(member, io.BytesIO(data) if data is not None else None)
-    return out.getvalue()
 
 
 def test_no_backup_or_restore_of_a_hostile_tenant_reaches_outside_its_server(
@@ -132,7 +122,7 @@ def test_no_backup_or_restore_of_a_hostile_tenant_reaches_outside_its_server(
     ]
     for expected, entries in crafted:
         backup_id = new_id()
-        data = _tar_gz(*entries)
+        data = gzip.compress(_tar(*entries))
         path = stored(attacker, backup_id)
         path.write_bytes(data)
         checksum = "sha256:" + hashlib.sha256(data).hexdigest()

@@ -29,11 +29,11 @@ PART_MB = 5
 MAX_FILES = 60
 
 
-def roomy(disk_mb: int, **template) -> dict:
-    """A game server's spec with room for ``disk_mb`` on its disk."""
-    spec = gameserver_spec("srv_later", free_port(), **template)
+def roomy(make_server, agent, disk_mb: int, install_script: str):
+    """A game server installed on ``agent`` with room for ``disk_mb`` on its disk."""
+    spec = gameserver_spec("srv_later", free_port(), install_script=install_script)
     spec["limits"]["disk_mb"] = disk_mb
-    return spec
+    return installed(make_server(agent, spec=spec))
 
 
 @pytest.fixture
@@ -50,18 +50,12 @@ def test_a_backup_goes_to_s3_in_parts_and_is_restored_from_there(
     bucket = s3_server.new_bucket()
     storage = s3_server.storage(bucket)
     # 12 MB that gzip cannot shrink: three parts of 5 MB at least.
-    server = installed(
-        make_server(
-            s3_agent,
-            spec=roomy(
-                500,
-                install_script=(
-                    "head -c 12000000 /dev/urandom > world.bin; mkdir -p plugins;"
-                    " echo cfg > plugins/a.yml; chmod 600 plugins/a.yml;"
-                    " ln -s plugins/a.yml cfg-link"
-                ),
-            ),
-        )
+    server = roomy(
+        make_server,
+        s3_agent,
+        500,
+        "head -c 12000000 /dev/urandom > world.bin; mkdir -p plugins;"
+        " echo cfg > plugins/a.yml; chmod 600 plugins/a.yml; ln -s plugins/a.yml cfg-link",
     )
     folder = folder_of(server)
     original = tree(folder)
@@ -159,12 +153,7 @@ def test_the_agents_memory_stays_flat_while_a_few_hundred_mb_are_backed_up_and_r
 ):
     bucket = s3_server.new_bucket()
     storage = s3_server.storage(bucket)
-    server = installed(
-        make_server(
-            s3_agent,
-            spec=roomy(1000, install_script="head -c 300000000 /dev/urandom > big.bin"),
-        )
-    )
+    server = roomy(make_server, s3_agent, 1000, "head -c 300000000 /dev/urandom > big.bin")
     pid = s3_agent.process.pid
     start = _rss_kib(pid)
     peak = [start]
