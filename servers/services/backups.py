@@ -43,7 +43,7 @@ from servers.drivers import DriverError
 from servers.drivers.agent import agent_request
 from servers.models import Backup, BackupStatus, BackupStorage, Bot, Instance, Node, Server
 from servers.models import ServerStatus as S
-from servers.representations import backup_representation
+from servers.representations import backup_representation, instance_representation
 from servers.services.files import FileCall, agent_error, instance_node
 from servers.services.nodes import node_representation
 from servers.services.records import instance_locked
@@ -313,11 +313,7 @@ def retention_set(*, instance: Instance, retention: Retention, actor: Actor) -> 
                 type=f"{instance.kind}.updated",
                 account=instance.account,
                 object_type=instance.kind,
-                obj={
-                    "object": "backup_retention",
-                    f"{instance.kind}_id": instance.pk,
-                    **retention.as_dict(),
-                },
+                obj=instance_representation(instance) | {"backup_retention": retention.as_dict()},
                 previous_attributes={"backup_retention": previous},
                 actor=actor,
                 related_id=instance.pk,

@@ -694,3 +694,30 @@ def test_deleting_a_server_purges_its_backups_once_it_is_gone(
     simulated.refresh_from_db()
     assert simulated.deleted_at is not None
     assert not Backup.objects.filter(pk=backup.pk).exists()
+
+
+def test_a_retention_change_is_the_servers_update_and_the_same_again_nothing(owner_api, server):
+    url = f"/v1/servers/{server.pk}/backup-retention"
+    answer = owner_api.patch(url, {"daily": 7, "weekly": 4}, format="json")
+    shown = answer.json()["data"]["backup_retention"]
+    assert (shown["keep_last"], shown["daily"], shown["weekly"], shown["monthly"]) == (
+        None,
+        7,
+        4,
+        None,
+    )
+    owner_api.patch(url, {"daily": 7}, format="json")  # fields left out keep their value
+    [event] = Event.objects.filter(type="server.updated", related_id=server.pk)
+    assert event.data["object"]["id"] == server.pk
+    assert event.data["object"]["backup_retention"] == {
+        "keep_last": None,
+        "daily": 7,
+        "weekly": 4,
+        "monthly": None,
+    }
+    assert event.data["previous_attributes"] == {
+        "backup_retention": {"keep_last": None, "daily": None, "weekly": None, "monthly": None}
+    }
+    owner_api.patch(url, {"weekly": None}, format="json")
+    server.refresh_from_db()
+    assert (server.backup_daily, server.backup_weekly) == (7, None)
