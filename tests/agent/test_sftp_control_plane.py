@@ -2,7 +2,8 @@
 questions (POST /v1/agent/sftp/auth), and OpenSSH's ``sftp`` signs in with a key registered
 through the API (/v1/profile/ssh-keys): files go up and down, are renamed and deleted, a link
 is refused, a key deleted through the API is refused at the next sign-in, and a Support
-member's session reads but may not write."""
+member's session reads but may not write; an open session ends within a second of its key's
+deletion (the agent asks again)."""
 
 import json
 import secrets
@@ -11,15 +12,17 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import paramiko
 import pytest
 from django.core.cache import cache
 
 from accounts.models import SshKey
 from accounts.roles import Role
+from events.models import Event
 from servers.models import Server
 from tests.agent.conftest import PYTHON, needs_python_for_nobody
 from tests.agent.harness import free_port
-from tests.agent.loop import node_with_agent
+from tests.agent.loop import node_with_agent, wait_for
 from tests.agent.test_control_plane import create_server
 from tests.dashboard import signed_in
 from tests.factories import MembershipFactory
@@ -109,6 +112,9 @@ def test_openssh_signs_in_with_a_key_from_the_api_until_it_is_deleted(
 ):
     _, port = sftp_node
     me = client_for(make_token(owner, account, ["profile:write"]))
+    # Made before the agent reports anything: SQLite's shared in-memory database refuses a
+    # write from the test while the live server writes a report.
+    files = client_for(make_token(owner, account, ["files:read", "servers:read"]))
     key, registered = register_key(me, test_root)
     login = me.get("/v1/profile").json()["data"]["profile"]["sftp_login"]
     username = f"{login}.{server.id[4:12]}"
@@ -130,8 +136,14 @@ def test_openssh_signs_in_with_a_key_from_the_api_until_it_is_deleted(
     )
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert (test_root / "back.dat").read_bytes() == content
+    # The agent reported the upload; the control plane recorded it as the signed-in user's.
+    event = wait_for(
+        lambda: Event.objects.filter(type="server.files.uploaded", related_id=server.id).first(),
+        what="the upload's event",
+    )
+    assert event.actor_user_id == owner.pk
+    assert event.data["object"]["paths"] == ["/world.dat"]
     # The same file, seen through the files API.
-    files = client_for(make_token(owner, account, ["files:read", "servers:read"]))
     answer = files.get(f"/v1/servers/{server.id}/files?path=/plugins").json()["data"]["files"]
     assert [(entry["name"], entry["size"]) for entry in answer] == [("w.dat", len(content))]
     assert SshKey.objects.get(pk=registered["id"]).last_used_at is not None
@@ -164,6 +176,14 @@ def test_a_support_members_session_reads_but_may_not_write(
     login = api.get("/v1/profile").json()["data"]["profile"]["sftp_login"]
     username = f"{login}.{server.id[4:12]}"
     owner_files = client_for(make_token(owner, account, ["files:write", "servers:read"]))
+    outsider_account_member = MembershipFactory(role=Role.OWNER).user
+    outsider_api = client_for(
+        make_token(
+            outsider_account_member, outsider_account_member.accounts.get(), ["profile:write"]
+        )
+    )
+    outsider_key, _ = register_key(outsider_api, test_root)
+    outsider_login = outsider_api.get("/v1/profile").json()["data"]["profile"]["sftp_login"]
     written = owner_files.put(
         f"/v1/servers/{server.id}/files/contents",
         {"path": "/motd.txt", "content": "hello\n"},
@@ -189,13 +209,30 @@ def test_a_support_members_session_reads_but_may_not_write(
     assert "other.txt" not in names
 
     # An outsider's own valid key does not open the account's server.
-    outsider_account_member = MembershipFactory(role=Role.OWNER).user
-    outsider_api = client_for(
-        make_token(
-            outsider_account_member, outsider_account_member.accounts.get(), ["profile:write"]
-        )
-    )
-    outsider_key, _ = register_key(outsider_api, test_root)
-    outsider_login = outsider_api.get("/v1/profile").json()["data"]["profile"]["sftp_login"]
     refused = sftp(port, f"{outsider_login}.{server.id[4:12]}", outsider_key, "ls\n", test_root)
     assert refused.returncode != 0 and "Permission denied" in refused.stderr
+
+
+def test_a_session_ends_within_its_recheck_when_its_key_is_deleted(
+    sftp_node, server, owner, account, make_token, client_for, test_root
+):
+    _, port = sftp_node
+    me = client_for(make_token(owner, account, ["profile:write"]))
+    key, registered = register_key(me, test_root)
+    login = me.get("/v1/profile").json()["data"]["profile"]["sftp_login"]
+    transport = paramiko.Transport(("127.0.0.1", port))
+    transport.connect(
+        username=f"{login}.{server.id[4:12]}",
+        pkey=paramiko.Ed25519Key.from_private_key_file(str(key)),
+    )
+    client = paramiko.SFTPClient.from_transport(transport)
+    assert client is not None
+    try:
+        client.listdir("/")
+        assert me.delete(f"/v1/profile/ssh-keys/{registered['id']}").status_code == 200
+        # The agent asks again every second (AGENT_SFTP_RECHECK_SECONDS): the next no closes it.
+        wait_for(lambda: not transport.is_active(), what="the session closed", timeout=15)
+        with pytest.raises((OSError, EOFError, paramiko.SSHException)):
+            client.listdir("/")
+    finally:
+        transport.close()
