@@ -212,6 +212,41 @@ def wait_for_hello(token: str, node_id: str, seconds: float = 60) -> None:
     sys.exit("The fuzzer's agent never said hello (var/fuzz/agent.log).")
 
 
+def api_call(token: str, method: str, path: str, body: dict | None = None) -> dict:
+    """One call to the fuzzer's control plane; its ``data``."""
+    request = urllib.request.Request(
+        f"{BASE_URL}{path}",
+        method=method,
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.load(answer)["data"]
+
+
+def real_backup(token: str, kind: str, instance_id: str, seconds: float = 180) -> str:
+    """A completed backup of the server or bot on the node, made by its agent through the API
+    once the worker has installed it (or failed to: a Minecraft download has no network in the
+    namespace); its id. What the backup operations are pinned to, so that a restore finds its
+    archive."""
+    deadline = time.monotonic() + seconds
+    base = f"/v1/{kind}s/{instance_id}"
+    while api_call(token, "GET", base)[kind]["status"] in ("provisioning", "installing"):
+        if time.monotonic() > deadline:
+            sys.exit(f"The fuzzer's {kind} on the node was never installed (var/fuzz/*.log).")
+        time.sleep(0.5)
+    backup_id = api_call(token, "POST", f"{base}/backups", {"name": "Fuzz"})["backup"]["id"]
+    while (status := api_call(token, "GET", f"{base}/backups/{backup_id}")["backup"]["status"]) == (
+        "running"
+    ):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    if status != "completed":
+        sys.exit(f"The fuzzer's backup of its {kind} on the node ended {status} (agent.log).")
+    return backup_id
+
+
 def delete_agent_servers(agent_root: Path, token: str) -> None:
     """Delete every server the fuzzer's agent holds through its API, as the control plane
     would: the agent kills their processes and removes their cgroups and folders."""
@@ -418,10 +453,9 @@ def setup_data() -> None:
 
 
 def backups_setup(node_server, node_bot) -> dict[str, str]:
-    """(Inside Django.) Completed backups of the server and the bot on the node, as the agent's
-    reports leave them: one each to read, lock, download and restore (their archives are not
-    in the node's storage, so a restore ends failed, reported by the agent), and one each for
-    the delete (the agent answers 204 for an archive that is not there)."""
+    """(Inside Django.) A completed backup of the server and of the bot on the node, as the
+    agent's reports leave them, for the delete (the agent answers 204 for an archive that is
+    not there). The ones to read, lock, download and restore are real (``real_backup``)."""
     from servers.models import Backup
 
     def completed(instance, name: str) -> str:
@@ -438,9 +472,7 @@ def backups_setup(node_server, node_bot) -> dict[str, str]:
         ).id
 
     return {
-        "FUZZ_BACKUP_ID": completed(node_server, "Fuzz backup"),
         "FUZZ_DELETED_BACKUP_ID": completed(node_server, "Deleted by the fuzzer"),
-        "FUZZ_BOT_BACKUP_ID": completed(node_bot, "Fuzz bot backup"),
         "FUZZ_DELETED_BOT_BACKUP_ID": completed(node_bot, "Deleted by the fuzzer"),
     }
 
@@ -911,6 +943,8 @@ def main() -> int:
             )
         for on_node in ("FUZZ_NODE_SERVER_ID", "FUZZ_NODE_BOT_ID"):
             seed_node_server(agent_root / "servers" / ids[on_node])
+        ids["FUZZ_BACKUP_ID"] = real_backup(tokens["main"], "server", ids["FUZZ_NODE_SERVER_ID"])
+        ids["FUZZ_BOT_BACKUP_ID"] = real_backup(tokens["main"], "bot", ids["FUZZ_NODE_BOT_ID"])
         started = time.monotonic()
         for old in REPORT_DIR.glob("coverage-*.json"):
             old.unlink()

@@ -121,6 +121,7 @@ class AgentEventSerializer(StrictInputSerializer):
     )
     size = serializers.IntegerField(
         min_value=0,
+        max_value=2**63 - 1,
         required=False,
         help_text="`files_uploaded`: its size in bytes; `backup_completed`: the archive's.",
     )
@@ -139,11 +140,13 @@ class AgentEventSerializer(StrictInputSerializer):
     )
     files = serializers.IntegerField(
         min_value=0,
+        max_value=2**31 - 1,
         required=False,
         help_text="`backup_completed`: the members archived; `backup_restored`: unpacked.",
     )
     links_skipped = serializers.IntegerField(
         min_value=0,
+        max_value=2**31 - 1,
         required=False,
         help_text="`backup_restored`: links out of the folder left out.",
     )

@@ -223,7 +223,15 @@ class InstanceBackupsMixin:
         f"`ordering`: {', '.join(f'`{name}`' for name in ORDERINGS)}. Needs backups:read.",
         parameters=[
             OpenApiParameter(
-                "status", OpenApiTypes.STR, description="running, completed or failed."
+                "status",
+                {
+                    "type": "array",
+                    "items": {"type": "string", "enum": list(BackupStatus.values)},
+                    "minItems": 1,
+                },
+                style="form",
+                explode=False,
+                description="Only backups in this status, or in any of a comma-separated list.",
             ),
             OpenApiParameter("locked", OpenApiTypes.BOOL),
             OpenApiParameter("ordering", OpenApiTypes.STR, enum=list(ORDERINGS)),
@@ -353,7 +361,8 @@ class InstanceBackupsMixin:
         "the folder first, and starts the server again if it was running; 202 with the "
         "backup, whose `restore_status` is `running` until `backup.restored` or "
         "`backup.restore_failed`. Power actions wait meanwhile (409 `conflict`). 409 "
-        "`invalid_state` unless the backup is completed and the server stopped or running; "
+        "`invalid_state` unless the backup is completed and the server stopped, running or "
+        "install_failed; "
         "`conflict` while a backup or restore of it runs. Needs backups:write." + BACKUP_ERRORS,
         request=BackupRestoreSerializer,
         responses=_documented(202, _backup_envelope("BackupRestoringEnvelope")),

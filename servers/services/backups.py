@@ -53,8 +53,9 @@ logger = logging.getLogger(__name__)
 
 MAX_IGNORE_LINES = 200
 MAX_IGNORE_LINE_CHARS = 500
-# A restore is asked for only where the agent can stop and start the server around it.
-RESTORABLE = {S.STOPPED, S.RUNNING}
+# A restore is asked for only where the agent can stop and start the server around it, or
+# where nothing runs: a failed install's folder may well be what a restore is for.
+RESTORABLE = {S.STOPPED, S.RUNNING, S.INSTALL_FAILED}
 ACTIVE = Q(status=BackupStatus.RUNNING) | Q(restore_status=BackupStatus.RUNNING)
 MB = 1024 * 1024
 STORAGE_FIELDS = (
@@ -509,7 +510,7 @@ def _finish(backup: Backup, *, ok: bool, error: str = "", report: dict | None = 
 def backup_restore(*, backup: Backup, truncate: bool, actor: Actor) -> Backup:
     """Restore a completed backup into its server's folder (``truncate``: the folder is
     emptied first). The agent stops the server if it runs, checks the checksum as it unpacks,
-    and starts it again; 409 ``invalid_state`` unless the server is stopped or running, 409
+    and starts it again; 409 ``invalid_state`` unless it is stopped, running or install_failed, 409
     ``conflict`` while a backup or restore of it runs."""
     instance = backup.instance
     node = instance_node(instance)
@@ -523,8 +524,8 @@ def backup_restore(*, backup: Backup, truncate: bool, actor: Actor) -> Backup:
             )
         if instance.status not in RESTORABLE:
             raise InvalidState(
-                f"A {instance.kind} that is {instance.status} cannot be restored; wait until it "
-                "is stopped or running.",
+                f"A {instance.kind} that is {instance.status} cannot be restored; wait until "
+                "it is stopped or running.",
                 details={"status": instance.status, "allowed_actions": []},
             )
         if backups_of(instance).filter(ACTIVE).exists():

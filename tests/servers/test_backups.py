@@ -721,3 +721,14 @@ def test_a_retention_change_is_the_servers_update_and_the_same_again_nothing(own
     owner_api.patch(url, {"weekly": None}, format="json")
     server.refresh_from_db()
     assert (server.backup_daily, server.backup_weekly) == (7, None)
+
+
+def test_a_failed_installs_folder_may_be_restored(owner_api, server, fake_agent):
+    backup = completed_backup(server)
+    server.status = ServerStatus.INSTALL_FAILED
+    server.save()
+    answer = owner_api.post(
+        f"/v1/servers/{server.pk}/backups/{backup.id}/restore", {}, format="json"
+    )
+    assert answer.status_code == 202, answer.content
+    assert fake_agent.calls[0][2]["truncate"] is False
