@@ -15,8 +15,11 @@ grows, and renamed into place only whole and only if the name is still free.
 Unpacking checks every member with the same two checks as a bot's code (agent/sources.py):
 ``member_name`` (no absolute name, no ``..``) and tarfile's ``data`` filter (no link leaving
 the destination, no device or pipe, no set-id bits, no group or other write), zip members
-being read as tar members for it. It refuses the whole archive at the first member that fails
-them, writes into a hidden folder inside the destination, counts the bytes it actually writes
+being read as tar members for it (a file or a folder gets the filter's rule for its mode
+without the filter's path check, which making it one component at a time without following
+links does already). It refuses the whole archive at the first member that fails them (a
+backup's restore leaves out a link out of the folder instead, agent/backups.py), writes into a
+hidden folder inside the destination, counts the bytes it actually writes
 (headers' sizes are not believed), and only then moves the members in.
 """
 

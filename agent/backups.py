@@ -955,6 +955,8 @@ class Backups:
             )
 
     def _writer(self, storage: Storage, operation: Operation) -> Any:
+        if operation.cancel.is_set():  # the server was deleted meanwhile: its folder is gone
+            raise Cancelled(operation.why_cancelled)
         if isinstance(storage, NodeStorage):
             return _NodeWriter(self.root / operation.server_id, operation.backup_id)
         key = storage.key(operation.server_id, operation.backup_id)

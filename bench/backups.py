@@ -174,7 +174,14 @@ class Memory:
                     return int(line.split()[1])
         return 0
 
+    def cpu(self) -> float:
+        """The agent's CPU seconds so far (user and system, all its threads)."""
+        with open(f"/proc/{self.pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def __enter__(self) -> "Memory":
+        self.cpu_seconds = -self.cpu()
         self.start_kib = self.peak_kib = self.rss()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
@@ -187,6 +194,7 @@ class Memory:
     def __exit__(self, *exc_info) -> None:
         self._stop.set()
         self._thread.join()
+        self.cpu_seconds += self.cpu()
 
 
 def wait_for_event(plane: FakeControlPlane, server_id: str, backup_id: str, count: int) -> dict:
@@ -199,10 +207,14 @@ def wait_for_event(plane: FakeControlPlane, server_id: str, backup_id: str, coun
     raise RuntimeError(f"no event for {backup_id}")
 
 
-def run(command: str) -> float:
+def run(command: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of its processes) of a shell command."""
+    before = os.times()
     began = time.perf_counter()
     subprocess.run(["/bin/sh", "-c", command], check=True)
-    return time.perf_counter() - began
+    after = os.times()
+    cpu = after.children_user + after.children_system
+    return time.perf_counter() - began, cpu - before.children_user - before.children_system
 
 
 @dataclass
@@ -212,8 +224,18 @@ class Round:
     agent_restore: float
     tar_restore: float
     agent_size: int
+    tar_backup_cpu: float
+    tar_restore_cpu: float
     tar_size: int
     memory: list[Memory]
+
+    @property
+    def agent_backup_cpu(self) -> float:
+        return self.memory[0].cpu_seconds
+
+    @property
+    def agent_restore_cpu(self) -> float:
+        return self.memory[1].cpu_seconds
 
 
 def one_round(args, agent: Agent, plane, server_id: str, folder: Path, work: Path) -> Round:
@@ -238,7 +260,9 @@ def one_round(args, agent: Agent, plane, server_id: str, folder: Path, work: Pat
         backups, {"backup_id": backup_id, "storage": node}, 1, "backup_completed"
     )
     archive = work / "tar.tar.gz"
-    tar_backup = run(f"tar -cf - -C {folder} . | gzip -{args.level} > {archive} && sync {archive}")
+    tar_backup, tar_backup_cpu = run(
+        f"tar -cf - -C {folder} . | gzip -{args.level} > {archive} && sync {archive}"
+    )
     tar_size = archive.stat().st_size
 
     keep = {name for name in os.listdir(folder) if name.startswith(".")}
@@ -251,20 +275,22 @@ def one_round(args, agent: Agent, plane, server_id: str, folder: Path, work: Pat
     )
     extract = work / "extract"
     extract.mkdir()
-    tar_restore = run(f"gzip -dc {archive} | tar -xf - -C {extract}")
+    tar_restore, tar_restore_cpu = run(f"gzip -dc {archive} | tar -xf - -C {extract}")
     shutil.rmtree(extract)
     archive.unlink()
     stored = agent.data_root / "backups" / server_id / f"{backup_id}.tar.gz"
     agent_size = stored.stat().st_size
     stored.unlink()
     return Round(
-        agent_backup,
-        tar_backup,
-        agent_restore,
-        tar_restore,
-        agent_size,
-        tar_size,
-        [backing_up, restoring],
+        agent_backup=agent_backup,
+        tar_backup=tar_backup,
+        agent_restore=agent_restore,
+        tar_restore=tar_restore,
+        agent_size=agent_size,
+        tar_size=tar_size,
+        tar_backup_cpu=tar_backup_cpu,
+        tar_restore_cpu=tar_restore_cpu,
+        memory=[backing_up, restoring],
     )
 
 
@@ -280,17 +306,17 @@ def report(args, files: int, size: int, rounds: list[Round]) -> list[tuple[str, 
     mb = size / MB
     print(
         f"\n| {files:,} files, {size / MIB:,.0f} MiB, gzip -{args.level},"
-        f" median of {len(rounds)} | seconds | MB/s | ratio |"
+        f" median of {len(rounds)} | seconds | MB/s | ratio | CPU seconds |"
     )
-    print("|---|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|")
     for label, name, ratio in (
         ("backup, agent (node storage, to the event)", "agent_backup", backup_ratio),
         ("backup, tar piped to gzip, then sync", "tar_backup", 1.0),
         ("restore, agent (checksum, hidden folder, moved in)", "agent_restore", restore_ratio),
         ("restore, gzip -dc piped to tar -x", "tar_restore", 1.0),
     ):
-        seconds = median(name)
-        print(f"| {label} | {seconds:.1f} | {mb / seconds:,.0f} | {ratio:.2f} |")
+        seconds, cpu = median(name), median(f"{name}_cpu")
+        print(f"| {label} | {seconds:.1f} | {mb / seconds:,.0f} | {ratio:.2f} | {cpu:.1f} |")
     print(
         f"\narchive: agent {median('agent_size') / MIB:,.0f} MiB,"
         f" tar {median('tar_size') / MIB:,.0f} MiB"
@@ -363,9 +389,11 @@ def main() -> int:
             one = one_round(args, agent, plane, server_id, folder, work)
             rounds.append(one)
             print(
-                f"  round {number + 1}: backup agent {one.agent_backup:.1f} s / tar"
-                f" {one.tar_backup:.1f} s; restore agent {one.agent_restore:.1f} s / tar"
-                f" {one.tar_restore:.1f} s",
+                f"  round {number + 1}: backup agent {one.agent_backup:.1f} s"
+                f" ({one.agent_backup_cpu:.1f} CPU) / tar {one.tar_backup:.1f} s"
+                f" ({one.tar_backup_cpu:.1f} CPU); restore agent {one.agent_restore:.1f} s"
+                f" ({one.agent_restore_cpu:.1f} CPU) / tar {one.tar_restore:.1f} s"
+                f" ({one.tar_restore_cpu:.1f} CPU)",
                 flush=True,
             )
         goals = report(args, files, size, rounds)
