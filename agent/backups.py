@@ -825,7 +825,8 @@ class Backups:
         storage = parse_storage(body.get("storage"))
         current = self.running.get(server_id)
         if current is not None and current.backup_id == backup_id:
-            raise BackupConflict(f"The backup is being {current.kind}d: wait for it to end.")
+            doing = "made" if current.kind == "backup" else "restored"
+            raise BackupConflict(f"The backup is being {doing}: wait for it to end.")
         await asyncio.get_running_loop().run_in_executor(
             self.pool, self._delete, server_id, backup_id, storage
         )

@@ -393,6 +393,7 @@ def test_one_backup_or_restore_at_a_time_with_its_progress(server, control_plane
             "DELETE", server.path(f"backups/{backup_id}"), json={"storage": NODE}
         )
     assert deleting.status_code == 409
+    assert deleting.json()["error"]["message"] == "The backup is being made: wait for it to end."
     assert event_of(control_plane, server, backup_id)["type"] == "backup_completed"
     with agent.api() as api:
         assert api.get(server.path(f"backups/{backup_id}")).status_code == 404
