@@ -553,3 +553,33 @@ def test_a_server_that_installs_is_neither_backed_up_nor_restored(make_server):
         assert response.status_code == 409 and error_code(response) == "invalid_state"
     finally:
         installing.join()
+
+
+def test_an_agent_restart_reports_the_restore_it_lost_and_removes_its_hidden_folder(
+    agents, make_server, control_plane, console_key
+):
+    agent = agents.start()
+    with agent.api() as api:
+        api.post("/api/sync", json={"console_public_key": public_pem(console_key), "servers": []})
+    server = installed(
+        make_server(
+            agent,
+            install_script=(
+                "mkdir many; for i in $(seq 1 3000); do echo $i > many/f$i; done;"
+                " head -c 30000000 /dev/urandom > big.bin"
+            ),
+        )
+    )
+    event = made(control_plane, server)
+    assert restore(server, event["backup_id"], event["checksum"]).status_code == 202
+    assert agent.state()["backups"][server.id]["operation"] == "restore"
+    agent.process.kill()
+    agent.process.wait()
+    again = agents.start(data_root=agent.data_root)
+    server.agent = again
+    ended = wait_for_end(control_plane, server, event["backup_id"], 2)
+    assert ended["type"] == "backup_restore_failed"
+    assert ended["reason"] == "the agent restarted"
+    assert not [name for name in os.listdir(folder_of(server)) if name.startswith(".unpack.")]
+    # The server may be started again: nothing of the restore holds it.
+    assert server.post("start").status_code == 200
