@@ -339,6 +339,11 @@ def _agent(
     if status < 400:
         return answer
     refusal = answer.get("error") if isinstance(answer, dict) else None
+    if isinstance(refusal, dict) and refusal.get("code") == "storage_unavailable":
+        # The node's S3 store refused or did not answer: the store's sentence, not the node's.
+        raise ServiceUnavailable(
+            str(refusal.get("message") or "The backup storage cannot be reached right now.")[:500]
+        )
     if isinstance(refusal, dict) and refusal.get("code") == "invalid_state":
         raise InvalidState(
             str(refusal.get("message") or f"The {instance.kind} cannot do that now.")[:500],

@@ -732,3 +732,25 @@ def test_a_failed_installs_folder_may_be_restored(owner_api, server, fake_agent)
     )
     assert answer.status_code == 202, answer.content
     assert fake_agent.calls[0][2]["truncate"] is False
+
+
+def test_an_s3_store_that_refuses_a_delete_is_said_and_the_backup_kept(
+    owner_api, server, fake_agent
+):
+    backup = completed_backup(server)
+    fake_agent.answers[("DELETE", "servers/{id}/backups/{backup}")] = (
+        502,
+        {
+            "error": {
+                "code": "storage_unavailable",
+                "message": "The S3 storage could not be reached (EndpointConnectionError).",
+            }
+        },
+    )
+    error = error_of(
+        owner_api.delete(f"/v1/servers/{server.pk}/backups/{backup.id}"),
+        503,
+        "service_unavailable",
+    )
+    assert error["message"] == "The S3 storage could not be reached (EndpointConnectionError)."
+    assert Backup.objects.filter(pk=backup.pk).exists()
