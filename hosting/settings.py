@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "accounts",
     "events",
     "servers",
+    "databases",
     "webhooks",
     "idempotency",
     "billing",
@@ -302,6 +303,13 @@ BACKUP_DEFAULT_STORAGE_MB = env_int("BACKUP_DEFAULT_STORAGE_MB", 10240, minimum=
 # A backup or restore the agent has not reported on after this many hours has failed (its agent
 # is gone for good: a restarted agent reports its lost work itself); the housekeeping loop marks it.
 BACKUP_STALE_HOURS = env_int("BACKUP_STALE_HOURS", 12, minimum=1)
+# Databases of servers and bots on no plan (a plan's product carries its own): how many each may
+# have. A deleted server's or bot's databases are dropped this many hours after its deletion (by
+# the housekeeping loop), so that a deletion by mistake can still be saved by support.
+DATABASE_DEFAULT_LIMIT = env_int("DATABASE_DEFAULT_LIMIT", 1, minimum=0)
+DATABASE_DROP_GRACE_HOURS = env_int("DATABASE_DROP_GRACE_HOURS", 72, minimum=0)
+# Seconds the service waits for a database host to answer before giving up (503).
+DATABASE_HOST_TIMEOUT_SECONDS = env_int("DATABASE_HOST_TIMEOUT_SECONDS", 5, minimum=1)
 # How long the address of a backup's download stays valid (S3's presigned URLs alike).
 BACKUP_URL_SECONDS = env_int("BACKUP_URL_SECONDS", 900, minimum=30, maximum=900)
 # Where the file manager's "fetch from a URL" may fetch from: host names (a name covers its
