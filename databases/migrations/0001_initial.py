@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("accounts", "0008_alter_invitation_role_alter_membership_role"),
+        ("accounts", "0007_sftp_credentials"),
         ("servers", "0016_game_backup_commands"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
