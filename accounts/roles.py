@@ -32,6 +32,8 @@ SCOPES: dict[str, str] = {
     "files:write": "Upload, edit, move and delete the files of servers and bots",
     "backups:read": "List and download the backups of servers and bots",
     "backups:write": "Back up, restore, lock and delete the backups of servers and bots",
+    "schedules:read": "List and read the schedules of servers and bots and their runs",
+    "schedules:write": "Create, change, pause, run and delete the schedules of servers and bots",
     "billing:read": "Read plans, subscriptions, invoices and payments",
     "billing:write": "Change subscriptions and payment methods",
     "tickets:read": "Read support tickets",
@@ -79,7 +81,8 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
     Role.ADMIN: frozenset(SCOPES),
     Role.DEVELOPER: frozenset(
         "servers:read servers:write servers:power bots:read bots:write bots:power "
-        "files:read files:write backups:read backups:write tickets:read tickets:write "
+        "files:read files:write backups:read backups:write schedules:read schedules:write "
+        "tickets:read tickets:write "
         "analytics:read webhooks:read webhooks:write account:read api_keys:read "
         "api_keys:write".split()
     )
@@ -91,7 +94,8 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
     | _PROFILE,
     Role.SUPPORT: frozenset(
         "servers:read servers:power bots:read bots:power files:read backups:read "
-        "tickets:read tickets:write account:read api_keys:read api_keys:write".split()
+        "schedules:read tickets:read tickets:write account:read api_keys:read "
+        "api_keys:write".split()
     )
     | _PROFILE,
     # Not the files: a server's configuration holds its secrets (RCON and database passwords).

@@ -40,6 +40,12 @@ EVENT_TYPES: dict[str, list[str]] = {
         "backup.restored",
         "backup.restore_failed",
     ],
+    "Schedules": [
+        "schedule.created",
+        "schedule.updated",
+        "schedule.deleted",
+        "schedule.run_failed",
+    ],
     "Actions": ["action.succeeded", "action.failed"],
     "API keys": ["api_key.created", "api_key.revoked", "api_key.rotated", "api_key.expiring"],
     "Team": [

@@ -303,6 +303,11 @@ BACKUP_DEFAULT_STORAGE_MB = env_int("BACKUP_DEFAULT_STORAGE_MB", 10240, minimum=
 # A backup or restore the agent has not reported on after this many hours has failed (its agent
 # is gone for good: a restarted agent reports its lost work itself); the housekeeping loop marks it.
 BACKUP_STALE_HOURS = env_int("BACKUP_STALE_HOURS", 12, minimum=1)
+# Schedules of servers and bots on no plan (a plan's product carries its own): how many each may
+# have. A tick missed while no dispatcher ran runs once, late, if less than this many minutes
+# late (and less than the schedule's own period); otherwise it is recorded as skipped.
+SCHEDULE_DEFAULT_LIMIT = env_int("SCHEDULE_DEFAULT_LIMIT", 5, minimum=0)
+SCHEDULE_CATCH_UP_MINUTES = env_int("SCHEDULE_CATCH_UP_MINUTES", 15, minimum=0, maximum=1440)
 # Databases of servers and bots on no plan (a plan's product carries its own): how many each may
 # have. A deleted server's or bot's databases are dropped this many hours after its deletion (by
 # the housekeeping loop), so that a deletion by mistake can still be saved by support.

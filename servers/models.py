@@ -542,3 +542,142 @@ class InstanceCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.account_id} {self.kind} {self.status} {self.month:%Y-%m} {self.delta:+d}"
+
+
+class ScheduleTaskAction(models.TextChoices):
+    POWER = "power", "Power action"
+    COMMAND = "command", "Console command"
+    BACKUP = "backup", "Backup"
+
+
+class Schedule(models.Model):
+    """Tasks that run on their own for a server or bot, at the ticks of a cron line read in a
+    time zone (``servers.services.schedules``).
+
+    ``next_run_at`` is the next tick in UTC, kept as the schedule changes and as the
+    dispatcher takes its ticks, so that "which schedules are due" reads one index; it is null
+    while the schedule is paused.
+    """
+
+    id = PrefixedIdField(prefix="sch")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="schedules")
+    server = models.ForeignKey(
+        Server, on_delete=models.CASCADE, null=True, blank=True, related_name="schedules"
+    )
+    bot = models.ForeignKey(
+        Bot, on_delete=models.CASCADE, null=True, blank=True, related_name="schedules"
+    )
+    name = models.CharField(max_length=100)
+    cron = models.CharField(max_length=100, help_text="Five fields: minute hour day month weekday.")
+    time_zone = models.CharField(max_length=64, default="UTC", help_text="An IANA time zone.")
+    active = models.BooleanField(default=True)
+    only_when_running = models.BooleanField(
+        default=False, help_text="A tick while it is not running is recorded as skipped."
+    )
+    next_run_at = models.DateTimeField(null=True, blank=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["server", "-created_at", "-id"], name="schedule_server_created"),
+            models.Index(fields=["bot", "-created_at", "-id"], name="schedule_bot_created"),
+            models.Index(fields=["next_run_at"], condition=Q(active=True), name="schedule_due"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(server__isnull=False, bot__isnull=True)
+                | Q(server__isnull=True, bot__isnull=False),
+                name="schedule_has_one_target",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+    @property
+    def instance(self) -> Server | Bot:
+        return self.server if self.server_id else self.bot
+
+    @property
+    def instance_id(self) -> str:
+        return self.server_id or self.bot_id
+
+
+class ScheduleTask(models.Model):
+    """One step of a schedule, in ``position`` order, ``offset_seconds`` after its run began.
+
+    ``payload``: the power action (start, stop, restart, kill), the console command, or the
+    backup's name (blank: the default name)."""
+
+    id = PrefixedIdField(prefix="task")
+    schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="tasks")
+    position = models.PositiveSmallIntegerField()
+    action = models.CharField(max_length=16, choices=ScheduleTaskAction.choices)
+    payload = models.CharField(max_length=4096, blank=True)
+    offset_seconds = models.PositiveIntegerField(default=0)
+    continue_on_failure = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["schedule", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["schedule", "position"], name="schedule_task_position_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.position}. {self.action} {self.payload}"
+
+
+class ScheduleRunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    SKIPPED = "skipped", "Skipped"
+
+
+class ScheduleRunTrigger(models.TextChoices):
+    TICK = "tick", "On time"
+    LATE = "late", "Late (a missed tick)"
+    MANUAL = "manual", "Run now"
+
+
+class ScheduleRun(models.Model):
+    """One run of a schedule: of one tick (at most one row per schedule and tick, the database's
+    guarantee that no tick runs twice whatever the workers do) or asked for ("run now", no tick).
+
+    ``tasks`` is the schedule's tasks as they were when the run began, each with its outcome
+    (``status``, ``error``, ``started_at``, ``completed_at`` and the ``action_id`` or
+    ``backup_id`` it made), so a schedule edited meanwhile does not change a run under way.
+    """
+
+    id = PrefixedIdField(prefix="schr")
+    schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="runs")
+    tick = models.DateTimeField(null=True, blank=True)
+    trigger = models.CharField(max_length=8, choices=ScheduleRunTrigger.choices)
+    status = models.CharField(
+        max_length=16, choices=ScheduleRunStatus.choices, default=ScheduleRunStatus.RUNNING
+    )
+    reason = models.CharField(max_length=500, blank=True, help_text="Why it failed or skipped.")
+    tasks = models.JSONField(default=list, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [
+            models.Index(fields=["schedule", "-started_at", "-id"], name="schedule_run_started"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["schedule", "tick"],
+                condition=Q(tick__isnull=False),
+                name="schedule_run_once_per_tick",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.schedule_id} {self.tick or 'now'} ({self.id})"

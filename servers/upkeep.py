@@ -3,6 +3,7 @@
 from servers.counts import instance_counts_compact
 from servers.services import actions_recover_stale
 from servers.services.backups import backups_fail_stale, backups_purge_left
+from servers.services.schedules import schedules_dispatch
 
 
 def run() -> dict[str, int]:
@@ -14,4 +15,5 @@ def run() -> dict[str, int]:
         "server count rows folded": instance_counts_compact(),
         "stale backups failed": backups_fail_stale(),
         "deleted instances' backups purged": backups_purge_left(),
+        "schedule runs started": schedules_dispatch()["started"],
     }

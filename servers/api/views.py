@@ -27,6 +27,7 @@ from hosting.errors import ApplicationError, InsufficientScope, NotFound, Valida
 from servers.api.backups import InstanceBackupsMixin
 from servers.api.docs import ACTION_RESPONSE, instance_schema
 from servers.api.files import InstanceFilesMixin
+from servers.api.schedules import InstanceSchedulesMixin
 from servers.api.serializers import (
     CONSOLE_EXAMPLES,
     GAME_EXAMPLES,
@@ -87,6 +88,7 @@ def _action_accepted(request, performed: Action) -> Response:
 class InstanceViewSet(
     InstanceFilesMixin,
     InstanceBackupsMixin,
+    InstanceSchedulesMixin,
     CallerScopedMixin,
     EnvelopeListMixin,
     EnvelopeRetrieveMixin,
@@ -121,6 +123,7 @@ class InstanceViewSet(
                 }
                 | cls.file_scopes(read)
                 | cls.backup_scopes(read)
+                | cls.schedule_scopes(read)
             )
 
     def get_serializer_class(self):

@@ -1,0 +1,729 @@
+"""Schedules: tasks that run on their own for a server or bot (issue 31).
+
+A schedule is a cron line (five fields, parsed by cronsim, healthchecks' parser) read in an IANA
+time zone, and an ordered list of 1 to 20 tasks: a power action (through the actions service,
+as a person's would be), a console command (written to the process's input by its agent), or a
+backup (``backup_create``, with the plan's limits and rotation), each ``offset_seconds`` (0 to
+900) after the run began, each stopping the run when it fails unless ``continue_on_failure``.
+
+Execution, exactly once per tick:
+
+- ``schedules_dispatch`` (every minute: ``manage.py schedules_dispatch --every 60``, and the
+  ``housekeeping`` loop too) claims the due schedules (``next_run_at`` passed, one index) in
+  batches with ``SELECT … FOR UPDATE SKIP LOCKED``, so that several dispatchers share them
+  instead of waiting; for each it records the run of its tick and moves ``next_run_at`` on in
+  the same transaction. The run's row is unique per schedule and tick: whatever the workers,
+  dispatchers and restarts do, a tick is run at most once.
+- A run's tasks are queued steps of the task worker, one after the other: the first is queued
+  with the run (``run_after`` its offset), and each step, once done, queues the next at the run's
+  start plus its offset (or at once when that has passed). No worker ever sleeps for an offset.
+
+The missed ticks rule: a pass takes the latest tick that has passed. Less than a minute late,
+it runs on time. Later (the dispatchers were all down), it runs once, late, when it is less than
+``SCHEDULE_CATCH_UP_MINUTES`` (15) late and less than the schedule's own period (so an
+hourly schedule catches up within 15 minutes, an every-five-minutes one within 5); otherwise it
+is recorded as skipped. The ticks before it that passed meanwhile are neither run nor recorded,
+so an outage is at most one catch-up run per schedule. A tick while the server is not running,
+for a schedule "only when running", is recorded as skipped.
+"""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
+
+from cronsim import CronSim, CronSimError
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.tasks import task
+from django.utils import timezone
+
+from accounts.actors import SYSTEM, Actor
+from events.services import record_event
+from hosting.errors import ApplicationError, NotFound, ServiceUnavailable, ValidationFailed
+from hosting.representations import timestamp
+from servers.drivers import DriverError
+from servers.drivers.agent import agent_request
+from servers.models import (
+    Bot,
+    Instance,
+    Schedule,
+    ScheduleRun,
+    ScheduleRunStatus,
+    ScheduleRunTrigger,
+    ScheduleTask,
+    ScheduleTaskAction,
+    Server,
+)
+from servers.models import ServerStatus as S
+from servers.services.actions import action_request
+from servers.services.backups import backup_create
+from servers.services.files import FileCall, agent_error, instance_node
+from servers.services.records import instance_locked
+
+MAX_TASKS = 20
+MAX_OFFSET_SECONDS = 900
+MAX_COMMAND_BYTES = 4096
+POWER_ACTIONS = ("start", "stop", "restart", "kill")
+ON_TIME = timedelta(minutes=1)
+DISPATCH_BATCH = 500
+PENDING, RUNNING, SUCCEEDED, FAILED, SKIPPED = (
+    "pending",
+    "running",
+    "succeeded",
+    "failed",
+    "skipped",
+)
+
+
+class ScheduleLimitReached(ApplicationError):
+    status, code = 409, "schedule_limit_reached"
+    message = "This server has as many schedules as its plan allows."
+
+
+# --- The cron line and its time zone ----------------------------------------------------------
+
+
+def cron_check(cron: Any) -> str:
+    """The cron line with its spaces made single; 400 naming the field and what is wrong."""
+    if not isinstance(cron, str) or not cron.strip():
+        raise ValidationFailed.field("cron", "required", "cron is required.")
+    fields = cron.split()
+    if len(fields) != 5:
+        raise ValidationFailed.field(
+            "cron",
+            "invalid",
+            f"A cron line has five fields (minute hour day month weekday); this one has "
+            f"{len(fields)}.",
+        )
+    line = " ".join(fields)
+    try:
+        CronSim(line, datetime(2026, 1, 1))
+    except CronSimError as error:
+        raise ValidationFailed.field(
+            "cron", "invalid", f"The cron line is not valid: {str(error).lower()}."
+        ) from None
+    return line
+
+
+def zone_check(name: Any) -> ZoneInfo:
+    """The IANA time zone of that name; 400 otherwise."""
+    if isinstance(name, str) and name in _zones():
+        return ZoneInfo(name)
+    raise ValidationFailed.field(
+        "timezone", "invalid", "timezone is an IANA time zone name, like Europe/Berlin or UTC."
+    )
+
+
+def _zones() -> set[str]:
+    global _ZONES
+    if _ZONES is None:
+        _ZONES = available_timezones() | {"UTC"}
+    return _ZONES
+
+
+_ZONES: set[str] | None = None
+
+
+def tick_after(cron: str, zone: str, moment: datetime) -> datetime:
+    """The first tick strictly after ``moment``, in UTC."""
+    return next(CronSim(cron, moment.astimezone(ZoneInfo(zone)))).astimezone(UTC)
+
+
+def tick_at_or_before(cron: str, zone: str, moment: datetime) -> datetime:
+    """The latest tick at or before ``moment``, in UTC (cronsim's reverse is strict)."""
+    start = moment.astimezone(ZoneInfo(zone)).replace(microsecond=0) + timedelta(seconds=1)
+    return next(CronSim(cron, start, reverse=True)).astimezone(UTC)
+
+
+WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+_NUMBER = re.compile(r"^\d{1,2}$")
+
+
+def _weekdays(field: str) -> str | None:
+    """``1`` → "Monday", ``1-5`` → "Monday to Friday", ``1,3`` → "Monday and Wednesday"."""
+    names = {"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
+
+    def day(value: str) -> int | None:
+        value = value.lower()
+        if value in names:
+            return names[value]
+        if _NUMBER.match(value) and int(value) <= 7:
+            return int(value) % 7
+        return None
+
+    if "-" in field and "," not in field:
+        first, _, last = field.partition("-")
+        a, b = day(first), day(last)
+        return None if a is None or b is None else f"{WEEKDAYS[a]} to {WEEKDAYS[b]}"
+    days = [day(part) for part in field.split(",")]
+    if any(value is None for value in days):
+        return None
+    words = [WEEKDAYS[value] for value in days if value is not None]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def schedule_describe(cron: str, zone: str = "UTC") -> str:
+    """The cron line in words with its time zone: "every day at 04:00 (Europe/Berlin)".
+
+    The common shapes are phrased here; others take cronsim's own explanation, and a line
+    neither can phrase is shown as it is."""
+    suffix = f" ({zone})"
+    try:
+        explained = CronSim(cron, datetime(2026, 1, 1)).explain()
+        minute, hour, dom, month, dow = cron.split()
+    except (CronSimError, ValueError, KeyError, IndexError):
+        return cron
+    every_day = dom == "*" and month == "*"
+    if every_day and dow == "*" and hour == "*":
+        if minute == "*":
+            return "every minute"
+        if minute.startswith("*/") and minute[2:].isdigit():
+            return f"every {int(minute[2:])} minutes"
+        if _NUMBER.match(minute):
+            return f"every hour at minute {int(minute)}"
+    if (
+        every_day
+        and dow == "*"
+        and _NUMBER.match(minute)
+        and hour.startswith("*/")
+        and hour[2:].isdigit()
+    ):
+        return f"every {int(hour[2:])} hours at minute {int(minute)}{suffix}"
+    if every_day and _NUMBER.match(minute) and _NUMBER.match(hour):
+        at = f"at {int(hour):02d}:{int(minute):02d}"
+        if dow == "*":
+            return f"every day {at}{suffix}"
+        if (days := _weekdays(dow)) is not None:
+            return f"{at} on {days}{suffix}"
+    if (
+        _NUMBER.match(minute)
+        and _NUMBER.match(hour)
+        and _NUMBER.match(dom)
+        and month == "*"
+        and dow == "*"
+    ):
+        return f"at {int(hour):02d}:{int(minute):02d} on day {int(dom)} of every month{suffix}"
+    return explained[:1].lower() + explained[1:] + suffix
+
+
+# --- Reading ----------------------------------------------------------------------------------
+
+
+def schedule_limit(instance: Instance) -> int:
+    """How many schedules the instance may have: its plan's, or the settings' default."""
+    return (instance.plan or {}).get("schedule_limit", settings.SCHEDULE_DEFAULT_LIMIT)
+
+
+def schedules_of(instance: Instance) -> QuerySet[Schedule]:
+    return Schedule.objects.filter(**{instance.kind: instance}).prefetch_related("tasks")
+
+
+def schedule_of(instance: Instance, schedule_id: str) -> Schedule:
+    schedule = schedules_of(instance).filter(pk=schedule_id).first()
+    if schedule is None:
+        raise NotFound("No such schedule.")
+    return schedule
+
+
+def schedule_runs_of(schedule: Schedule) -> QuerySet[ScheduleRun]:
+    return ScheduleRun.objects.filter(schedule=schedule)
+
+
+def schedule_run_of(schedule: Schedule, run_id: str) -> ScheduleRun:
+    run = schedule_runs_of(schedule).filter(pk=run_id).first()
+    if run is None:
+        raise NotFound("No such run.")
+    return run
+
+
+def task_representation(task: ScheduleTask) -> dict[str, Any]:
+    return {
+        "action": task.action,
+        "payload": task.payload,
+        "offset_seconds": task.offset_seconds,
+        "continue_on_failure": task.continue_on_failure,
+    }
+
+
+def schedule_representation(schedule: Schedule) -> dict[str, Any]:
+    """A schedule as the API shows it and its events carry it."""
+    return {
+        "id": schedule.id,
+        "name": schedule.name,
+        "target": {
+            "type": "server" if schedule.server_id else "bot",
+            "id": schedule.instance_id,
+        },
+        "cron": schedule.cron,
+        "timezone": schedule.time_zone,
+        "description": schedule_describe(schedule.cron, schedule.time_zone),
+        "active": schedule.active,
+        "only_when_running": schedule.only_when_running,
+        "next_run_at": timestamp(schedule.next_run_at),
+        "last_run_at": timestamp(schedule.last_run_at),
+        "tasks": [task_representation(task) for task in schedule.tasks.all()],
+        "created_at": timestamp(schedule.created_at),
+        "updated_at": timestamp(schedule.updated_at),
+    }
+
+
+def schedule_run_representation(run: ScheduleRun) -> dict[str, Any]:
+    """A run as the API shows it and ``schedule.run_failed`` carries it."""
+    return {
+        "id": run.id,
+        "schedule_id": run.schedule_id,
+        "tick": timestamp(run.tick),
+        "trigger": run.trigger,
+        "status": run.status,
+        "reason": run.reason or None,
+        "tasks": [
+            {
+                "action": entry["action"],
+                "payload": entry["payload"],
+                "offset_seconds": entry["offset_seconds"],
+                "continue_on_failure": entry["continue_on_failure"],
+                "status": entry["status"],
+                "error": entry.get("error") or None,
+                "action_id": entry.get("action_id"),
+                "backup_id": entry.get("backup_id"),
+                "started_at": entry.get("started_at"),
+                "completed_at": entry.get("completed_at"),
+            }
+            for entry in run.tasks
+        ],
+        "started_at": timestamp(run.started_at),
+        "completed_at": timestamp(run.completed_at),
+    }
+
+
+# --- Writing ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    action: str
+    payload: str = ""
+    offset_seconds: int = 0
+    continue_on_failure: bool = False
+
+
+def tasks_check(tasks: Any) -> list[TaskSpec]:
+    """The tasks as given (a list of objects), checked; 400 naming the task's field."""
+    if not isinstance(tasks, list) or not 1 <= len(tasks) <= MAX_TASKS:
+        raise ValidationFailed.field(
+            "tasks", "invalid", f"A schedule has 1 to {MAX_TASKS} tasks, in the order they run."
+        )
+    specs = []
+    for index, item in enumerate(tasks):
+        name = f"tasks.{index}"
+        if isinstance(item, TaskSpec):
+            item = item.__dict__
+        if not isinstance(item, dict):
+            raise ValidationFailed.field(name, "invalid", "Each task is an object.")
+        action = item.get("action")
+        if action not in ScheduleTaskAction.values:
+            raise ValidationFailed.field(
+                f"{name}.action", "invalid_choice", "action is power, command or backup."
+            )
+        payload = item.get("payload") or ""
+        if not isinstance(payload, str):
+            raise ValidationFailed.field(f"{name}.payload", "invalid", "payload is a string.")
+        payload = payload.strip()
+        if action == ScheduleTaskAction.POWER and payload not in POWER_ACTIONS:
+            raise ValidationFailed.field(
+                f"{name}.payload",
+                "invalid_choice",
+                "A power task's payload is start, stop, restart or kill.",
+            )
+        if action == ScheduleTaskAction.COMMAND and (
+            not payload
+            or "\n" in payload
+            or "\r" in payload
+            or len(payload.encode()) > MAX_COMMAND_BYTES
+        ):
+            raise ValidationFailed.field(
+                f"{name}.payload",
+                "invalid",
+                f"A command task's payload is one line of 1 to {MAX_COMMAND_BYTES} bytes.",
+            )
+        if action == ScheduleTaskAction.BACKUP and len(payload) > 100:
+            raise ValidationFailed.field(
+                f"{name}.payload",
+                "max_length",
+                "A backup task's payload is the backup's name, of at most 100 characters.",
+            )
+        offset = item.get("offset_seconds", 0)
+        if (
+            isinstance(offset, bool)
+            or not isinstance(offset, int)
+            or not 0 <= offset <= MAX_OFFSET_SECONDS
+        ):
+            raise ValidationFailed.field(
+                f"{name}.offset_seconds",
+                "invalid",
+                f"offset_seconds is a whole number of seconds from 0 to {MAX_OFFSET_SECONDS}.",
+            )
+        keep_going = item.get("continue_on_failure", False)
+        if not isinstance(keep_going, bool):
+            raise ValidationFailed.field(
+                f"{name}.continue_on_failure", "invalid", "continue_on_failure is true or false."
+            )
+        specs.append(TaskSpec(action, payload, offset, keep_going))
+    return specs
+
+
+def _name_check(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationFailed.field("name", "required", "name is required.")
+    if len(name.strip()) > 100:
+        raise ValidationFailed.field("name", "max_length", "A name has at most 100 characters.")
+    return name.strip()
+
+
+def _record(schedule: Schedule, change: str, actor: Actor, previous: dict | None = None) -> None:
+    record_event(
+        type=f"schedule.{change}",
+        account=schedule.account,
+        object_type="schedule",
+        obj=schedule_representation(schedule),
+        previous_attributes=previous,
+        actor=actor,
+        related_id=schedule.instance_id,
+    )
+
+
+def _tasks_replace(schedule: Schedule, specs: Iterable[TaskSpec]) -> None:
+    schedule.tasks.all().delete()
+    ScheduleTask.objects.bulk_create(
+        ScheduleTask(
+            schedule=schedule,
+            position=position,
+            action=spec.action,
+            payload=spec.payload,
+            offset_seconds=spec.offset_seconds,
+            continue_on_failure=spec.continue_on_failure,
+        )
+        for position, spec in enumerate(specs)
+    )
+    # The prefetched tasks (if any) are stale now.
+    getattr(schedule, "_prefetched_objects_cache", {}).pop("tasks", None)
+
+
+def _next_run(schedule: Schedule, now: datetime) -> datetime | None:
+    return tick_after(schedule.cron, schedule.time_zone, now) if schedule.active else None
+
+
+def schedule_create(
+    *,
+    instance: Instance,
+    actor: Actor,
+    name: str,
+    cron: str,
+    tasks: Any,
+    time_zone: str = "UTC",
+    active: bool = True,
+    only_when_running: bool = False,
+) -> Schedule:
+    """A new schedule of the instance with its tasks; ``schedule.created``. 409
+    ``schedule_limit_reached`` when it has as many as its plan allows."""
+    name = _name_check(name)
+    cron = cron_check(cron)
+    zone_check(time_zone)
+    specs = tasks_check(tasks)
+    with transaction.atomic():
+        instance = instance_locked(instance)
+        limit = schedule_limit(instance)
+        if Schedule.objects.filter(**{instance.kind: instance}).count() >= limit:
+            raise ScheduleLimitReached(
+                f"This {instance.kind} has {limit} schedules, as many as its plan allows; "
+                "delete one first.",
+                details={"limit": limit},
+            )
+        schedule = Schedule(
+            account=instance.account,
+            server=instance if isinstance(instance, Server) else None,
+            bot=instance if isinstance(instance, Bot) else None,
+            name=name,
+            cron=cron,
+            time_zone=time_zone,
+            active=active,
+            only_when_running=only_when_running,
+        )
+        schedule.next_run_at = _next_run(schedule, timezone.now())
+        schedule.save()
+        _tasks_replace(schedule, specs)
+        _record(schedule, "created", actor)
+    return schedule
+
+
+UPDATABLE = ("name", "cron", "time_zone", "active", "only_when_running")
+
+
+def schedule_update(*, schedule: Schedule, actor: Actor, **changes: Any) -> Schedule:
+    """Change a schedule: any of ``name``, ``cron``, ``time_zone``, ``active`` (pause or
+    resume), ``only_when_running``, and ``tasks`` (replaces them all). The next run is
+    computed again from now; ``schedule.updated`` with what was before."""
+    unknown = set(changes) - {*UPDATABLE, "tasks"}
+    if unknown:
+        raise ValidationFailed.field(sorted(unknown)[0], "unknown", "Unknown field.")
+    if "name" in changes:
+        changes["name"] = _name_check(changes["name"])
+    if "cron" in changes:
+        changes["cron"] = cron_check(changes["cron"])
+    if "time_zone" in changes:
+        zone_check(changes["time_zone"])
+    for flag in ("active", "only_when_running"):
+        if flag in changes and not isinstance(changes[flag], bool):
+            raise ValidationFailed.field(flag, "invalid", f"{flag} is true or false.")
+    specs = tasks_check(changes.pop("tasks")) if "tasks" in changes else None
+    with transaction.atomic():
+        schedule = Schedule.objects.select_for_update().get(pk=schedule.pk)
+        before = schedule_representation(schedule)
+        for field, value in changes.items():
+            setattr(schedule, field, value)
+        schedule.next_run_at = _next_run(schedule, timezone.now())
+        schedule.save()
+        if specs is not None:
+            _tasks_replace(schedule, specs)
+        after = schedule_representation(schedule)
+        previous = {
+            key: value
+            for key, value in before.items()
+            if after[key] != value and key != "updated_at"
+        }
+        _record(schedule, "updated", actor, previous)
+    return schedule
+
+
+def schedule_delete(*, schedule: Schedule, actor: Actor) -> None:
+    """Delete a schedule with its runs; a run under way stops before its next step.
+    ``schedule.deleted`` carries it as it was."""
+    with transaction.atomic():
+        _record(schedule, "deleted", actor)
+        schedule.delete()
+
+
+# --- Runs -------------------------------------------------------------------------------------
+
+
+def _entries(schedule: Schedule) -> list[dict[str, Any]]:
+    return [
+        task_representation(task) | {"status": PENDING}
+        for task in ScheduleTask.objects.filter(schedule=schedule).order_by("position")
+    ]
+
+
+def _run_begin(
+    schedule: Schedule, *, tick: datetime | None, trigger: str, now: datetime
+) -> ScheduleRun:
+    """The run row and its first step queued (inside the caller's transaction)."""
+    run = ScheduleRun.objects.create(
+        schedule=schedule, tick=tick, trigger=trigger, tasks=_entries(schedule), started_at=now
+    )
+    if run.tasks:
+        _step_enqueue(run, 0)
+    else:
+        run.status = ScheduleRunStatus.SUCCEEDED
+        run.completed_at = now
+        run.save(update_fields=["status", "completed_at"])
+    return run
+
+
+def _step_enqueue(run: ScheduleRun, index: int) -> None:
+    due = run.started_at + timedelta(seconds=run.tasks[index]["offset_seconds"])
+    step = schedule_step if due <= timezone.now() else schedule_step.using(run_after=due)
+    step.enqueue(run.id, index)
+
+
+def schedule_run_now(*, schedule: Schedule, actor: Actor) -> ScheduleRun:
+    """Run the tasks now, whether the schedule is paused or its server running (the person
+    asked); a run of no tick, recorded as the others are. The schedule's ticks are unchanged."""
+    with transaction.atomic():
+        schedule = Schedule.objects.select_for_update().get(pk=schedule.pk)
+        now = timezone.now()
+        run = _run_begin(schedule, tick=None, trigger=ScheduleRunTrigger.MANUAL, now=now)
+        schedule.last_run_at = now
+        schedule.save(update_fields=["last_run_at"])
+    return run
+
+
+def _period(schedule: Schedule, tick: datetime) -> timedelta:
+    return tick_after(schedule.cron, schedule.time_zone, tick) - tick
+
+
+def _skipped(schedule: Schedule, tick: datetime, trigger: str, reason: str, now: datetime) -> None:
+    ScheduleRun.objects.create(
+        schedule=schedule,
+        tick=tick,
+        trigger=trigger,
+        status=ScheduleRunStatus.SKIPPED,
+        reason=reason,
+        tasks=[entry | {"status": SKIPPED} for entry in _entries(schedule)],
+        started_at=now,
+        completed_at=now,
+    )
+
+
+def _dispatch_one(schedule: Schedule, now: datetime) -> str:
+    """Take one due schedule's latest passed tick (under its row lock): run, late run,
+    skipped, or nothing (its instance is gone); ``next_run_at`` moves past now."""
+    instance = schedule.instance
+    if instance.deleted_at is not None or instance.status == S.DELETING:
+        schedule.next_run_at = None
+        schedule.save(update_fields=["next_run_at"])
+        return "gone"
+    tick = tick_at_or_before(schedule.cron, schedule.time_zone, now)
+    late = now - tick
+    trigger = ScheduleRunTrigger.TICK if late < ON_TIME else ScheduleRunTrigger.LATE
+    schedule.next_run_at = tick_after(schedule.cron, schedule.time_zone, now)
+    schedule.last_run_at = now
+    schedule.save(update_fields=["next_run_at", "last_run_at"])
+    catch_up = min(timedelta(minutes=settings.SCHEDULE_CATCH_UP_MINUTES), _period(schedule, tick))
+    if trigger == ScheduleRunTrigger.LATE and late >= catch_up:
+        minutes = int(catch_up.total_seconds() // 60)
+        _skipped(
+            schedule,
+            tick,
+            trigger,
+            f"Missed: no dispatcher ran while it was due; a missed tick runs late only within "
+            f"{minutes} minute{'s' if minutes != 1 else ''}.",
+            now,
+        )
+        return "skipped"
+    if schedule.only_when_running and instance.status != S.RUNNING:
+        _skipped(
+            schedule, tick, trigger, f"The {instance.kind} was {instance.status}, not running.", now
+        )
+        return "skipped"
+    _run_begin(schedule, tick=tick, trigger=trigger, now=now)
+    return "started"
+
+
+def schedules_dispatch(*, now: datetime | None = None, batch: int = DISPATCH_BATCH) -> dict:
+    """Start the runs of every schedule due at ``now`` (the clock's by default), in batches of
+    rows no other dispatcher holds; how many runs started, were skipped or found their tick
+    already run. Safe to run in any number of processes at once."""
+    counts = {"started": 0, "skipped": 0, "gone": 0, "already run": 0}
+    while True:
+        moment = now or timezone.now()
+        with transaction.atomic():
+            due = list(
+                Schedule.objects.filter(active=True, next_run_at__lte=moment)
+                .order_by("next_run_at")
+                .select_related("server", "bot")
+                .select_for_update(skip_locked=True, of=("self",))[:batch]
+            )
+            for schedule in due:
+                try:
+                    with transaction.atomic():
+                        counts[_dispatch_one(schedule, moment)] += 1
+                except IntegrityError:
+                    # Its tick has a run already (the unique row): never twice. Move it on.
+                    counts["already run"] += 1
+                    Schedule.objects.filter(pk=schedule.pk).update(
+                        next_run_at=tick_after(schedule.cron, schedule.time_zone, moment)
+                    )
+        if len(due) < batch:
+            return counts
+
+
+# --- The steps --------------------------------------------------------------------------------
+
+
+@task
+def schedule_step(run_id: str, index: int) -> None:
+    """The worker's entry point for one task of a run (queued by the dispatcher or the step
+    before it)."""
+    schedule_step_run(run_id=run_id, index=index)
+
+
+def console_command_send(*, instance: Instance, command: str) -> None:
+    """Write one line to the process's standard input through its agent; 409 ``invalid_state``
+    when it is not running, 503 when the node cannot be reached."""
+    node = instance_node(instance)
+    try:
+        status, answer, _ = agent_request(
+            node, "POST", f"servers/{instance.pk}/commands", body={"command": command}
+        )
+    except DriverError as unreachable:
+        raise ServiceUnavailable(str(unreachable)) from None
+    if status >= 400:
+        raise agent_error(instance, FileCall("POST", "", field="payload"), status, answer)
+
+
+def _perform(instance: Instance, entry: dict[str, Any]) -> dict[str, Any]:
+    """Carry out one task as the system; what it made (an action's or backup's id)."""
+    if entry["action"] == ScheduleTaskAction.POWER:
+        action = action_request(instance=instance, action_type=entry["payload"], actor=SYSTEM)
+        return {"action_id": action.id}
+    if entry["action"] == ScheduleTaskAction.COMMAND:
+        console_command_send(instance=instance, command=entry["payload"])
+        return {}
+    backup = backup_create(instance=instance, actor=SYSTEM, name=entry["payload"])
+    return {"backup_id": backup.id}
+
+
+def _now_text() -> str:
+    return timezone.now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def schedule_step_run(*, run_id: str, index: int) -> None:
+    """Carry out task ``index`` of a run once: its outcome recorded on the run, then the next
+    step queued, or the run ended (``failed`` when a task failed; ``schedule.run_failed``)."""
+    with transaction.atomic():
+        run = ScheduleRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.status != ScheduleRunStatus.RUNNING:
+            return
+        if run.tasks[index]["status"] != PENDING:
+            return  # taken already: a step queued twice does its work once
+        run.tasks[index] |= {"status": RUNNING, "started_at": _now_text()}
+        run.save(update_fields=["tasks"])
+        schedule = Schedule.objects.select_related("server", "bot").get(pk=run.schedule_id)
+    entry = run.tasks[index]
+    outcome: dict[str, Any] = {}
+    error = ""
+    try:
+        outcome = _perform(schedule.instance, entry)
+    except ApplicationError as refused:
+        error = refused.message
+    except Exception as crash:  # a task's failure is its run's, not the worker's
+        error = f"Unexpected error: {type(crash).__name__}."
+    with transaction.atomic():
+        run = ScheduleRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None:
+            return
+        run.tasks[index] |= outcome | {
+            "status": FAILED if error else SUCCEEDED,
+            "error": error[:500],
+            "completed_at": _now_text(),
+        }
+        if error and not entry["continue_on_failure"]:
+            for later in run.tasks[index + 1 :]:
+                later["status"] = SKIPPED
+            _run_end(run, f"Task {index + 1} ({entry['action']}) failed: {error}"[:500])
+        elif index + 1 < len(run.tasks):
+            run.save(update_fields=["tasks"])
+            _step_enqueue(run, index + 1)
+        else:
+            failed = [n for n, task in enumerate(run.tasks, 1) if task["status"] == FAILED]
+            _run_end(run, f"Task {failed[0]} failed." if failed else "")
+
+
+def _run_end(run: ScheduleRun, failure: str) -> None:
+    run.status = ScheduleRunStatus.FAILED if failure else ScheduleRunStatus.SUCCEEDED
+    run.reason = failure
+    run.completed_at = timezone.now()
+    run.save(update_fields=["tasks", "status", "reason", "completed_at"])
+    if failure:
+        schedule = run.schedule
+        record_event(
+            type="schedule.run_failed",
+            account=schedule.account,
+            object_type="schedule_run",
+            obj=schedule_run_representation(run),
+            related_id=schedule.instance_id,
+        )
