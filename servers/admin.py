@@ -36,6 +36,9 @@ from servers.models import (
     Node,
     NodeIsolation,
     Region,
+    Schedule,
+    ScheduleRun,
+    ScheduleTask,
     Server,
 )
 from servers.services import action_request, instance_suspend
@@ -48,6 +51,12 @@ from servers.services.nodes import (
     node_delete,
     node_token_rotate,
     node_update,
+)
+from servers.services.schedules import (
+    schedule_delete,
+    schedule_describe,
+    schedule_run_now,
+    schedule_update,
 )
 from servers.transitions import allowed_actions
 
@@ -380,6 +389,114 @@ def _backup_locker(locked: bool):
         return backup_update(backup=backup, locked=locked, actor=actor)
 
     return lock
+
+
+class ScheduleTaskInline(admin.TabularInline):
+    model = ScheduleTask
+    fields = ["position", "action", "payload", "offset_seconds", "continue_on_failure"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(ServiceActionsAdmin):
+    """Schedules, read-only; pausing, resuming, running now and deleting go through the
+    schedules' services (their events recorded, the next run computed)."""
+
+    list_display = [
+        "id",
+        "name",
+        "instance_label",
+        "account",
+        "cron",
+        "time_zone",
+        "active",
+        "next_run_at",
+        "last_run_at",
+    ]
+    list_filter = ["active", "only_when_running"]
+    search_fields = ["id", "name", "server__id", "bot__id", "account__id"]
+    list_select_related = ["account"]
+    fields = [
+        "id",
+        "name",
+        "account",
+        "server",
+        "bot",
+        "cron",
+        "time_zone",
+        "description",
+        "active",
+        "only_when_running",
+        "next_run_at",
+        "last_run_at",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+    inlines = [ScheduleTaskInline]
+    actions = ["pause_selected", "resume_selected", "run_selected", "delete_selected_schedules"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.display(description="Server or bot")
+    def instance_label(self, schedule: Schedule) -> str:
+        return schedule.instance_id
+
+    @admin.display(description="In words")
+    def description(self, schedule: Schedule) -> str:
+        return schedule_describe(schedule.cron, schedule.time_zone)
+
+    @admin.action(description="Pause selected schedules", permissions=["change"])
+    def pause_selected(self, request, queryset):
+        self.run(request, queryset, _schedule_activator(False), "schedule", "Paused")
+
+    @admin.action(description="Resume selected schedules", permissions=["change"])
+    def resume_selected(self, request, queryset):
+        self.run(request, queryset, _schedule_activator(True), "schedule", "Resumed")
+
+    @admin.action(description="Run selected schedules now", permissions=["change"])
+    def run_selected(self, request, queryset):
+        self.run(request, queryset, schedule_run_now, "schedule", "Started")
+
+    @admin.action(description="Delete selected schedules", permissions=["change"])
+    def delete_selected_schedules(self, request, queryset):
+        self.run(request, queryset, schedule_delete, "schedule", "Deleted")
+
+
+def _schedule_activator(active: bool):
+    def activate(*, schedule: Schedule, actor: Actor) -> Schedule:
+        return schedule_update(schedule=schedule, actor=actor, active=active)
+
+    return activate
+
+
+@admin.register(ScheduleRun)
+class ScheduleRunAdmin(ReadOnlyAdmin):
+    """Each schedule's runs with each task's outcome, read-only."""
+
+    list_display = ["id", "schedule", "tick", "trigger", "status", "started_at", "completed_at"]
+    list_filter = ["status", "trigger"]
+    search_fields = ["id", "schedule__id"]
+    list_select_related = ["schedule"]
+    date_hierarchy = "started_at"
+    fields = [
+        "id",
+        "schedule",
+        "tick",
+        "trigger",
+        "status",
+        "reason",
+        "tasks",
+        "started_at",
+        "completed_at",
+    ]
+    readonly_fields = fields
 
 
 @admin.register(Action)

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from servers import views
-from servers.views import backups, files
+from servers.views import backups, files, schedules
 
 urlpatterns = [
     path("", views.ServerListView.as_view(), name="home"),
@@ -45,6 +45,31 @@ urlpatterns = [
         backups.ServerBackupDownloadView.as_view(),
         name="server_backup_download",
     ),
+    path(
+        "servers/<id:pk>/schedules",
+        schedules.ServerSchedulesView.as_view(),
+        name="server_schedules",
+    ),
+    path(
+        "servers/<id:pk>/schedules/new",
+        schedules.ServerScheduleFormView.as_view(),
+        name="server_schedule_new",
+    ),
+    path(
+        "servers/<id:pk>/schedules/do",
+        schedules.ServerSchedulesDoView.as_view(),
+        name="server_schedules_do",
+    ),
+    path(
+        "servers/<id:pk>/schedules/<id:schedule_id>",
+        schedules.ServerScheduleFormView.as_view(),
+        name="server_schedule_edit",
+    ),
+    path(
+        "servers/<id:pk>/schedules/<id:schedule_id>/runs",
+        schedules.ServerScheduleRunsView.as_view(),
+        name="server_schedule_runs",
+    ),
     path("bots", views.BotListView.as_view(), name="bot_list"),
     path("bots/new", views.BotCreateView.as_view(), name="bot_create"),
     path("bots/<id:pk>", views.BotDetailView.as_view(), name="bot_detail"),
@@ -75,5 +100,26 @@ urlpatterns = [
         "bots/<id:pk>/backups/<id:backup_id>/download",
         backups.BotBackupDownloadView.as_view(),
         name="bot_backup_download",
+    ),
+    path("bots/<id:pk>/schedules", schedules.BotSchedulesView.as_view(), name="bot_schedules"),
+    path(
+        "bots/<id:pk>/schedules/new",
+        schedules.BotScheduleFormView.as_view(),
+        name="bot_schedule_new",
+    ),
+    path(
+        "bots/<id:pk>/schedules/do",
+        schedules.BotSchedulesDoView.as_view(),
+        name="bot_schedules_do",
+    ),
+    path(
+        "bots/<id:pk>/schedules/<id:schedule_id>",
+        schedules.BotScheduleFormView.as_view(),
+        name="bot_schedule_edit",
+    ),
+    path(
+        "bots/<id:pk>/schedules/<id:schedule_id>/runs",
+        schedules.BotScheduleRunsView.as_view(),
+        name="bot_schedule_runs",
     ),
 ]

@@ -131,6 +131,7 @@ class InstanceObjectMixin(InstancePageMixin):
             "console_token",
             "files",
             "backups",
+            "schedules",
         ]
         scopes = scopes_allowed_for(self.role, is_staff=False)
         return super().get_context_data(
@@ -138,6 +139,7 @@ class InstanceObjectMixin(InstancePageMixin):
             urls={name: self.url(name) for name in names},
             can_read_files="files:read" in scopes,
             can_read_backups="backups:read" in scopes,
+            can_read_schedules="schedules:read" in scopes,
             **kwargs,
         )
 
