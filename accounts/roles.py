@@ -18,6 +18,9 @@ class Role(models.TextChoices):
     BILLING = "billing", "Billing"
     SUPPORT = "support", "Support"
     VIEWER = "viewer", "Viewer"
+    # Invited for one server or bot: the role opens nothing of the account; what a guest may do
+    # comes from their per-server grants (servers/permissions.py).
+    GUEST = "guest", "Guest"
 
 
 # Scope name -> what it lets a key do. Order is the order shown to people.
@@ -32,6 +35,8 @@ SCOPES: dict[str, str] = {
     "files:write": "Upload, edit, move and delete the files of servers and bots",
     "backups:read": "List and download the backups of servers and bots",
     "backups:write": "Back up, restore, lock and delete the backups of servers and bots",
+    "databases:read": "List the databases of servers and bots and their connection details",
+    "databases:write": "Create and delete the databases of servers and bots, rotate passwords",
     "schedules:read": "List and read the schedules of servers and bots and their runs",
     "schedules:write": "Create, change, pause, run and delete the schedules of servers and bots",
     "billing:read": "Read plans, subscriptions, invoices and payments",
@@ -82,7 +87,7 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
     Role.DEVELOPER: frozenset(
         "servers:read servers:write servers:power bots:read bots:write bots:power "
         "files:read files:write backups:read backups:write schedules:read schedules:write "
-        "tickets:read tickets:write "
+        "databases:read databases:write tickets:read tickets:write "
         "analytics:read webhooks:read webhooks:write account:read api_keys:read "
         "api_keys:write".split()
     )
@@ -94,14 +99,25 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
     | _PROFILE,
     Role.SUPPORT: frozenset(
         "servers:read servers:power bots:read bots:power files:read backups:read "
-        "schedules:read tickets:read tickets:write account:read api_keys:read "
+        "databases:read schedules:read tickets:read tickets:write account:read api_keys:read "
         "api_keys:write".split()
     )
     | _PROFILE,
     # Not the files: a server's configuration holds its secrets (RCON and database passwords).
-    # Nor the backups: they are the files, downloadable.
-    Role.VIEWER: frozenset(_READ_ONLY - {"api_keys:read", "files:read", "backups:read"}) | _PROFILE,
+    # Nor the backups: they are the files, downloadable. Nor the databases: where and as whom
+    # to sign in to them is half of a credential.
+    Role.VIEWER: frozenset(
+        _READ_ONLY - {"api_keys:read", "files:read", "backups:read", "databases:read"}
+    )
+    | _PROFILE,
+    # Their own keys only (no MANAGE_ALL_KEYS); the servers' scopes come from their grants.
+    Role.GUEST: frozenset({"api_keys:read", "api_keys:write"}) | _PROFILE,
 }
+
+# The scopes of what one server or bot lets do: per-server grants stand for them (a grant's
+# permissions need these scopes on a key), so a guest may put them on a key although the role
+# itself holds none of them. ``schedules`` and ``databases`` count once their scopes exist.
+INSTANCE_SCOPE_AREAS = ("servers", "bots", "files", "backups", "schedules", "databases")
 
 
 def expand_implied(scopes: Iterable[str]) -> frozenset[str]:
@@ -156,6 +172,7 @@ ROLE_RIGHTS: dict[str, frozenset[str]] = {
     Role.BILLING: frozenset(),
     Role.SUPPORT: frozenset(),
     Role.VIEWER: frozenset(),
+    Role.GUEST: frozenset(),
 }
 
 
@@ -166,8 +183,11 @@ def role_can(role: str | None, right: str) -> bool:
 def grantable_scopes(
     role: str | None, *, is_staff: bool, staff_role: str | None = None
 ) -> list[str]:
-    """Scopes a user may put on a key, in display order."""
+    """Scopes a user may put on a key, in display order. A guest may put the servers' scopes:
+    their key works only on the servers and bots their grants name, for what the grants allow."""
     allowed = expand_implied(scopes_allowed_for(role, is_staff=is_staff, staff_role=staff_role))
+    if role == Role.GUEST:
+        allowed |= {scope for scope in SCOPES if scope.split(":")[0] in INSTANCE_SCOPE_AREAS}
     return [scope for scope in ALL_SCOPES if scope in allowed]
 
 

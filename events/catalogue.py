@@ -18,6 +18,9 @@ EVENT_TYPES: dict[str, list[str]] = {
         "server.deleted",
         "server.files.deleted",
         "server.files.uploaded",
+        "server.user_added",
+        "server.user_updated",
+        "server.user_removed",
     ],
     "Bots": [
         "bot.created",
@@ -29,6 +32,9 @@ EVENT_TYPES: dict[str, list[str]] = {
         "bot.deleted",
         "bot.files.deleted",
         "bot.files.uploaded",
+        "bot.user_added",
+        "bot.user_updated",
+        "bot.user_removed",
     ],
     "Backups": [
         "backup.created",
@@ -40,6 +46,7 @@ EVENT_TYPES: dict[str, list[str]] = {
         "backup.restored",
         "backup.restore_failed",
     ],
+    "Databases": ["database.created", "database.password_rotated", "database.deleted"],
     "Schedules": [
         "schedule.created",
         "schedule.updated",

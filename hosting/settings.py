@@ -541,6 +541,7 @@ SPECTACULAR_SETTINGS = {
         "AccountStatus": "accounts.models.Account.Status",
         "ActionTargetType": ["server", "bot"],
         "PowerActionType": "servers.transitions.POWER_ACTIONS",
+        "ServerPermission": "servers.services.permissions.PERMISSION_NAMES",
         "BalanceTransactionKind": "billing.models.BalanceTransaction.Kind",
         "ProductKind": "billing.models.ProductKind",
         "TicketPriority": "support.models.Priority",

@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import Account, ApiKey, User
+from accounts.models import Account, ApiKey, Invitation, User
 from hosting.fields import StorableJSONField
 from hosting.ids import PrefixedIdField
 from servers.game_checks import template_problems, variables_problems
@@ -681,3 +681,61 @@ class ScheduleRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.schedule_id} {self.tick or 'now'} ({self.id})"
+
+
+class ServerGrant(models.Model):
+    """What one person may do on one server or bot beyond their account role (a sub-user).
+
+    ``permissions`` are names of ``servers.permissions.PERMISSIONS``. The person is a member of
+    the account (``user``), or someone invited by e-mail for this server alone
+    (``invitation``, whose acceptance makes them a guest of the account and fills ``user``).
+    """
+
+    id = PrefixedIdField(prefix="grant")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="server_grants")
+    server = models.ForeignKey(
+        Server, on_delete=models.CASCADE, null=True, blank=True, related_name="grants"
+    )
+    bot = models.ForeignKey(
+        Bot, on_delete=models.CASCADE, null=True, blank=True, related_name="grants"
+    )
+    user = models.ForeignKey(
+        User, on_delete=models.CASCADE, null=True, blank=True, related_name="server_grants"
+    )
+    invitation = models.ForeignKey(
+        Invitation, on_delete=models.CASCADE, null=True, blank=True, related_name="server_grants"
+    )
+    permissions = models.JSONField(default=list)
+    created_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "account"], name="servergrant_user_account")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(server__isnull=False, bot__isnull=True)
+                | Q(server__isnull=True, bot__isnull=False),
+                name="servergrant_has_one_target",
+            ),
+            models.CheckConstraint(
+                condition=Q(user__isnull=False) | Q(invitation__isnull=False),
+                name="servergrant_has_a_person",
+            ),
+            models.UniqueConstraint(fields=["server", "user"], name="servergrant_server_user"),
+            models.UniqueConstraint(fields=["bot", "user"], name="servergrant_bot_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} on {self.instance_id}"
+
+    @property
+    def instance(self) -> Server | Bot:
+        return self.server if self.server_id else self.bot
+
+    @property
+    def instance_id(self) -> str:
+        return self.server_id or self.bot_id

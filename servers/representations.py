@@ -1,4 +1,4 @@
-"""The public representations of servers, bots, actions and backups.
+"""The public representations of servers, bots, actions, backups and sub-users' grants.
 
 What the API shows and what events carry (``data.object``), defined once (hosting/representations).
 """
@@ -7,7 +7,7 @@ from copy import deepcopy
 from typing import Any
 
 from hosting.representations import timestamp
-from servers.models import Action, Backup, Bot, Instance, Server
+from servers.models import Action, Backup, Bot, Instance, Server, ServerGrant
 
 
 def resources_representation(instance: Instance) -> dict[str, int]:
@@ -118,4 +118,22 @@ def backup_representation(backup: Backup) -> dict[str, Any]:
         "created_at": timestamp(backup.created_at),
         "completed_at": timestamp(backup.completed_at),
         "restored_at": timestamp(backup.restored_at),
+    }
+
+
+def grant_representation(grant: ServerGrant) -> dict[str, Any]:
+    """A sub-user of a server or bot: who (a member, or an e-mail invited and not yet joined:
+    ``status`` ``invited``) and their permissions there."""
+    user = grant.user
+    return {
+        "id": grant.id,
+        "target": {"type": "server" if grant.server_id else "bot", "id": grant.instance_id},
+        "status": "active" if user is not None else "invited",
+        "user_id": user.pk if user is not None else None,
+        "email": user.email if user is not None else grant.invitation.email,
+        "name": user.name if user is not None else "",
+        "invitation_id": grant.invitation_id,
+        "permissions": sorted(grant.permissions),
+        "created_at": timestamp(grant.created_at),
+        "updated_at": timestamp(grant.updated_at),
     }

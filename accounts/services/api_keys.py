@@ -17,8 +17,7 @@ from accounts.representations import (
 from accounts.roles import (
     STAFF_SCOPES,
     effective_scopes,
-    expand_implied,
-    scopes_allowed_for,
+    grantable_scopes,
     unknown_scopes,
 )
 from accounts.selectors import role_in
@@ -102,9 +101,7 @@ def api_key_create(
             "user", "not_a_member", "The user is not a member of this account."
         )
     staff_role = user.staff_role_now
-    role_allows = expand_implied(
-        scopes_allowed_for(role, is_staff=user.is_staff, staff_role=staff_role)
-    )
+    role_allows = set(grantable_scopes(role, is_staff=user.is_staff, staff_role=staff_role))
     denied = sorted(set(scopes) - role_allows)
     if staff_role is not None:  # staff: the staff scopes are their staff role's to refuse
         _refuse_scopes(

@@ -8,8 +8,9 @@ every area's write (CONTRACT §5), so a key that held it before staff roles stil
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.permissions import BasePermission
@@ -21,6 +22,25 @@ API_PREFIX = "/v1/"
 
 # (path pattern under /v1, area), first match wins; filled by ``staff_areas_register``.
 _staff_areas: list[tuple[re.Pattern[str], str]] = []
+# What a principal holds beyond its role, asked only when the role falls short: the servers app
+# registers the scopes of its per-server grants (each endpoint on one server then asks that
+# server's permissions). The hot path of a role that holds the scopes never reaches it.
+_extra_scopes: list[Callable[[Any, Any], AbstractSet[str]]] = []
+
+
+def extra_scopes_register(provider: Callable[[Any, Any], AbstractSet[str]]) -> None:
+    """Add scopes a principal may also exercise (``provider(principal, django_request)``),
+    such as grants'; the provider may leave what it read on the request for the view."""
+    if provider not in _extra_scopes:
+        _extra_scopes.append(provider)
+
+
+def held_scopes(principal, required: list[str], request) -> AbstractSet[str]:
+    """The principal's scopes, with the registered extra ones when its own lack one required."""
+    held = principal.scopes
+    if set(required) <= held or not _extra_scopes:
+        return held
+    return held.union(*(provider(principal, request) for provider in _extra_scopes))
 
 
 def staff_areas_register(areas: Iterable[tuple[str, str]]) -> None:
@@ -93,5 +113,6 @@ class HasRequiredScopes(BasePermission):
         required = scopes_in_area(declared, request.path_info)
         # Kept with an idempotent request's answer: a replay needs these scopes still.
         request._request.required_scopes = required
-        require_scopes(required=required, held=principal.scopes, declared=declared)
+        held = held_scopes(principal, required, request._request)
+        require_scopes(required=required, held=held, declared=declared)
         return True

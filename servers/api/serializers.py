@@ -389,6 +389,10 @@ class ConsoleSerializer(serializers.Serializer):
     token = serializers.CharField(help_text="A JWT for this user and this server or bot only.")
     socket_url = serializers.CharField(help_text="The node agent's console WebSocket.")
     expires_at = serializers.DateTimeField()
+    can_command = serializers.BooleanField(
+        help_text="Whether the token may type into the console (the console.command "
+        "permission); without it the agent only streams the output."
+    )
 
 
 CONSOLE_EXAMPLES = [
@@ -399,6 +403,7 @@ CONSOLE_EXAMPLES = [
                 "token": "eyJhbGciOiJFZERTQSIsInR5cCI6IkpXVCJ9.…",
                 "socket_url": "wss://fra-1.nodes.example.com:8443/api/servers/srv_8fK2mQ9xR4tV7wY1zA3bC5dE/ws",
                 "expires_at": "2026-11-24T10:10:00Z",
+                "can_command": True,
             }
         },
         response_only=True,

@@ -1,4 +1,7 @@
+from functools import cached_property
+
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
@@ -23,7 +26,13 @@ from hosting.api.views import (
     paginated,
     validated,
 )
-from hosting.errors import ApplicationError, InsufficientScope, NotFound, ValidationFailed
+from hosting.errors import (
+    ApplicationError,
+    InsufficientScope,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+)
 from servers.api.backups import InstanceBackupsMixin
 from servers.api.docs import ACTION_RESPONSE, instance_schema
 from servers.api.files import InstanceFilesMixin
@@ -50,6 +59,7 @@ from servers.api.serializers import (
     ServerSerializer,
     ServerUpdateSerializer,
 )
+from servers.api.users import InstanceUsersMixin
 from servers.counts import live_instance_count, live_instance_months, month_boundary
 from servers.filters import BotFilter, ServerFilter
 from servers.models import Action, Bot, Server
@@ -70,11 +80,72 @@ from servers.services import (
 )
 from servers.services.console import console_open
 from servers.services.instances import bot_source_upload
+from servers.services.permissions import (
+    DELETE,
+    Caller,
+    instance_may,
+    instances_visible_q,
+    request_grants,
+)
 
 # --- Views ---------------------------------------------------------------------------------
 
 # The list's default order (Meta.ordering) and the same asked for with ordering=-created_at.
 NEWEST_FIRST = {(), ("-created_at", "-id")}
+
+# The permission each action on one server or bot needs there (servers/services/permissions.py);
+# None: any (seeing it at all). A power action's depends on its type (``power_permission``).
+INSTANCE_PERMISSIONS: dict[str, str | None] = {
+    "retrieve": None,
+    "partial_update": "settings.write",
+    "destroy": DELETE,
+    "action_list": "activity.read",
+    "action_create": None,
+    "activity": "activity.read",
+    "console": "console.view",
+    "source": "settings.write",
+    **dict.fromkeys(InstanceFilesMixin.FILE_READ, "files.read"),
+    **dict.fromkeys(InstanceFilesMixin.FILE_WRITE, "files.write"),
+    **dict.fromkeys(InstanceBackupsMixin.BACKUP_READ, "backups.read"),
+    "backup_create": "backups.create",
+    "backup_restore": "backups.restore",
+    "backup_update": "backups.delete",
+    "backup_destroy": "backups.delete",
+    "backup_retention_update": "backups.delete",
+    # Managing sub-users takes the team right (the service checks it), not a grant.
+    **dict.fromkeys(InstanceUsersMixin.USERS_READ + InstanceUsersMixin.USERS_WRITE),
+}
+
+
+# Areas whose scopes name their permission one to one: ``schedules:write`` -> ``schedules.write``,
+# for actions not in the table above (a mixin of them needs no entry of its own).
+SCOPE_NAMED_AREAS = ("schedules", "databases")
+
+
+def action_permission(view) -> str | None:
+    """The permission ``view``'s action needs on its instance; a 500 for an action neither the
+    table nor its scopes name (forgetting is a bug, never a reason to let a request through)."""
+    if view.action in INSTANCE_PERMISSIONS:
+        return INSTANCE_PERMISSIONS[view.action]
+    for scope in view.required_scopes.get(view.action, ()):
+        area, _, verb = scope.partition(":")
+        if area in SCOPE_NAMED_AREAS:
+            return f"{area}.{'read' if verb == 'read' else 'write'}"
+    raise ImproperlyConfigured(f"{type(view).__name__} names no permission for {view.action!r}.")
+
+
+def power_permission(action_type: str) -> str:
+    return "settings.reinstall" if action_type == "reinstall" else f"power.{action_type}"
+
+
+def permission_check(caller: Caller, instance, permission: str | None) -> None:
+    """403 ``permission_denied`` unless ``caller`` may do ``permission`` on ``instance``
+    (None: only seeing it, which the caller's queryset has already decided)."""
+    if permission is not None and not instance_may(caller, instance, permission):
+        raise PermissionDenied(
+            f"You may not do this on this {instance.kind}: it needs the {permission} permission.",
+            details={"required_permission": permission},
+        )
 
 
 def _action_accepted(request, performed: Action) -> Response:
@@ -88,6 +159,7 @@ def _action_accepted(request, performed: Action) -> Response:
 class InstanceViewSet(
     InstanceFilesMixin,
     InstanceBackupsMixin,
+    InstanceUsersMixin,
     InstanceSchedulesMixin,
     CallerScopedMixin,
     EnvelopeListMixin,
@@ -95,7 +167,8 @@ class InstanceViewSet(
     ApiViewSet,
 ):
     """What servers and bots share: CRUD, power actions, bulk actions, activity, the console,
-    the files and the backups."""
+    the files, the backups and the sub-users. Each action on one of them asks its permission
+    there (``INSTANCE_PERMISSIONS``) once the key's scopes let the request in."""
 
     scope: str  # "servers" or "bots"
     ids_field: str  # the bulk body's list of ids: "server_ids" or "bot_ids"
@@ -124,10 +197,32 @@ class InstanceViewSet(
                 | cls.file_scopes(read)
                 | cls.backup_scopes(read)
                 | cls.schedule_scopes(read)
+                | cls.user_scopes(read)
             )
 
     def get_serializer_class(self):
         return self.detail_serializer if self.action != "list" else self.list_serializer
+
+    @cached_property
+    def caller(self) -> Caller:
+        return Caller.of_principal(self.request.auth, request_grants(self.request._request))
+
+    def visible(self, queryset):
+        """The instances the caller sees: all of the account's, or those they have a grant on."""
+        return queryset.filter(instances_visible_q(self.caller, self.model._meta.model_name))
+
+    def require_role_scope(self, verb: str) -> None:
+        """Creating a server or bot takes the role's scope: grants are on existing ones."""
+        scope = f"{self.scope}:{verb}"
+        if scope not in self.caller.role_scopes():
+            raise InsufficientScope(
+                f"This operation needs the scope {scope}.", details={"required_scopes": [scope]}
+            )
+
+    def get_object(self):
+        instance = super().get_object()
+        permission_check(self.caller, instance, action_permission(self))
+        return instance
 
     def _counted_statuses(self) -> tuple[bool, list[str] | None]:
         """Whether the maintained counts (servers/counts.py) can count this list, and the
@@ -136,6 +231,8 @@ class InstanceViewSet(
         filters = getattr(self.request, "list_filters", None)
         if self.action != "list" or filters is None:
             return False, None
+        if not self.caller.role_sees_all(self.model._meta.model_name):
+            return False, None  # the counts are the account's; a grant's holder sees fewer
         narrowing = {name: value for name, value in filters.items() if name != "ordering"}
         return not narrowing.keys() - {"status"}, narrowing.get("status")
 
@@ -212,8 +309,10 @@ class InstanceViewSet(
     @action_list.mapping.post
     def action_create(self, request, pk=None):
         body = validated(ActionCreateSerializer, request)
+        instance = self.get_object()
+        permission_check(self.caller, instance, power_permission(body["type"]))
         performed = action_request(
-            instance=self.get_object(),
+            instance=instance,
             action_type=body["type"],
             actor=Actor.from_request(request),
         )
@@ -225,11 +324,13 @@ class InstanceViewSet(
         ids = list(dict.fromkeys(body[self.ids_field]))
         found = instances_by_ids(self.get_queryset(), ids)
         actor = Actor.from_request(request)
+        caller = self.caller
         results = []
         for instance_id in ids:
             try:
                 if instance_id not in found:
                     raise NotFound()
+                permission_check(caller, found[instance_id], power_permission(body["type"]))
                 performed = action_request(
                     instance=found[instance_id],
                     action_type=body["type"],
@@ -255,7 +356,9 @@ class InstanceViewSet(
         description="A console token for the calling user, valid `CONSOLE_TOKEN_SECONDS` (10 "
         "minutes by default), and the WebSocket address of the node's agent to open with it "
         '(agent/PROTOCOL.md: send `{"event": "auth", "args": [token]}` first). The '
-        "console streams the process's output and takes commands. Needs the power scope. 409 "
+        "console streams the process's output and takes commands when `can_command` (the "
+        "console.command permission; otherwise the agent refuses input). Needs the power "
+        "scope and the console.view permission. 409 "
         "`console_unavailable` when it runs on no node (the simulated driver), `invalid_state` "
         "while suspended or being deleted.",
         request=None,
@@ -265,7 +368,9 @@ class InstanceViewSet(
     @action(detail=True, methods=["post"])
     def console(self, request, pk=None):
         instance = self.get_object()
-        return Response({"console": console_open(instance=instance, user_id=request.auth.user.pk)})
+        command = instance_may(self.caller, instance, "console.command")
+        console = console_open(instance=instance, user_id=request.auth.user.pk, command=command)
+        return Response({"console": console})
 
     @action(detail=True, methods=["get"], pagination_class=PageNumberPagination.for_key("events"))
     def activity(self, request, pk=None):
@@ -297,7 +402,7 @@ class ServerViewSet(InstanceViewSet):
     update_serializer = ServerUpdateSerializer
 
     def caller_queryset(self, principal):
-        return servers_of_account(account_id=principal.account.id)
+        return self.visible(servers_of_account(account_id=principal.account.id))
 
     def get_queryset(self):
         queryset = super().get_queryset()
@@ -308,6 +413,7 @@ class ServerViewSet(InstanceViewSet):
         return queryset.select_related("game")
 
     def create(self, request):
+        self.require_role_scope("write")
         body = validated(ServerCreateSerializer, request)
         server = server_create(
             account=request.auth.account, actor=Actor.from_request(request), **body
@@ -333,9 +439,10 @@ class BotViewSet(InstanceViewSet):
     update_serializer = BotUpdateSerializer
 
     def caller_queryset(self, principal):
-        return bots_of_account(account_id=principal.account.id)
+        return self.visible(bots_of_account(account_id=principal.account.id))
 
     def create(self, request):
+        self.require_role_scope("write")
         body = validated(BotCreateSerializer, request)
         bot = bot_create(account=request.auth.account, actor=Actor.from_request(request), **body)
         return created(request, {"bot": BotSerializer(bot).data}, f"/v1/bots/{bot.id}")

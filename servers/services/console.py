@@ -19,11 +19,14 @@ def socket_url(agent_url: str, instance_id: str) -> str:
     return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/api/servers/{instance_id}/ws"
 
 
-def console_open(*, instance: Instance, user_id: Any) -> dict[str, Any]:
-    """``{"token", "socket_url", "expires_at"}`` for the browser to open the console with.
+def console_open(*, instance: Instance, user_id: Any, command: bool) -> dict[str, Any]:
+    """``{"token", "socket_url", "expires_at", "can_command"}`` for the browser to open the
+    console with.
 
-    The token lets its holder read the console and type into it, for ``CONSOLE_TOKEN_SECONDS``;
-    the page asks for a new one before it runs out. 409 ``console_unavailable`` for an
+    The token lets its holder read the console, and type into it when ``command`` (the
+    ``console.command`` permission; the agent refuses input on a token without
+    ``console.write``), for ``CONSOLE_TOKEN_SECONDS``; the page asks for a new one before it
+    runs out. 409 ``console_unavailable`` for an
     instance on no node (the simulated driver), ``invalid_state`` while suspended or deleting.
     """
     if instance.node_id is None:
@@ -36,7 +39,7 @@ def console_open(*, instance: Instance, user_id: Any) -> dict[str, Any]:
             details={"status": instance.status, "allowed_actions": []},
         )
     token, expires = console_token(
-        node_id=instance.node_id, instance_id=instance.pk, user_id=user_id, write=True
+        node_id=instance.node_id, instance_id=instance.pk, user_id=user_id, write=command
     )
     node = instance.node
     assert node is not None  # refused above when it has none
@@ -44,4 +47,5 @@ def console_open(*, instance: Instance, user_id: Any) -> dict[str, Any]:
         "token": token,
         "socket_url": socket_url(node.agent_url, instance.pk),
         "expires_at": datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "can_command": command,
     }

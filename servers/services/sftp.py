@@ -3,10 +3,10 @@ they connect (agent/PROTOCOL.md "SFTP").
 
 The agent serves SFTP and asks here at every sign-in, and again every minute of a session
 (``POST /v1/agent/sftp/auth``): nothing is cached, so a deleted key, a changed password, a
-demoted member or a suspended server is refused at the next question. The rights are the files
-API's: the user's role in the instance's account must hold the instance's read scope and
-``files:read`` (``files.read``), and ``files:write`` to change anything (``files.write``),
-as a key of that user with every scope would; an instance that is suspended or being deleted
+demoted member, a revoked grant or a suspended server is refused at the next question. The
+rights are ``servers.services.permissions``' for that user (role and grant, as a key of theirs
+with every scope would have): the ``sftp`` permission to sign in, and ``files.write`` to
+change anything (``files.write``); an instance that is suspended or being deleted
 has its files closed (``servers.services.files.CLOSED``), as through the API, and an account
 that is suspended opens nothing, as its API keys are refused (403 ``account_suspended``).
 """
@@ -18,13 +18,13 @@ from urllib.parse import urlsplit
 from django.core.cache import cache
 
 from accounts.models import User
-from accounts.roles import expand_implied, scopes_allowed_for
 from accounts.selectors import role_in
 from accounts.services import sftp_credential_check, sftp_login_of, sftp_user_for_login
 from servers.drivers import DriverError
 from servers.drivers.agent import agent_request
 from servers.models import Bot, Instance, Node, Server
 from servers.services.files import CLOSED
+from servers.services.permissions import Caller, instance_permissions
 
 READ, WRITE = "files.read", "files.write"
 SHORT_ID_LENGTH = 8  # the agent's: <login>.<first 8 characters of the id after its prefix>
@@ -38,17 +38,19 @@ class SftpGrant:
 
 
 def instance_file_permissions(*, instance: Instance, user: User) -> list[str]:
-    """What ``user`` may do with ``instance``'s files now, as the files API decides it for a
-    key of theirs with every scope: ``[]``, ``["files.read"]`` or both."""
+    """What ``user`` may do with ``instance``'s files over SFTP now (the ``sftp`` permission,
+    and ``files.write`` to change them): ``[]``, ``["files.read"]`` or both."""
     if instance.deleted_at is not None or instance.status in CLOSED:
         return []
     if instance.account.is_suspended or not user.is_active:
         return []
-    role = role_in(account=instance.account, user=user)
-    scopes = expand_implied(scopes_allowed_for(role, is_staff=False))
-    if f"{instance.kind}s:read" not in scopes or "files:read" not in scopes:
+    caller = Caller(
+        user=user, account_id=instance.account_id, role=role_in(account=instance.account, user=user)
+    )
+    permissions = instance_permissions(caller, instance)
+    if "sftp" not in permissions:
         return []
-    return [READ, WRITE] if "files:write" in scopes else [READ]
+    return [READ, WRITE] if WRITE in permissions else [READ]
 
 
 def _instance_on_node(node: Node, server_id: str) -> Instance | None:

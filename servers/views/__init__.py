@@ -45,6 +45,7 @@ from servers.representations import resources_representation
 from servers.selectors import actions_of, bots_of_account, servers_of_account, unbilled_left
 from servers.services import action_request, bot_create, instance_update, server_create
 from servers.services.console import console_open
+from servers.services.permissions import Caller, instance_may
 from servers.transitions import POWER_ACTIONS, allowed_actions
 
 # Statuses the worker is still moving away from: a page showing one refreshes itself.
@@ -253,7 +254,12 @@ class InstanceConsoleTokenView(InstanceObjectMixin, View):
 
     def post(self, request, *args, **kwargs):
         try:
-            console = console_open(instance=self.instance, user_id=request.user.pk)
+            caller = Caller(user=request.user, account_id=self.account.pk, role=self.role)
+            console = console_open(
+                instance=self.instance,
+                user_id=request.user.pk,
+                command=instance_may(caller, self.instance, "console.command"),
+            )
         except ApplicationError as error:
             return JsonResponse(
                 {"success": False, "error": {"code": error.code, "message": error.message}},

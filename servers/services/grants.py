@@ -1,0 +1,169 @@
+"""Sub-users: grants of permissions on one server or bot to one person.
+
+Owners and admins (the team right) manage them. A grant goes to a member of the account, or, for
+an e-mail address that is no member, to an invitation: accepting it makes the person a member
+with the ``guest`` role (which opens nothing of the account) and the grant theirs. Every change
+is an event (``server.user_added``, ``server.user_updated``, ``server.user_removed``, or
+``bot.…``), which is the account's audit log, and takes effect on the next request: nothing is
+cached (servers/services/permissions.py reads the grants live).
+"""
+
+from collections.abc import Iterable
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from accounts.actors import Actor
+from accounts.models import Invitation, Membership
+from accounts.roles import Right, Role, role_can
+from accounts.selectors import role_in
+from accounts.services import invitation_create
+from events.models import Event
+from events.services import changed_attributes, record_event
+from hosting.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from servers.models import Instance, ServerGrant
+from servers.representations import grant_representation
+from servers.services.permissions import unknown_permissions
+
+
+def grants_of(instance: Instance) -> QuerySet[ServerGrant]:
+    """An instance's sub-users, newest first, with what their representation reads."""
+    return ServerGrant.objects.filter(**{instance.kind: instance}).select_related(
+        "user", "invitation"
+    )
+
+
+def grant_of(instance: Instance, grant_id: str) -> ServerGrant:
+    grant = grants_of(instance).filter(pk=grant_id).first()
+    if grant is None:
+        raise NotFound("No such user on this server.")
+    return grant
+
+
+def _require_manager(instance: Instance, actor: Actor) -> None:
+    role = role_in(account=instance.account, user=actor.user)
+    if not role_can(role, Right.MANAGE_TEAM):
+        raise PermissionDenied("Only owners and admins can manage a server's users.")
+
+
+def _clean_permissions(permissions: Iterable[str]) -> list[str]:
+    permissions = list(permissions)
+    if not permissions:
+        raise ValidationFailed.field("permissions", "required", "Choose at least one permission.")
+    if unknown := unknown_permissions(permissions):
+        raise ValidationFailed.field(
+            "permissions", "invalid_choice", f"Unknown permissions: {', '.join(unknown)}."
+        )
+    return sorted(set(permissions))
+
+
+def _record(grant: ServerGrant, change: str, actor: Actor, previous: dict | None = None) -> None:
+    kind = "server" if grant.server_id else "bot"
+    record_event(
+        type=f"{kind}.user_{change}",
+        account=grant.account,
+        object_type="server_user",
+        obj=grant_representation(grant),
+        actor=actor,
+        previous_attributes=previous,
+        related_id=grant.instance_id,
+    )
+
+
+@transaction.atomic
+def grant_create(
+    *, instance: Instance, email: str, permissions: Iterable[str], actor: Actor
+) -> ServerGrant:
+    """Give ``email`` these permissions on ``instance``: a member's grant at once, or an
+    e-mailed invitation (the guest role) for someone who is not a member. A second grant for
+    the same person is a 409 ``conflict`` (change the first)."""
+    _require_manager(instance, actor)
+    permissions = _clean_permissions(permissions)
+    email = email.strip().lower()
+    account = instance.account
+    member = (
+        Membership.objects.filter(account=account, user__email__iexact=email)
+        .select_related("user")
+        .first()
+    )
+    grant = ServerGrant(
+        account=account,
+        **{instance.kind: instance},
+        permissions=permissions,
+        created_by=actor.user,
+    )
+    if member is not None:
+        if grants_of(instance).filter(user=member.user).exists():
+            raise Conflict(f"{email} is already a user of this {instance.kind}; change them.")
+        grant.user = member.user
+    else:
+        grant.invitation = _invitation_for(instance, email, actor)
+    try:
+        with transaction.atomic():
+            grant.save()
+    except IntegrityError:  # the same person added twice at once
+        raise Conflict(f"{email} is already a user of this {instance.kind}.") from None
+    _record(grant, "added", actor)
+    return grant
+
+
+def _invitation_for(instance: Instance, email: str, actor: Actor) -> Invitation:
+    """The pending invitation of ``email`` that the grant waits on: one already sent to join
+    the account (with whichever role), or a new guest invitation, which also carries the
+    person's grants on other servers still waiting (a new invitation replaces the old)."""
+    pending = list(Invitation.objects.pending().filter(account=instance.account, email=email))
+    if any(grants_of(instance).filter(invitation=invitation).exists() for invitation in pending):
+        raise Conflict(f"{email} is already invited to this {instance.kind}.")
+    joining = next((each for each in pending if each.role != Role.GUEST), None)
+    if joining is not None:
+        return joining
+    invitation, _ = invitation_create(
+        account=instance.account, email=email, role=Role.GUEST, actor=actor
+    )
+    ServerGrant.objects.filter(invitation__in=pending).update(invitation=invitation)
+    return invitation
+
+
+@transaction.atomic
+def grant_update(*, grant: ServerGrant, permissions: Iterable[str], actor: Actor) -> ServerGrant:
+    """Replace a sub-user's permissions; they apply from their next request."""
+    _require_manager(grant.instance, actor)
+    before = grant_representation(grant)
+    grant.permissions = _clean_permissions(permissions)
+    grant.save(update_fields=["permissions", "updated_at"])
+    after = grant_representation(grant)
+    _record(grant, "updated", actor, changed_attributes(before, after))
+    return grant
+
+
+@transaction.atomic
+def grant_delete(*, grant: ServerGrant, actor: Actor) -> None:
+    """Take a sub-user off a server or bot, at once. A guest invitation that waits for no
+    other grant is withdrawn with it; a guest who joined stays a member (with nothing left,
+    until the team page removes them)."""
+    _require_manager(grant.instance, actor)
+    _record(grant, "removed", actor)
+    invitation = grant.invitation
+    grant.delete()
+    if (
+        invitation is not None
+        and grant.user_id is None
+        and invitation.role == Role.GUEST
+        and invitation.status == "pending"
+        and not invitation.server_grants.exists()
+    ):
+        Invitation.objects.filter(pk=invitation.pk).update(revoked_at=timezone.now())
+
+
+def grants_bind_on_join(event: Event) -> None:
+    """When someone joins an account (``member.added``), the grants waiting on the invitation
+    they accepted become theirs (an event consumer, in the same transaction)."""
+    if event.type != "member.added" or event.account_id is None:
+        return
+    user_id = event.data["object"]["id"]
+    ServerGrant.objects.filter(
+        Q(invitation__accepted_by_id=user_id),
+        account_id=event.account_id,
+        user=None,
+    ).update(user_id=user_id)

@@ -1,0 +1,242 @@
+"""Who may do what on one server or bot: the one place that answers it.
+
+A person's permissions on an instance are what their account role allows there (each role scope
+stands for some permissions, ``PERMISSION_SCOPES``) together with their grant on that instance
+(``ServerGrant``, a sub-user's), and for an API key only those whose scope the key holds. A guest
+(``Role.GUEST``) has nothing from the role: everything comes from grants, and they see only the
+servers and bots they have a grant on.
+
+Every API endpoint on an instance, the console token, SFTP and the file and backup URLs ask
+``instance_permissions`` (or ``instance_may``); a list asks ``instances_visible_q`` and, for
+what each row may show, ``grants_by_instance`` (one query for the whole page).
+
+The hot path costs nothing more for a role that covers the request: ``instance_may`` reads a
+grant only when the role falls short.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q
+
+from accounts.models import User
+from accounts.roles import INSTANCE_SCOPE_AREAS, ROLE_SCOPES, expand_implied
+from servers.models import Instance, ServerGrant
+
+# Permission -> what it lets do, in the order people see them.
+PERMISSIONS: dict[str, str] = {
+    "console.view": "See the console's output",
+    "console.command": "Type commands into the console",
+    "power.start": "Start",
+    "power.stop": "Stop",
+    "power.restart": "Restart",
+    "power.kill": "Kill (stop at once, unsaved data is lost)",
+    "settings.read": "See the configuration (variables, resources, address)",
+    "settings.write": "Rename, change variables and resources within the plan, upload a bot's code",
+    "settings.reinstall": "Reinstall (runs the installer again over the files)",
+    "activity.read": "See the activity log and the actions",
+    "files.read": "List, read and download files",
+    "files.write": "Upload, edit, move, compress and delete files",
+    "sftp": "Sign in with SFTP (changing files there also needs files.write)",
+    "backups.read": "List and download backups",
+    "backups.create": "Make backups",
+    "backups.restore": "Restore a backup over the files",
+    "backups.delete": "Delete, lock and unlock backups, change the retention rules",
+    "schedules.read": "See the schedules and their runs",
+    "schedules.write": "Create, change, run and delete schedules",
+    "databases.read": "See the databases and their connection details",
+    "databases.write": "Create, rotate the password of and delete databases",
+}
+PERMISSION_NAMES = list(PERMISSIONS)
+
+# The scope a key (and a role) needs for each permission; "{kind}" is "server" or "bot".
+PERMISSION_SCOPES: dict[str, str] = {
+    "console.view": "{kind}s:power",
+    "console.command": "{kind}s:power",
+    "power.start": "{kind}s:power",
+    "power.stop": "{kind}s:power",
+    "power.restart": "{kind}s:power",
+    "power.kill": "{kind}s:power",
+    "settings.read": "{kind}s:read",
+    "settings.write": "{kind}s:write",
+    "settings.reinstall": "{kind}s:power",
+    "activity.read": "{kind}s:read",
+    "files.read": "files:read",
+    "files.write": "files:write",
+    "sftp": "files:read",
+    "backups.read": "backups:read",
+    "backups.create": "backups:write",
+    "backups.restore": "backups:write",
+    "backups.delete": "backups:write",
+    "schedules.read": "schedules:read",
+    "schedules.write": "schedules:write",
+    "databases.read": "databases:read",
+    "databases.write": "databases:write",
+}
+# Deleting the server or bot is never granted: it takes a role that may write servers.
+DELETE = "delete"
+
+PRESETS: dict[str, tuple[str, list[str]]] = {
+    "moderator": (
+        "Moderator",
+        ["console.view", "console.command", "power.start", "power.stop", "power.restart"],
+    ),
+    "console_only": ("Console (read only)", ["console.view"]),
+    "files_only": ("Files only", ["files.read", "files.write", "sftp"]),
+    "full": ("Full", list(PERMISSIONS)),
+}
+
+
+def scope_of(permission: str, kind: str) -> str:
+    return PERMISSION_SCOPES[permission].format(kind=kind)
+
+
+def permissions_of_scopes(scopes: Iterable[str], kind: str) -> frozenset[str]:
+    """The permissions ``scopes`` stand for on a ``kind``; nothing without its read scope."""
+    held = expand_implied(scopes)
+    if f"{kind}s:read" not in held:
+        return frozenset()
+    found = {name for name in PERMISSIONS if scope_of(name, kind) in held}
+    if f"{kind}s:write" in held:
+        found.add(DELETE)
+    return frozenset(found)
+
+
+def unknown_permissions(permissions: Iterable[str]) -> list[str]:
+    return sorted(set(permissions) - set(PERMISSIONS))
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who asks: a user with their role in the account, and the scopes of the API key they
+    use (``None``: the dashboard, where only the role bounds them)."""
+
+    user: User
+    account_id: str
+    role: str | None
+    key_scopes: frozenset[str] | None = None
+    # Every grant of the user in the account (instance id -> permissions), when this request
+    # has read them already (``user_grants``); None: read one instance's when asked.
+    grants: dict[str, list[str]] | None = field(default=None, compare=False)
+
+    @classmethod
+    def of_principal(cls, principal: Any, grants: dict[str, list[str]] | None = None) -> "Caller":
+        return cls(
+            user=principal.user,
+            account_id=principal.account.pk,
+            role=principal.role,
+            key_scopes=expand_implied(principal.api_key.scopes),
+            grants=grants,
+        )
+
+    def role_scopes(self) -> frozenset[str]:
+        scopes = expand_implied(ROLE_SCOPES.get(self.role, frozenset()) if self.role else ())
+        return scopes if self.key_scopes is None else scopes & self.key_scopes
+
+    def from_role(self, kind: str) -> frozenset[str]:
+        return permissions_of_scopes(self.role_scopes(), kind)
+
+    def role_sees_all(self, kind: str) -> bool:
+        """Does the role (and key) read every ``kind`` of the account, grants aside?"""
+        return f"{kind}s:read" in self.role_scopes()
+
+    def within_key(self, permissions: Iterable[str], kind: str) -> frozenset[str]:
+        named = frozenset(name for name in permissions if name in PERMISSION_SCOPES)
+        if self.key_scopes is None:
+            return named
+        return frozenset(name for name in named if scope_of(name, kind) in self.key_scopes)
+
+
+def _granted(caller: Caller, instance: Instance) -> list[str]:
+    if caller.grants is not None:
+        return caller.grants.get(instance.pk, [])
+    found = (
+        ServerGrant.objects.filter(**{instance.kind: instance}, user=caller.user)
+        .values_list("permissions", flat=True)
+        .first()
+    )
+    return found or []
+
+
+def user_grants(*, user: User, account_id: str) -> dict[str, list[str]]:
+    """Every grant of ``user`` in the account: instance id -> permissions. One query."""
+    rows = ServerGrant.objects.filter(user=user, account_id=account_id).values_list(
+        "server_id", "bot_id", "permissions"
+    )
+    return {server_id or bot_id: permissions for server_id, bot_id, permissions in rows}
+
+
+def instance_permissions(
+    caller: Caller, instance: Instance, *, grant: ServerGrant | bool | None = True
+) -> frozenset[str]:
+    """Everything ``caller`` may do on ``instance`` now: the role's and the grant's, within the key.
+
+    ``grant``: the caller's grant when already read (``grants_by_instance``), None when they
+    have none, True (the default) to read it here.
+    """
+    if instance.account_id != caller.account_id or caller.role is None:
+        return frozenset()
+    found = caller.from_role(instance.kind)
+    if isinstance(grant, ServerGrant):
+        found |= caller.within_key(grant.permissions, instance.kind)
+    elif grant is True:
+        found |= caller.within_key(_granted(caller, instance), instance.kind)
+    return found
+
+
+def instance_may(caller: Caller, instance: Instance, permission: str) -> bool:
+    """May ``caller`` do ``permission`` on ``instance``? Reads no grant when the role allows it."""
+    if instance.account_id != caller.account_id or caller.role is None:
+        return False
+    if permission in caller.from_role(instance.kind):
+        return True
+    return permission in instance_permissions(caller, instance)
+
+
+def instances_visible_q(caller: Caller, kind: str) -> Q:
+    """The ``kind``s of the account the caller sees: all when the role reads them, otherwise
+    those they have a grant on (a guest's, or a member's whose role does not read them)."""
+    if caller.role_sees_all(kind):
+        return Q()
+    return Q(grants__user=caller.user)
+
+
+def grants_by_instance(caller: Caller, instances: Iterable[Instance]) -> dict[str, ServerGrant]:
+    """The caller's grants on these instances, by instance id, in one query."""
+    ids = [instance.pk for instance in instances]
+    if not ids:
+        return {}
+    grants = ServerGrant.objects.filter(user=caller.user).filter(
+        Q(server_id__in=ids) | Q(bot_id__in=ids)
+    )
+    return {grant.instance_id: grant for grant in grants}
+
+
+def grant_scopes(*, grants: dict[str, list[str]], key_scopes: Iterable[str]) -> frozenset[str]:
+    """The scopes that let a person with grants in the account reach the endpoints on one
+    server or bot: the key's scopes of those areas (``INSTANCE_SCOPE_AREAS``), once the
+    person holds any grant there; each endpoint then asks that instance's permissions, and
+    says ``permission_denied`` for what the grant lacks."""
+    if not grants:
+        return frozenset()
+    return frozenset(
+        scope for scope in expand_implied(key_scopes) if scope.split(":")[0] in INSTANCE_SCOPE_AREAS
+    )
+
+
+def principal_grant_scopes(principal: Any, request: Any) -> frozenset[str]:
+    """``grant_scopes`` for an API key's principal (registered with the scope check). The
+    grants read (one query) stay with the request (``request_grants``) for the endpoint's own
+    checks, so the request reads them once."""
+    api_key = getattr(principal, "api_key", None)
+    if api_key is None:
+        return frozenset()
+    grants = user_grants(user=principal.user, account_id=principal.account.pk)
+    request.instance_grants = grants
+    return grant_scopes(grants=grants, key_scopes=api_key.scopes)
+
+
+def request_grants(request: Any) -> dict[str, list[str]] | None:
+    """The caller's grants when the scope check read them for this request, else None."""
+    return getattr(request, "instance_grants", None)
