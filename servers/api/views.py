@@ -85,6 +85,7 @@ from servers.services.permissions import (
     Caller,
     instance_may,
     instances_visible_q,
+    power_permission,
     request_grants,
 )
 
@@ -132,10 +133,6 @@ def action_permission(view) -> str | None:
         if area in SCOPE_NAMED_AREAS:
             return f"{area}.{'read' if verb == 'read' else 'write'}"
     raise ImproperlyConfigured(f"{type(view).__name__} names no permission for {view.action!r}.")
-
-
-def power_permission(action_type: str) -> str:
-    return "settings.reinstall" if action_type == "reinstall" else f"power.{action_type}"
 
 
 def permission_check(caller: Caller, instance, permission: str | None) -> None:

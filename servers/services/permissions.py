@@ -21,7 +21,7 @@ from typing import Any
 from django.db.models import Q
 
 from accounts.models import User
-from accounts.roles import INSTANCE_SCOPE_AREAS, ROLE_SCOPES, expand_implied
+from accounts.roles import INSTANCE_SCOPE_AREAS, ROLE_SCOPES, Role, expand_implied
 from servers.models import Instance, ServerGrant
 
 # Permission -> what it lets do, in the order people see them.
@@ -200,6 +200,19 @@ def instances_visible_q(caller: Caller, kind: str) -> Q:
     if caller.role_sees_all(kind):
         return Q()
     return Q(grants__user=caller.user)
+
+
+def dashboard_visible_q(caller: Caller, kind: str) -> Q:
+    """The dashboard's ``kind``s for the caller: a guest's are those of their grants; every
+    member reads every page as before (what they may do there is ``instance_permissions``')."""
+    if caller.role == Role.GUEST:
+        return Q(grants__user=caller.user)
+    return Q()
+
+
+def power_permission(action_type: str) -> str:
+    """The permission of a power action (``reinstall`` is a setting's)."""
+    return "settings.reinstall" if action_type == "reinstall" else f"power.{action_type}"
 
 
 def grants_by_instance(caller: Caller, instances: Iterable[Instance]) -> dict[str, ServerGrant]:

@@ -45,7 +45,14 @@ from servers.representations import resources_representation
 from servers.selectors import actions_of, bots_of_account, servers_of_account, unbilled_left
 from servers.services import action_request, bot_create, instance_update, server_create
 from servers.services.console import console_open
-from servers.services.permissions import Caller, instance_may
+from servers.services.permissions import (
+    DELETE,
+    Caller,
+    dashboard_visible_q,
+    instance_may,
+    instance_permissions,
+    power_permission,
+)
 from servers.transitions import POWER_ACTIONS, allowed_actions
 
 # Statuses the worker is still moving away from: a page showing one refreshes itself.
@@ -83,6 +90,14 @@ class InstancePageMixin(AccountChangeMixin):
     def instances(self) -> QuerySet[Instance]:
         raise NotImplementedError
 
+    @cached_property
+    def caller(self) -> Caller:
+        return Caller(user=self.request.user, account_id=self.account.pk, role=self.role)
+
+    def visible(self, instances: QuerySet) -> QuerySet:
+        """Those of ``instances`` the signed-in person sees (a guest: their grants')."""
+        return instances.filter(dashboard_visible_q(self.caller, self.kind))
+
     def role_may(self, verb: str) -> bool:
         return f"{self.area}:{verb}" in scopes_allowed_for(self.role, is_staff=False)
 
@@ -112,11 +127,41 @@ class InstancePageMixin(AccountChangeMixin):
 
 
 class InstanceObjectMixin(InstancePageMixin):
-    """A page of one server or bot, found by ``pk`` among the account's live ones."""
+    """A page of one server or bot, found by ``pk`` among the account's live ones; what the
+    person may do there is its ``permissions`` (role and grant), and ``permission`` names
+    what the page itself needs."""
+
+    permission: str | None = None
 
     @cached_property
     def instance(self) -> Instance:
         return get_object_or_404(self.instances(), pk=self.kwargs["pk"])
+
+    @cached_property
+    def permissions(self) -> frozenset[str]:
+        return instance_permissions(self.caller, self.instance)
+
+    def power_actions(self) -> list[tuple[str, str]]:
+        """The power buttons the status allows and the person may press."""
+        return [
+            (name, POWER_LABELS[name])
+            for name in allowed_actions(self.instance.status)
+            if power_permission(name) in self.permissions
+        ]
+
+    def role_may(self, verb: str) -> bool:
+        if verb == "write":
+            return "settings.write" in self.permissions
+        if verb == "power":
+            return any(name.startswith("power.") for name in self.permissions)
+        return super().role_may(verb)
+
+    def refuse(self, request):
+        refused = super().refuse(request)  # the role's refusal first, in its words
+        if refused is None and self.permission and self.permission not in self.permissions:
+            messages.error(request, f"You may not do this on this {self.kind}.")
+            return redirect(reverse(f"{self.kind}_detail", args=[self.kwargs["pk"]]))
+        return refused
 
     def url(self, name: str) -> str:
         return reverse(f"{self.kind}_{name}", args=[self.instance.pk])
@@ -134,13 +179,15 @@ class InstanceObjectMixin(InstancePageMixin):
             "backups",
             "schedules",
         ]
-        scopes = scopes_allowed_for(self.role, is_staff=False)
         return super().get_context_data(
             instance=self.instance,
             urls={name: self.url(name) for name in names},
-            can_read_files="files:read" in scopes,
-            can_read_backups="backups:read" in scopes,
-            can_read_schedules="schedules:read" in scopes,
+            can_read_files="files.read" in self.permissions,
+            can_read_backups="backups.read" in self.permissions,
+            can_console=not self.account.is_suspended and "console.view" in self.permissions,
+            can_read_activity="activity.read" in self.permissions,
+            can_delete=DELETE in self.permissions,
+            can_read_schedules="schedules.read" in self.permissions,
             **kwargs,
         )
 
@@ -159,14 +206,16 @@ class ServerPages:
     area, kind, list_url_name = "servers", "server", "home"
 
     def instances(self):
-        return servers_of_account(account_id=self.account.id).select_related("game", "region")
+        return self.visible(servers_of_account(account_id=self.account.id)).select_related(
+            "game", "region"
+        )
 
 
 class BotPages:
     area, kind, list_url_name = "bots", "bot", "bot_list"
 
     def instances(self):
-        return bots_of_account(account_id=self.account.id).select_related("region")
+        return self.visible(bots_of_account(account_id=self.account.id)).select_related("region")
 
 
 # --- Generic pages ----------------------------------------------------------------------------
@@ -209,7 +258,7 @@ class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
         instance = self.instance
         recent = actions_of(instance).select_related("requested_by_user", "requested_by_key")
         return super().get_context_data(
-            power_actions=[(name, POWER_LABELS[name]) for name in allowed_actions(instance.status)],
+            power_actions=self.power_actions(),
             recent_actions=recent[:10],
             polling=instance.status in TRANSITIONAL,
             **kwargs,
@@ -219,14 +268,12 @@ class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
 class InstanceConsoleView(InstanceObjectMixin, TemplateView):
     """The live console of a server or bot on a node: xterm.js on the agent's WebSocket."""
 
-    needs = "power"
+    permission = "console.view"
     template_name = "servers/instance_console.html"
 
     def get_context_data(self, **kwargs):
         return super().get_context_data(
-            power_actions=[
-                (name, POWER_LABELS[name]) for name in allowed_actions(self.instance.status)
-            ],
+            power_actions=self.power_actions(),
             **kwargs,
         )
 
@@ -234,7 +281,7 @@ class InstanceConsoleView(InstanceObjectMixin, TemplateView):
 class InstanceConsoleTokenView(InstanceObjectMixin, View):
     """``POST``: a console token for the signed-in person, as JSON for console.js."""
 
-    needs = "power"
+    permission = "console.view"
     http_method_names = ["post"]
 
     def refuse(self, request):
@@ -254,11 +301,10 @@ class InstanceConsoleTokenView(InstanceObjectMixin, View):
 
     def post(self, request, *args, **kwargs):
         try:
-            caller = Caller(user=request.user, account_id=self.account.pk, role=self.role)
             console = console_open(
                 instance=self.instance,
                 user_id=request.user.pk,
-                command=instance_may(caller, self.instance, "console.command"),
+                command=instance_may(self.caller, self.instance, "console.command"),
             )
         except ApplicationError as error:
             return JsonResponse(
@@ -310,6 +356,7 @@ class InstanceDeleteView(InstanceObjectMixin, TemplateView):
     """Asks first; deleting is an action the worker finishes, then the instance is gone."""
 
     needs = "write"
+    permission = DELETE
     template_name = "servers/instance_delete.html"
 
     def post(self, request, *args, **kwargs):
@@ -336,6 +383,9 @@ class InstanceActionView(InstanceObjectMixin, View):
             messages.error(request, "Choose one of the power actions.")
             return redirect(self.url("detail"))
         action_type = form.cleaned_data["type"]
+        if power_permission(action_type) not in self.permissions:
+            messages.error(request, f"You may not {action_type} this {self.kind}.")
+            return redirect(self.url("detail"))
         try:
             action_request(instance=self.instance, action_type=action_type, actor=self.actor())
         except ApplicationError as error:
@@ -348,6 +398,8 @@ class InstanceActionView(InstanceObjectMixin, View):
 
 class InstanceActivityView(ListControlsMixin, InstanceObjectMixin, ListView):
     """The instance's events and those of its actions, newest first."""
+
+    permission = "activity.read"
 
     template_name = "servers/instance_activity.html"
     context_object_name = "events"

@@ -19,7 +19,6 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from accounts.actors import Actor
-from accounts.roles import scopes_allowed_for
 from hosting.errors import ApplicationError, ValidationFailed
 from servers.services.files import FileCall, file_call, files_delete, transfer_url
 from servers.services.sftp import sftp_connection
@@ -57,7 +56,7 @@ class InstanceFilesMixin(InstanceObjectMixin):
 
     def may_files(self, verb: str) -> bool:
         writable = verb == "read" or not self.account.is_suspended
-        return writable and f"files:{verb}" in scopes_allowed_for(self.role, is_staff=False)
+        return writable and f"files.{verb}" in self.permissions
 
     def refuse(self, request):
         if not self.may_files(self.files_needs):

@@ -17,7 +17,6 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from accounts.actors import Actor
-from accounts.roles import scopes_allowed_for
 from hosting.errors import ApplicationError, ValidationFailed
 from servers.models import Schedule, ScheduleRun, ScheduleTaskAction
 from servers.services.schedules import (
@@ -49,7 +48,7 @@ class InstanceSchedulesMixin(InstanceObjectMixin):
 
     def may_schedules(self, verb: str) -> bool:
         writable = verb == "read" or not self.account.is_suspended
-        return writable and f"schedules:{verb}" in scopes_allowed_for(self.role, is_staff=False)
+        return writable and f"schedules.{verb}" in self.permissions
 
     def refuse(self, request):
         verb = "write" if request.method == "POST" or self.form_page else "read"
