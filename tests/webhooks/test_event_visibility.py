@@ -45,6 +45,8 @@ BILLING = set(EVENT_TYPES["Billing"])
 SUPPORT = set(EVENT_TYPES["Support"])
 # Backups: who may read them (backups:read: not Billing, not Viewers).
 BACKUPS = set(EVENT_TYPES["Backups"])
+# Schedules: schedules:read (every role but Billing).
+SCHEDULES = set(EVENT_TYPES["Schedules"])
 # A type without a rule, and an action that names neither a server nor a bot.
 UNKNOWN_KINDS = {"nothing.happened", "action.failed@none"}
 EVERYTHING = (
@@ -58,14 +60,22 @@ EVERYTHING = (
     | BILLING
     | SUPPORT
     | BACKUPS
+    | SCHEDULES
 ) | UNKNOWN_KINDS
 EXPECTED = {
     Role.OWNER: EVERYTHING,
     Role.ADMIN: EVERYTHING,
-    Role.DEVELOPER: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | WEBHOOKS | SUPPORT | BACKUPS,
+    Role.DEVELOPER: SERVERS
+    | BOTS
+    | OWN_KEYS
+    | TEAM_AND_ACCOUNT
+    | WEBHOOKS
+    | SUPPORT
+    | BACKUPS
+    | SCHEDULES,
     Role.BILLING: OWN_KEYS | TEAM_AND_ACCOUNT | BILLING | SUPPORT,
-    Role.SUPPORT: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | SUPPORT | BACKUPS,
-    Role.VIEWER: SERVERS | BOTS | TEAM_AND_ACCOUNT | WEBHOOKS | BILLING | SUPPORT,
+    Role.SUPPORT: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | SUPPORT | BACKUPS | SCHEDULES,
+    Role.VIEWER: SERVERS | BOTS | TEAM_AND_ACCOUNT | WEBHOOKS | BILLING | SUPPORT | SCHEDULES,
 }
 # Roles without webhooks:read cannot open the log at all.
 API_REFUSED = {Role.BILLING, Role.SUPPORT}
@@ -96,6 +106,7 @@ def record_every_type(account, *, me, other, my_key, others_key) -> dict[str, Ev
         "ticket": {"id": "tkt_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "number": 1042, "status": "open"},
         "ssh_key": {"id": "sshk_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5R", "fingerprint": "SHA256:abc"},
         "backup": {"id": "bkp_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "name": "Nightly", "status": "completed"},
+        "schedule": {"id": "sch_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "name": "Nightly", "active": True},
     }
     recorded = {}
 
