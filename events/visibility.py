@@ -61,6 +61,8 @@ EVENT_VISIBILITY: tuple[Rule, ...] = (
     Rule("action.*", "bots:read", related_prefix="bot_"),
     # A backup holds its server's or bot's files: seen with the right to read backups.
     Rule("backup.*", "backups:read"),
+    # Where and as whom to sign in to a database: seen with the right to read databases.
+    Rule("database.*", "databases:read"),
     # A schedule says what runs on the server (commands, power, backups): schedules:read.
     Rule("schedule.*", "schedules:read"),
     Rule("api_key.*", "api_keys:read", own_key_unless=Right.MANAGE_ALL_KEYS),

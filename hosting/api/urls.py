@@ -27,6 +27,7 @@ urlpatterns = [
     ),
     path("", include("accounts.api.urls")),
     path("", include("servers.api.urls")),
+    path("", include("databases.api.urls")),
     path("", include("events.api.urls")),
     path("", include("webhooks.api.urls")),
     path("", include("billing.api.urls")),

@@ -47,6 +47,8 @@ SUPPORT = set(EVENT_TYPES["Support"])
 BACKUPS = set(EVENT_TYPES["Backups"])
 # Schedules: schedules:read (every role but Billing).
 SCHEDULES = set(EVENT_TYPES["Schedules"])
+# Databases: databases:read (not Billing, not Viewers: connection details are half a credential).
+DATABASES = set(EVENT_TYPES["Databases"])
 # A type without a rule, and an action that names neither a server nor a bot.
 UNKNOWN_KINDS = {"nothing.happened", "action.failed@none"}
 EVERYTHING = (
@@ -61,6 +63,7 @@ EVERYTHING = (
     | SUPPORT
     | BACKUPS
     | SCHEDULES
+    | DATABASES
 ) | UNKNOWN_KINDS
 EXPECTED = {
     Role.OWNER: EVERYTHING,
@@ -72,9 +75,17 @@ EXPECTED = {
     | WEBHOOKS
     | SUPPORT
     | BACKUPS
-    | SCHEDULES,
+    | SCHEDULES
+    | DATABASES,
     Role.BILLING: OWN_KEYS | TEAM_AND_ACCOUNT | BILLING | SUPPORT,
-    Role.SUPPORT: SERVERS | BOTS | OWN_KEYS | TEAM_AND_ACCOUNT | SUPPORT | BACKUPS | SCHEDULES,
+    Role.SUPPORT: SERVERS
+    | BOTS
+    | OWN_KEYS
+    | TEAM_AND_ACCOUNT
+    | SUPPORT
+    | BACKUPS
+    | SCHEDULES
+    | DATABASES,
     Role.VIEWER: SERVERS | BOTS | TEAM_AND_ACCOUNT | WEBHOOKS | BILLING | SUPPORT | SCHEDULES,
 }
 # Roles without webhooks:read cannot open the log at all.
@@ -107,6 +118,7 @@ def record_every_type(account, *, me, other, my_key, others_key) -> dict[str, Ev
         "ssh_key": {"id": "sshk_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5R", "fingerprint": "SHA256:abc"},
         "backup": {"id": "bkp_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "name": "Nightly", "status": "completed"},
         "schedule": {"id": "sch_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "name": "Nightly", "active": True},
+        "database": {"id": "db_4Tz2Qm7Lx4Wc9Nb1Hd6Fy5Rk8", "name": "main", "engine": "mariadb"},
     }
     recorded = {}
 

@@ -1,0 +1,14 @@
+from databases.api.views import BotDatabaseViewSet, ServerDatabaseViewSet
+from hosting.api.routers import ApiRouter, id_segment
+
+router = ApiRouter()
+router.register(
+    f"servers/{id_segment('instance_id')}/databases",
+    ServerDatabaseViewSet,
+    basename="server-database",
+)
+router.register(
+    f"bots/{id_segment('instance_id')}/databases", BotDatabaseViewSet, basename="bot-database"
+)
+
+urlpatterns = router.urls
