@@ -415,6 +415,7 @@ def setup_data() -> None:
     desk = support_setup(main, main_owner, actor)
     sftp = sftp_setup(main_owner, actor)
     backups = backups_setup(node_server, node_bot)
+    users = users_setup(server, bot, teammate, actor)
     print(
         json.dumps(
             {
@@ -446,6 +447,7 @@ def setup_data() -> None:
                     **desk,
                     **sftp,
                     **backups,
+                    **users,
                 },
             }
         )
@@ -474,6 +476,26 @@ def backups_setup(node_server, node_bot) -> dict[str, str]:
     return {
         "FUZZ_DELETED_BACKUP_ID": completed(node_server, "Deleted by the fuzzer"),
         "FUZZ_DELETED_BOT_BACKUP_ID": completed(node_bot, "Deleted by the fuzzer"),
+    }
+
+
+def users_setup(server, bot, teammate, actor) -> dict[str, str]:
+    """(Inside Django.) Sub-users of the fuzz server and bot: the teammate's grant on each, to
+    read and change, an invited e-mail's grant on each to delete, and an e-mail no one invited
+    yet that the creates are pinned to (the first is invited, the next are 409 `conflict`)."""
+    from servers.services.grants import grant_create
+
+    def granted(instance, email: str) -> str:
+        return grant_create(
+            instance=instance, email=email, permissions=["console.view"], actor=actor
+        ).id
+
+    return {
+        "FUZZ_GRANT_ID": granted(server, teammate.email),
+        "FUZZ_DELETED_GRANT_ID": granted(server, "sub-user-removed@example.com"),
+        "FUZZ_BOT_GRANT_ID": granted(bot, teammate.email),
+        "FUZZ_DELETED_BOT_GRANT_ID": granted(bot, "bot-sub-user-removed@example.com"),
+        "FUZZ_SUB_USER_EMAIL": "sub-user@example.com",
     }
 
 

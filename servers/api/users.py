@@ -47,8 +47,9 @@ class GrantSerializer(RepresentedBy, serializers.Serializer):
     updated_at = serializers.CharField()
 
 
-def _permissions_field() -> serializers.ListField:
+def _permissions_field(**options) -> serializers.ListField:
     return serializers.ListField(
+        **options,
         child=serializers.ChoiceField(choices=PERMISSION_NAMES),
         min_length=1,
         max_length=len(PERMISSIONS),
@@ -62,7 +63,7 @@ class GrantCreateSerializer(StrictInputSerializer):
 
 
 class GrantUpdateSerializer(StrictInputSerializer):
-    permissions = _permissions_field()
+    permissions = _permissions_field(required=False)
 
 
 GRANT_EXAMPLE = {
@@ -175,10 +176,10 @@ class InstanceUsersMixin:
 
     @extend_schema(
         summary="Change a user's permissions",
-        description="Replaces the permissions; they apply from the person's next request "
-        "(a console already open keeps its token until it expires, at most "
-        "`CONSOLE_TOKEN_SECONDS`). Recorded as `server.user_updated`. Needs account:write and "
-        "the owner or admin role.",
+        description="Replaces the permissions (left out: nothing changes); they apply from "
+        "the person's next request (a console already open keeps its token until it expires, "
+        "at most `CONSOLE_TOKEN_SECONDS`). Recorded as `server.user_updated`. Needs "
+        "account:write and the owner or admin role.",
         request=GrantUpdateSerializer,
         responses={200: _grant_envelope("UserUpdatedEnvelope"), 403: FORBIDDEN, 404: NOT_FOUND},
         examples=[
@@ -194,7 +195,7 @@ class InstanceUsersMixin:
         body = validated(GrantUpdateSerializer, request)
         grant = grant_update(
             grant=grant_of(self.get_object(), grant_id),
-            permissions=body["permissions"],
+            permissions=body.get("permissions"),
             actor=Actor.from_request(request),
         )
         return Response({"user": GrantSerializer(grant).data})

@@ -126,11 +126,19 @@ def _invitation_for(instance: Instance, email: str, actor: Actor) -> Invitation:
 
 
 @transaction.atomic
-def grant_update(*, grant: ServerGrant, permissions: Iterable[str], actor: Actor) -> ServerGrant:
-    """Replace a sub-user's permissions; they apply from their next request."""
+def grant_update(
+    *, grant: ServerGrant, actor: Actor, permissions: Iterable[str] | None = None
+) -> ServerGrant:
+    """Replace a sub-user's permissions; they apply from their next request. Nothing given or
+    nothing different changes nothing (no event)."""
     _require_manager(grant.instance, actor)
+    if permissions is None:
+        return grant
+    permissions = _clean_permissions(permissions)
+    if permissions == sorted(grant.permissions):
+        return grant
     before = grant_representation(grant)
-    grant.permissions = _clean_permissions(permissions)
+    grant.permissions = permissions
     grant.save(update_fields=["permissions", "updated_at"])
     after = grant_representation(grant)
     _record(grant, "updated", actor, changed_attributes(before, after))

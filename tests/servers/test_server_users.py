@@ -298,6 +298,12 @@ def test_the_owner_adds_a_member_changes_and_removes_them(owner_api, account, se
         f"/v1/servers/{server.id}/users/{shown['id']}", {"permissions": ["sftp"]}, format="json"
     )
     assert changed.json()["data"]["user"]["permissions"] == ["sftp"]
+    for unchanged in ({}, {"permissions": ["sftp", "sftp"]}):  # a PATCH with nothing new
+        same = owner_api.patch(
+            f"/v1/servers/{server.id}/users/{shown['id']}", unchanged, format="json"
+        )
+        assert same.status_code == 200, same.content
+        assert same.json()["data"]["user"]["permissions"] == ["sftp"]
     removed = owner_api.delete(f"/v1/servers/{server.id}/users/{shown['id']}")
     assert removed.json()["data"] == {"id": shown["id"], "deleted": True}
     assert not ServerGrant.objects.exists()
