@@ -3,7 +3,7 @@
 from django.urls import path
 
 from servers import views
-from servers.views import backups, files, schedules
+from servers.views import backups, files, schedules, users
 
 urlpatterns = [
     path("", views.ServerListView.as_view(), name="home"),
@@ -29,6 +29,8 @@ urlpatterns = [
         files.ServerFileDownloadView.as_view(),
         name="server_files_download",
     ),
+    path("servers/<id:pk>/users", users.ServerUsersView.as_view(), name="server_users"),
+    path("servers/<id:pk>/users/do", users.ServerUsersDoView.as_view(), name="server_users_do"),
     path("servers/<id:pk>/backups", backups.ServerBackupsView.as_view(), name="server_backups"),
     path(
         "servers/<id:pk>/backups/do",
@@ -89,6 +91,8 @@ urlpatterns = [
         files.BotFileDownloadView.as_view(),
         name="bot_files_download",
     ),
+    path("bots/<id:pk>/users", users.BotUsersView.as_view(), name="bot_users"),
+    path("bots/<id:pk>/users/do", users.BotUsersDoView.as_view(), name="bot_users_do"),
     path("bots/<id:pk>/backups", backups.BotBackupsView.as_view(), name="bot_backups"),
     path("bots/<id:pk>/backups/do", backups.BotBackupsDoView.as_view(), name="bot_backups_do"),
     path(

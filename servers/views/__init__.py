@@ -22,7 +22,7 @@ from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
 from accounts.mixins import AccountChangeMixin
-from accounts.roles import SCOPES, scopes_allowed_for
+from accounts.roles import SCOPES, Role, scopes_allowed_for
 from events.models import Event
 from events.selectors import events_of_object
 from hosting.dashboard.lists import ListControlsMixin
@@ -178,6 +178,7 @@ class InstanceObjectMixin(InstancePageMixin):
             "files",
             "backups",
             "schedules",
+            "users",
         ]
         return super().get_context_data(
             instance=self.instance,
@@ -188,6 +189,7 @@ class InstanceObjectMixin(InstancePageMixin):
             can_read_activity="activity.read" in self.permissions,
             can_delete=DELETE in self.permissions,
             can_read_schedules="schedules.read" in self.permissions,
+            can_see_users=self.role != Role.GUEST,
             **kwargs,
         )
 

@@ -8,9 +8,10 @@ from accounts.actors import SYSTEM
 from accounts.roles import Role
 from servers.models import Server, ServerGrant
 from servers.services import server_create
+from servers.services.permissions import PRESETS
 from servers.signing import ISSUER, public_key_pem
 from tests.dashboard import signed_in
-from tests.factories import MembershipFactory, ServerFactory
+from tests.factories import BotFactory, MembershipFactory, ServerFactory
 from tests.servers.test_nodes import new_node
 
 pytestmark = pytest.mark.django_db
@@ -91,3 +92,80 @@ def test_a_guest_cannot_press_a_power_button_they_lack(guest, placed):
     assert not placed.actions.filter(type="kill").exists()
     assert client.get(f"/servers/{placed.id}/edit").status_code == 302
     assert client.get(f"/servers/{placed.id}/delete").status_code == 302
+
+
+def test_the_owner_sees_the_users_tab_and_manages_sub_users(owner, teammate, placed):
+    client = signed_in(owner)
+    base = f"/servers/{placed.id}/users"
+    assert f'href="{base}"' in client.get(f"/servers/{placed.id}").content.decode()
+    page = client.get(base).content.decode()
+    assert 'id="user-create-form"' in page and 'name="preset"' in page
+    for group in ("Console", "Power", "Settings", "Activity", "Files", "Backups", "Schedules"):
+        assert f"<legend>{group}</legend>" in page, group
+
+    client.post(f"{base}/do", {"op": "create", "email": teammate.email, "preset": "moderator"})
+    member = ServerGrant.objects.get(server=placed, user=teammate)
+    assert sorted(member.permissions) == sorted(PRESETS["moderator"][1])
+    client.post(
+        f"{base}/do",
+        {"op": "create", "email": "newcomer@example.com", "permissions": ["files.read", "sftp"]},
+    )
+    invited = ServerGrant.objects.get(server=placed, invitation__email="newcomer@example.com")
+    assert invited.user_id is None and invited.permissions == ["files.read", "sftp"]
+    page = client.get(base).content.decode()
+    assert 'data-status="active"' in page and 'data-status="invited"' in page
+    assert "newcomer@example.com" in page and "Files (2)" in page
+
+    client.post(
+        f"{base}/do", {"op": "update", "grant_id": member.id, "permissions": ["console.view"]}
+    )
+    member.refresh_from_db()
+    assert member.permissions == ["console.view"]
+    client.post(f"{base}/do", {"op": "update", "grant_id": member.id})  # no box ticked
+    member.refresh_from_db()
+    assert member.permissions == ["console.view"]  # refused: at least one
+
+    client.post(f"{base}/do", {"op": "delete", "grant_id": invited.id})
+    assert not ServerGrant.objects.filter(pk=invited.pk).exists()
+    assert ServerGrant.objects.filter(pk=member.pk).exists()
+
+
+def test_a_developer_reads_the_users_but_does_not_manage_them(account, teammate, placed):
+    assert teammate.memberships.get(account=account).role == Role.DEVELOPER
+    target = ServerGrant.objects.create(
+        account=account, server=placed, user=teammate, permissions=["console.view"]
+    )
+    client = signed_in(teammate)
+    base = f"/servers/{placed.id}/users"
+    page = client.get(base).content.decode()
+    assert f'id="user-{target.id}"' in page
+    assert "user-create-form" not in page and "user-update-form" not in page
+    client.post(f"{base}/do", {"op": "delete", "grant_id": target.id})
+    client.post(f"{base}/do", {"op": "create", "email": "x@example.com", "preset": "full"})
+    assert list(ServerGrant.objects.values_list("id", flat=True)) == [target.id]
+
+
+def test_a_guest_has_no_users_tab(guest, placed):
+    grant(placed, guest, ["console.view"])
+    client = signed_in(guest)
+    assert "/users" not in client.get(f"/servers/{placed.id}").content.decode()
+    assert client.get(f"/servers/{placed.id}/users").status_code == 302
+
+
+def test_an_outsider_gets_404_on_the_users_tab(outsider, placed):
+    client = signed_in(outsider)
+    assert client.get(f"/servers/{placed.id}/users").status_code == 404
+    answer = client.post(f"/servers/{placed.id}/users/do", {"op": "delete", "grant_id": "x"})
+    assert answer.status_code == 404
+
+
+def test_the_bot_page_has_the_users_tab_too(owner, account):
+    bot = BotFactory(account=account)
+    client = signed_in(owner)
+    assert f'href="/bots/{bot.id}/users"' in client.get(f"/bots/{bot.id}").content.decode()
+    client.post(
+        f"/bots/{bot.id}/users/do",
+        {"op": "create", "email": "helper@example.com", "preset": "console_only"},
+    )
+    assert ServerGrant.objects.get(bot=bot).permissions == ["console.view"]
+    assert "helper@example.com" in client.get(f"/bots/{bot.id}/users").content.decode()
