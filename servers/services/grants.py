@@ -167,9 +167,9 @@ def grant_delete(*, grant: ServerGrant, actor: Actor) -> None:
 def grants_bind_on_join(event: Event) -> None:
     """When someone joins an account (``member.added``), the grants waiting on the invitation
     they accepted become theirs (an event consumer, in the same transaction)."""
-    if event.type != "member.added" or event.account_id is None:
+    if event.type != "member.added" or event.object_type != "member" or not event.object_id:
         return
-    user_id = event.data["object"]["id"]
+    user_id = event.object_id  # a membership is identified by its user's id
     ServerGrant.objects.filter(
         Q(invitation__accepted_by_id=user_id),
         account_id=event.account_id,
