@@ -138,6 +138,8 @@ def server_env(database_url: str) -> dict[str, str]:
         # the other backup operations are pinned to.
         BACKUP_DEFAULT_LIMIT="100000",
         BACKUP_DEFAULT_STORAGE_MB="10000000",
+        # Likewise every schedule it creates: the limit would turn later creates into 409s.
+        SCHEDULE_DEFAULT_LIMIT="100000",
         # Webhook URLs on loopback are allowed: the namespace, not the URL rules, is what keeps
         # every delivery on this machine, and the fuzzer's endpoints can then be created.
         WEBHOOKS_ALLOW_HTTP="true",
@@ -415,6 +417,7 @@ def setup_data() -> None:
     desk = support_setup(main, main_owner, actor)
     sftp = sftp_setup(main_owner, actor)
     backups = backups_setup(node_server, node_bot)
+    schedules = schedules_setup(server, bot, actor)
     users = users_setup(server, bot, teammate, actor)
     print(
         json.dumps(
@@ -447,6 +450,7 @@ def setup_data() -> None:
                     **desk,
                     **sftp,
                     **backups,
+                    **schedules,
                     **users,
                 },
             }
@@ -496,6 +500,27 @@ def users_setup(server, bot, teammate, actor) -> dict[str, str]:
         "FUZZ_BOT_GRANT_ID": granted(bot, teammate.email),
         "FUZZ_DELETED_BOT_GRANT_ID": granted(bot, "bot-sub-user-removed@example.com"),
         "FUZZ_SUB_USER_EMAIL": "sub-user@example.com",
+    }
+
+
+def schedules_setup(server, bot, actor) -> dict[str, str]:
+    """(Inside Django.) A schedule of the server and of the bot to read, change, run and list
+    the runs of, and one each for the delete. Their task is a console command: running one
+    changes nothing the other operations are pinned to (on the simulated driver it fails, and
+    the run is recorded failed)."""
+    from servers.services.schedules import schedule_create
+
+    def made(instance, name: str) -> str:
+        tasks = [{"action": "command", "payload": "say fuzz", "offset_seconds": 0}]
+        return schedule_create(
+            instance=instance, actor=actor, name=name, cron="0 4 * * *", tasks=tasks
+        ).id
+
+    return {
+        "FUZZ_SCHEDULE_ID": made(server, "Fuzz schedule"),
+        "FUZZ_DELETED_SCHEDULE_ID": made(server, "Deleted by the fuzzer"),
+        "FUZZ_BOT_SCHEDULE_ID": made(bot, "Fuzz bot schedule"),
+        "FUZZ_DELETED_BOT_SCHEDULE_ID": made(bot, "Deleted by the fuzzer"),
     }
 
 
