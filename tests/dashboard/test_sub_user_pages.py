@@ -3,6 +3,8 @@ each only the tabs and buttons their permissions open (servers/services/permissi
 
 import jwt
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from accounts.actors import SYSTEM
 from accounts.roles import Role
@@ -169,3 +171,18 @@ def test_the_bot_page_has_the_users_tab_too(owner, account):
     )
     assert ServerGrant.objects.get(bot=bot).permissions == ["console.view"]
     assert "helper@example.com" in client.get(f"/bots/{bot.id}/users").content.decode()
+
+
+def test_the_users_tab_reads_its_rows_in_one_query(owner, account, placed):
+    client = signed_in(owner)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(f"/servers/{placed.id}/users").status_code == 200
+        return len(captured)
+
+    grant(placed, MembershipFactory(account=account, role=Role.VIEWER).user, ["console.view"])
+    one = queries()
+    for _ in range(3):
+        grant(placed, MembershipFactory(account=account, role=Role.VIEWER).user, ["files.read"])
+    assert queries() == one
