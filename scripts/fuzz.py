@@ -140,6 +140,7 @@ def server_env(database_url: str) -> dict[str, str]:
         BACKUP_DEFAULT_STORAGE_MB="10000000",
         # Likewise every schedule it creates: the limit would turn later creates into 409s.
         SCHEDULE_DEFAULT_LIMIT="100000",
+        DATABASE_DEFAULT_LIMIT="100000",
         # Webhook URLs on loopback are allowed: the namespace, not the URL rules, is what keeps
         # every delivery on this machine, and the fuzzer's endpoints can then be created.
         WEBHOOKS_ALLOW_HTTP="true",
@@ -418,6 +419,7 @@ def setup_data() -> None:
     sftp = sftp_setup(main_owner, actor)
     backups = backups_setup(node_server, node_bot)
     schedules = schedules_setup(server, bot, actor)
+    databases = databases_setup(server, bot, actor)
     users = users_setup(server, bot, teammate, actor)
     print(
         json.dumps(
@@ -451,6 +453,7 @@ def setup_data() -> None:
                     **sftp,
                     **backups,
                     **schedules,
+                    **databases,
                     **users,
                 },
             }
@@ -522,6 +525,58 @@ def schedules_setup(server, bot, actor) -> dict[str, str]:
         "FUZZ_BOT_SCHEDULE_ID": made(bot, "Fuzz bot schedule"),
         "FUZZ_DELETED_BOT_SCHEDULE_ID": made(bot, "Deleted by the fuzzer"),
     }
+
+
+def databases_setup(server, bot, actor) -> dict[str, str]:
+    """(Inside Django.) A database host: the run's own PostgreSQL, reached as the run's database
+    is, through its Unix socket (the network namespace has no MariaDB); and a database of the
+    server and of the bot on it to read and rotate, and one each to delete. What the run makes
+    there is dropped when it ends (``drop_fuzz_databases``)."""
+    from django.conf import settings
+
+    from databases.services import database_create, database_host_create
+
+    database = settings.DATABASES["default"]
+    database_host_create(
+        engine="postgresql",
+        name="Fuzz PostgreSQL",
+        host=database["HOST"],
+        port=int(database["PORT"] or 5432),
+        admin_user=database["USER"],
+        admin_password=database["PASSWORD"] or "",
+    )
+
+    def made(instance, name: str) -> str:
+        return database_create(instance=instance, name=name, actor=actor, engine="postgresql")[0].id
+
+    return {
+        "FUZZ_DATABASE_ID": made(server, "fuzz"),
+        "FUZZ_DELETED_DATABASE_ID": made(server, "fuzz_deleted"),
+        "FUZZ_BOT_DATABASE_ID": made(bot, "fuzz"),
+        "FUZZ_DELETED_BOT_DATABASE_ID": made(bot, "fuzz_deleted"),
+    }
+
+
+def drop_fuzz_databases(database_url: str, instance_ids: list[str]) -> None:
+    """Drop the databases and users the run made on its PostgreSQL for its instances (named
+    ``s<8>_…`` and ``b<8>_…`` after their ids, as databases/services.py names them)."""
+    import psycopg
+    from psycopg import sql
+
+    prefixes = [
+        ("s" if i.startswith("srv_") else "b") + i.split("_", 1)[1][:8].lower() + "\\_%"
+        for i in instance_ids
+    ]
+    with psycopg.connect(database_url, dbname="postgres", autocommit=True) as connection:
+        for query, statement in (
+            (
+                "SELECT datname FROM pg_database WHERE datname LIKE ANY(%s)",
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            ),
+            ("SELECT rolname FROM pg_roles WHERE rolname LIKE ANY(%s)", "DROP ROLE IF EXISTS {}"),
+        ):
+            for (name,) in connection.execute(query, (prefixes,)).fetchall():
+                connection.execute(sql.SQL(statement).format(sql.Identifier(name)))
 
 
 def _tar_gz(files: dict[str, bytes]) -> bytes:
@@ -1037,6 +1092,8 @@ def main() -> int:
     finally:
         if agent_root is not None:
             delete_agent_servers(agent_root, ids["FUZZ_NODE_TOKEN"])
+        if "FUZZ_SERVER_ID" in ids:
+            drop_fuzz_databases(args.database_url, [ids["FUZZ_SERVER_ID"], ids["FUZZ_BOT_ID"]])
         for process in processes:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
