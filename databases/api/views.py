@@ -28,6 +28,12 @@ from hosting.api.views import ApiViewSet, created, deleted, paginated, validated
 from hosting.errors import NotFound
 from servers.models import Instance
 from servers.selectors import bots_of_account, servers_of_account
+from servers.services.permissions import (
+    Caller,
+    instances_visible_q,
+    permission_check,
+    request_grants,
+)
 
 # --- Serializers --------------------------------------------------------------------------
 
@@ -164,16 +170,19 @@ class InstanceDatabaseViewSet(ApiViewSet):
         return ServerDatabase.objects.none()  # the schema's; every action asks the services
 
     def instance(self) -> Instance:
-        principal = self.request.auth
-        # The role's own scopes, not a per-server grant's: a guest's grants do not reach the
-        # databases (yet), and this lookup is by account, not by grant.
-        if not set(self.required_scopes[self.action]) <= principal.scopes:
-            raise NotFound()
-        account_id = principal.account.id
+        # Who may do what here is the instances' one answer: role and per-server grants, within
+        # the key's scopes (servers/services/permissions.py); a guest without a grant sees none.
+        caller = Caller.of_principal(self.request.auth, request_grants(self.request._request))
         of_account = servers_of_account if self.kind == "server" else bots_of_account
-        instance = of_account(account_id=account_id).filter(pk=self.kwargs["instance_id"]).first()
+        instance = (
+            of_account(account_id=caller.account_id)
+            .filter(instances_visible_q(caller, self.kind), pk=self.kwargs["instance_id"])
+            .first()
+        )
         if instance is None:
             raise NotFound()
+        write = self.action in ("create", "destroy", "rotate_password")
+        permission_check(caller, instance, "databases.write" if write else "databases.read")
         return instance
 
     def database(self) -> ServerDatabase:

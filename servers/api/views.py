@@ -30,7 +30,6 @@ from hosting.errors import (
     ApplicationError,
     InsufficientScope,
     NotFound,
-    PermissionDenied,
     ValidationFailed,
 )
 from servers.api.backups import InstanceBackupsMixin
@@ -85,6 +84,7 @@ from servers.services.permissions import (
     Caller,
     instance_may,
     instances_visible_q,
+    permission_check,
     power_permission,
     request_grants,
 )
@@ -133,16 +133,6 @@ def action_permission(view) -> str | None:
         if area in SCOPE_NAMED_AREAS:
             return f"{area}.{'read' if verb == 'read' else 'write'}"
     raise ImproperlyConfigured(f"{type(view).__name__} names no permission for {view.action!r}.")
-
-
-def permission_check(caller: Caller, instance, permission: str | None) -> None:
-    """403 ``permission_denied`` unless ``caller`` may do ``permission`` on ``instance``
-    (None: only seeing it, which the caller's queryset has already decided)."""
-    if permission is not None and not instance_may(caller, instance, permission):
-        raise PermissionDenied(
-            f"You may not do this on this {instance.kind}: it needs the {permission} permission.",
-            details={"required_permission": permission},
-        )
 
 
 def _action_accepted(request, performed: Action) -> Response:

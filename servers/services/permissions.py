@@ -22,6 +22,7 @@ from django.db.models import Q
 
 from accounts.models import User
 from accounts.roles import INSTANCE_SCOPE_AREAS, ROLE_SCOPES, Role, expand_implied
+from hosting.errors import PermissionDenied
 from servers.models import Instance, ServerGrant
 
 # Permission -> what it lets do, in the order people see them.
@@ -192,6 +193,16 @@ def instance_may(caller: Caller, instance: Instance, permission: str) -> bool:
     if permission in caller.from_role(instance.kind):
         return True
     return permission in instance_permissions(caller, instance)
+
+
+def permission_check(caller: Caller, instance: Instance, permission: str | None) -> None:
+    """403 ``permission_denied`` unless ``caller`` may do ``permission`` on ``instance``
+    (None: only seeing it, which the caller's queryset has already decided)."""
+    if permission is not None and not instance_may(caller, instance, permission):
+        raise PermissionDenied(
+            f"You may not do this on this {instance.kind}: it needs the {permission} permission.",
+            details={"required_permission": permission},
+        )
 
 
 def instances_visible_q(caller: Caller, kind: str) -> Q:

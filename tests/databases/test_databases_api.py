@@ -12,6 +12,7 @@ from accounts.roles import ROLE_SCOPES, Role
 from databases.models import ServerDatabase
 from databases.services import database_create
 from events.models import Event
+from servers.models import ServerGrant
 from tests.agent.harness import free_port
 from tests.databases.conftest import MARIADB, host_of
 from tests.envelopes import error_of, field_errors
@@ -222,3 +223,39 @@ def test_the_list_pins_its_queries(
     data = answer.json()["data"]
     assert [d["name"] for d in data["databases"]] == ["d", "c", "b"]
     assert data["pagination"] == {"page": 1, "per_page": 3, "total": 4, "total_pages": 2}
+
+
+@pytest.mark.parametrize("kind", ["server", "bot"])
+def test_a_sub_user_reaches_the_databases_through_their_grant(
+    account, server, bot, mariadb_host, make_token, client_for, kind
+):
+    """The instances' one permission function decides: a guest's grant of databases.read lists
+    and reads but does not rotate; databases.write does; without a grant here it is 404."""
+    instance = server if kind == "server" else bot
+    database = existing(instance)
+    guest = MembershipFactory(account=account, role=Role.GUEST).user
+    api = client_for(
+        make_token(guest, account, [f"{kind}s:read", "databases:read", "databases:write"])
+    )
+    path = f"/v1/{kind}s/{instance.pk}/databases"
+
+    # A grant on another server of the account does not open this one.
+    elsewhere = ServerFactory(account=account)
+    ServerGrant.objects.create(
+        account=account, server=elsewhere, user=guest, permissions=["databases.read"]
+    )
+    error_of(api.get(path), 404, "not_found")
+    grant = ServerGrant.objects.create(
+        account=account, **{kind: instance}, user=guest, permissions=["databases.read"]
+    )
+    listed = api.get(path)
+    assert listed.status_code == 200, listed.content
+    assert [d["id"] for d in listed.json()["data"]["databases"]] == [database.id]
+    denied = error_of(api.post(f"{path}/{database.id}/rotate-password"), 403, "permission_denied")
+    assert denied["details"] == {"required_permission": "databases.write"}
+
+    grant.permissions = ["databases.read", "databases.write"]
+    grant.save()
+    rotated = api.post(f"{path}/{database.id}/rotate-password")
+    assert rotated.status_code == 200, rotated.content
+    assert signs_in(database, rotated.json()["data"]["database"]["password"])
