@@ -112,6 +112,8 @@ PRODUCT_FIELDS = [
     "disk_mb",
     "backup_limit",
     "backup_storage_mb",
+    "schedule_limit",
+    "database_limit",
     "games",
     "regions",
     "runtimes",
@@ -119,7 +121,7 @@ PRODUCT_FIELDS = [
     "terminate_after_days",
 ]
 RESOURCES = {"memory_mb", "cpu_percent", "disk_mb"}
-BACKUP_FIELDS = ("backup_limit", "backup_storage_mb")
+BACKUP_FIELDS = ("backup_limit", "backup_storage_mb", "schedule_limit", "database_limit")
 
 
 def _games() -> list[tuple[str, str]]:
@@ -158,6 +160,8 @@ class ProductForm(ServiceForm):
             "terminate_after_days": "Days after the due date; empty: the setting.",
             "backup_limit": "Backups each server or bot keeps; empty: 3.",
             "backup_storage_mb": "MB their backups may take in all; empty: 10240.",
+            "schedule_limit": "Schedules each server or bot may have; empty: 5.",
+            "database_limit": "Databases each server or bot may have; empty: 1.",
         }
 
     def __init__(self, *args, **kwargs):
@@ -174,6 +178,12 @@ class ProductForm(ServiceForm):
 
     def clean_backup_storage_mb(self) -> int:
         return self._backup_value("backup_storage_mb")
+
+    def clean_schedule_limit(self) -> int:
+        return self._backup_value("schedule_limit")
+
+    def clean_database_limit(self) -> int:
+        return self._backup_value("database_limit")
 
 
 @admin.register(Product)

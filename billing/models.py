@@ -62,6 +62,9 @@ class Product(models.Model):
     # Backups its server or bot may keep: how many and how many MB in all (issue 30).
     backup_limit = models.PositiveIntegerField(default=3)
     backup_storage_mb = models.PositiveIntegerField(default=10240)
+    # Schedules and databases each server or bot may have (issue 31).
+    schedule_limit = models.PositiveIntegerField(default=5)
+    database_limit = models.PositiveIntegerField(default=1)
     games = models.JSONField(default=list, blank=True)
     regions = models.JSONField(default=list, blank=True)
     runtimes = models.JSONField(default=list, blank=True)

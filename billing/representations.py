@@ -50,6 +50,8 @@ def product_representation(
             "disk_mb": product.disk_mb,
         },
         "backups": {"limit": product.backup_limit, "storage_mb": product.backup_storage_mb},
+        "schedules": {"limit": product.schedule_limit},
+        "databases": {"limit": product.database_limit},
         "games": list(product.games),
         "regions": list(product.regions),
         "runtimes": list(product.runtimes),

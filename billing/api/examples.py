@@ -24,6 +24,8 @@ PRODUCT_EXAMPLE = {
     "kind": "server",
     "resources": {"memory_mb": 4096, "cpu_percent": 200, "disk_mb": 20480},
     "backups": {"limit": 3, "storage_mb": 10240},
+    "schedules": {"limit": 5},
+    "databases": {"limit": 1},
     "games": ["minecraft-java", "minecraft-bedrock"],
     "regions": [],
     "runtimes": [],

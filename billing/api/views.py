@@ -658,10 +658,16 @@ class AdminBillingClockViewSet(CustomerScopedMixin, ApiViewSet):
 # --- Staff: the catalogue ---------------------------------------------------------------------
 
 
-def _backup_fields(backups: dict) -> dict[str, int]:
-    """The plan's backups as the API takes them (``limit``, ``storage_mb``), as the service
-    takes them (``backup_limit``, ``backup_storage_mb``)."""
-    return {f"backup_{name}": value for name, value in backups.items()}
+def _backup_fields(body: dict) -> dict[str, int]:
+    """The plan's backups, schedules and databases as the API takes them (``backups.limit``,
+    ``backups.storage_mb``, ``schedules.limit``, ``databases.limit``), as the service takes
+    them (``backup_limit``, ``backup_storage_mb``, ``schedule_limit``, ``database_limit``),
+    taken out of ``body``."""
+    fields = {f"backup_{name}": value for name, value in body.pop("backups", {}).items()}
+    for area, field in (("schedules", "schedule_limit"), ("databases", "database_limit")):
+        if area in body:
+            fields[field] = body.pop(area)["limit"]
+    return fields
 
 
 @extend_schema_view(**ADMIN_PRODUCT_DOCS)
@@ -690,7 +696,7 @@ class AdminProductViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     def create(self, request):
         body = dict(validated(ProductCreateSerializer, request))
         resources = body.pop("resources")
-        backups = _backup_fields(body.pop("backups", {}))
+        backups = _backup_fields(body)
         product = product_create(**body, **resources, **backups, actor=Actor.from_request(request))
         answer = self._answer(product)
         return created(request, answer.data, f"/v1/admin/products/{product.id}")
@@ -698,7 +704,7 @@ class AdminProductViewSet(EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
     def partial_update(self, request, pk: str):
         product = self.get_object()
         changes = dict(validated(ProductUpdateSerializer, request))
-        changes |= _backup_fields(changes.pop("backups", {}))
+        changes |= _backup_fields(changes)
         if changes:
             product = product_update(
                 product=product, changes=changes, actor=Actor.from_request(request)

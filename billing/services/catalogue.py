@@ -71,10 +71,14 @@ PRODUCT_CHANGES = {
     "terminate_after_days",
     "backup_limit",
     "backup_storage_mb",
+    "schedule_limit",
+    "database_limit",
 }
 RESOURCES = ("memory_mb", "cpu_percent", "disk_mb")
 # What a plan may give in backups: a count, and MB in all.
 BACKUP_LIMITS = {"backup_limit": 1000, "backup_storage_mb": 10 * 1024 * 1024}
+# And in schedules and databases: a count each.
+COUNT_LIMITS = {"schedule_limit": 100, "database_limit": 100}
 
 
 def _conflict(field: str, code: str, message: str, **details: Any) -> Conflict:
@@ -201,7 +205,7 @@ def _dunning_days(field: str, days: Any) -> int | None:
 
 
 def _backup_limit(field: str, value: Any) -> int:
-    return _whole_number(field, value, low=0, high=BACKUP_LIMITS[field])
+    return _whole_number(field, value, low=0, high=(BACKUP_LIMITS | COUNT_LIMITS)[field])
 
 
 @transaction.atomic
@@ -220,13 +224,16 @@ def product_create(
     terminate_after_days: int | None = None,
     backup_limit: int = 3,
     backup_storage_mb: int = 10240,
+    schedule_limit: int = 5,
+    database_limit: int = 1,
     actor: Actor,
 ) -> Product:
     """A plan: what it provisions (within the limits of one server or bot), optionally the
     games, regions or bot runtimes it is limited to (empty: any), and its own dunning: the days
     after an unpaid renewal's due date its server or bot is suspended, then terminated (None:
     the ``BILLING_SUSPEND_AFTER_DAYS`` and ``BILLING_TERMINATE_AFTER_DAYS`` settings), and the
-    backups its server or bot may keep (a count and MB in all)."""
+    backups its server or bot may keep (a count and MB in all), and its schedules and databases
+    (a count each)."""
     resources = validate_resources(
         {"memory_mb": memory_mb, "cpu_percent": cpu_percent, "disk_mb": disk_mb}
     )
@@ -242,6 +249,8 @@ def product_create(
         terminate_after_days=_dunning_days("terminate_after_days", terminate_after_days),
         backup_limit=_backup_limit("backup_limit", backup_limit),
         backup_storage_mb=_backup_limit("backup_storage_mb", backup_storage_mb),
+        schedule_limit=_backup_limit("schedule_limit", schedule_limit),
+        database_limit=_backup_limit("database_limit", database_limit),
     )
     _product_fits_its_kind(product)
     product.save()
@@ -253,9 +262,9 @@ def product_update(*, product: Product, changes: dict[str, Any], actor: Actor) -
     """Change a plan: ``name``, ``description``, ``games``, ``regions``, ``runtimes``,
     ``resources`` (some or all of ``memory_mb``, ``cpu_percent``, ``disk_mb``),
     ``suspend_after_days``, ``terminate_after_days``, ``backup_limit``,
-    ``backup_storage_mb`` and ``kind``, which cannot change once a
-    subscription uses one of its prices (409). Servers and bots already provisioned keep what
-    they were given."""
+    ``backup_storage_mb``, ``schedule_limit``, ``database_limit`` and ``kind``, which cannot
+    change once a subscription uses one of its prices (409). Servers and bots already
+    provisioned keep what they were given."""
     unknown = sorted(set(changes) - PRODUCT_CHANGES)
     if unknown:
         raise ValidationFailed.field(
@@ -275,7 +284,7 @@ def product_update(*, product: Product, changes: dict[str, Any], actor: Actor) -
     for field in ("suspend_after_days", "terminate_after_days"):
         if field in changes:
             setattr(product, field, _dunning_days(field, changes[field]))
-    for field in BACKUP_LIMITS:
+    for field in [*BACKUP_LIMITS, *COUNT_LIMITS]:
         if field in changes:
             setattr(product, field, _backup_limit(field, changes[field]))
     if "resources" in changes:

@@ -95,6 +95,8 @@ def plan_bounds(subscription: Subscription) -> dict[str, Any]:
         "disk_mb": product.disk_mb,
         "backup_limit": product.backup_limit,
         "backup_storage_mb": product.backup_storage_mb,
+        "schedule_limit": product.schedule_limit,
+        "database_limit": product.database_limit,
     }
 
 

@@ -12,7 +12,7 @@ from billing.api.serializers.fields import CurrencyField, catalogue_amount
 from billing.models import INTERVAL_CHOICES, Price, Product, ProductKind
 from billing.representations import price_representation, product_representation
 from billing.rules.periods import MAX_INTERVAL_COUNT
-from billing.services.catalogue import BACKUP_LIMITS, MAX_DUNNING_DAYS, MAX_TRIAL_DAYS
+from billing.services.catalogue import BACKUP_LIMITS, COUNT_LIMITS, MAX_DUNNING_DAYS, MAX_TRIAL_DAYS
 from hosting.api.serializers import RepresentedBy, StrictInputSerializer
 from servers.api.serializers import ResourcesInputSerializer
 from servers.models import RESOURCE_LIMITS
@@ -62,6 +62,18 @@ class ProductBackupsSerializer(serializers.Serializer):
     )
 
 
+class ProductSchedulesSerializer(serializers.Serializer):
+    limit = serializers.IntegerField(
+        source="schedule_limit", read_only=True, help_text="Schedules each server or bot may have."
+    )
+
+
+class ProductDatabasesSerializer(serializers.Serializer):
+    limit = serializers.IntegerField(
+        source="database_limit", read_only=True, help_text="Databases each server or bot may have."
+    )
+
+
 def product_for_sale_representation(product: Product) -> dict:
     """A product with its active prices (``billing.selectors.products_for_sale`` reads them)."""
     return product_representation(product, prices=product.active_prices)
@@ -74,6 +86,8 @@ class ProductSerializer(RepresentedBy, serializers.ModelSerializer):
 
     resources = ProductResourcesSerializer(source="*", read_only=True)
     backups = ProductBackupsSerializer(source="*", read_only=True)
+    schedules = ProductSchedulesSerializer(source="*", read_only=True)
+    databases = ProductDatabasesSerializer(source="*", read_only=True)
     games = serializers.ListField(
         child=serializers.CharField(), read_only=True, help_text="Games allowed; empty: any."
     )
@@ -94,6 +108,8 @@ class ProductSerializer(RepresentedBy, serializers.ModelSerializer):
             "kind",
             "resources",
             "backups",
+            "schedules",
+            "databases",
             "games",
             "regions",
             "runtimes",
@@ -141,6 +157,10 @@ class ProductBackupsInputSerializer(StrictInputSerializer):
     )
 
 
+class ProductCountInputSerializer(StrictInputSerializer):
+    limit = serializers.IntegerField(min_value=0, max_value=COUNT_LIMITS["schedule_limit"])
+
+
 class ProductCreateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=100)
     kind = serializers.ChoiceField(choices=ProductKind.choices)
@@ -156,6 +176,12 @@ class ProductCreateSerializer(StrictInputSerializer):
     backups = ProductBackupsInputSerializer(
         required=False, help_text="Backups each server or bot may keep; by default 3 and 10 GB."
     )
+    schedules = ProductCountInputSerializer(
+        required=False, help_text="Schedules each server or bot may have; by default 5."
+    )
+    databases = ProductCountInputSerializer(
+        required=False, help_text="Databases each server or bot may have; by default 1."
+    )
 
 
 class ProductUpdateSerializer(StrictInputSerializer):
@@ -170,6 +196,12 @@ class ProductUpdateSerializer(StrictInputSerializer):
     terminate_after_days = _days("terminate_after_days", TERMINATE_DAYS)
     backups = ProductBackupsInputSerializer(
         required=False, help_text="Backups each server or bot may keep (count, MB in all)."
+    )
+    schedules = ProductCountInputSerializer(
+        required=False, help_text="Schedules each server or bot may have."
+    )
+    databases = ProductCountInputSerializer(
+        required=False, help_text="Databases each server or bot may have."
     )
 
 

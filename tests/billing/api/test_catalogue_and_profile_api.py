@@ -29,6 +29,8 @@ def test_products_on_sale_are_listed_newest_first_with_their_active_prices(
         "kind": "server",
         "resources": {"memory_mb": 4096, "cpu_percent": 200, "disk_mb": 20480},
         "backups": {"limit": 3, "storage_mb": 10240},
+        "schedules": {"limit": 5},
+        "databases": {"limit": 1},
         "games": ["minecraft-java"],
         "regions": [],
         "runtimes": [],
