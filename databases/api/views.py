@@ -72,7 +72,8 @@ class DatabaseWithPasswordSerializer(DatabaseSerializer):
 
 
 class DatabaseCreateSerializer(StrictInputSerializer):
-    name = serializers.CharField(
+    name = serializers.RegexField(
+        r"^[a-z][a-z0-9_]{0,19}$",
         max_length=20,
         help_text="1 to 20 lowercase letters, digits and underscores, a letter first; the "
         "database's name on the host is it after the server's short id (`s3hx7lm2q_main`).",

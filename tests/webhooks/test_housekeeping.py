@@ -119,6 +119,7 @@ def test_the_command_runs_once_without_every(account, owner):
     for part in (
         "actions failed 0",
         "actions requeued 0",
+        "deleted instances' databases dropped 0",
         "deliveries requeued 0",
         "events pruned 0",
         "expiring keys notified 1",
@@ -136,6 +137,7 @@ def test_housekeeping_runs_the_upkeep_of_every_app_in_installed_order(db):
         "accounts",
         "events",
         "servers",
+        "databases",
         "webhooks",
         "idempotency",
         "billing",
