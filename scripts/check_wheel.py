@@ -44,7 +44,7 @@ for path in ["css/dashboard.css", "js/dashboard.js", "js/console.js",
 for label in [
     "hosting", "accounts", "billing", "events", "servers", "webhooks", "idempotency",
     "stripe_gateway",
-    "support", "analytics",
+    "support", "analytics", "databases",
 ]:
     apps.get_app_config(label)
 # The node agent is a distribution of its own: not in this wheel, nor its dependencies.
