@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import Account, ApiKey, User
 from hosting.ids import PrefixedIdField
-from servers.models import Bot, Node, Region, Server
+from servers.models import ONE_INSTANCE, Bot, Node, OfOneInstance, Region, Server
 
 
 class DatabaseEngine(models.TextChoices):
@@ -53,7 +53,7 @@ class DatabaseHost(models.Model):
         return self.public_host or self.host
 
 
-class ServerDatabase(models.Model):
+class ServerDatabase(OfOneInstance, models.Model):
     """A database of a server or bot on a database host, with its own user limited to it.
 
     ``db_name`` and ``username`` are generated (the instance's short id first) and unique on
@@ -92,8 +92,7 @@ class ServerDatabase(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(server__isnull=False, bot__isnull=True)
-                | Q(server__isnull=True, bot__isnull=False),
+                condition=ONE_INSTANCE,
                 name="database_has_one_target",
             ),
             models.UniqueConstraint(fields=["host", "db_name"], name="database_name_unique"),
@@ -110,11 +109,3 @@ class ServerDatabase(models.Model):
 
     def __str__(self) -> str:
         return f"{self.db_name} ({self.id})"
-
-    @property
-    def instance(self) -> Server | Bot:
-        return self.server if self.server_id else self.bot
-
-    @property
-    def instance_id(self) -> str:
-        return self.server_id or self.bot_id

@@ -348,6 +348,26 @@ class Bot(Instance):
         ]
 
 
+# A row of one server or one bot: ``server`` or ``bot`` set, never both (a check constraint
+# with this condition), and what it belongs to read through ``OfOneInstance``.
+ONE_INSTANCE = Q(server__isnull=False, bot__isnull=True) | Q(server__isnull=True, bot__isnull=False)
+
+
+class OfOneInstance:
+    """The server or bot a row with ``server`` and ``bot`` foreign keys belongs to."""
+
+    server_id: str | None
+    bot_id: str | None
+
+    @property
+    def instance(self) -> "Server | Bot":
+        return self.server if self.server_id else self.bot  # type: ignore[attr-defined]
+
+    @property
+    def instance_id(self) -> str:
+        return self.server_id or self.bot_id or ""
+
+
 class ActionStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"
@@ -399,8 +419,7 @@ class Action(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(server__isnull=False, bot__isnull=True)
-                | Q(server__isnull=True, bot__isnull=False),
+                condition=ONE_INSTANCE,
                 name="action_has_one_target",
             ),
             models.UniqueConstraint(
@@ -438,7 +457,7 @@ class BackupStorage(models.TextChoices):
     S3 = "s3", "S3-compatible store"
 
 
-class Backup(models.Model):
+class Backup(OfOneInstance, models.Model):
     """An archive of a server's or bot's folder, made by its node's agent and kept on the node
     or in an S3-compatible store (``storage_kind``, the node's setting when it was made).
 
@@ -492,22 +511,13 @@ class Backup(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(server__isnull=False, bot__isnull=True)
-                | Q(server__isnull=True, bot__isnull=False),
+                condition=ONE_INSTANCE,
                 name="backup_has_one_target",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.id})"
-
-    @property
-    def instance(self) -> Server | Bot:
-        return self.server if self.server_id else self.bot
-
-    @property
-    def instance_id(self) -> str:
-        return self.server_id or self.bot_id
 
 
 class InstanceCount(models.Model):
@@ -550,7 +560,7 @@ class ScheduleTaskAction(models.TextChoices):
     BACKUP = "backup", "Backup"
 
 
-class Schedule(models.Model):
+class Schedule(OfOneInstance, models.Model):
     """Tasks that run on their own for a server or bot, at the ticks of a cron line read in a
     time zone (``servers.services.schedules``).
 
@@ -588,22 +598,13 @@ class Schedule(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(server__isnull=False, bot__isnull=True)
-                | Q(server__isnull=True, bot__isnull=False),
+                condition=ONE_INSTANCE,
                 name="schedule_has_one_target",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.id})"
-
-    @property
-    def instance(self) -> Server | Bot:
-        return self.server if self.server_id else self.bot
-
-    @property
-    def instance_id(self) -> str:
-        return self.server_id or self.bot_id
 
 
 class ScheduleTask(models.Model):
@@ -683,7 +684,7 @@ class ScheduleRun(models.Model):
         return f"{self.schedule_id} {self.tick or 'now'} ({self.id})"
 
 
-class ServerGrant(models.Model):
+class ServerGrant(OfOneInstance, models.Model):
     """What one person may do on one server or bot beyond their account role (a sub-user).
 
     ``permissions`` are names of ``servers.permissions.PERMISSIONS``. The person is a member of
@@ -717,8 +718,7 @@ class ServerGrant(models.Model):
         indexes = [models.Index(fields=["user", "account"], name="servergrant_user_account")]
         constraints = [
             models.CheckConstraint(
-                condition=Q(server__isnull=False, bot__isnull=True)
-                | Q(server__isnull=True, bot__isnull=False),
+                condition=ONE_INSTANCE,
                 name="servergrant_has_one_target",
             ),
             models.CheckConstraint(
@@ -731,11 +731,3 @@ class ServerGrant(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} on {self.instance_id}"
-
-    @property
-    def instance(self) -> Server | Bot:
-        return self.server if self.server_id else self.bot
-
-    @property
-    def instance_id(self) -> str:
-        return self.server_id or self.bot_id
