@@ -3,12 +3,10 @@ from hosting.api.routers import ApiRouter, id_segment
 
 router = ApiRouter()
 router.register(
-    f"servers/{id_segment('instance_id')}/databases",
+    f"servers/{id_segment('id')}/databases",
     ServerDatabaseViewSet,
     basename="server-database",
 )
-router.register(
-    f"bots/{id_segment('instance_id')}/databases", BotDatabaseViewSet, basename="bot-database"
-)
+router.register(f"bots/{id_segment('id')}/databases", BotDatabaseViewSet, basename="bot-database")
 
 urlpatterns = router.urls

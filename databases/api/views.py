@@ -177,7 +177,7 @@ class InstanceDatabaseViewSet(ApiViewSet):
         of_account = servers_of_account if self.kind == "server" else bots_of_account
         instance = (
             of_account(account_id=caller.account_id)
-            .filter(instances_visible_q(caller, self.kind), pk=self.kwargs["instance_id"])
+            .filter(instances_visible_q(caller, self.kind), pk=self.kwargs["id"])
             .first()
         )
         if instance is None:
@@ -189,10 +189,10 @@ class InstanceDatabaseViewSet(ApiViewSet):
     def database(self) -> ServerDatabase:
         return database_of(self.instance(), self.kwargs["database_id"])
 
-    def list(self, request, instance_id=None):
+    def list(self, request, **kwargs):
         return paginated(self, databases_of(self.instance()), "databases", DatabaseSerializer)
 
-    def create(self, request, instance_id=None):
+    def create(self, request, **kwargs):
         body = validated(DatabaseCreateSerializer, request)
         database, password = database_create(
             instance=self.instance(), actor=Actor.from_request(request), **body
@@ -204,15 +204,15 @@ class InstanceDatabaseViewSet(ApiViewSet):
             f"/v1/{self.kind}s/{database.instance_id}/databases/{database.id}",
         )
 
-    def retrieve(self, request, instance_id=None, database_id=None):
+    def retrieve(self, request, **kwargs):
         return Response({"database": DatabaseSerializer(self.database()).data})
 
-    def destroy(self, request, instance_id=None, database_id=None):
+    def destroy(self, request, **kwargs):
         database_delete(database=self.database(), actor=Actor.from_request(request))
-        return deleted(database_id)
+        return deleted(self.kwargs["database_id"])
 
     @action(detail=True, methods=["post"], url_path="rotate-password")
-    def rotate_password(self, request, instance_id=None, database_id=None):
+    def rotate_password(self, request, **kwargs):
         database, password = database_password_rotate(
             database=self.database(), actor=Actor.from_request(request)
         )
