@@ -308,6 +308,13 @@ BACKUP_STALE_HOURS = env_int("BACKUP_STALE_HOURS", 12, minimum=1)
 # late (and less than the schedule's own period); otherwise it is recorded as skipped.
 SCHEDULE_DEFAULT_LIMIT = env_int("SCHEDULE_DEFAULT_LIMIT", 5, minimum=0)
 SCHEDULE_CATCH_UP_MINUTES = env_int("SCHEDULE_CATCH_UP_MINUTES", 15, minimum=0, maximum=1440)
+# A schedule's step still running this many seconds after it began (its worker died), or not
+# started this many seconds after its time (its queued task or the workers were lost), is failed
+# by the dispatcher's and housekeeping's recovery pass, and its run goes on as after any failure.
+# It must outlast a step's own work (an agent call or two, AGENT_REQUEST_TIMEOUT_SECONDS each).
+SCHEDULE_STEP_TIMEOUT_SECONDS = env_int(
+    "SCHEDULE_STEP_TIMEOUT_SECONDS", 600, minimum=60, maximum=86400
+)
 # Databases of servers and bots on no plan (a plan's product carries its own): how many each may
 # have. A deleted server's or bot's databases are dropped this many hours after its deletion (by
 # the housekeeping loop), so that a deletion by mistake can still be saved by support.

@@ -671,6 +671,12 @@ class ScheduleRun(models.Model):
         ordering = ["-started_at", "-id"]
         indexes = [
             models.Index(fields=["schedule", "-started_at", "-id"], name="schedule_run_started"),
+            # The recovery pass's runs under way (schedule_steps_recover).
+            models.Index(
+                fields=["started_at"],
+                condition=Q(status="running"),
+                name="schedule_run_under_way",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -3,7 +3,7 @@
 from servers.counts import instance_counts_compact
 from servers.services import actions_recover_stale
 from servers.services.backups import backups_fail_stale, backups_purge_left
-from servers.services.schedules import schedules_dispatch
+from servers.services.schedules import schedule_steps_recover, schedules_dispatch
 
 
 def run() -> dict[str, int]:
@@ -16,4 +16,5 @@ def run() -> dict[str, int]:
         "stale backups failed": backups_fail_stale(),
         "deleted instances' backups purged": backups_purge_left(),
         "schedule runs started": schedules_dispatch()["started"],
+        "schedule steps timed out": schedule_steps_recover(),
     }

@@ -25,6 +25,12 @@ hourly schedule catches up within 15 minutes, an every-five-minutes one within 5
 is recorded as skipped. The ticks before it that passed meanwhile are neither run nor recorded,
 so an outage is at most one catch-up run per schedule. A tick while the server is not running,
 for a schedule "only when running", is recorded as skipped.
+
+Lost steps: a step still running ``SCHEDULE_STEP_TIMEOUT_SECONDS`` (600) after it began (its
+worker died), or not started that long after its time (its queued row or the workers were lost),
+is failed with that reason by ``schedule_steps_recover`` (the dispatch command's loop and
+housekeeping) or by the worker that takes it that late, once; the run goes on or ends as after
+any failed task, and a worker finishing it afterwards leaves that outcome as it is.
 """
 
 import re
@@ -673,13 +679,21 @@ def _now_text() -> str:
 
 def schedule_step_run(*, run_id: str, index: int) -> None:
     """Carry out task ``index`` of a run once: its outcome recorded on the run, then the next
-    step queued, or the run ended (``failed`` when a task failed; ``schedule.run_failed``)."""
+    step queued, or the run ended (``failed`` when a task failed; ``schedule.run_failed``).
+
+    A step taken later than ``SCHEDULE_STEP_TIMEOUT_SECONDS`` after its time is failed without
+    being run, as the recovery pass would have (``schedule_steps_recover``); a step the recovery
+    pass failed while this worker was in it keeps that outcome."""
     with transaction.atomic():
         run = ScheduleRun.objects.select_for_update().filter(pk=run_id).first()
         if run is None or run.status != ScheduleRunStatus.RUNNING:
             return
         if run.tasks[index]["status"] != PENDING:
             return  # taken already: a step queued twice does its work once
+        now = timezone.now()
+        if now - _step_since(run, index) > _step_timeout():
+            _step_give_up(run, index, _lost_reason(), now)
+            return
         run.tasks[index] |= {"status": RUNNING, "started_at": _now_text()}
         run.save(update_fields=["tasks"])
         schedule = Schedule.objects.select_related("server", "bot").get(pk=run.schedule_id)
@@ -694,23 +708,30 @@ def schedule_step_run(*, run_id: str, index: int) -> None:
         error = f"Unexpected error: {type(crash).__name__}."
     with transaction.atomic():
         run = ScheduleRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None:
-            return
+        if run is None or run.tasks[index]["status"] != RUNNING:
+            return  # failed by the recovery pass meanwhile: that outcome stands
         run.tasks[index] |= outcome | {
             "status": FAILED if error else SUCCEEDED,
             "error": error[:500],
             "completed_at": _now_text(),
         }
-        if error and not entry["continue_on_failure"]:
-            for later in run.tasks[index + 1 :]:
-                later["status"] = SKIPPED
-            _run_end(run, f"Task {index + 1} ({entry['action']}) failed: {error}"[:500])
-        elif index + 1 < len(run.tasks):
-            run.save(update_fields=["tasks"])
-            _step_enqueue(run, index + 1)
-        else:
-            failed = [n for n, task in enumerate(run.tasks, 1) if task["status"] == FAILED]
-            _run_end(run, f"Task {failed[0]} failed." if failed else "")
+        _step_settle(run, index)
+
+
+def _step_settle(run: ScheduleRun, index: int) -> None:
+    """After task ``index`` has its outcome (under the run's row lock): the next step queued,
+    or the run ended, ``failed`` when a task failed (the rest skipped unless it continues)."""
+    entry = run.tasks[index]
+    if entry["status"] == FAILED and not entry["continue_on_failure"]:
+        for later in run.tasks[index + 1 :]:
+            later["status"] = SKIPPED
+        _run_end(run, f"Task {index + 1} ({entry['action']}) failed: {entry['error']}"[:500])
+    elif index + 1 < len(run.tasks):
+        run.save(update_fields=["tasks"])
+        _step_enqueue(run, index + 1)
+    else:
+        failed = [n for n, task in enumerate(run.tasks, 1) if task["status"] == FAILED]
+        _run_end(run, f"Task {failed[0]} failed." if failed else "")
 
 
 def _run_end(run: ScheduleRun, failure: str) -> None:
@@ -727,3 +748,96 @@ def _run_end(run: ScheduleRun, failure: str) -> None:
             obj=schedule_run_representation(run),
             related_id=schedule.instance_id,
         )
+
+
+# --- Steps whose worker was lost --------------------------------------------------------------
+#
+# A worker that dies in the middle of a step leaves it ``running``; a queued step's row can be
+# lost. Either way nothing would ever finish the run, so the recovery pass (the dispatch
+# command's loop and housekeeping) fails a step still running ``SCHEDULE_STEP_TIMEOUT_SECONDS``
+# after it began, or still pending that long after it was due (its offset, or when the step
+# before it ended if later: when it was queued), and the run goes on or ends as after any failed
+# task. The run's row lock, taken by the pass and by both halves of a step, and the pass's
+# check of the task's status under it make that happen once whatever the number of passes, and
+# a worker that finishes the step afterwards finds it failed and leaves it so.
+
+
+def _step_timeout() -> timedelta:
+    return timedelta(seconds=settings.SCHEDULE_STEP_TIMEOUT_SECONDS)
+
+
+def _lost_reason() -> str:
+    return (
+        f"Not started within {settings.SCHEDULE_STEP_TIMEOUT_SECONDS} seconds of its time: the "
+        "queued step or its worker was lost; it was not run."
+    )
+
+
+def _died_reason() -> str:
+    return (
+        f"No outcome within {settings.SCHEDULE_STEP_TIMEOUT_SECONDS} seconds of its start: the "
+        "worker running it stopped; it may or may not have taken effect."
+    )
+
+
+def _parsed(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+def _step_since(run: ScheduleRun, index: int) -> datetime:
+    """When pending task ``index`` was queued to run: its time (the run's start plus its
+    offset), or when the task before it ended if that was later."""
+    since = run.started_at + timedelta(seconds=run.tasks[index]["offset_seconds"])
+    before = run.tasks[index - 1].get("completed_at") if index else None
+    return max(since, _parsed(before)) if before else since
+
+
+def _step_stuck(run: ScheduleRun, now: datetime) -> tuple[int, str] | None:
+    """The run's step under way (its first task neither done nor skipped) and why it is
+    given up on, when it is past the bound."""
+    for index, entry in enumerate(run.tasks):
+        if entry["status"] == RUNNING:
+            started = _parsed(entry["started_at"])
+            return (index, _died_reason()) if now - started > _step_timeout() else None
+        if entry["status"] == PENDING:
+            late = now - _step_since(run, index) > _step_timeout()
+            return (index, _lost_reason()) if late else None
+    return None
+
+
+def _step_give_up(run: ScheduleRun, index: int, reason: str, now: datetime) -> None:
+    run.tasks[index] |= {
+        "status": FAILED,
+        "error": reason,
+        "completed_at": now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    _step_settle(run, index)
+
+
+def schedule_steps_recover(*, now: datetime | None = None) -> int:
+    """Fail the steps of runs under way that are past ``SCHEDULE_STEP_TIMEOUT_SECONDS`` (their
+    worker or queued row was lost) and carry their runs on; how many. Safe to run in any number
+    of processes at once: each step is failed once."""
+    now = now or timezone.now()
+    candidates = (
+        ScheduleRun.objects.filter(
+            status=ScheduleRunStatus.RUNNING, started_at__lt=now - _step_timeout()
+        )
+        .only("id", "started_at", "tasks")
+        .order_by("started_at", "id")
+    )
+    stuck = [run.pk for run in candidates.iterator(chunk_size=500) if _step_stuck(run, now)]
+    failed = 0
+    for run_id in stuck:
+        with transaction.atomic():
+            run = (
+                ScheduleRun.objects.select_for_update(skip_locked=True)
+                .filter(pk=run_id, status=ScheduleRunStatus.RUNNING)
+                .first()
+            )
+            found = _step_stuck(run, now) if run is not None else None
+            if run is None or found is None:
+                continue  # ended, moved on, or held by a worker or another pass meanwhile
+            _step_give_up(run, *found, now)
+            failed += 1
+    return failed

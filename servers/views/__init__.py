@@ -152,8 +152,8 @@ class InstanceObjectMixin(InstancePageMixin):
     def role_may(self, verb: str) -> bool:
         if verb == "write":
             return "settings.write" in self.permissions
-        if verb == "power":
-            return any(name.startswith("power.") for name in self.permissions)
+        if verb == "power":  # any power button, reinstalling too
+            return any(power_permission(name) in self.permissions for name in POWER_ACTIONS)
         return super().role_may(verb)
 
     def refuse(self, request):
@@ -187,6 +187,7 @@ class InstanceObjectMixin(InstancePageMixin):
             can_read_backups="backups.read" in self.permissions,
             can_console=not self.account.is_suspended and "console.view" in self.permissions,
             can_read_activity="activity.read" in self.permissions,
+            can_read_settings="settings.read" in self.permissions,
             can_delete=DELETE in self.permissions,
             can_read_schedules="schedules.read" in self.permissions,
             can_see_users=self.role != Role.GUEST,
@@ -261,7 +262,8 @@ class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
         recent = actions_of(instance).select_related("requested_by_user", "requested_by_key")
         return super().get_context_data(
             power_actions=self.power_actions(),
-            recent_actions=recent[:10],
+            # What was done and by whom is the activity's: without it, none read.
+            recent_actions=recent[:10] if "activity.read" in self.permissions else [],
             polling=instance.status in TRANSITIONAL,
             **kwargs,
         )

@@ -2,8 +2,10 @@
 "back up now", lock, download, restore after a confirmation, delete, and the retention rules
 (servers/services/backups.py does the work, the node's agent the archives).
 
-Reading needs ``backups:read`` among the role's scopes, changing ``backups:write`` (and an
-account that is not suspended), as the API's keys need them. Every change is a plain form
+Each page and change asks the person's permission on the instance (the role's and their grant's,
+servers/services/permissions.py): reading ``backups.read``, making ``backups.create``, restoring
+``backups.restore``, deleting, locking and the retention rules ``backups.delete`` (and an account
+that is not suspended), as the API's endpoints do. Every change is a plain form
 POST that comes back to the list with a message; a download redirects to the signed address.
 """
 
@@ -38,28 +40,38 @@ from servers.views import BotPages, InstanceObjectMixin, ServerPages
 
 PER_PAGE = 25
 RULES = ("keep_last", "daily", "weekly", "monthly")
-BACKUP_CHANGES = frozenset({"backups.create", "backups.restore", "backups.delete"})
+# What each change of the pages needs, as the API's endpoints ask it: locking and the retention
+# rules decide what may be deleted, so they are the delete permission's.
+OP_PERMISSIONS = {
+    "create": "backups.create",
+    "lock": "backups.delete",
+    "unlock": "backups.delete",
+    "delete": "backups.delete",
+    "retention": "backups.delete",
+}
 
 
 class InstanceBackupsMixin(InstanceObjectMixin):
-    """A backups page: the role must hold ``backups:read``, and ``backups:write`` to POST (or to
-    see a page that is only a form)."""
+    """A backups page: it needs ``backups_permission`` (reading: ``backups.read``), a change
+    the permission of that change (``OP_PERMISSIONS``), and an account that is not suspended."""
 
-    form_page = False
+    backups_permission = "backups.read"
 
-    def may_backups(self, verb: str) -> bool:
-        writable = verb == "read" or not self.account.is_suspended
-        # The pages' changes take any of the backup permissions; the API tells them apart.
-        wanted = {"backups.read"} if verb == "read" else BACKUP_CHANGES
-        return writable and bool(wanted & self.permissions)
+    def needed(self, request) -> str:
+        return self.backups_permission
+
+    def may_backups(self, permission: str) -> bool:
+        writable = permission == "backups.read" or not self.account.is_suspended
+        return writable and permission in self.permissions
 
     def refuse(self, request):
-        verb = "write" if request.method == "POST" or self.form_page else "read"
-        if not self.may_backups(verb):
+        permission = self.needed(request)
+        if not self.may_backups(permission):
             role = request.membership.get_role_display()
-            doing = "see" if verb == "read" else "change"
+            reading = permission == "backups.read"
+            doing = "see" if reading else "change"
             messages.error(request, f"As {role}, you may not {doing} this {self.kind}'s backups.")
-            return redirect(self.url("detail") if verb == "read" else self.url("backups"))
+            return redirect(self.url("detail") if reading else self.url("backups"))
         return super().refuse(request)
 
     def backup(self) -> Backup:
@@ -114,7 +126,9 @@ class InstanceBackupsView(InstanceBackupsMixin, TemplateView):
             storage_mb=storage_mb,
             used_bytes=backups_used_bytes(self.instance),
             retention=retention.as_dict(),
-            can_write_backups=self.may_backups("write"),
+            can_create_backups=self.may_backups("backups.create"),
+            can_restore_backups=self.may_backups("backups.restore"),
+            can_delete_backups=self.may_backups("backups.delete"),
             backups_url=self.url("backups"),
             **kwargs,
         )
@@ -124,6 +138,9 @@ class InstanceBackupsDoView(InstanceBackupsMixin, View):
     """``POST op=create|lock|unlock|delete|retention``: one change, then back to the list."""
 
     http_method_names = ["post"]
+
+    def needed(self, request) -> str:
+        return OP_PERMISSIONS.get(request.POST.get("op", ""), "backups.delete")
 
     def post(self, request, *args, **kwargs):
         self.instance  # noqa: B018 - another account's, or none: 404 before reading the form
@@ -172,7 +189,7 @@ class InstanceBackupRestoreView(InstanceBackupsMixin, TemplateView):
     """``GET``: the confirmation (what is replaced, the truncate box); ``POST``: restore."""
 
     template_name = "servers/instance_backup_restore.html"
-    form_page = True
+    backups_permission = "backups.restore"
 
     def get_context_data(self, **kwargs):
         return super().get_context_data(backup=self.backup(), **kwargs)

@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from servers.services.schedules import schedules_dispatch
+from servers.services.schedules import schedule_steps_recover, schedules_dispatch
 
 
 class Command(BaseCommand):
@@ -11,7 +11,8 @@ class Command(BaseCommand):
         "Start the runs of the schedules that are due (servers/services/schedules.py). Run once, "
         "or keep running with --every 60: it then wakes a second into each minute, when the "
         "minute's ticks are due. Any number may run at once (they share the due schedules, and "
-        "a tick never runs twice); housekeeping dispatches too."
+        "a tick never runs twice); housekeeping dispatches too. Each pass also fails the steps "
+        "whose worker was lost (SCHEDULE_STEP_TIMEOUT_SECONDS) and carries their runs on."
     )
 
     def add_arguments(self, parser):
@@ -20,6 +21,7 @@ class Command(BaseCommand):
     def handle(self, *args, every, **options):
         while True:
             counts = schedules_dispatch()
+            counts["steps timed out"] = schedule_steps_recover()
             if any(counts.values()) or not every:
                 self.stdout.write(", ".join(f"{name} {count}" for name, count in counts.items()))
             if not every:
