@@ -241,6 +241,12 @@ def _hosts_for(instance: Instance, engine: str) -> QuerySet[DatabaseHost]:
     )
 
 
+def database_engines_open(instance: Instance) -> list[str]:
+    """The engines (MariaDB first) with an active host that serves the instance and has room:
+    what a create may ask for now (the dashboard's form offers these)."""
+    return [engine for engine in DatabaseEngine.values if _hosts_for(instance, engine).exists()]
+
+
 def _record(database: ServerDatabase, change: str, actor: Actor, extra: dict | None = None) -> None:
     instance = database.instance
     record_event(

@@ -21,6 +21,7 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("events.urls")),
     path("", include("servers.urls")),
+    path("", include("databases.urls")),
     path("", include("webhooks.urls")),
     path("", include("billing.urls")),
     path("", include("stripe_gateway.urls")),

@@ -179,6 +179,7 @@ class InstanceObjectMixin(InstancePageMixin):
             "backups",
             "schedules",
             "users",
+            "databases",  # the databases app's pages, by name: servers imports nothing of it
         ]
         return super().get_context_data(
             instance=self.instance,
@@ -190,6 +191,7 @@ class InstanceObjectMixin(InstancePageMixin):
             can_read_settings="settings.read" in self.permissions,
             can_delete=DELETE in self.permissions,
             can_read_schedules="schedules.read" in self.permissions,
+            can_read_databases="databases.read" in self.permissions,
             can_see_users=self.role != Role.GUEST,
             **kwargs,
         )
