@@ -15,7 +15,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.actors import Actor
-from accounts.models import Invitation, Membership
+from accounts.models import Invitation, Membership, User
 from accounts.roles import Right, Role, role_can
 from accounts.selectors import role_in
 from accounts.services import invitation_create
@@ -165,13 +165,18 @@ def grant_delete(*, grant: ServerGrant, actor: Actor) -> None:
 
 
 def grants_bind_on_join(event: Event) -> None:
-    """When someone joins an account (``member.added``), the grants waiting on the invitation
-    they accepted become theirs (an event consumer, in the same transaction)."""
+    """When someone joins an account (``member.added``), by whichever route, the grants waiting
+    for their e-mail address there become theirs (an event consumer, in the same transaction):
+    those of the invitation they accepted, and those of an earlier invitation to the same
+    address that a later one replaced (a guest invitation, then one to the team)."""
     if event.type != "member.added" or event.object_type != "member" or not event.object_id:
         return
     user_id = event.object_id  # a membership is identified by its user's id
+    email = User.objects.filter(pk=user_id).values_list("email", flat=True).first()
+    if email is None:
+        return
     ServerGrant.objects.filter(
-        Q(invitation__accepted_by_id=user_id),
+        Q(invitation__accepted_by_id=user_id) | Q(invitation__email__iexact=email),
         account_id=event.account_id,
         user=None,
     ).update(user_id=user_id)
