@@ -2,6 +2,7 @@
 
 import hashlib
 import secrets
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
@@ -48,11 +49,24 @@ def _token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+# What else an invitation opens, a line each, from the apps above that attach things to it (the
+# servers and bots a guest's grants name), registered at start-up: accounts imports none of them.
+_INVITATION_DETAILS: list[Callable[[Invitation], list[str]]] = []
+
+
+def invitation_details_register(provider: Callable[[Invitation], list[str]]) -> None:
+    """Add ``provider``'s lines to every invitation e-mail (read when the e-mail is sent)."""
+    _INVITATION_DETAILS.append(provider)
+
+
 def _send_invitation(invitation: Invitation, token: str) -> None:
+    details = [line for provider in _INVITATION_DETAILS for line in provider(invitation)]
     context = {
         "invitation": invitation,
         "accept_url": f"{settings.SITE_URL}/invitations/{token}",
         "inviter": invitation.invited_by,
+        "details": details,
+        "guest": invitation.role == Role.GUEST,
     }
     send_mail(
         subject=f"You're invited to {invitation.account.name}",

@@ -24,7 +24,7 @@ from events.services import changed_attributes, record_event
 from hosting.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from servers.models import Instance, ServerGrant
 from servers.representations import grant_representation
-from servers.services.permissions import unknown_permissions
+from servers.services.permissions import PERMISSIONS, unknown_permissions
 
 
 def grants_of(instance: Instance) -> QuerySet[ServerGrant]:
@@ -180,3 +180,19 @@ def grants_bind_on_join(event: Event) -> None:
         account_id=event.account_id,
         user=None,
     ).update(user_id=user_id)
+
+
+def invitation_grants_described(invitation: Invitation) -> list[str]:
+    """A line for each server or bot an invitation's grants open, with what they allow there:
+    the invitation e-mail names them (registered with accounts in apps.py)."""
+    grants = (
+        ServerGrant.objects.filter(invitation=invitation)
+        .select_related("server", "bot")
+        .order_by("created_at", "id")
+    )
+    lines = []
+    for grant in grants:
+        instance = grant.instance
+        allowed = "; ".join(PERMISSIONS[name] for name in PERMISSIONS if name in grant.permissions)
+        lines.append(f"the {instance.kind} “{instance.name}”: {allowed}")
+    return lines

@@ -120,3 +120,46 @@ def test_no_other_route_makes_a_member_of_an_existing_account(staff_api, account
         format="json",
     )
     assert answer.status_code == 405, answer.content
+
+
+# --- The invitation e-mail ---------------------------------------------------------------------
+
+
+def test_a_guests_invitation_names_the_servers_the_inviter_and_the_account(
+    owner, account, server, bot, django_capture_on_commit_callbacks
+):
+    owner.name = "Ann Owner"
+    owner.save()
+    server.name, bot.name = "Survival SMP", "Helper bot"
+    server.save()
+    bot.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        grant_create(
+            instance=server,
+            email=EMAIL,
+            permissions=["console.view", "power.start"],
+            actor=Actor(user=owner),
+        )
+    sent = mail.outbox[-1]
+    assert sent.to == [EMAIL]
+    assert sent.subject == "You're invited to Owner's Hosting"
+    assert f"Ann Owner ({owner.email}) invited you to Owner's Hosting" in sent.body
+    assert "- the server “Survival SMP”: See the console's output; Start\n" in sent.body
+    assert "You will see only this, nothing else of the account." in sent.body
+    assert "as Guest" not in sent.body
+    # A second grant re-sends the invitation, which now names both.
+    with django_capture_on_commit_callbacks(execute=True):
+        grant_create(instance=bot, email=EMAIL, permissions=["files.read"], actor=Actor(user=owner))
+    body = mail.outbox[-1].body
+    assert "“Survival SMP”" in body and "- the bot “Helper bot”: List, read and download" in body
+    assert "You will see only these" in body
+
+
+def test_a_team_invitation_says_the_role_and_any_grants_waiting_on_it(
+    owner, account, server, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        invitation_create(account=account, email=EMAIL, role=Role.SUPPORT, actor=Actor(user=owner))
+    body = mail.outbox[-1].body
+    assert "to join Owner's Hosting on the hosting dashboard as Support." in body
+    assert "you may also use" not in body
