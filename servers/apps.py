@@ -27,11 +27,11 @@ class ServersConfig(AppConfig):
     def ready(self):
         post_migrate.connect(_reinstall_count_triggers, sender=self)
         # Not at the top, as above: the permissions read the models.
-        from accounts.services import invitation_details_register
+        from accounts.services import api_key_scopes_register, invitation_details_register
         from events.services import event_consumer_add
         from hosting.api.permissions import extra_scopes_register
         from servers.services.grants import grants_bind_on_join, invitation_grants_described
-        from servers.services.permissions import principal_grant_scopes
+        from servers.services.permissions import grant_key_scopes, principal_grant_scopes
 
         # A key whose role falls short of an endpoint's scopes may reach it through grants.
         extra_scopes_register(principal_grant_scopes)
@@ -39,3 +39,5 @@ class ServersConfig(AppConfig):
         event_consumer_add(grants_bind_on_join)
         # A guest's invitation e-mail names the servers and bots it opens.
         invitation_details_register(invitation_grants_described)
+        # A sub-user may put on a key the scopes their grants need.
+        api_key_scopes_register(grant_key_scopes)

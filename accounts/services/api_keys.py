@@ -1,7 +1,7 @@
 """API keys: creating, revoking and rotating them, and warning before they expire."""
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import cast
 
@@ -15,8 +15,11 @@ from accounts.representations import (
     api_key_representation,
 )
 from accounts.roles import (
+    ALL_SCOPES,
+    INSTANCE_SCOPE_AREAS,
     STAFF_SCOPES,
-    effective_scopes,
+    Role,
+    expand_implied,
     grantable_scopes,
     unknown_scopes,
 )
@@ -66,6 +69,47 @@ def _refuse_scopes(denied: list[str], reason: str) -> None:
         )
 
 
+# Scopes a person may put on a key beyond their role's, from what the apps above give them in an
+# account (servers: what their per-server grants need), registered at start-up: accounts imports
+# none of them.
+_GRANTABLE_PROVIDERS: list[Callable[[User, str], Iterable[str]]] = []
+
+
+def api_key_scopes_register(provider: Callable[[User, str], Iterable[str]]) -> None:
+    """``provider(user, account_id)`` names more scopes the user may put on a key there."""
+    _GRANTABLE_PROVIDERS.append(provider)
+
+
+def api_key_scopes_grantable(*, account: Account, user: User) -> list[str]:
+    """The scopes ``user`` may put on a key in ``account`` now, in display order: their role's
+    (and staff role's; a guest's: every scope of one server's areas, which reaches only what
+    their grants allow), and those the registered providers add (a member's grants beyond
+    their role); none for someone who is no member."""
+    role = role_in(account=account, user=user)
+    if role is None:
+        return []
+    allowed = set(grantable_scopes(role, is_staff=user.is_staff, staff_role=user.staff_role_now))
+    for provider in _GRANTABLE_PROVIDERS:
+        allowed |= expand_implied(provider(user, account.pk))
+    return [scope for scope in ALL_SCOPES if scope in allowed]
+
+
+def api_key_scopes_offered(*, account: Account, user: User) -> list[str]:
+    """The scopes the dashboard's key form offers ``user``: those they may grant, but for a
+    guest only those their grants need now (the others would reach nothing yet)."""
+    grantable = api_key_scopes_grantable(account=account, user=user)
+    if role_in(account=account, user=user) != Role.GUEST:
+        return grantable
+    needed: set[str] = set()
+    for provider in _GRANTABLE_PROVIDERS:
+        needed |= expand_implied(provider(user, account.pk))
+    return [
+        scope
+        for scope in grantable
+        if scope in needed or scope.split(":")[0] not in INSTANCE_SCOPE_AREAS
+    ]
+
+
 @transaction.atomic
 def api_key_create(
     *,
@@ -79,8 +123,9 @@ def api_key_create(
 ) -> tuple[ApiKey, str]:
     """Create a key for ``user`` in ``account`` and return it with its token (shown only once).
 
-    A key may only carry scopes that the user's current role allows, and an account holds at
-    most ``max_api_keys`` keys that are not revoked.
+    A key may only carry scopes that the user may grant now (``api_key_scopes_grantable``: the
+    role's, and those their per-server grants need), and an account holds at most
+    ``max_api_keys`` keys that are not revoked.
     """
     actor = actor or Actor(user=user)
     scopes = sorted(set(scopes))
@@ -101,7 +146,7 @@ def api_key_create(
             "user", "not_a_member", "The user is not a member of this account."
         )
     staff_role = user.staff_role_now
-    role_allows = set(grantable_scopes(role, is_staff=user.is_staff, staff_role=staff_role))
+    role_allows = set(api_key_scopes_grantable(account=account, user=user))
     denied = sorted(set(scopes) - role_allows)
     if staff_role is not None:  # staff: the staff scopes are their staff role's to refuse
         _refuse_scopes(
@@ -111,9 +156,7 @@ def api_key_create(
     _refuse_scopes(denied, f"The role {role!r} may not grant")
     if actor.api_key is not None:
         # A key can only mint keys within its own rights, or a narrow key could widen itself.
-        key_allows = effective_scopes(
-            actor.api_key.scopes, role, is_staff=user.is_staff, staff_role=user.staff_role_now
-        )
+        key_allows = expand_implied(actor.api_key.scopes) & role_allows
         _refuse_scopes(sorted(set(scopes) - key_allows), "The calling API key may not grant")
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed.field("expires_at", "in_past", "The expiry must be in the future.")
@@ -195,12 +238,8 @@ def api_key_rotate(
     if actor.user is not None and actor.user.pk != api_key.user_id:
         raise PermissionDenied("Only a key's own user can rotate it; revoke it instead.")
     if actor.api_key is not None:
-        role = role_in(account=api_key.account, user=api_key.user)
-        key_allows = effective_scopes(
-            actor.api_key.scopes,
-            role,
-            is_staff=api_key.user.is_staff,
-            staff_role=api_key.user.staff_role_now,
+        key_allows = expand_implied(actor.api_key.scopes) & set(
+            api_key_scopes_grantable(account=api_key.account, user=api_key.user)
         )
         _refuse_scopes(
             sorted(set(api_key.scopes) - key_allows), "The calling API key may not grant"

@@ -13,13 +13,14 @@ from accounts.forms import (
     scope_summary,
 )
 from accounts.mixins import AccountChangeMixin, AccountPageMixin
-from accounts.roles import Right, grantable_scopes, role_can
+from accounts.roles import Right, role_can
 from accounts.selectors import (
     api_keys_visible_to,
 )
 from accounts.services import (
     api_key_create,
     api_key_revoke,
+    api_key_scopes_offered,
 )
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.dashboard.secrets_once import (
@@ -67,11 +68,7 @@ class ApiKeyCreateView(AccountChangeMixin, FormView):
     refused_url = "api_keys"
 
     def get_form_kwargs(self):
-        grantable = grantable_scopes(
-            self.role,
-            is_staff=self.request.user.is_staff,
-            staff_role=self.request.user.staff_role_now,
-        )
+        grantable = api_key_scopes_offered(account=self.account, user=self.request.user)
         return super().get_form_kwargs() | {"grantable": grantable}
 
     def form_valid(self, form):

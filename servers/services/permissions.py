@@ -249,6 +249,21 @@ def grant_scopes(*, grants: dict[str, list[str]], key_scopes: Iterable[str]) -> 
     )
 
 
+def grant_key_scopes(user: User, account_id: str) -> frozenset[str]:
+    """The scopes a key of ``user`` needs for what their grants in the account allow: each
+    permission's scope on its server or bot, and that kind's read scope (registered with the
+    API keys in apps.py, so that a sub-user may put these, and only these, on a key)."""
+    rows = ServerGrant.objects.filter(user=user, account_id=account_id).values_list(
+        "server_id", "permissions"
+    )
+    found: set[str] = set()
+    for server_id, permissions in rows:
+        kind = "server" if server_id else "bot"
+        found.add(f"{kind}s:read")
+        found |= {scope_of(name, kind) for name in permissions if name in PERMISSION_SCOPES}
+    return frozenset(found)
+
+
 def principal_grant_scopes(principal: Any, request: Any) -> frozenset[str]:
     """``grant_scopes`` for an API key's principal (registered with the scope check). The
     grants read (one query) stay with the request (``request_grants``) for the endpoint's own
