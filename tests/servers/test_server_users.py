@@ -9,7 +9,7 @@ import jwt
 import pytest
 from django.core import mail
 
-from accounts.actors import Actor
+from accounts.actors import SYSTEM, Actor
 from accounts.models import Invitation, Membership
 from accounts.roles import SCOPES, Role
 from accounts.services import invitation_accept
@@ -23,6 +23,7 @@ from servers.services.permissions import (
     Caller,
     instance_permissions,
 )
+from servers.services.schedules import schedule_create
 from servers.services.sftp import instance_file_permissions
 from servers.signing import public_key_pem
 from tests.envelopes import error_of
@@ -31,7 +32,7 @@ from tests.servers.backup_helpers import completed_backup
 
 pytestmark = pytest.mark.django_db
 
-# (permission, method, path after the instance's, body); {b}: a backup's id.
+# (permission, method, path after the instance's, body); {b}: a backup's id, {s}: a schedule's.
 ENDPOINTS = [
     ("settings.write", "patch", "", {"name": "Renamed"}),
     ("console.view", "post", "console", None),
@@ -59,14 +60,42 @@ ENDPOINTS = [
     ("backups.delete", "patch", "backups/{b}", {"locked": True}),
     ("backups.delete", "delete", "backups/{b}", None),
     ("backups.delete", "patch", "backup-retention", {"keep_last": 3}),
+    ("schedules.read", "get", "schedules", None),
+    ("schedules.read", "get", "schedules/{s}", None),
+    ("schedules.read", "get", "schedules/{s}/runs", None),
+    (
+        "schedules.write",
+        "post",
+        "schedules",
+        {
+            "name": "Nightly",
+            "cron": "0 4 * * *",
+            "tasks": [{"action": "command", "payload": "save-all"}],
+        },
+    ),
+    ("schedules.write", "patch", "schedules/{s}", {"active": False}),
+    ("schedules.write", "post", "schedules/{s}/run", None),
+    ("schedules.write", "delete", "schedules/{s}", None),
 ]
 GATE = {"permission_denied", "not_found", "insufficient_scope"}
 
 
-def call(api, instance, method, suffix, body, backup=None):
+def objects_of(instance) -> dict[str, str]:
+    """A backup and a schedule of ``instance``, by their ids' placeholders."""
+    schedule = schedule_create(
+        instance=instance,
+        actor=SYSTEM,
+        name="Hourly",
+        cron="0 * * * *",
+        tasks=[{"action": "command", "payload": "save-all"}],
+    )
+    return {"b": completed_backup(instance).id, "s": schedule.id}
+
+
+def call(api, instance, method, suffix, body, ids=None):
     path = f"/v1/{instance.kind}s/{instance.pk}"
     if suffix:
-        path += "/" + suffix.format(b=backup.id if backup else "")
+        path += "/" + suffix.format(**(ids or {"b": "", "s": ""}))
     return getattr(api, method)(path, body, format="json")
 
 
@@ -85,7 +114,9 @@ def guest(account):
 def guest_api(guest, account, make_token, client_for):
     """A guest's key with every scope a guest may put on one."""
     instance_scopes = [
-        scope for scope in SCOPES if scope.split(":")[0] in {"servers", "bots", "files", "backups"}
+        scope
+        for scope in SCOPES
+        if scope.split(":")[0] in {"servers", "bots", "files", "backups", "schedules"}
     ]
     return client_for(make_token(guest, account, instance_scopes))
 
@@ -106,15 +137,13 @@ def test_a_sub_user_needs_the_endpoints_permission_and_no_other(
     guest, guest_api, server, bot, fake_agent, kind, permission, method, suffix, body
 ):
     instance = _instance(kind, server, bot)
-    backup = completed_backup(instance)
+    ids = objects_of(instance)
     access = grant(instance, guest, sorted(set(PERMISSIONS) - {permission}))
-    error = error_of(
-        call(guest_api, instance, method, suffix, body, backup), 403, "permission_denied"
-    )
+    error = error_of(call(guest_api, instance, method, suffix, body, ids), 403, "permission_denied")
     assert error["details"] == {"required_permission": permission}
     access.permissions = [permission]
     access.save()
-    answer = call(guest_api, instance, method, suffix, body, backup)
+    answer = call(guest_api, instance, method, suffix, body, ids)
     assert _passed_the_gate(answer), answer.content
 
 
@@ -122,9 +151,9 @@ def test_a_sub_user_needs_the_endpoints_permission_and_no_other(
 def test_a_member_goes_by_their_role_and_an_outsider_gets_404(
     owner_api, outsider_api, server, fake_agent, permission, method, suffix, body
 ):
-    backup = completed_backup(server)
-    error_of(call(outsider_api, server, method, suffix, body, backup), 404, "not_found")
-    assert _passed_the_gate(call(owner_api, server, method, suffix, body, backup))
+    ids = objects_of(server)
+    error_of(call(outsider_api, server, method, suffix, body, ids), 404, "not_found")
+    assert _passed_the_gate(call(owner_api, server, method, suffix, body, ids))
 
 
 @pytest.mark.parametrize("permission,method,suffix,body", ENDPOINTS)
@@ -133,8 +162,8 @@ def test_a_guest_without_a_grant_here_gets_404(
 ):
     elsewhere = ServerFactory(account=account, node=node)
     grant(elsewhere, guest, list(PERMISSIONS))
-    backup = completed_backup(server)
-    error_of(call(guest_api, server, method, suffix, body, backup), 404, "not_found")
+    ids = objects_of(server)
+    error_of(call(guest_api, server, method, suffix, body, ids), 404, "not_found")
 
 
 def test_the_permissions_are_described_and_mapped_to_scopes():
