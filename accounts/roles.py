@@ -307,7 +307,8 @@ STAFF_API_AREAS: tuple[tuple[str, str], ...] = (
     # A report and its downloads (``mrr.csv``).
     *((rf"admin/reports/{name}(\.\w+)?/?$", area) for name, area in STAFF_REPORT_AREAS.items()),
     (r"admin/tickets(/|$)", StaffArea.SUPPORT),
-    (r"admin/nodes(/|$)", StaffArea.NODES),
+    # The fleet: nodes, and the database hosts beside them.
+    (r"admin/(nodes|database-hosts)(/|$)", StaffArea.NODES),
 )
 
 

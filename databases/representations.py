@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from databases.models import DatabaseEngine, ServerDatabase
+from databases.models import DatabaseEngine, DatabaseHost, ServerDatabase
 from hosting.representations import timestamp
 
 
@@ -27,4 +27,23 @@ def database_representation(database: ServerDatabase) -> dict[str, Any]:
         f"?user={database.username}",
         "created_at": timestamp(database.created_at),
         "password_rotated_at": timestamp(database.password_rotated_at),
+    }
+
+
+def database_host_representation(database_host: DatabaseHost) -> dict[str, Any]:
+    """A database host as staff see it (the admin API and its staff events): never the admin
+    password, which is write-only."""
+    return {
+        "id": database_host.id,
+        "name": database_host.name,
+        "engine": database_host.engine,
+        "host": database_host.host,
+        "port": database_host.port,
+        "public_host": database_host.public_host,
+        "admin_user": database_host.admin_user,
+        "region": database_host.region_id,
+        "nodes": sorted(node.pk for node in database_host.nodes.all()) if database_host.pk else [],
+        "max_databases": database_host.max_databases,
+        "active": database_host.active,
+        "created_at": timestamp(database_host.created_at),
     }

@@ -18,6 +18,7 @@ import re
 import secrets
 import string
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,11 +31,12 @@ from django.utils import timezone
 from accounts.actors import SYSTEM, Actor
 from databases import engines
 from databases.models import DatabaseEngine, DatabaseHost, ServerDatabase
-from databases.representations import database_representation
-from events.services import record_event
+from databases.representations import database_host_representation, database_representation
+from events.services import changed_attributes, record_event
+from hosting.changes import UNSET, Changes, Unset
 from hosting.errors import ApplicationError, Conflict, InvalidState, NotFound, ValidationFailed
 from hosting.secrets_box import decrypt_secret, encrypt_secret
-from servers.models import Bot, Instance, Region, Server
+from servers.models import Bot, Instance, Node, Region, Server
 from servers.models import ServerStatus as S
 from servers.services.records import instance_locked
 
@@ -64,6 +66,94 @@ class DatabaseHostUnavailable(ApplicationError):
 
 # --- Hosts (staff) ----------------------------------------------------------------------------
 
+HOST_TEXT = re.compile(r"^[^\s\x00-\x1f\x7f]{1,255}$")  # an address or a socket's folder
+MAX_DATABASES = 1_000_000
+# What the service signs in with: a change of one of these is tried on the host before it is kept.
+HOST_CONNECTION_FIELDS = frozenset({"host", "port", "admin_user", "admin_password"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DatabaseHostChanges(Changes):
+    """What one edit of a database host sets (staff: the admin API). Its engine stays: the
+    databases on it were made by that engine."""
+
+    name: str | Unset = UNSET
+    host: str | Unset = UNSET
+    port: int | Unset = UNSET
+    public_host: str | Unset = UNSET
+    admin_user: str | Unset = UNSET
+    admin_password: str | Unset = UNSET
+    region: Region | Unset | None = UNSET
+    nodes: list[Node] | Unset = UNSET
+    max_databases: int | Unset = UNSET
+    active: bool | Unset = UNSET
+
+
+def _host_event(
+    database_host: DatabaseHost, event: str, actor: Actor, previous: dict | None = None
+) -> None:
+    # Staff's, as the nodes' are: no account's event log or webhooks see them.
+    record_event(
+        type=f"database_host.{event}",
+        account=None,
+        object_type="database_host",
+        obj=database_host_representation(database_host),
+        actor=actor,
+        previous_attributes=previous,
+    )
+
+
+def _clean_host_text(field: str, value: str, *, blank: bool = False) -> str:
+    value = (value or "").strip()
+    if (blank and not value) or HOST_TEXT.fullmatch(value):
+        return value
+    raise ValidationFailed.field(
+        field, "invalid", f"{field} is a host name, an IP address or a socket's folder."
+    )
+
+
+def _clean_host_fields(database_host: DatabaseHost) -> None:
+    """Check what staff typed, before anything is tried on the host or saved."""
+    database_host.name = (database_host.name or "").strip()
+    if not 0 < len(database_host.name) <= 100:
+        raise ValidationFailed.field("name", "required", "A name of 1 to 100 characters.")
+    taken = DatabaseHost.objects.filter(name=database_host.name).exclude(pk=database_host.pk)
+    if taken.exists():
+        raise ValidationFailed.field(
+            "name", "unique", f"A database host is named {database_host.name} already."
+        )
+    database_host.host = _clean_host_text("host", database_host.host)
+    database_host.public_host = _clean_host_text(
+        "public_host", database_host.public_host, blank=True
+    )
+    if not 1 <= database_host.port <= 65535:
+        raise ValidationFailed.field("port", "invalid", "A port is 1 to 65535.")
+    if not 0 < len(database_host.admin_user or "") <= 100:
+        raise ValidationFailed.field(
+            "admin_user", "required", "An admin user of 1 to 100 characters."
+        )
+    if not 0 <= database_host.max_databases <= MAX_DATABASES:
+        raise ValidationFailed.field(
+            "max_databases", "invalid", f"max_databases is 0 to {MAX_DATABASES:,}."
+        )
+
+
+def _connection_tried(database_host: DatabaseHost) -> str:
+    """Sign in as the admin user with what the host row holds now (saved or not); the host's
+    version, or 400 ``validation_failed`` on ``host`` (``connection_failed``) with the host's
+    own words: only staff read them, and they typed what failed."""
+    try:
+        with _admin(database_host) as connection:
+            return engines.server_version(database_host.engine, connection)
+    except (engines.EngineError, ValueError, OSError) as error:
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        raise ValidationFailed.field(
+            "host",
+            "connection_failed",
+            f"Could not sign in to {database_host.host}:{database_host.port} as "
+            f"{database_host.admin_user}: {reason}",
+        ) from None
+
 
 def database_host_create(
     *,
@@ -75,26 +165,98 @@ def database_host_create(
     admin_password: str,
     public_host: str = "",
     region: Region | None = None,
+    nodes: list[Node] | None = None,
     max_databases: int = 1000,
     active: bool = True,
+    actor: Actor = SYSTEM,
+    verify: bool = False,
 ) -> DatabaseHost:
-    """Register a database host; the admin password is kept encrypted and never shown again."""
+    """Register a database host; the admin password is kept encrypted and never shown again.
+    With ``verify`` (the staff API), the service first signs in with it (400
+    ``connection_failed`` on ``host`` when that fails, and nothing is saved).
+    ``database_host.created``, a staff event."""
     if engine not in DatabaseEngine.values:
         raise ValidationFailed.field("engine", "invalid_choice", "engine is mariadb or postgresql.")
     database_host = DatabaseHost(
         engine=engine,
-        name=name.strip(),
-        host=host.strip(),
+        name=name,
+        host=host,
         port=port,
-        public_host=public_host.strip(),
+        public_host=public_host,
         admin_user=admin_user,
         region=region,
         max_databases=max_databases,
         active=active,
     )
+    _clean_host_fields(database_host)
     database_host_password_set(database_host, admin_password, save=False)
-    database_host.save()
+    if verify:
+        _connection_tried(database_host)
+    with transaction.atomic():
+        database_host.save()
+        if nodes:
+            database_host.nodes.set(nodes)
+        _host_event(database_host, "created", actor)
     return database_host
+
+
+def database_host_update(
+    *, database_host: DatabaseHost, changes: DatabaseHostChanges, actor: Actor
+) -> DatabaseHost:
+    """Change a host's name, addresses, admin sign-in, region, nodes, room or activity. A new
+    address, port, admin user or password is tried on the host first (400
+    ``connection_failed`` on ``host``, nothing kept); the rest is kept without asking the host,
+    so a host that is down can still be made inactive. ``database_host.updated``."""
+    given = changes.given()
+    with transaction.atomic():
+        database_host = DatabaseHost.objects.select_for_update().get(pk=database_host.pk)
+        before = database_host_representation(database_host)
+        for field, value in given.items():
+            if field == "admin_password":
+                database_host_password_set(database_host, value, save=False)
+            elif field != "nodes":
+                setattr(database_host, field, value)
+        _clean_host_fields(database_host)
+        if HOST_CONNECTION_FIELDS & set(given):
+            _connection_tried(database_host)
+        database_host.save()
+        if "nodes" in given:
+            database_host.nodes.set(given["nodes"])
+        previous = changed_attributes(before, database_host_representation(database_host))
+        if previous or "admin_password" in given:
+            _host_event(database_host, "updated", actor, previous)
+    return database_host
+
+
+def database_host_delete(*, database_host: DatabaseHost, actor: Actor) -> None:
+    """Remove a host that holds no database any more: 409 ``conflict`` (``details.databases``)
+    while customers' databases live on it. ``database_host.deleted``."""
+    with transaction.atomic():
+        database_host = DatabaseHost.objects.select_for_update().get(pk=database_host.pk)
+        count = ServerDatabase.objects.filter(host=database_host).count()
+        if count:
+            raise Conflict(
+                f"{database_host.name} still holds {count} database{'s' if count != 1 else ''}; "
+                "they go when their servers and bots delete them (or staff drop them).",
+                details={"databases": count},
+            )
+        _host_event(database_host, "deleted", actor)
+        database_host.delete()
+
+
+def database_hosts_with_usage() -> QuerySet[DatabaseHost]:
+    """Every database host, newest first, with ``used`` (its databases) and its nodes."""
+    used = (
+        ServerDatabase.objects.filter(host=OuterRef("pk"))
+        .values("host")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return (
+        DatabaseHost.objects.annotate(used=Coalesce(Subquery(used), Value(0)))
+        .prefetch_related("nodes")
+        .order_by("-created_at", "-id")
+    )
 
 
 def database_host_password_set(

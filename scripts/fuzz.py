@@ -530,21 +530,26 @@ def schedules_setup(server, bot, actor) -> dict[str, str]:
 def databases_setup(server, bot, actor) -> dict[str, str]:
     """(Inside Django.) A database host: the run's own PostgreSQL, reached as the run's database
     is, through its Unix socket (the network namespace has no MariaDB); and a database of the
-    server and of the bot on it to read and rotate, and one each to delete. What the run makes
-    there is dropped when it ends (``drop_fuzz_databases``)."""
+    server and of the bot on it to read and rotate, and one each to delete; two more hosts on
+    it for the staff API to change and to remove. What the run makes there is dropped when it
+    ends (``drop_fuzz_databases``)."""
     from django.conf import settings
 
     from databases.services import database_create, database_host_create
 
     database = settings.DATABASES["default"]
-    database_host_create(
-        engine="postgresql",
-        name="Fuzz PostgreSQL",
-        host=database["HOST"],
-        port=int(database["PORT"] or 5432),
-        admin_user=database["USER"],
-        admin_password=database["PASSWORD"] or "",
-    )
+    where = {
+        "engine": "postgresql",
+        "host": database["HOST"],
+        "port": int(database["PORT"] or 5432),
+        "admin_user": database["USER"],
+        "admin_password": database["PASSWORD"] or "",
+    }
+    main_host = database_host_create(name="Fuzz PostgreSQL", **where)
+    # Staff's API: one to change (inactive, so the customers' creates stay on the main one
+    # whatever the fuzzer sets on it), one to remove (it holds no database).
+    spare_host = database_host_create(name="Changed by the fuzzer", active=False, **where)
+    removed_host = database_host_create(name="Removed by the fuzzer", active=False, **where)
 
     def made(instance, name: str) -> str:
         return database_create(instance=instance, name=name, actor=actor, engine="postgresql")[0].id
@@ -554,6 +559,13 @@ def databases_setup(server, bot, actor) -> dict[str, str]:
         "FUZZ_DELETED_DATABASE_ID": made(server, "fuzz_deleted"),
         "FUZZ_BOT_DATABASE_ID": made(bot, "fuzz"),
         "FUZZ_DELETED_BOT_DATABASE_ID": made(bot, "fuzz_deleted"),
+        "FUZZ_DATABASE_HOST_ID": main_host.id,
+        "FUZZ_SPARE_DATABASE_HOST_ID": spare_host.id,
+        "FUZZ_DELETED_DATABASE_HOST_ID": removed_host.id,
+        # What a staff create is pinned to: the same PostgreSQL (its port is pinned as 5432).
+        "FUZZ_DATABASE_HOST_ADDRESS": where["host"],
+        "FUZZ_DATABASE_HOST_USER": where["admin_user"],
+        "FUZZ_DATABASE_HOST_PASSWORD": where["admin_password"],
     }
 
 

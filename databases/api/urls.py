@@ -1,3 +1,4 @@
+from databases.api.hosts import DatabaseHostViewSet
 from databases.api.views import BotDatabaseViewSet, ServerDatabaseViewSet
 from hosting.api.routers import ApiRouter, id_segment
 
@@ -8,5 +9,6 @@ router.register(
     basename="server-database",
 )
 router.register(f"bots/{id_segment('id')}/databases", BotDatabaseViewSet, basename="bot-database")
+router.register("admin/database-hosts", DatabaseHostViewSet, basename="database-host")
 
 urlpatterns = router.urls
