@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import JSONField, OuterRef, Q, QuerySet, Subquery
 
 from accounts.models import User
 from accounts.roles import INSTANCE_SCOPE_AREAS, ROLE_SCOPES, Role, expand_implied
@@ -87,6 +87,45 @@ PRESETS: dict[str, tuple[str, list[str]]] = {
     "files_only": ("Files only", ["files.read", "files.write", "sftp"]),
     "full": ("Full", list(PERMISSIONS)),
 }
+
+
+# The permissions' groups, in the order of PERMISSIONS (SFTP goes with the files): how pages
+# show them, as boxes by group and as a summary.
+PERMISSION_GROUPS = (
+    "console",
+    "power",
+    "settings",
+    "activity",
+    "files",
+    "backups",
+    "schedules",
+    "databases",
+)
+
+
+def _group_of(permission: str) -> str:
+    return "files" if permission == "sftp" else permission.split(".")[0]
+
+
+def permission_groups() -> list[tuple[str, list[tuple[str, str]]]]:
+    return [
+        (group, [(name, text) for name, text in PERMISSIONS.items() if _group_of(name) == group])
+        for group in PERMISSION_GROUPS
+    ]
+
+
+def permissions_summary(permissions: Iterable[str]) -> str:
+    """``Console (2), Files (all)``: each group with how many of its permissions are given."""
+    counts: dict[str, int] = {}
+    for name in permissions:
+        if name in PERMISSIONS:
+            counts[_group_of(name)] = counts.get(_group_of(name), 0) + 1
+    total = {group: len(names) for group, names in permission_groups()}
+    return ", ".join(
+        f"{group.capitalize()} ({'all' if counts[group] == total[group] else counts[group]})"
+        for group in PERMISSION_GROUPS
+        if group in counts
+    )
 
 
 def scope_of(permission: str, kind: str) -> str:
@@ -224,6 +263,15 @@ def dashboard_visible_q(caller: Caller, kind: str) -> Q:
 def power_permission(action_type: str) -> str:
     """The permission of a power action (``reinstall`` is a setting's)."""
     return "settings.reinstall" if action_type == "reinstall" else f"power.{action_type}"
+
+
+def with_own_permissions(instances: QuerySet, caller: Caller, kind: str) -> QuerySet:
+    """``instances`` each with ``own_permissions``: what the caller's own grant there gives
+    (None without one), read in the same query as the rows (a list page's)."""
+    granted = ServerGrant.objects.filter(**{kind: OuterRef("pk")}, user=caller.user).values(
+        "permissions"
+    )[:1]
+    return instances.annotate(own_permissions=Subquery(granted, output_field=JSONField()))
 
 
 def grants_by_instance(caller: Caller, instances: Iterable[Instance]) -> dict[str, ServerGrant]:

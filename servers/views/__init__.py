@@ -51,7 +51,9 @@ from servers.services.permissions import (
     dashboard_visible_q,
     instance_may,
     instance_permissions,
+    permissions_summary,
     power_permission,
+    with_own_permissions,
 )
 from servers.transitions import POWER_ACTIONS, allowed_actions
 
@@ -244,15 +246,19 @@ class InstanceListView(ListControlsMixin, InstancePageMixin, LivePartialMixin, L
     default_sort = "-created_at"
 
     def get_base_queryset(self):
-        return self.instances()
+        return with_own_permissions(self.instances(), self.caller, self.kind)
 
     def get_context_object_name(self, object_list):
         return self.area  # "servers" or "bots"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["polling"] = any(item.status in TRANSITIONAL for item in context["object_list"])
+        rows = context["object_list"]
+        context["polling"] = any(item.status in TRANSITIONAL for item in rows)
         context["create_url"] = reverse(f"{self.kind}_create")
+        for item in rows:  # what the person's own grant gives there (a sub-user's)
+            item.grant_summary = permissions_summary(item.own_permissions or [])
+        context["is_guest"] = self.role == Role.GUEST
         return context
 
 

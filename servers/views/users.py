@@ -14,35 +14,8 @@ from accounts.actors import Actor
 from accounts.roles import Right, Role, role_can
 from hosting.errors import ApplicationError, ValidationFailed
 from servers.services.grants import grant_create, grant_delete, grant_of, grant_update, grants_of
-from servers.services.permissions import PERMISSIONS, PRESETS
+from servers.services.permissions import PRESETS, permission_groups, permissions_summary
 from servers.views import BotPages, InstanceObjectMixin, ServerPages
-
-# The checkboxes' groups, in the order of PERMISSIONS (SFTP goes with the files).
-GROUPS = ("console", "power", "settings", "activity", "files", "backups", "schedules", "databases")
-
-
-def _group_of(permission: str) -> str:
-    return "files" if permission == "sftp" else permission.split(".")[0]
-
-
-def permission_groups() -> list[tuple[str, list[tuple[str, str]]]]:
-    return [
-        (group, [(name, text) for name, text in PERMISSIONS.items() if _group_of(name) == group])
-        for group in GROUPS
-    ]
-
-
-def summary(permissions: list[str]) -> str:
-    """``Console (2), Files (3)``: each group with how many of its permissions are given."""
-    counts: dict[str, int] = {}
-    for name in permissions:
-        counts[_group_of(name)] = counts.get(_group_of(name), 0) + 1
-    total = {group: len(names) for group, names in permission_groups()}
-    return ", ".join(
-        f"{group.capitalize()} ({'all' if counts[group] == total[group] else counts[group]})"
-        for group in GROUPS
-        if group in counts
-    )
 
 
 def chosen_permissions(form) -> list[str]:
@@ -79,7 +52,7 @@ class InstanceUsersView(InstanceUsersMixin, TemplateView):
     def get_context_data(self, **kwargs):
         grants = list(grants_of(self.instance).order_by("-created_at", "-id"))
         for grant in grants:
-            grant.summary = summary(grant.permissions)
+            grant.summary = permissions_summary(grant.permissions)
         return super().get_context_data(
             grants=grants,
             groups=permission_groups(),

@@ -210,3 +210,36 @@ def test_a_guest_sees_no_users_tab_and_no_delete_even_with_every_permission(gues
     grant(server, guest, list(PERMISSIONS))
     page = signed_in(guest).get(f"/servers/{server.pk}").content.decode()
     assert 'id="users-link"' not in page and 'id="delete-link"' not in page
+
+
+def test_the_list_says_what_each_grant_gives_and_shows_only_those(guest, account, server, bot):
+    ServerFactory(account=account, name="Hidden")
+    grant(server, guest, ["console.view", "power.start", "power.stop"])
+    client = signed_in(guest)
+    page = client.get("/").content.decode()
+    assert server.name in page and "Hidden" not in page
+    assert "Shared with you: Console (1), Power (2)" in page
+    # No bot is shared: the empty list says so, and how access comes.
+    assert (
+        "No bot of Owner&#x27;s Hosting is shared with you yet"
+        in client.get("/bots").content.decode()
+    )
+    grant(bot, guest, list(PERMISSIONS))
+    assert "Shared with you: Console (all), Power (all)" in client.get("/bots").content.decode()
+
+
+def test_a_members_list_names_only_their_own_grants(owner, teammate, server, bot):
+    grant(server, teammate, ["power.start"])
+    assert "Shared with you: Power (1)" in signed_in(teammate).get("/").content.decode()
+    assert "Shared with you" not in signed_in(owner).get("/").content.decode()
+
+
+def test_a_sub_users_own_actions_show_in_the_activity(guest, server):
+    grant(server, guest, ["power.start", "activity.read"])
+    client = signed_in(guest)
+    client.post(f"/servers/{server.pk}/actions", {"type": "start"})
+    assert server.actions.filter(type="start", requested_by_user=guest).exists()
+    page = client.get(f"/servers/{server.pk}/activity").content.decode()
+    assert guest.email in page and "start" in page
+    overview = client.get(f"/servers/{server.pk}").content.decode()
+    assert "Recent actions" in overview and guest.email in overview
