@@ -90,28 +90,36 @@ class InstanceSchedulesView(InstanceSchedulesMixin, TemplateView):
 
 
 def _tasks_from(form) -> list[dict[str, Any]]:
-    """The task rows of the form that name an action, in their order."""
-    tasks = []
+    """The task rows of the form that name an action, in the order of their "Order" numbers
+    (rows with the same number, or none, keep their place on the form)."""
+    rows = []
     for index in range(MAX_TASKS + SPARE_ROWS):
         action = form.get(f"task-{index}-action", "")
         if not action:
             continue
+        number = len(rows) + 1
         offset = form.get(f"task-{index}-offset", "").strip() or "0"
         if not offset.isdigit():
             raise ValidationFailed.field(
-                f"tasks.{len(tasks)}.offset_seconds",
+                f"tasks.{len(rows)}.offset_seconds",
                 "invalid",
-                f"Task {len(tasks) + 1}: the offset is a whole number of seconds.",
+                f"Task {number}: the offset is a whole number of seconds.",
             )
-        tasks.append(
-            {
-                "action": action,
-                "payload": form.get(f"task-{index}-payload", ""),
-                "offset_seconds": int(offset),
-                "continue_on_failure": form.get(f"task-{index}-continue") == "on",
-            }
-        )
-    return tasks
+        order = form.get(f"task-{index}-order", "").strip() or str(index + 1)
+        if not order.isdigit():
+            raise ValidationFailed.field(
+                f"tasks.{len(rows)}.order",
+                "invalid",
+                f"Task {number}: the order is a whole number (1 runs first).",
+            )
+        task = {
+            "action": action,
+            "payload": form.get(f"task-{index}-payload", ""),
+            "offset_seconds": int(offset),
+            "continue_on_failure": form.get(f"task-{index}-continue") == "on",
+        }
+        rows.append((int(order), index, task))
+    return [task for _, _, task in sorted(rows, key=lambda row: row[:2])]
 
 
 class InstanceScheduleFormView(InstanceSchedulesMixin, TemplateView):

@@ -3,12 +3,13 @@ next and last runs; a schedule created and edited with its tasks (bad input said
 pause, resume, run now and delete; the runs' history; a bot's; a phone's width."""
 
 import re
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from accounts.actors import SYSTEM
 from accounts.roles import Role
-from servers.models import Schedule, ScheduleRun
+from servers.models import Schedule, ScheduleRun, ServerGrant
 from servers.services.schedules import schedule_create
 from tests.dashboard import messages_of, signed_in
 from tests.factories import BotFactory, MembershipFactory, ServerFactory
@@ -58,7 +59,9 @@ def test_the_list_says_when_in_words_and_the_last_outcome(owner, server):
     html = signed_in(owner).get(f"/servers/{server.id}/schedules").content.decode()
     row = html[html.index(f'id="schedule-{schedule.id}"') :]
     assert "every day at 04:00 (Europe/Berlin)" in row
-    assert f"{schedule.next_run_at:%Y-%m-%d %H:%M} UTC" in row
+    berlin = schedule.next_run_at.astimezone(ZoneInfo("Europe/Berlin"))
+    assert f"{berlin:%a} {berlin.day} {berlin:%b %Y}, 04:00</time>" in row  # in its own zone
+    assert f"Europe/Berlin · {schedule.next_run_at:%H:%M} UTC" in row
     assert "Task 1 (power) failed: no." in row
     assert "Run now" in row and "Pause" in row
 
@@ -108,6 +111,75 @@ def test_a_schedule_is_created_with_its_tasks_from_the_form(owner, server):
     ]
     edit = client.get(f"/servers/{server.id}/schedules/{schedule.id}").content.decode()
     assert 'value="say Restart in 5 minutes"' in edit and 'name="task-4-action"' in edit
+
+
+def test_the_order_numbers_reorder_the_tasks(owner, server):
+    schedule = a_schedule(
+        server,
+        tasks=[
+            {"action": "command", "payload": "say first"},
+            {"action": "power", "payload": "restart", "offset_seconds": 60},
+        ],
+    )
+    client = signed_in(owner)
+    form = client.get(f"/servers/{server.id}/schedules/{schedule.id}").content.decode()
+    assert 'name="task-1-order" value="2"' in form
+    fields = {
+        "name": "Nightly restart",
+        "cron": "0 4 * * *",
+        "timezone": "Europe/Berlin",
+        "active": "on",
+        "task-0-action": "command",
+        "task-0-payload": "say first",
+        "task-0-order": "3",
+        "task-1-action": "power",
+        "task-1-payload": "restart",
+        "task-1-offset": "60",
+        "task-1-order": "1",
+        "task-2-action": "backup",
+        "task-2-payload": "Before",
+        "task-2-order": "1",  # the same number: its place on the form breaks the tie
+    }
+    assert client.post(f"/servers/{server.id}/schedules/{schedule.id}", fields).status_code == 302
+    assert [(t.action, t.payload) for t in Schedule.objects.get().tasks.all()] == [
+        ("power", "restart"),
+        ("backup", "Before"),
+        ("command", "say first"),
+    ]
+    answer = client.post(
+        f"/servers/{server.id}/schedules/{schedule.id}", fields | {"task-2-order": "first"}
+    )
+    assert messages_of(answer)[-1] == "Task 3: the order is a whole number (1 runs first)."
+
+
+def test_a_sub_user_with_schedules_read_only_sees_them_and_changes_nothing(account, server):
+    schedule = a_schedule(server)
+    guest = member(account, Role.GUEST)
+    access = ServerGrant.objects.create(
+        account=account, server=server, user=guest, permissions=["schedules.read"]
+    )
+    client = signed_in(guest)
+    html = client.get(f"/servers/{server.id}/schedules").content.decode()
+    assert "every day at 04:00 (Europe/Berlin)" in html
+    assert "Run now" not in html and "New schedule" not in html and "Delete" not in html
+    runs = client.get(f"/servers/{server.id}/schedules/{schedule.id}/runs")
+    assert runs.status_code == 200
+    for op in ("run", "pause", "delete"):
+        refused = client.post(
+            f"/servers/{server.id}/schedules/do",
+            {"op": op, "schedule_id": schedule.id},
+            follow=True,
+        )
+        assert "you may not change this server's schedules" in messages_of(refused)[-1]
+    assert client.get(f"/servers/{server.id}/schedules/new").status_code == 302
+    schedule.refresh_from_db()
+    assert schedule.active and not ScheduleRun.objects.exists()
+    # Without schedules.read: not even the list; on another server of the account: not found.
+    access.permissions = ["console.view"]
+    access.save()
+    assert client.get(f"/servers/{server.id}/schedules").status_code == 302
+    other = ServerFactory(account=account)
+    assert client.get(f"/servers/{other.id}/schedules").status_code == 404
 
 
 def test_bad_input_is_said_on_the_form_which_keeps_what_was_typed(owner, server):
