@@ -355,6 +355,8 @@ def test_201_and_202_answers_declare_their_location(openapi):
         ("/v1/servers", "post"),
         ("/v1/servers/{id}/actions", "post"),
         ("/v1/servers/{id}", "delete"),
+        ("/v1/servers/{id}/databases", "post"),
+        ("/v1/admin/database-hosts", "post"),
     ]:
         responses = openapi["paths"][path][method]["responses"]
         status = next(code for code in ("201", "202") if code in responses)
@@ -406,6 +408,14 @@ def test_creates_link_to_the_operations_on_what_they_created(openapi):
         "parameters": {"id": "$response.body#/data/server/id"},
     }
     assert {"servers_partial_update", "servers_destroy", "servers_actions_create"} <= set(links)
+    # What belongs to a server takes its id as {id} too: the databases, as the schedules.
+    assert {"servers_schedules_create", "servers_databases_create"} <= set(links)
+    hosts = openapi["paths"]["/v1/admin/database-hosts"]["post"]["responses"]["201"]["links"]
+    assert set(hosts) == {
+        "admin_database_hosts_retrieve",
+        "admin_database_hosts_partial_update",
+        "admin_database_hosts_destroy",
+    }
     # POST /v1/account/members answers the invitation it sends: its links go there.
     members = openapi["paths"]["/v1/account/members"]["post"]["responses"]["201"]["links"]
     assert set(members) == {"account_invitations_retrieve", "account_invitations_destroy"}

@@ -62,6 +62,10 @@ def test_create_connect_rotate_and_delete_a_database(page, owner, server, screen
     page.wait_for_url(f"/servers/{server.id}/databases")
     expect(page.locator("#databases-empty")).to_be_visible()
     expect(page.locator("#database-usage")).to_contain_text("0 of 1 database used")
+    page.set_viewport_size(PHONE)  # the create form, open while there is no database
+    expect(page.locator("#database-create-form")).to_be_visible()
+    assert wide_elements(page) == (PHONE["width"], [])
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     page.locator("#database-name").fill("world")
     page.locator("#database-create").click()
