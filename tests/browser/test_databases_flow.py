@@ -65,6 +65,7 @@ def test_create_connect_rotate_and_delete_a_database(page, owner, server, screen
     page.set_viewport_size(PHONE)  # the create form, open while there is no database
     expect(page.locator("#database-create-form")).to_be_visible()
     assert wide_elements(page) == (PHONE["width"], [])
+    screenshot("databases-new-phone")
     page.set_viewport_size({"width": 1280, "height": 900})
 
     page.locator("#database-name").fill("world")
