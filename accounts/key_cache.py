@@ -16,6 +16,12 @@ Redis must not be able to run code in the web processes. The rows are rebuilt fr
 read from the database. An entry that does not parse, has another shape (a field added or
 removed by a release, say) or carries an outdated version is treated as absent and the key is
 read from the database again. The user's password hash is left out: it is loaded on access.
+
+Apps above this one may keep a small value of their own with the entry (``extra_register``):
+read when the entry is filled, checked like the rows when it is read back, and found on the key
+(``cached_extra``). The servers app keeps the user's per-server grants there, so that a guest's
+request reads them from the same MGET; whoever changes what such a value is read from must
+invalidate the keys it belongs to (``api_keys_of_member_invalidate``, signals of that app).
 """
 
 from collections.abc import Callable
@@ -24,7 +30,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, models
+from django.db import DEFAULT_DB_ALIAS, models, transaction
 
 from accounts.models import Account, ApiKey, User
 from accounts.roles import Role
@@ -35,6 +41,9 @@ ENTRY_TTL = 300
 PREFIX = "hms:apikey:"
 
 _ROLES = frozenset(Role.values)
+
+# name -> (read it for a key being cached, check a cached value: the value or _Malformed)
+_extras: dict[str, tuple[Callable[[ApiKey], Any], Callable[[Any], Any]]] = {}
 
 
 class _Malformed(Exception):
@@ -117,9 +126,30 @@ _USER = _Shape(User, leave_out=("password",))
 _ACCOUNT = _Shape(Account)
 
 
+def extra_register(
+    name: str, *, read: Callable[[ApiKey], Any], check: Callable[[Any], Any]
+) -> None:
+    """Keep ``read(api_key)`` (a JSON value) with each cached entry under ``name``; ``check``
+    returns a cached value as it was read or raises ``ValueError`` (or ``TypeError``) when it
+    is not one ``read`` could have made, which makes the entry absent."""
+    _extras[name] = (read, check)
+
+
+def cached_extra(api_key: ApiKey, name: str) -> Any:
+    """The value kept under ``name`` with the key's cached entry; None when the key was read
+    from the database (no cache, or a miss), where the caller reads it itself."""
+    return getattr(api_key, "cached_extras", {}).get(name)
+
+
 def _encode(version: int, api_key: ApiKey | None) -> bytes:
     if api_key is None:
         return orjson.dumps({"version": version, "key": None})
+    extras = getattr(api_key, "cached_extras", None)
+    if extras is None or extras.keys() != _extras.keys():
+        # Kept on the key too: the request that fills the entry uses them as a hit would.
+        extras = api_key.cached_extras = {
+            name: read(api_key) for name, (read, _) in _extras.items()
+        }
     return orjson.dumps(
         {
             "version": version,
@@ -127,8 +157,18 @@ def _encode(version: int, api_key: ApiKey | None) -> bytes:
             "user": _USER.dump(api_key.user),
             "account": _ACCOUNT.dump(api_key.account),
             "role": api_key.role,
+            "extras": extras,
         }
     )
+
+
+def _extras_load(document: Any) -> dict[str, Any]:
+    if not isinstance(document, dict) or document.keys() != _extras.keys():
+        raise _Malformed
+    try:
+        return {name: check(document[name]) for name, (_, check) in _extras.items()}
+    except (TypeError, ValueError):
+        raise _Malformed from None
 
 
 def _decode(raw: bytes, *, key_id: str, version: int) -> ApiKey | None:
@@ -144,7 +184,7 @@ def _decode(raw: bytes, *, key_id: str, version: int) -> ApiKey | None:
         raise _Malformed
     if document.keys() == {"version", "key"} and document["key"] is None:
         return None
-    if document.keys() != {"version", "key", "user", "account", "role"}:
+    if document.keys() != {"version", "key", "user", "account", "role", "extras"}:
         raise _Malformed
     role = document["role"]
     if role is not None and (type(role) is not str or role not in _ROLES):
@@ -154,6 +194,7 @@ def _decode(raw: bytes, *, key_id: str, version: int) -> ApiKey | None:
     if api_key.key_id != key_id or (api_key.user_id, api_key.account_id) != (user.pk, account.pk):
         raise _Malformed
     api_key.user, api_key.account, api_key.role = user, account, role
+    api_key.cached_extras = _extras_load(document["extras"])
     return api_key
 
 
@@ -224,3 +265,18 @@ def api_key_cache_invalidate(key_ids) -> None:
     for key_id in key_ids:
         pipe.incr(_keys(key_id)[1])
     pipe.execute()
+
+
+def api_keys_of_member_invalidate(*, account_id: str, user_id: str) -> None:
+    """Make every process read the member's keys in the account afresh: at once and again after
+    commit, which defeats a request that read the old rows between the change and its commit."""
+    if not enabled():
+        return
+    key_ids = list(
+        ApiKey.objects.filter(account_id=account_id, user_id=user_id).values_list(
+            "key_id", flat=True
+        )
+    )
+    if key_ids:
+        api_key_cache_invalidate(key_ids)
+        transaction.on_commit(lambda: api_key_cache_invalidate(key_ids))

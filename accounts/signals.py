@@ -11,7 +11,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from accounts import key_cache
-from accounts.key_cache import api_key_cache_invalidate
+from accounts.key_cache import api_key_cache_invalidate, api_keys_of_member_invalidate
 from accounts.models import Account, ApiKey, Membership, User
 
 
@@ -34,9 +34,7 @@ def _api_key_changed(sender, instance: ApiKey, **kwargs) -> None:
 
 @receiver([post_save, post_delete], sender=Membership)
 def _membership_changed(sender, instance: Membership, **kwargs) -> None:
-    _invalidate_keys_of(
-        ApiKey.objects.filter(account_id=instance.account_id, user_id=instance.user_id)
-    )
+    api_keys_of_member_invalidate(account_id=instance.account_id, user_id=instance.user_id)
 
 
 @receiver(post_save, sender=User)

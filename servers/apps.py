@@ -27,14 +27,23 @@ class ServersConfig(AppConfig):
     def ready(self):
         post_migrate.connect(_reinstall_count_triggers, sender=self)
         # Not at the top, as above: the permissions read the models.
+        from accounts.key_cache import extra_register
         from accounts.services import api_key_scopes_register, invitation_details_register
         from events.services import event_consumer_add
         from hosting.api.permissions import extra_scopes_register
+        from servers import signals  # noqa: F401 - connects the receivers
         from servers.services.grants import grants_bind_on_join, invitation_grants_described
-        from servers.services.permissions import grant_key_scopes, principal_grant_scopes
+        from servers.services.permissions import (
+            grant_key_scopes,
+            key_grants_check,
+            key_grants_read,
+            principal_grant_scopes,
+        )
 
-        # A key whose role falls short of an endpoint's scopes may reach it through grants.
+        # A key whose role falls short of an endpoint's scopes may reach it through grants,
+        # which the API key cache keeps with the key.
         extra_scopes_register(principal_grant_scopes)
+        extra_register("grants", read=key_grants_read, check=key_grants_check)
         # An invited guest's grants become theirs when they join.
         event_consumer_add(grants_bind_on_join)
         # A guest's invitation e-mail names the servers and bots it opens.

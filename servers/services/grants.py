@@ -15,6 +15,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.actors import Actor
+from accounts.key_cache import api_keys_of_member_invalidate
 from accounts.models import Invitation, Membership, User
 from accounts.roles import Right, Role, role_can
 from accounts.selectors import role_in
@@ -169,7 +170,12 @@ def grants_bind_on_join(event: Event) -> None:
     for their e-mail address there become theirs (an event consumer, in the same transaction):
     those of the invitation they accepted, and those of an earlier invitation to the same
     address that a later one replaced (a guest invitation, then one to the team)."""
-    if event.type != "member.added" or event.object_type != "member" or not event.object_id:
+    if (
+        event.type != "member.added"
+        or event.object_type != "member"
+        or not event.object_id
+        or not event.account_id
+    ):
         return
     user_id = event.object_id  # a membership is identified by its user's id
     email = User.objects.filter(pk=user_id).values_list("email", flat=True).first()
@@ -180,6 +186,8 @@ def grants_bind_on_join(event: Event) -> None:
         account_id=event.account_id,
         user=None,
     ).update(user_id=user_id)
+    # update() sends no signal: the keys' cached grants are refreshed here (servers/signals.py).
+    api_keys_of_member_invalidate(account_id=event.account_id, user_id=user_id)
 
 
 def invitation_grants_described(invitation: Invitation) -> list[str]:

@@ -20,7 +20,8 @@ from typing import Any
 
 from django.db.models import JSONField, OuterRef, Q, QuerySet, Subquery
 
-from accounts.models import User
+from accounts.key_cache import cached_extra
+from accounts.models import ApiKey, User
 from accounts.roles import INSTANCE_SCOPE_AREAS, ROLE_SCOPES, Role, expand_implied
 from hosting.errors import PermissionDenied
 from servers.models import Instance, ServerGrant
@@ -312,14 +313,39 @@ def grant_key_scopes(user: User, account_id: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def key_grants_read(api_key: ApiKey) -> dict[str, list[str]]:
+    """What the API key cache keeps with a key's entry (registered in apps.py): its user's
+    grants in its account. Changing a grant invalidates the entries (servers/signals.py), as
+    a role change does. An owner's or admin's role holds every permission a grant could add,
+    and a key whose user is no member reaches nothing: neither reads them."""
+    if getattr(api_key, "role", None) in {None, Role.OWNER, Role.ADMIN}:
+        return {}
+    return user_grants(user=api_key.user, account_id=api_key.account_id)
+
+
+def key_grants_check(value: Any) -> dict[str, list[str]]:
+    """A cached ``key_grants_read`` value as it was written, or ValueError."""
+    if type(value) is not dict:
+        raise ValueError("not an object")
+    for instance_id, permissions in value.items():
+        if type(permissions) is not list or any(type(name) is not str for name in permissions):
+            raise ValueError(f"the permissions of {instance_id} are not a list of names")
+    return value
+
+
 def principal_grant_scopes(principal: Any, request: Any) -> frozenset[str]:
     """``grant_scopes`` for an API key's principal (registered with the scope check). The
-    grants read (one query) stay with the request (``request_grants``) for the endpoint's own
-    checks, so the request reads them once."""
+    grants come with the key from the shared cache, else are read here (one query); they stay
+    with the request (``request_grants``) for the endpoint's own checks, so the request reads
+    them once at most."""
     api_key = getattr(principal, "api_key", None)
     if api_key is None:
         return frozenset()
-    grants = user_grants(user=principal.user, account_id=principal.account.pk)
+    grants = request_grants(request)
+    if grants is None:
+        grants = cached_extra(api_key, "grants")
+    if grants is None:
+        grants = user_grants(user=principal.user, account_id=principal.account.pk)
     request.instance_grants = grants
     return grant_scopes(grants=grants, key_scopes=api_key.scopes)
 
