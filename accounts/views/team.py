@@ -44,7 +44,9 @@ from hosting.text import full_stop
 
 
 class TeamView(AccountPageMixin, FormView):
-    """Members, pending invitations and the invitation form."""
+    """Members, pending invitations and the invitation form. A guest (invited for single
+    servers) sees only their own row, to leave: the account's people are not theirs to see,
+    as its API's members are not."""
 
     template_name = "accounts/team/team.html"
     form_class = InviteForm
@@ -58,6 +60,9 @@ class TeamView(AccountPageMixin, FormView):
         manages_team = role_can(self.role, Right.MANAGE_TEAM)
         manages_owners = role_can(self.role, Right.MANAGE_OWNERS)
         members = list(members_of_account(account=self.account))
+        guest = self.role == Role.GUEST
+        if guest:
+            members = [member for member in members if member.user_id == self.request.user.pk]
         for member in members:
             # Which rows get controls; the services decide again when a form is sent.
             member.manageable = manages_owners or (manages_team and member.role != Role.OWNER)
@@ -65,7 +70,7 @@ class TeamView(AccountPageMixin, FormView):
         invitations = invitations_of_account(account=self.account).pending()
         return super().get_context_data(
             members=members,
-            invitations=invitations,
+            invitations=None if guest else invitations,
             role_choices=role_choices(may_grant_owner=manages_owners),
             **kwargs,
         )

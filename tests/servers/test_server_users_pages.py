@@ -243,3 +243,20 @@ def test_a_sub_users_own_actions_show_in_the_activity(guest, server):
     assert guest.email in page and "start" in page
     overview = client.get(f"/servers/{server.pk}").content.decode()
     assert "Recent actions" in overview and guest.email in overview
+
+
+def test_a_guest_sees_only_themselves_on_the_team_page_and_may_leave(
+    guest, owner, teammate, server, django_capture_on_commit_callbacks
+):
+    grant(server, guest, ["console.view"])
+    with django_capture_on_commit_callbacks(execute=True):
+        signed_in(owner).post(
+            "/settings/team/invite", {"email": "pending@example.com", "role": "viewer"}
+        )
+    page = signed_in(guest).get("/settings/team").content.decode()
+    assert guest.email in page and "Leave" in page
+    assert owner.email not in page and teammate.email not in page
+    assert "pending@example.com" not in page and 'id="invitations"' not in page
+    # A member still sees the whole team.
+    whole = signed_in(teammate).get("/settings/team").content.decode()
+    assert owner.email in whole and guest.email in whole and "pending@example.com" in whole
