@@ -56,6 +56,8 @@ PAGES = [
     ("schedules.write", "get", "schedules/{s}", None),
     ("schedules.write", "post", "schedules/do", {"op": "pause", "schedule_id": "{s}"}),
     ("schedules.write", "post", "schedules/do", {"op": "run", "schedule_id": "{s}"}),
+    ("databases.read", "get", "databases", None),
+    ("databases.write", "post", "databases/do", {"op": "create", "name": "stats"}),
 ]
 # Pages a grant never opens: deleting takes a role that writes servers, the Users tab a member.
 MEMBERS_ONLY = [
@@ -186,6 +188,7 @@ CONTROLS = [
     ("files.read", 'id="files-link"'),
     ("backups.read", 'id="backups-link"'),
     ("schedules.read", 'id="schedules-link"'),
+    ("databases.read", 'id="databases-link"'),
     ("activity.read", "/activity"),
     ("settings.write", 'id="edit-link"'),
     ("power.start", 'id="action-start"'),
