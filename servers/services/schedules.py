@@ -37,18 +37,19 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import batched
 from typing import Any
 from zoneinfo import ZoneInfo, available_timezones
 
 from cronsim import CronSim, CronSimError
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import QuerySet, prefetch_related_objects
 from django.tasks import task
 from django.utils import timezone
 
 from accounts.actors import SYSTEM, Actor
-from events.services import record_event
+from events.services import EventDraft, record_event, record_events
 from hosting.errors import ApplicationError, NotFound, ServiceUnavailable, ValidationFailed
 from hosting.representations import timestamp
 from servers.drivers import DriverError
@@ -76,6 +77,11 @@ MAX_COMMAND_BYTES = 4096
 POWER_ACTIONS = ("start", "stop", "restart", "kill")
 ON_TIME = timedelta(minutes=1)
 DISPATCH_BATCH = 500
+# Runs whose step is due at the same moment go to the workers together: up to STEP_BATCH runs a
+# queued task (so 10,000 runs of a minute are 200 tasks, not 10,000), claimed and settled
+# STEP_CLAIM at a time (a step's row says running only while its chunk is being carried out).
+STEP_BATCH = 50
+STEP_CLAIM = 10
 PENDING, RUNNING, SUCCEEDED, FAILED, SKIPPED = (
     "pending",
     "running",
@@ -517,32 +523,51 @@ def schedule_delete(*, schedule: Schedule, actor: Actor) -> None:
 
 
 def _entries(schedule: Schedule) -> list[dict[str, Any]]:
-    return [
-        task_representation(task) | {"status": PENDING}
-        for task in ScheduleTask.objects.filter(schedule=schedule).order_by("position")
-    ]
+    """The run's copy of the schedule's tasks (from the dispatcher's prefetch when it made one)."""
+    cache = getattr(schedule, "_prefetched_objects_cache", {})
+    tasks = (
+        sorted(cache["tasks"], key=lambda task: task.position)
+        if "tasks" in cache
+        else ScheduleTask.objects.filter(schedule=schedule).order_by("position")
+    )
+    return [task_representation(task) | {"status": PENDING} for task in tasks]
+
+
+class _Steps:
+    """Steps to queue once the transaction's work is done, in as few tasks as the work allows:
+    one ``schedule_steps`` task per STEP_BATCH runs whose step (the same task number) is due at
+    the same moment. Queued in the caller's transaction, so they exist only if it commits."""
+
+    def __init__(self) -> None:
+        self._due: dict[tuple[int, datetime], list[str]] = {}
+
+    def add(self, run: ScheduleRun, index: int) -> None:
+        due = run.started_at + timedelta(seconds=run.tasks[index]["offset_seconds"])
+        self._due.setdefault((index, due), []).append(run.id)
+
+    def enqueue(self) -> None:
+        now = timezone.now()
+        for (index, due), run_ids in self._due.items():
+            step = schedule_steps if due <= now else schedule_steps.using(run_after=due)
+            for chunk in batched(run_ids, STEP_BATCH):
+                step.enqueue(list(chunk), index)
+        self._due.clear()
 
 
 def _run_begin(
-    schedule: Schedule, *, tick: datetime | None, trigger: str, now: datetime
+    schedule: Schedule, *, tick: datetime | None, trigger: str, now: datetime, steps: _Steps
 ) -> ScheduleRun:
-    """The run row and its first step queued (inside the caller's transaction)."""
+    """The run row, its first step added to ``steps`` (inside the caller's transaction)."""
     run = ScheduleRun.objects.create(
         schedule=schedule, tick=tick, trigger=trigger, tasks=_entries(schedule), started_at=now
     )
     if run.tasks:
-        _step_enqueue(run, 0)
+        steps.add(run, 0)
     else:
         run.status = ScheduleRunStatus.SUCCEEDED
         run.completed_at = now
         run.save(update_fields=["status", "completed_at"])
     return run
-
-
-def _step_enqueue(run: ScheduleRun, index: int) -> None:
-    due = run.started_at + timedelta(seconds=run.tasks[index]["offset_seconds"])
-    step = schedule_step if due <= timezone.now() else schedule_step.using(run_after=due)
-    step.enqueue(run.id, index)
 
 
 def schedule_run_now(*, schedule: Schedule, actor: Actor) -> ScheduleRun:
@@ -551,9 +576,13 @@ def schedule_run_now(*, schedule: Schedule, actor: Actor) -> ScheduleRun:
     with transaction.atomic():
         schedule = Schedule.objects.select_for_update().get(pk=schedule.pk)
         now = timezone.now()
-        run = _run_begin(schedule, tick=None, trigger=ScheduleRunTrigger.MANUAL, now=now)
+        steps = _Steps()
+        run = _run_begin(
+            schedule, tick=None, trigger=ScheduleRunTrigger.MANUAL, now=now, steps=steps
+        )
         schedule.last_run_at = now
         schedule.save(update_fields=["last_run_at"])
+        steps.enqueue()
     return run
 
 
@@ -574,7 +603,7 @@ def _skipped(schedule: Schedule, tick: datetime, trigger: str, reason: str, now:
     )
 
 
-def _dispatch_one(schedule: Schedule, now: datetime) -> str:
+def _dispatch_one(schedule: Schedule, now: datetime, steps: _Steps) -> str:
     """Take one due schedule's latest passed tick (under its row lock): run, late run,
     skipped, or nothing (its instance is gone); ``next_run_at`` moves past now."""
     instance = schedule.instance
@@ -605,7 +634,7 @@ def _dispatch_one(schedule: Schedule, now: datetime) -> str:
             schedule, tick, trigger, f"The {instance.kind} was {instance.status}, not running.", now
         )
         return "skipped"
-    _run_begin(schedule, tick=tick, trigger=trigger, now=now)
+    _run_begin(schedule, tick=tick, trigger=trigger, now=now, steps=steps)
     return "started"
 
 
@@ -623,16 +652,19 @@ def schedules_dispatch(*, now: datetime | None = None, batch: int = DISPATCH_BAT
                 .select_related("server", "bot")
                 .select_for_update(skip_locked=True, of=("self",))[:batch]
             )
+            prefetch_related_objects(due, "tasks")
+            steps = _Steps()
             for schedule in due:
                 try:
                     with transaction.atomic():
-                        counts[_dispatch_one(schedule, moment)] += 1
+                        counts[_dispatch_one(schedule, moment, steps)] += 1
                 except IntegrityError:
                     # Its tick has a run already (the unique row): never twice. Move it on.
                     counts["already run"] += 1
                     Schedule.objects.filter(pk=schedule.pk).update(
                         next_run_at=tick_after(schedule.cron, schedule.time_zone, moment)
                     )
+            steps.enqueue()
         if len(due) < batch:
             return counts
 
@@ -641,10 +673,16 @@ def schedules_dispatch(*, now: datetime | None = None, batch: int = DISPATCH_BAT
 
 
 @task
+def schedule_steps(run_ids: list[str], index: int) -> None:
+    """The worker's entry point for task ``index`` of several runs due at the same moment
+    (queued by the dispatcher, a manual run, or the steps before them)."""
+    schedule_steps_run(run_ids=run_ids, index=index)
+
+
+@task
 def schedule_step(run_id: str, index: int) -> None:
-    """The worker's entry point for one task of a run (queued by the dispatcher or the step
-    before it)."""
-    schedule_step_run(run_id=run_id, index=index)
+    """One run's step, as releases before the grouped steps queued them."""
+    schedule_steps_run(run_ids=[run_id], index=index)
 
 
 def console_command_send(*, instance: Instance, command: str) -> None:
@@ -677,76 +715,125 @@ def _now_text() -> str:
     return timezone.now().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+class _Settlement:
+    """What settling steps leaves for the end of their transaction, done together: the runs'
+    rows written in one statement, the failed runs' events recorded at once (with their
+    webhooks' deliveries), and the next steps queued as grouped tasks."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, ScheduleRun] = {}
+        self.events: list[EventDraft] = []
+        self.steps = _Steps()
+
+    def flush(self) -> None:
+        if self.runs:
+            ScheduleRun.objects.bulk_update(
+                list(self.runs.values()), ["tasks", "status", "reason", "completed_at"]
+            )
+        record_events(self.events)
+        self.steps.enqueue()
+        self.runs, self.events = {}, []
+
+
+def _locked_runs(run_ids: Iterable[str]) -> list[ScheduleRun]:
+    """The runs under way among these, with their schedules and instances, under their row
+    locks, taken in id order (as every other holder of several takes them)."""
+    return list(
+        ScheduleRun.objects.select_for_update(of=("self",))
+        .select_related("schedule__server", "schedule__bot")
+        .filter(pk__in=list(run_ids), status=ScheduleRunStatus.RUNNING)
+        .order_by("pk")
+    )
+
+
 def schedule_step_run(*, run_id: str, index: int) -> None:
-    """Carry out task ``index`` of a run once: its outcome recorded on the run, then the next
-    step queued, or the run ended (``failed`` when a task failed; ``schedule.run_failed``).
+    """``schedule_steps_run`` of one run."""
+    schedule_steps_run(run_ids=[run_id], index=index)
+
+
+def schedule_steps_run(*, run_ids: list[str], index: int) -> None:
+    """Carry out task ``index`` of each of these runs once, STEP_CLAIM runs at a time: its
+    outcome recorded on the run, then the run's next step queued, or the run ended (``failed``
+    when a task failed; ``schedule.run_failed``).
 
     A step taken later than ``SCHEDULE_STEP_TIMEOUT_SECONDS`` after its time is failed without
     being run, as the recovery pass would have (``schedule_steps_recover``); a step the recovery
     pass failed while this worker was in it keeps that outcome."""
+    for chunk in batched(run_ids, STEP_CLAIM):
+        _steps_chunk(chunk, index)
+
+
+def _steps_chunk(run_ids: Iterable[str], index: int) -> None:
+    settlement = _Settlement()
     with transaction.atomic():
-        run = ScheduleRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None or run.status != ScheduleRunStatus.RUNNING:
-            return
-        if run.tasks[index]["status"] != PENDING:
-            return  # taken already: a step queued twice does its work once
+        claimed = []
         now = timezone.now()
-        if now - _step_since(run, index) > _step_timeout():
-            _step_give_up(run, index, _lost_reason(), now)
-            return
-        run.tasks[index] |= {"status": RUNNING, "started_at": _now_text()}
-        run.save(update_fields=["tasks"])
-        schedule = Schedule.objects.select_related("server", "bot").get(pk=run.schedule_id)
-    entry = run.tasks[index]
-    outcome: dict[str, Any] = {}
-    error = ""
-    try:
-        outcome = _perform(schedule.instance, entry)
-    except ApplicationError as refused:
-        error = refused.message
-    except Exception as crash:  # a task's failure is its run's, not the worker's
-        error = f"Unexpected error: {type(crash).__name__}."
+        for run in _locked_runs(run_ids):
+            if run.tasks[index]["status"] != PENDING:
+                continue  # taken already: a step queued twice does its work once
+            if now - _step_since(run, index) > _step_timeout():
+                _step_give_up(run, index, _lost_reason(), now, settlement)
+                continue
+            run.tasks[index] |= {"status": RUNNING, "started_at": _now_text()}
+            claimed.append(run)
+        if claimed:
+            ScheduleRun.objects.bulk_update(claimed, ["tasks"])
+        settlement.flush()
+    outcomes = {run.pk: _outcome(run.schedule.instance, run.tasks[index]) for run in claimed}
+    if not outcomes:
+        return
     with transaction.atomic():
-        run = ScheduleRun.objects.select_for_update().filter(pk=run_id).first()
-        if run is None or run.tasks[index]["status"] != RUNNING:
-            return  # failed by the recovery pass meanwhile: that outcome stands
-        run.tasks[index] |= outcome | {
-            "status": FAILED if error else SUCCEEDED,
-            "error": error[:500],
-            "completed_at": _now_text(),
-        }
-        _step_settle(run, index)
+        for run in _locked_runs(outcomes):
+            if run.tasks[index]["status"] != RUNNING:
+                continue  # failed by the recovery pass meanwhile: that outcome stands
+            run.tasks[index] |= outcomes[run.pk] | {"completed_at": _now_text()}
+            _step_settle(run, index, settlement)
+        settlement.flush()
 
 
-def _step_settle(run: ScheduleRun, index: int) -> None:
+def _outcome(instance: Instance, entry: dict[str, Any]) -> dict[str, Any]:
+    """Carry out one task; its entry's outcome fields (what it made, status, error)."""
+    try:
+        made = _perform(instance, entry)
+    except ApplicationError as refused:
+        return {"status": FAILED, "error": refused.message[:500]}
+    except Exception as crash:  # a task's failure is its run's, not the worker's
+        return {"status": FAILED, "error": f"Unexpected error: {type(crash).__name__}."}
+    return made | {"status": SUCCEEDED, "error": ""}
+
+
+def _step_settle(run: ScheduleRun, index: int, settlement: _Settlement) -> None:
     """After task ``index`` has its outcome (under the run's row lock): the next step queued,
     or the run ended, ``failed`` when a task failed (the rest skipped unless it continues)."""
+    settlement.runs[run.pk] = run
     entry = run.tasks[index]
     if entry["status"] == FAILED and not entry["continue_on_failure"]:
         for later in run.tasks[index + 1 :]:
             later["status"] = SKIPPED
-        _run_end(run, f"Task {index + 1} ({entry['action']}) failed: {entry['error']}"[:500])
+        _run_end(
+            run, f"Task {index + 1} ({entry['action']}) failed: {entry['error']}"[:500], settlement
+        )
     elif index + 1 < len(run.tasks):
-        run.save(update_fields=["tasks"])
-        _step_enqueue(run, index + 1)
+        settlement.steps.add(run, index + 1)
     else:
         failed = [n for n, task in enumerate(run.tasks, 1) if task["status"] == FAILED]
-        _run_end(run, f"Task {failed[0]} failed." if failed else "")
+        _run_end(run, f"Task {failed[0]} failed." if failed else "", settlement)
 
 
-def _run_end(run: ScheduleRun, failure: str) -> None:
+def _run_end(run: ScheduleRun, failure: str, settlement: _Settlement) -> None:
     run.status = ScheduleRunStatus.FAILED if failure else ScheduleRunStatus.SUCCEEDED
     run.reason = failure
     run.completed_at = timezone.now()
-    run.save(update_fields=["tasks", "status", "reason", "completed_at"])
     if failure:
         schedule = run.schedule
-        record_event(
-            type="schedule.run_failed",
-            account=schedule.account,
-            object_type="schedule_run",
-            obj=schedule_run_representation(run),
-            related_id=schedule.instance_id,
+        settlement.events.append(
+            EventDraft(
+                type="schedule.run_failed",
+                account_id=schedule.account_id,
+                object_type="schedule_run",
+                obj=schedule_run_representation(run),
+                related_id=schedule.instance_id,
+            )
         )
 
 
@@ -805,13 +892,15 @@ def _step_stuck(run: ScheduleRun, now: datetime) -> tuple[int, str] | None:
     return None
 
 
-def _step_give_up(run: ScheduleRun, index: int, reason: str, now: datetime) -> None:
+def _step_give_up(
+    run: ScheduleRun, index: int, reason: str, now: datetime, settlement: _Settlement
+) -> None:
     run.tasks[index] |= {
         "status": FAILED,
         "error": reason,
         "completed_at": now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    _step_settle(run, index)
+    _step_settle(run, index, settlement)
 
 
 def schedule_steps_recover(*, now: datetime | None = None) -> int:
@@ -838,6 +927,8 @@ def schedule_steps_recover(*, now: datetime | None = None) -> int:
             found = _step_stuck(run, now) if run is not None else None
             if run is None or found is None:
                 continue  # ended, moved on, or held by a worker or another pass meanwhile
-            _step_give_up(run, *found, now)
+            settlement = _Settlement()
+            _step_give_up(run, *found, now, settlement)
+            settlement.flush()
             failed += 1
     return failed

@@ -31,17 +31,19 @@ from tests.servers.helpers import run_worker
 
 pytestmark = pytest.mark.django_db
 
-STEP = "servers.services.schedules.schedule_step"
+STEP = "servers.services.schedules.schedule_steps"
 NOON = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
 
 def steps() -> list[tuple[list, datetime | None]]:
-    """The queued steps of schedules: ``([run id, index], run_after)``, oldest first."""
+    """The queued steps of schedules, one per run: ``([run id, index], run_after)``, oldest
+    first (a queued task carries the runs due at the same moment)."""
     return [
-        (row.args_kwargs["args"], row.run_after if row.run_after.year < 9999 else None)
+        ([run_id, row.args_kwargs["args"][1]], row.run_after if row.run_after.year < 9999 else None)
         for row in DBTaskResult.objects.filter(task_path=STEP, status="READY").order_by(
             "enqueued_at"
         )
+        for run_id in row.args_kwargs["args"][0]
     ]
 
 
@@ -325,6 +327,48 @@ def test_the_dispatcher_takes_every_due_schedule_in_batches(account, node):
         assert schedules_dispatch(batch=3)["started"] == 7
     assert ScheduleRun.objects.count() == 7
     assert len(steps()) == 7
+
+
+def test_runs_due_together_go_to_the_workers_together(account, node, console, monkeypatch):
+    """A task of the queue per STEP_BATCH runs whose step is due at the same moment; each run's
+    step is its own all the same: one refused command fails its run alone, and a late step
+    of the same runs is queued at its own time, grouped again."""
+    monkeypatch.setattr("servers.services.schedules.STEP_BATCH", 3)
+    monkeypatch.setattr("servers.services.schedules.STEP_CLAIM", 2)
+    tasks = [
+        {"action": "command", "payload": "say hi"},
+        {"action": "command", "payload": "save-all", "offset_seconds": 60},
+    ]
+    servers = [ServerFactory(account=account, node=node) for _ in range(7)]
+    with time_machine.travel(NOON - timedelta(hours=1), tick=False):
+        for instance in servers:
+            make(instance, cron="0 12 * * *", tasks=tasks)
+    with time_machine.travel(NOON, tick=False):
+        assert schedules_dispatch()["started"] == 7
+        queued = DBTaskResult.objects.filter(task_path=STEP, status="READY")
+        assert sorted(len(row.args_kwargs["args"][0]) for row in queued) == [1, 3, 3]
+        refused = ScheduleRun.objects.get(schedule__server=servers[3])
+        original = console.__call__
+
+        def refuse_one(node, method, path, **kwargs):
+            if servers[3].pk in path:
+                return 409, {"error": {"code": "invalid_state", "message": "Stopped."}}, {}
+            return original(node, method, path, **kwargs)
+
+        monkeypatch.setattr("servers.services.schedules.agent_request", refuse_one)
+        run_worker()
+    assert console.commands == ["say hi"] * 6
+    refused.refresh_from_db()
+    assert refused.status == "failed" and refused.tasks[1]["status"] == "skipped"
+    assert Event.objects.filter(type="schedule.run_failed").count() == 1
+    assert sorted(run_id for (run_id, index), _ in steps()) == sorted(
+        ScheduleRun.objects.exclude(pk=refused.pk).values_list("pk", flat=True)
+    )
+    assert {(index, after) for (_, index), after in steps()} == {(1, NOON + timedelta(seconds=60))}
+    with time_machine.travel(NOON + timedelta(seconds=60), tick=False):
+        run_worker()
+    assert console.commands == ["say hi"] * 6 + ["save-all"] * 6
+    assert ScheduleRun.objects.filter(status="succeeded").count() == 6
 
 
 # --- The steps --------------------------------------------------------------------------------
