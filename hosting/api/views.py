@@ -46,7 +46,13 @@ class EnvelopeListMixin:
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+        return self.get_paginated_response(
+            self.rows_shown(self.get_serializer(page, many=True).data, page)
+        )
+
+    def rows_shown(self, rows, page):
+        """The page's rows as the caller may see them (``page``: their objects); all of them."""
+        return rows
 
 
 def paginated(view, queryset, key: str, serializer_class) -> Response:

@@ -61,7 +61,7 @@ from servers.api.serializers import (
 from servers.api.users import InstanceUsersMixin
 from servers.counts import live_instance_count, live_instance_months, month_boundary
 from servers.filters import BotFilter, ServerFilter
-from servers.models import Action, Bot, Server
+from servers.models import Action, Bot, Instance, Server
 from servers.selectors import (
     actions_of,
     bots_of_account,
@@ -123,6 +123,9 @@ INSTANCE_PERMISSIONS: dict[str, str | None] = {
 SCOPE_NAMED_AREAS = ("schedules", "databases")
 
 
+SETTINGS_READ = "settings.read"
+
+
 def action_permission(view) -> str | None:
     """The permission ``view``'s action needs on its instance; a 500 for an action neither the
     table nor its scopes name (forgetting is a bug, never a reason to let a request through)."""
@@ -162,6 +165,7 @@ class InstanceViewSet(
     bulk_serializer: type[BulkActionSerializer]
     detail_serializer: type[serializers.Serializer]
     update_serializer: type[StrictInputSerializer]
+    settings_field: str  # the configuration's field, which settings.read shows
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -189,6 +193,24 @@ class InstanceViewSet(
 
     def get_serializer_class(self):
         return self.detail_serializer if self.action != "list" else self.list_serializer
+
+    def shown(self, data: dict, instance: Instance) -> dict:
+        """``data`` as the caller may see it: the configuration (a server's ``variables``, a
+        bot's ``environment``, which hold passwords and tokens) empty to a sub-user whose grant
+        lacks ``settings.read``."""
+        if self.settings_field in data and not instance_may(self.caller, instance, SETTINGS_READ):
+            return {**data, self.settings_field: {}}
+        return data
+
+    def retrieve(self, request, *args, **kwargs):
+        instance = self.get_object()
+        data = self.get_serializer(instance).data
+        return Response({self.resource_key: self.shown(data, instance)})
+
+    def rows_shown(self, rows: list[dict], page: list) -> list[dict]:
+        if SETTINGS_READ in self.caller.from_role(self.model._meta.model_name):
+            return rows
+        return [self.shown(row, instance) for row, instance in zip(rows, page, strict=True)]
 
     @cached_property
     def caller(self) -> Caller:
@@ -262,7 +284,7 @@ class InstanceViewSet(
         )
         return Response(
             {
-                self.resource_key: self.detail_serializer(instance).data,
+                self.resource_key: self.shown(self.detail_serializer(instance).data, instance),
                 "restart_required": bool(restart_for),
                 "restart_required_for": restart_for,
             }
@@ -386,6 +408,7 @@ class ServerViewSet(InstanceViewSet):
     filterset_classes = {"list": ServerFilter}
     list_serializer = ServerSerializer
     detail_serializer = ServerDetailSerializer
+    settings_field = "variables"
     update_serializer = ServerUpdateSerializer
 
     def caller_queryset(self, principal):
@@ -423,6 +446,7 @@ class BotViewSet(InstanceViewSet):
     filterset_classes = {"list": BotFilter}
     list_serializer = BotSerializer
     detail_serializer = BotSerializer
+    settings_field = "environment"
     update_serializer = BotUpdateSerializer
 
     def caller_queryset(self, principal):

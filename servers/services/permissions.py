@@ -34,7 +34,7 @@ PERMISSIONS: dict[str, str] = {
     "power.stop": "Stop",
     "power.restart": "Restart",
     "power.kill": "Kill (stop at once, unsaved data is lost)",
-    "settings.read": "See the configuration (variables, resources, address)",
+    "settings.read": "See the configuration: the variables (a bot's environment)",
     "settings.write": "Rename, change variables and resources within the plan, upload a bot's code",
     "settings.reinstall": "Reinstall (runs the installer again over the files)",
     "activity.read": "See the activity log and the actions",

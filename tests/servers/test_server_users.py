@@ -433,3 +433,30 @@ def test_a_guest_may_not_create_servers_or_bots(guest, guest_api, server):
             guest_api.post(f"/v1/{kind}", {}, format="json"), 403, "insufficient_scope"
         )
         assert error["details"] == {"required_scopes": [f"{kind}:write"]}
+
+
+@pytest.mark.parametrize("kind,field", [("server", "variables"), ("bot", "environment")])
+def test_the_configuration_is_shown_only_with_settings_read(
+    kind, field, guest, account, server, bot, make_token, client_for, owner_api
+):
+    """A server's variables and a bot's environment hold passwords and tokens: a sub-user sees
+    them with settings.read only, in the instance, its list and a change's answer."""
+    instance = _instance(kind, server, bot)
+    secret = {"RCON_PASSWORD": "hunter2"} if kind == "server" else {"API_TOKEN": "hunter2"}
+    type(instance).objects.filter(pk=instance.pk).update(**{field: secret})
+    access = grant(instance, guest, ["console.view", "settings.write"])
+    api = client_for(make_token(guest, account, [f"{kind}s:read", f"{kind}s:write"]))
+    path = f"/v1/{kind}s/{instance.pk}"
+
+    assert api.get(path).json()["data"][kind][field] == {}
+    listed = api.get(f"/v1/{kind}s").json()["data"][f"{kind}s"]
+    assert [row.get(field, {}) for row in listed] == [{}]
+    changed = api.patch(path, {"name": "Renamed"}, format="json")
+    assert changed.status_code == 200 and changed.json()["data"][kind][field] == {}
+    assert owner_api.get(path).json()["data"][kind][field] == secret
+
+    access.permissions = ["console.view", "settings.read"]
+    access.save()
+    assert api.get(path).json()["data"][kind][field] == secret
+    if kind == "bot":
+        assert api.get("/v1/bots").json()["data"]["bots"][0][field] == secret
