@@ -151,7 +151,8 @@ CONNECTION_FAILED = error_doc(
     "validation_failed",
     "`validation_failed` by field; `connection_failed` on `host`: the service could not sign "
     "in with the address, port, admin user and password given (the host's own reason in the "
-    "message), and nothing was kept.",
+    "message), and nothing was kept. Also `invalid_json`, and `invalid_parameter` "
+    "(details.parameters) for the `Idempotency-Key` header.",
     'Could not sign in to 10.0.4.12:3306 as hosting_admin: (1045, "Access denied for user '
     "'hosting_admin'@'10.0.4.1' (using password: YES)\")",
 )

@@ -8,6 +8,7 @@ from django.contrib.messages import get_messages
 from accounts.actors import SYSTEM
 from databases.models import DatabaseHost, ServerDatabase
 from databases.services import database_create
+from events.models import Event
 from hosting.secrets_box import decrypt_secret
 from tests.accounts.test_admin import admin_url
 from tests.databases.conftest import MARIADB
@@ -41,6 +42,39 @@ def test_a_host_added_keeps_its_password_encrypted_and_never_shows_it(staff_clie
     staff_client.post(admin_url(DatabaseHost, "change", host.pk), FORM | {"admin_password": ""})
     host.refresh_from_db()
     assert decrypt_secret(host.admin_password_encrypted) == "s3cret-admin-password"
+
+
+def test_the_admins_changes_go_through_the_services_and_are_staff_events(
+    staff_client, mariadb_host, account
+):
+    """Added, changed and removed on its pages as through the staff API: the services check
+    the fields, record database_host.* (with the staff member as actor) and refuse to remove
+    a host that holds databases."""
+    database_create(instance=ServerFactory(account=account), name="kept", actor=SYSTEM)
+    staff_client.post(admin_url(DatabaseHost, "add"), FORM, follow=True)
+    host = DatabaseHost.objects.get(name="db1")
+    refused = staff_client.post(admin_url(DatabaseHost, "add"), FORM | {"admin_password": ""})
+    assert "The admin user" in refused.content.decode()  # on its field, nothing added
+    staff_client.post(
+        admin_url(DatabaseHost, "change", host.pk),
+        FORM | {"max_databases": 5, "engine": "", "admin_password": ""},
+    )
+    host.refresh_from_db()
+    assert (host.max_databases, host.engine) == (5, "mariadb")  # the engine stays
+    created, updated = Event.objects.filter(
+        type__startswith="database_host.", object_id=host.pk
+    ).order_by("created_at")
+    assert (created.type, updated.type) == ("database_host.created", "database_host.updated")
+    assert updated.data["previous_attributes"] == {"max_databases": 100}
+    assert created.actor_user is not None and created.account_id is None
+
+    staff_client.post(
+        admin_url(DatabaseHost, "changelist"),
+        {"action": "remove_empty", "_selected_action": [host.pk, mariadb_host.pk]},
+    )
+    # The one holding a database stays (its refusal shown), the empty one goes.
+    assert list(DatabaseHost.objects.values_list("name", flat=True)) == [mariadb_host.name]
+    assert Event.objects.filter(type="database_host.deleted").count() == 1
 
 
 def test_test_connection_reports_the_version_or_the_refusal(staff_client, mariadb_host):
