@@ -5,6 +5,12 @@ application; the schema says so once, in its description, not on each operation 
 without a body on every operation turns every return type of a generated client into ``Any``),
 so what the checks say of a 414 (undocumented status, not the envelope) is not a failure.
 
+``before_call``: a file pull is pinned to one path (scripts/schemathesis-objects.toml), and a pull
+never writes over an entry, so after the first one every later case with that body would be a 409
+``conflict``, and whether any case of an instance gets its 2xx would hang on which came first
+(a restore or suspension in between). Each pinned pull gets a path of its own instead
+(``/plugins-pulled.jar`` → ``/plugins-pulled-<n>.jar``); every other body goes as generated.
+
 ``after_call``: every call the fuzzer makes is counted per operation id and status code; when
 the run ends the counts are written as JSON to FUZZ_COVERAGE_FILE (``{"<operationId>":
 {"<status>": n}}``), which scripts/fuzz.py adds up over its passes to report how many cases
@@ -12,6 +18,7 @@ of each operation got a 2xx.
 """
 
 import atexit
+import itertools
 import json
 import os
 import threading
@@ -21,6 +28,17 @@ import schemathesis
 
 _counts: defaultdict[str, Counter] = defaultdict(Counter)
 _lock = threading.Lock()
+_pulls = itertools.count(1)
+PINNED_PULL_PATH = "/plugins-pulled.jar"
+
+
+@schemathesis.hook
+def before_call(context, case, **kwargs) -> None:
+    body = case.body
+    if isinstance(body, dict) and body.get("path") == PINNED_PULL_PATH:
+        operation = case.operation.definition.raw.get("operationId") or ""
+        if operation.endswith("_files_pull_create"):
+            case.body = body | {"path": f"/plugins-pulled-{next(_pulls)}.jar"}
 
 
 @schemathesis.hook
