@@ -212,7 +212,9 @@ def test_a_flood_is_throttled_without_blocking_the_server(agents, console_key, c
             throttled = await console.until(event("console throttled"))
             assert throttled["args"][0] > 0
             await console.send("send command", "say still here")
-            await console.until(lambda m: "[Server] still here" in m.get("args", []))
+            # The server first prints its 20,000 lines: on a busy machine that alone can
+            # take several seconds; what matters is that it gets there, not how fast.
+            await console.until(lambda m: "[Server] still here" in m.get("args", []), timeout=40)
         finally:
             await console.close()
         spam = [line for line in console.lines() if line.startswith("spam line")]
