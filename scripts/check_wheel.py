@@ -51,6 +51,9 @@ for label in [
 import importlib.util
 for name in ["agent", "aiohttp", "inotify_simple"]:
     assert importlib.util.find_spec(name) is None, f"{name} came with the control plane's wheel"
+# The game catalogue is data beside the code: every game folder, with its scripts.
+from servers.catalogue import load_catalogue
+assert len(load_catalogue()) >= 25, "the game catalogue's folders are not in the wheel"
 print("templates, static files and apps all come from the wheel, and no node agent")
 """
 

@@ -998,6 +998,13 @@ def main() -> int:
         reset_database(args.database_url)
         python = str(VENV_BIN / "python")
         subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        subprocess.run(
+            [python, "manage.py", "catalogue_sync"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         tokens = json.loads(
             subprocess.run(
                 [python, __file__, "--setup"],

@@ -14,6 +14,7 @@ from accounts.roles import SCOPES, Role, StaffRole
 from accounts.services import api_key_create
 from hosting.api import throttling
 from hosting.api.throttling import counter_store
+from servers.services.catalogue import catalogue_sync
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.s3 import s3_server  # noqa: F401 - a fixture: the S3 server process (tests/s3.py)
 
@@ -75,6 +76,14 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database, migrated, with the game catalogue synced into it (``catalogue_sync``,
+    as a deploy runs it after migrate: the migrations do not read the catalogue)."""
+    with django_db_blocker.unblock():
+        catalogue_sync()
+
+
 @pytest.fixture(autouse=True)
 def _catalogue_after_flushes(request):
     """Transactional tests flush the database between tests, taking the game and region
@@ -92,10 +101,9 @@ def _catalogue_after_flushes(request):
 
     games = importlib.import_module("servers.migrations.0002_seed_game_catalogue")
     lifecycle = importlib.import_module("servers.migrations.0003_lifecycle")
-    templates = importlib.import_module("servers.migrations.0011_game_templates")
     games.add_games(apps, None)
     lifecycle.seed_regions_and_variables(apps, None)
-    templates.add_templates(apps, None)
+    catalogue_sync()
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from accounts.actors import SYSTEM
-from servers.game_templates import TEMPLATES
+from servers.catalogue import template_for
 from servers.models import Game, Node
 from servers.services.nodes import NodeChanges, node_allocations_add, node_create, node_update
 from tests.agent.conftest import PYTHON, start_agent
@@ -47,7 +47,8 @@ def install_test_workload(python: str | None = PYTHON) -> None:
     """The test workload in the catalogue, run by ``python``, an interpreter the servers' user
     may run (bench/agent.py adds it the same way)."""
     assert python is not None, "no Python interpreter that the unprivileged user may run"
-    entry = TEMPLATES["test-workload"]
+    entry = template_for("test-workload")
+    assert entry is not None
     template = dict(entry["template"])
     template["start_command"] = template["start_command"].replace("python3", python, 1)
     Game.objects.update_or_create(

@@ -27,13 +27,15 @@ from pathlib import Path
 
 import pytest
 
-from servers.game_templates import BUILT_INS, TEMPLATE_KEYS, TEMPLATES, template_for
+from servers.catalogue import CATALOGUE_DIR, TEMPLATE_FIELDS, load_catalogue, template_for
+from servers.game_templates import BUILT_INS, TEMPLATE_KEYS
 
 GAMES = importlib.import_module("servers.migrations.0002_seed_game_catalogue").GAMES
 LIFECYCLE = importlib.import_module("servers.migrations.0003_lifecycle")
 CATALOGUE = {slug: (name, port) for slug, name, port in GAMES}
 PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 SH = "/bin/sh"
+TEMPLATES = load_catalogue()
 ALL_SLUGS = sorted(TEMPLATES)
 
 # What each server prints once it is ready (and the test workload's), as they print it.
@@ -327,7 +329,8 @@ def test_an_entry_has_its_fields_and_the_template_every_key(slug):
     entry = TEMPLATES[slug]
     assert set(entry) == {"name", "default_port", "template", "variables"}
     template = entry["template"]
-    assert set(template) == TEMPLATE_KEYS
+    required = {key for key, (_, needed) in TEMPLATE_FIELDS.items() if needed}
+    assert required <= set(template) <= TEMPLATE_KEYS
     for key in ("install_script", "start_command", "ready_pattern", "stop_command", "stop_signal"):
         assert isinstance(template[key], str), key
     for key in ("stop_timeout_seconds", "ready_timeout_seconds"):
@@ -347,23 +350,38 @@ def test_template_keys_are_the_protocols():
         "stop_timeout_seconds",
         "ready_timeout_seconds",
         "backup_commands",  # the control plane's: sent in the backup call, not in the spec
+        "ports",  # optional: extra ports by name
     } == TEMPLATE_KEYS
 
 
-def test_template_for_gives_a_copy_and_none_for_an_unknown_game():
+def test_template_for_reads_a_game_afresh_and_none_for_an_unknown_game():
     entry = template_for("minecraft-java")
     assert entry == TEMPLATES["minecraft-java"]
     entry["template"]["stop_command"] = "changed"
     entry["variables"].clear()
-    assert TEMPLATES["minecraft-java"]["template"]["stop_command"] == "stop"
-    assert TEMPLATES["minecraft-java"]["variables"]
+    assert template_for("minecraft-java")["template"]["stop_command"] == "stop"
+    assert template_for("minecraft-java")["variables"]
     assert template_for("no-such-game") is None
+    assert template_for("../catalogue") is None
+    assert template_for("") is None
 
 
-def test_the_module_imports_only_the_standard_library():
-    source = Path(sys.modules["servers.game_templates"].__file__).read_text()
+def test_every_game_folder_is_a_game_with_a_manifest_and_its_scripts():
+    folders = sorted(path.name for path in CATALOGUE_DIR.iterdir() if path.is_dir())
+    assert folders == ALL_SLUGS
+    for slug in folders:
+        files = sorted(path.name for path in (CATALOGUE_DIR / slug).iterdir())
+        assert files == ["game.toml", "install.sh", "start.sh"], slug
+
+
+@pytest.mark.parametrize(
+    "module", ["servers.game_templates", "servers.catalogue", "servers.game_checks"]
+)
+def test_the_catalogue_modules_import_only_the_standard_library(module):
+    importlib.import_module(module)
+    source = Path(sys.modules[module].__file__).read_text()
     imported = set(re.findall(r"^(?:import|from) (\w+)", source, re.MULTILINE))
-    assert imported <= set(sys.stdlib_module_names)
+    assert imported - {"servers"} <= set(sys.stdlib_module_names)
 
 
 # --- Shell ------------------------------------------------------------------------------------

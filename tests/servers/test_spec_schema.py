@@ -6,8 +6,8 @@ import pytest
 
 from accounts.actors import SYSTEM
 from hosting.secrets_box import encrypt_secret
+from servers.catalogue import load_catalogue
 from servers.drivers.spec import instance_spec
-from servers.game_templates import TEMPLATES
 from servers.models import Game, ServerStatus
 from servers.services.agent_reports import agent_hello
 from servers.services.nodes import node_create
@@ -17,6 +17,7 @@ from tests.factories import BotFactory, ServerFactory
 
 pytestmark = pytest.mark.django_db
 
+TEMPLATES = load_catalogue()
 PLAN = {
     "subscription": "sub_TestSubscription0000001",
     "product": "prod_TestProduct000000000001",

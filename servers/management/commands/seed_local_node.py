@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from accounts.actors import SYSTEM
-from servers.game_templates import TEMPLATES
-from servers.models import Game, Node, Region
+from servers.models import Node, Region
+from servers.services.catalogue import catalogue_sync
 from servers.services.nodes import (
     NodeChanges,
     node_allocations_add,
@@ -36,16 +36,7 @@ class Command(BaseCommand):
     def handle(self, *args, name, region, agent_url, ip, ports, memory_mb, disk_mb, **options):
         if not Region.objects.filter(slug=region).exists():
             raise CommandError(f"No region {region}.")
-        entry = TEMPLATES[TEST_GAME]
-        Game.objects.update_or_create(
-            slug=TEST_GAME,
-            defaults={
-                "name": entry["name"],
-                "default_port": entry["default_port"],
-                "variables": entry["variables"],
-                "template": entry["template"],
-            },
-        )
+        catalogue_sync(slugs=[TEST_GAME])
         node = Node.objects.filter(name=name).first()
         if node is None:
             node, token = node_create(

@@ -1,0 +1,32 @@
+export HOME="$PWD"
+oneline() {  # $1 on one line: settings files take a value a line
+    printf '%s' "$1" | tr '\r\n' '  '
+}
+sedesc() {  # $1 safe as the replacement of a sed s|||
+    oneline "$1" | sed -e 's/[\\&|]/\\&/g'
+}
+cfgstr() {  # $1 as a string of DayZ's configuration files
+    printf '"%s"' "$(oneline "$1" | sed 's/"/""/g')"
+}
+config=serverDZ.cfg
+setcfg() {  # key value: the line 'key = value;' of serverDZ.cfg
+    touch "$config"
+    if grep -q "^[[:space:]]*$1[[:space:]]*=" "$config"; then
+        sed -i "s|^[[:space:]]*$1[[:space:]]*=.*|$1 = $(sedesc "$2");|" "$config"
+    else
+        printf '%s = %s;\n' "$1" "$2" >> "$config"
+    fi
+}
+name={{SERVER_NAME}}
+password={{SERVER_PASSWORD}}
+admin={{ADMIN_PASSWORD}}
+port={{SERVER_PORT}}
+setcfg hostname "$(cfgstr "$name")"
+setcfg password "$(cfgstr "$password")"
+setcfg passwordAdmin "$(cfgstr "$admin")"
+setcfg maxPlayers {{MAX_PLAYERS}}
+# The game port and the next ones (BattlEye); Steam query on port+5.
+setcfg steamQueryPort "$((port + 5))"
+mkdir -p profiles
+exec ./DayZServer -config="$config" -ip={{SERVER_IP}} -port="$port" -profiles=profiles \
+    -dologs -adminlog -netlog -freezecheck

@@ -1,0 +1,41 @@
+# A Windows-only server: it runs under Wine, in the prefix the install made.
+export HOME="$PWD" WINEPREFIX="$PWD/.wine" WINEARCH=win64 WINEDEBUG=-all
+oneline() {  # $1 on one line: settings files take a value a line
+    printf '%s' "$1" | tr '\r\n' '  '
+}
+json() {  # $1 as a JSON string
+    printf '"%s"' "$(oneline "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"
+}
+name={{SERVER_NAME}}
+password={{SERVER_PASSWORD}}
+ip={{SERVER_IP}}
+port={{SERVER_PORT}}
+players={{MAX_PLAYERS}}
+# The game port, the Steam query port on port+1.
+{
+    printf '{\n'
+    printf '  "name": %s,\n' "$(json "$name")"
+    printf '  "saveDirectory": "./savegame",\n'
+    printf '  "logDirectory": "./logs",\n'
+    printf '  "ip": %s,\n' "$(json "$ip")"
+    printf '  "gamePort": %s,\n' "$port"
+    printf '  "queryPort": %s,\n' "$((port + 1))"
+    printf '  "slotCount": %s,\n' "$players"
+    printf '  "userGroups": [{"name": "Default", "password": %s, ' "$(json "$password")"
+    printf '"canKickBan": false, "canAccessInventories": true, "canEditBase": true, '
+    printf '"canExtendBase": true, "reservedSlots": 0}]\n'
+    printf '}\n'
+} > enshrouded_server.json
+# The game logs to logs/enshrouded_server.log only: follow it for the console and the ready line.
+mkdir -p logs
+: > logs/enshrouded_server.log
+tail -n +1 -F logs/enshrouded_server.log 2>/dev/null &
+follower=$!
+(
+    while [ -r /proc/$$/stat ] \
+        && [ "$(sed 's/.*) //' /proc/$$/stat | cut -d ' ' -f 1)" != Z ]; do
+        sleep 1
+    done
+    kill "$follower"
+) > /dev/null 2>&1 &
+exec wine ./enshrouded_server.exe

@@ -1,0 +1,35 @@
+export HOME="$PWD"
+oneline() {  # $1 on one line: settings files take a value a line
+    printf '%s' "$1" | tr '\r\n' '  '
+}
+is_true() {  # a boolean variable, however the agent spells it
+    case "$1" in true | True | TRUE | 1 | yes) return 0 ;; *) return 1 ;; esac
+}
+sedesc() {  # $1 safe as the replacement of a sed s|||
+    oneline "$1" | sed -e 's/[\\&|]/\\&/g'
+}
+settings=Pal/Saved/Config/LinuxServer/PalWorldSettings.ini
+mkdir -p Pal/Saved/Config/LinuxServer
+if ! grep -q "^OptionSettings=" "$settings" 2>/dev/null; then
+    if [ -f DefaultPalWorldSettings.ini ]; then
+        cp DefaultPalWorldSettings.ini "$settings"
+    else  # Palworld takes its defaults for the fields left out
+        printf '%s\n' '[/Script/Pal.PalGameWorldSettings]' \
+            'OptionSettings=(ServerName="",ServerPassword="",AdminPassword="")' \
+            > "$settings"
+    fi
+fi
+palset() {  # field value: a text field of the OptionSettings=(…) line
+    value=$(sedesc "$2" | tr -d '"')
+    sed -i "s|\([(,]$1=\)\"[^\"]*\"|\1\"$value\"|" "$settings"
+}
+palset ServerName {{SERVER_NAME}}
+palset ServerPassword {{SERVER_PASSWORD}}
+palset AdminPassword {{ADMIN_PASSWORD}}
+port={{SERVER_PORT}}
+set --
+if is_true {{COMMUNITY}}; then set -- -publiclobby; fi
+# The game port (UDP), Steam query on port+1.
+exec ./Pal/Binaries/Linux/PalServer-Linux-Shipping Pal -port="$port" \
+    -queryport="$((port + 1))" -players={{MAX_PLAYERS}} -useperfthreads \
+    -NoAsyncLoadingThread -UseMultithreadForDS "$@"

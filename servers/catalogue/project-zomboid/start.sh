@@ -1,0 +1,25 @@
+export HOME="$PWD"
+oneline() {  # $1 on one line: settings files take a value a line
+    printf '%s' "$1" | tr '\r\n' '  '
+}
+setprop() {  # file key value: key=value in a .properties file, replaced or added
+    touch "$1"
+    grep -v "^$2=" "$1" > "$1.new" || true
+    printf '%s=%s\n' "$2" "$(oneline "$3")" >> "$1.new"
+    mv "$1.new" "$1"
+}
+port={{SERVER_PORT}}
+memory={{SERVER_MEMORY}}
+# The JVM's heap: three quarters of the server's memory, the rest is the JVM's own.
+if [ -f ProjectZomboid64.json ]; then
+    sed -i "s/-Xmx[0-9]*[kKmMgG]/-Xmx$((memory * 3 / 4))m/" ProjectZomboid64.json
+fi
+settings=Zomboid/Server/main.ini
+mkdir -p Zomboid/Server
+setprop "$settings" PublicName {{SERVER_NAME}}
+setprop "$settings" MaxPlayers {{MAX_PLAYERS}}
+setprop "$settings" Password {{SERVER_PASSWORD}}
+# The game port, and port+1 for direct UDP connections.
+exec ./start-server.sh -cachedir="$PWD/Zomboid" -servername main -adminusername admin \
+    -adminpassword {{ADMIN_PASSWORD}} -ip {{SERVER_IP}} -port "$port" \
+    -udpport "$((port + 1))"

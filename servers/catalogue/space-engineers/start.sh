@@ -1,0 +1,29 @@
+# A Windows-only server: it runs under Wine, in the prefix the install made.
+export HOME="$PWD" WINEPREFIX="$PWD/.wine" WINEARCH=win64 WINEDEBUG=-all
+oneline() {  # $1 on one line: settings files take a value a line
+    printf '%s' "$1" | tr '\r\n' '  '
+}
+sedesc() {  # $1 safe as the replacement of a sed s|||
+    oneline "$1" | sed -e 's/[\\&|]/\\&/g'
+}
+config=config/SpaceEngineers-Dedicated.cfg
+xml() {  # $1 as XML text
+    oneline "$1" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g'
+}
+xmlset() {  # tag value: the text of <tag> in the configuration
+    value=$(sedesc "$(xml "$2")")
+    sed -i "s|<$1>[^<]*</$1>|<$1>$value</$1>|" "$config"
+}
+port={{SERVER_PORT}}
+# The game port (UDP) and Steam's port on port+1.
+if [ -f "$config" ]; then
+    xmlset ServerName {{SERVER_NAME}}
+    xmlset WorldName {{WORLD_NAME}}
+    xmlset GameMode {{GAME_MODE}}
+    xmlset MaxPlayers {{MAX_PLAYERS}}
+    xmlset IP {{SERVER_IP}}
+    xmlset ServerPort "$port"
+    xmlset SteamPort "$((port + 1))"
+fi
+path="Z:$(printf '%s' "$PWD/config" | tr / '\\')"
+exec wine ./DedicatedServer64/SpaceEngineersDedicated.exe -console -path "$path"

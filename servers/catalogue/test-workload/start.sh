@@ -1,0 +1,1 @@
+python3 {{AGENT_WORKLOADS}}/gameserver.py --host {{SERVER_IP}} --port {{SERVER_PORT}} --ready-delay {{READY_DELAY}}

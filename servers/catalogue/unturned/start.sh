@@ -1,0 +1,22 @@
+export HOME="$PWD"
+oneline() {  # $1 on one line: settings files take a value a line
+    printf '%s' "$1" | tr '\r\n' '  '
+}
+export LD_LIBRARY_PATH="$PWD/linux64:${LD_LIBRARY_PATH:-}"
+name=$(oneline {{SERVER_NAME}})
+password=$(oneline {{SERVER_PASSWORD}})
+map=$(oneline {{MAP}})
+gslt={{GSLT}}
+ip={{SERVER_IP}}
+port={{SERVER_PORT}}
+players={{MAX_PLAYERS}}
+commands=Servers/main/Server/Commands.dat
+mkdir -p Servers/main/Server
+# The game port and port+1. The commands Unturned runs as it starts:
+printf '%s\n' "Name $name" "Bind $ip" "Port $port" "MaxPlayers $players" "Map $map" \
+    > "$commands"
+if [ -n "$password" ]; then printf 'Password %s\n' "$password" >> "$commands"; fi
+# Listed on the internet with a game server login token, a LAN server without one.
+set -- +LanServer/main
+if [ -n "$gslt" ]; then set -- -GSLT "$gslt" +InternetServer/main; fi
+exec ./Unturned_Headless.x86_64 -batchmode -nographics "$@"

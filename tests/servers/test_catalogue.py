@@ -1,0 +1,218 @@
+"""The catalogue as data (servers.catalogue): every game folder loads into exactly the entry the
+games had when their scripts were Python strings (a frozen copy, catalogue_golden.json, byte for
+byte as a node receives it), the loader names the file, the key path and the problem of each
+mistake, and ``catalogue_sync`` brings the folder into the database idempotently."""
+
+import json
+import shutil
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from servers.catalogue import (
+    CATALOGUE_DIR,
+    GAME_FIELDS,
+    TEMPLATE_FIELDS,
+    ManifestError,
+    load_catalogue,
+    load_game,
+)
+from servers.game_templates import TEMPLATE_KEYS
+from servers.models import Game
+from servers.services.catalogue import catalogue_sync
+
+GOLDEN = Path(__file__).with_name("catalogue_golden.json")
+
+
+def test_every_game_loads_byte_for_byte_as_the_frozen_copy():
+    golden = json.loads(GOLDEN.read_text())
+    catalogue = load_catalogue()
+    assert sorted(catalogue) == sorted(golden)
+    for slug, entry in catalogue.items():
+        # The JSON a node receives, key order included.
+        assert json.dumps(entry) == json.dumps(golden[slug]), slug
+
+
+def test_the_schema_carries_every_template_key():
+    """A template key added to TEMPLATE_KEYS is one line in TEMPLATE_FIELDS (and the other way)."""
+    assert set(TEMPLATE_FIELDS) == TEMPLATE_KEYS
+    assert {key for key, (_, required) in TEMPLATE_FIELDS.items() if not required} == {"ports"}
+    assert set(GAME_FIELDS) == {"name", "default_port"}
+
+
+# --- The loader's errors ----------------------------------------------------------------------
+
+MANIFEST = """\
+name = "A game"
+slug = "a-game"
+default_port = 27015
+
+[template]
+install_script = { file = "install.sh" }
+start_command = { file = "start.sh" }
+ready_pattern = 'Ready\\.'
+stop_command = "quit"
+stop_signal = "SIGTERM"
+stop_timeout_seconds = 30
+ready_timeout_seconds = 60
+
+[template.backup_commands]
+before = ["save"]
+after = []
+
+[[variables]]
+key = "MAX_PLAYERS"
+name = "Max players"
+type = "integer"
+default = 10
+min = 1
+max = 64
+"""
+
+
+def game(tmp_path: Path, manifest: str = MANIFEST, slug: str = "a-game") -> Path:
+    folder = tmp_path / slug
+    folder.mkdir()
+    (folder / "game.toml").write_text(manifest)
+    (folder / "install.sh").write_text("#!/bin/sh\nset -eu\necho installed\n")
+    (folder / "start.sh").write_text("exec ./server --players {{MAX_PLAYERS}}\n")
+    return folder
+
+
+def problems(folder: Path) -> list[str]:
+    with pytest.raises(ManifestError) as caught:
+        load_game(folder)
+    prefix = f"{folder / 'game.toml'}: "
+    assert all(line.startswith(prefix) for line in caught.value.problems)
+    return [line.removeprefix(prefix) for line in caught.value.problems]
+
+
+def test_a_sound_manifest_loads_with_its_scripts(tmp_path):
+    entry = load_game(game(tmp_path))
+    assert list(entry) == ["name", "default_port", "template", "variables"]
+    assert list(entry["template"]) == [key for key in TEMPLATE_FIELDS if key != "ports"]
+    assert entry["template"]["install_script"] == "#!/bin/sh\nset -eu\necho installed\n"
+    # A command's final newline (an editor's) is not part of it; a script's is.
+    assert entry["template"]["start_command"] == "exec ./server --players {{MAX_PLAYERS}}"
+    assert entry["variables"][0]["max"] == 64
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (('name = "A game"\n', ""), "name: is required."),
+        (("default_port = 27015", 'default_port = "27015"'), "default_port: is an integer, not"),
+        (("default_port = 27015", "default_port = 70000"), "default_port: is a port, 1 to 65535"),
+        (('slug = "a-game"', 'slug = "other"'), "slug: is the folder's name, 'a-game', not"),
+        (("name = ", "colour = 1\nname = "), "colour: is not a manifest key."),
+        (
+            ("stop_command = ", "restart = 1\nstop_command = "),
+            "template.restart: is not a template",
+        ),
+        (('stop_command = "quit"\n', ""), "template.stop_command: is required."),
+        (("stop_timeout_seconds = 30", "stop_timeout_seconds = 'a'"), "template.stop_timeout"),
+        (('"install.sh"', '"missing.sh"'), "template.install_script.file: 'missing.sh' is no"),
+        (('"install.sh"', '"../a-game/../x.sh"'), "template.install_script.file:"),
+        (('{ file = "start.sh" }', '{ path = "start.sh" }'), "template.start_command: is text or"),
+        (('"SIGTERM"', '"SIGFOO"'), "template: stop_signal is one of"),
+        (("'Ready\\.'", "'Ready('"), "template: ready_pattern is not a regular expression"),
+        (('before = ["save"]', 'before = "save"'), "template: backup_commands.before is a list"),
+        (('type = "integer"', 'type = "float"'), "variables: Variable MAX_PLAYERS: type is one of"),
+        (("default = 10", 'default = "ten"'), "variables: Variable MAX_PLAYERS: the default is"),
+    ],
+)
+def test_each_mistake_is_named_by_its_key_path(tmp_path, change, expected):
+    old, new = change
+    assert old in MANIFEST
+    found = problems(game(tmp_path, MANIFEST.replace(old, new, 1)))
+    assert any(line.startswith(expected) for line in found), found
+
+
+def test_variables_that_are_no_list_of_tables_are_refused(tmp_path):
+    manifest = "variables = 3\n" + MANIFEST.split("[[variables]]")[0].replace("{{MAX_PLAYERS}}", "")
+    folder = game(tmp_path, manifest)
+    (folder / "start.sh").write_text("exec ./server\n")
+    assert problems(folder) == ["variables: is a list of tables ([[variables]])."]
+
+
+def test_a_placeholder_of_no_variable_is_refused(tmp_path):
+    folder = game(tmp_path)
+    (folder / "start.sh").write_text("exec ./server --port {{GAME_PORT}}\n")
+    assert problems(folder) == [
+        "template: start_command uses {{GAME_PORT}}, which is no variable of the game."
+    ]
+
+
+def test_a_manifest_that_is_not_toml_or_missing_says_so(tmp_path):
+    assert problems(game(tmp_path, 'name = "unclosed'))[0].startswith("is not TOML (")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert problems(empty) == ["there is no manifest."]
+
+
+def test_a_script_that_is_not_utf8_is_refused(tmp_path):
+    folder = game(tmp_path)
+    (folder / "install.sh").write_bytes(b"#!/bin/sh\n\xff\n")
+    assert problems(folder) == ["template.install_script.file: 'install.sh' is not UTF-8 text."]
+
+
+def test_the_whole_catalogue_reports_every_bad_game_at_once(tmp_path):
+    game(tmp_path, MANIFEST.replace('"SIGTERM"', '"SIGFOO"'))
+    game(tmp_path, MANIFEST.replace('slug = "a-game"', 'slug = "b-game"'), slug="b-game")
+    shutil.copytree(CATALOGUE_DIR / "factorio", tmp_path / "factorio")
+    with pytest.raises(ManifestError) as caught:
+        load_catalogue(tmp_path)
+    assert len(caught.value.problems) == 1
+    assert "a-game/game.toml: template: stop_signal" in caught.value.problems[0]
+
+
+# --- The sync ----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_sync_updates_a_changed_game_creates_a_missing_one_and_is_idempotent():
+    game = Game.objects.get(slug="minecraft-java")
+    game.template = {**game.template, "stop_command": "an old fix"}
+    game.save()
+    Game.objects.filter(slug="factorio").delete()
+    staffs = Game.objects.create(slug="staff-game", name="Staff's", default_port=1)
+
+    with pytest.raises(SystemExit):  # a dry run: exits 1 on changes, changes nothing
+        call_command("catalogue_sync", "--check", stdout=StringIO())
+    assert Game.objects.get(slug="minecraft-java").template["stop_command"] == "an old fix"
+
+    report = catalogue_sync()
+    assert report.created == ["factorio"]
+    assert report.updated == {"minecraft-java": ["template"]}
+    assert Game.objects.get(slug="minecraft-java").template["stop_command"] == "stop"
+    assert Game.objects.get(slug="factorio").template == load_catalogue()["factorio"]["template"]
+    assert Game.objects.filter(slug=staffs.slug).exists()  # not the folder's: left alone
+    assert not Game.objects.filter(slug="test-workload").exists()  # only when named
+
+    again = catalogue_sync()
+    assert (again.created, again.updated) == ([], {})
+    out = StringIO()
+    call_command("catalogue_sync", "--check", stdout=out)
+    assert out.getvalue().splitlines() == [f"{len(again.unchanged)} unchanged"]
+
+
+@pytest.mark.django_db
+def test_the_sync_command_prints_what_changed_and_check_exits_1():
+    Game.objects.filter(slug="valheim").update(name="Old name", variables=[])
+    out = StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("catalogue_sync", "--check", stdout=out)
+    assert exited.value.code == 1
+    assert "would be updated valheim: name, variables" in out.getvalue()
+    out = StringIO()
+    call_command("catalogue_sync", "test-workload", "valheim", stdout=out)
+    assert out.getvalue().splitlines() == [
+        "created test-workload",
+        "updated valheim: name, variables",
+        "0 unchanged",
+    ]
+    assert Game.objects.get(slug="valheim").name == "Valheim"
+    with pytest.raises(CommandError, match="No such game in the catalogue: nope"):
+        call_command("catalogue_sync", "nope")
