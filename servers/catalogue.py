@@ -26,8 +26,8 @@ problem as ``<file>: <key path>: <problem>``. The rules on the values are the on
 save the same game in admin or the staff API.
 
 Adding a template key is one line in ``TEMPLATE_FIELDS`` (with the key in
-``servers.game_templates.TEMPLATE_KEYS``, which ``game_checks`` accepts); a top-level key, one
-line in ``GAME_FIELDS``.
+``servers.game_templates.TEMPLATE_KEYS`` when every game has it, else in
+``servers.game_checks.OPTIONAL_TEMPLATE_KEYS``); a top-level key, one line in ``GAME_FIELDS``.
 
 Standard library only (and the plain-data checks of ``servers.game_checks``).
 """
