@@ -84,6 +84,9 @@ class Config:
     sample_seconds: float
     batch_seconds: float
     disk_scan_seconds: float
+    query_interval_seconds: float
+    query_timeout_seconds: float
+    query_concurrency: int
     console_lines: int
     console_max_lines_per_second: int
     cgroup_root: Path
@@ -129,6 +132,9 @@ OPTIONS = (
     _Option("AGENT_SAMPLE_SECONDS", "--sample-seconds", "5", "usage sampling period"),
     _Option("AGENT_BATCH_SECONDS", "--batch-seconds", "15", "period of usage reports"),
     _Option("AGENT_DISK_SCAN_SECONDS", "--disk-scan-seconds", "30", "period of disk walks"),
+    _Option("AGENT_QUERY_INTERVAL_SECONDS", "--query-interval-seconds", "15", "game query period"),
+    _Option("AGENT_QUERY_TIMEOUT_SECONDS", "--query-timeout-seconds", "2", "one game query's wait"),
+    _Option("AGENT_QUERY_CONCURRENCY", "--query-concurrency", "50", "game queries in flight"),
     _Option("AGENT_CONSOLE_LINES", "--console-lines", "1000", "console lines kept per server"),
     _Option(
         "AGENT_CONSOLE_MAX_LINES_PER_SECOND",
@@ -495,6 +501,15 @@ def load_config(
         batch_seconds=_positive_number("AGENT_BATCH_SECONDS", values["AGENT_BATCH_SECONDS"]),
         disk_scan_seconds=_positive_number(
             "AGENT_DISK_SCAN_SECONDS", values["AGENT_DISK_SCAN_SECONDS"]
+        ),
+        query_interval_seconds=_positive_number(
+            "AGENT_QUERY_INTERVAL_SECONDS", values["AGENT_QUERY_INTERVAL_SECONDS"]
+        ),
+        query_timeout_seconds=_positive_number(
+            "AGENT_QUERY_TIMEOUT_SECONDS", values["AGENT_QUERY_TIMEOUT_SECONDS"]
+        ),
+        query_concurrency=_positive_integer(
+            "AGENT_QUERY_CONCURRENCY", values["AGENT_QUERY_CONCURRENCY"]
         ),
         console_lines=_positive_integer("AGENT_CONSOLE_LINES", values["AGENT_CONSOLE_LINES"]),
         console_max_lines_per_second=_positive_integer(

@@ -24,6 +24,7 @@ from agent.config import Config, ConfigError, RunAs
 from agent.console import Inotify
 from agent.errors import AgentError, InstallFailed, NotFound, UidsExhausted, ValidationFailed
 from agent.limits import choose_backend
+from agent.query import NOT_RESPONDING_AFTER, QueryLoop
 from agent.runtime import ServerRuntime, Services
 from agent.sandbox import Isolation, IsolationUnavailable, detect
 from agent.sources import RESERVED_NAMES, chown_tree
@@ -129,15 +130,38 @@ class Node:
         self._opened = True
         self.save()
         await self.client.start()
+        self.query = QueryLoop(
+            lambda: list(self.servers.values()),
+            interval_seconds=config.query_interval_seconds,
+            timeout_seconds=config.query_timeout_seconds,
+            concurrency=config.query_concurrency,
+            changed=self._responding_changed,
+        )
         self.sampler = UsageSampler(
             lambda: list(self.servers.values()),
             self.client.add_sample,
             sample_seconds=config.sample_seconds,
             disk_scan_seconds=config.disk_scan_seconds,
+            query_fields=self.query.sample_fields,
         )
         self._background(self.sampler.run())
+        self._background(self.query.run())
         if self.client.enabled:
             self._background(self._hello())
+
+    def _responding_changed(self, runtime: ServerRuntime, responding: bool) -> None:
+        """A running server stopped (or went back to) answering its game query: its console and
+        the control plane hear it; the control plane applies the server's crash policy."""
+        if responding:
+            message = "The server answers its game query again."
+        else:
+            message = (
+                f"The server has not answered its game query {NOT_RESPONDING_AFTER} times in a "
+                "row while its process runs: not responding."
+            )
+        runtime.console.write_agent_line(message)
+        log.warning("%s: %s", runtime.id, message)
+        self.client.add_event(runtime.id, "responding" if responding else "not_responding", message)
 
     def _isolation(self) -> Isolation:
         """The sandbox when the node can give one; otherwise ``none`` with the development
@@ -289,6 +313,7 @@ class Node:
         if not runtime.directory.exists():  # a folder left behind keeps its uid
             self.uids.pop(server_id, None)
         self.sampler.forget(server_id)
+        self.query.forget(server_id)
         self.save()
         log.info("server %s deleted", server_id)
 

@@ -34,6 +34,8 @@ class Template:
     stop_signal: str
     stop_timeout_seconds: float
     ready_timeout_seconds: float
+    # How the game is asked for its players (agent/query.py): {"protocol", "port"}, or None.
+    query: dict[str, str] | None = None
 
     @property
     def ready(self) -> re.Pattern[str] | None:
@@ -167,7 +169,26 @@ def _template(data: Any) -> Template:
         stop_signal=stop_signal,
         stop_timeout_seconds=_seconds(data, "stop_timeout_seconds", 30),
         ready_timeout_seconds=_seconds(data, "ready_timeout_seconds", 120),
+        query=_query(data.get("query")),
     )
+
+
+QUERY_PROTOCOLS = ("minecraft", "source")
+
+
+def _query(data: Any) -> dict[str, str] | None:
+    """The template's game query: its protocol and which allocation answers it (``game``, the
+    default, or a named port)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict) or set(data) - {"protocol", "port"}:
+        raise _fail("template.query", "must be an object of protocol and port.")
+    if data.get("protocol") not in QUERY_PROTOCOLS:
+        raise _fail("template.query.protocol", f"must be one of {', '.join(QUERY_PROTOCOLS)}.")
+    port = data.get("port", "game")
+    if not isinstance(port, str) or not re.match(r"^[a-z][a-z0-9_]{0,31}$", port):
+        raise _fail("template.query.port", "must be a port's name (game, query...).")
+    return {"protocol": data["protocol"], "port": port}
 
 
 def _string_map(data: Any, field: str) -> dict[str, str]:

@@ -74,8 +74,11 @@ class UsageSampler:
         *,
         sample_seconds: float,
         disk_scan_seconds: float,
+        query_fields: Callable[[str], dict[str, Any]] | None = None,
     ):
         self._servers = servers
+        # What the game query last learnt of a server (agent.query): players, version, MOTD.
+        self._query_fields = query_fields
         self._deliver = deliver
         self._sample_seconds = sample_seconds
         self._disk_scan_seconds = disk_scan_seconds
@@ -133,7 +136,8 @@ class UsageSampler:
         if cpu is not None:
             self._previous[server.id] = _Previous(server.pid, cpu, now)
         network = self._network(server, sessions)
-        return {
+        query = self._query_fields(server.id) if self._query_fields else {}
+        return query | {
             "instance_id": server.id,
             "at": iso(now),
             "cpu_percent": round(cpu_percent, 2),

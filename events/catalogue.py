@@ -13,6 +13,8 @@ EVENT_TYPES: dict[str, list[str]] = {
         "server.updated",
         "server.status_changed",
         "server.crashed",
+        "server.not_responding",
+        "server.responding",
         "server.suspended",
         "server.unsuspended",
         "server.deleted",

@@ -61,6 +61,29 @@ def backup_commands_problems(commands: Any) -> list[str]:
     return problems
 
 
+QUERY_PROTOCOLS = ("minecraft", "source")
+
+
+def query_problems(query: Any, ports: Any) -> list[str]:
+    """A template's ``query`` (agent/query.py): ``{"protocol": "minecraft" | "source", "port":
+    "game" (the default) or the name of one of its ``ports``}``, or absent."""
+    if query is None:
+        return []
+    if not isinstance(query, dict) or set(query) - {"protocol", "port"}:
+        return ["query is an object of protocol and port."]
+    problems = []
+    if query.get("protocol") not in QUERY_PROTOCOLS:
+        problems.append(f"query.protocol is one of {', '.join(QUERY_PROTOCOLS)}.")
+    names = {"game"} | {
+        port.get("name")
+        for port in (ports if isinstance(ports, list) else [])
+        if isinstance(port, dict)
+    }
+    if query.get("port", "game") not in names:
+        problems.append("query.port is game or the name of one of the template's ports.")
+    return problems
+
+
 def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
     """Why the agent would refuse ``template`` (none: it is fine)."""
     if not isinstance(template, dict):
@@ -89,6 +112,7 @@ def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
             problems.append(f"{key} is a number of seconds above 0, at most 86400.")
     problems += backup_commands_problems(template.get("backup_commands", {}))
+    problems += query_problems(template.get("query"), template.get("ports", []))
     known = variable_keys | BUILT_INS
     for key in SCRIPTS:
         value = template.get(key, "")

@@ -6,29 +6,133 @@ TCP, one line per request: ``ping`` → ``pong``, ``players`` → the number of 
 Console (standard input): ``say <text>``, ``list``, ``stop``, ``crash`` (exit code 3),
 ``leak <MB>`` (allocates and holds memory), ``spam <n>`` (n numbered lines, as fast as
 possible), ``write <MB>`` (a file of that size in the working directory). Standard library only.
+
+Game queries (agent/query.py): ``--query minecraft`` makes the TCP port also answer Minecraft's
+Server List Ping (told from a line by its first byte, a packet length below 0x20);
+``--query source`` answers Valve's A2S_INFO on the same port number in UDP. Both say the
+players (connections plus ``players <n>`` typed in the console), ``--max-players``, the
+version and ``--motd``. ``freeze`` makes it stop answering queries (the process runs on),
+``thaw`` answer again.
 """
 
 import argparse
+import contextlib
+import json
 import os
 import signal
+import socket
 import socketserver
+import struct
 import sys
 import threading
 import time
 
 MB = 1024 * 1024
+VERSION = "1.21.4"
 held_memory: list[bytearray] = []
 players = 0
+simulated_players = 0
 players_lock = threading.Lock()
+frozen = threading.Event()
+settings = {"max_players": 20, "motd": "A gameserver.py world"}
 
 
 def say(text: str) -> None:
     print(text, flush=True)
 
 
+def online() -> int:
+    with players_lock:
+        return players + simulated_players
+
+
+def read_varint(stream) -> int:
+    value = 0
+    for shift in range(0, 35, 7):
+        byte = stream.read(1)
+        if not byte:
+            raise EOFError
+        value |= (byte[0] & 0x7F) << shift
+        if not byte[0] & 0x80:
+            return value
+    raise ValueError("VarInt too long")
+
+
+def varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def packet(payload: bytes) -> bytes:
+    return varint(len(payload)) + payload
+
+
+def server_list_ping(stream, out) -> None:
+    """Minecraft Java's status exchange: handshake, status request → JSON, ping → pong."""
+    length = read_varint(stream)
+    stream.read(length)  # the handshake: protocol, address, port, next state (1: status)
+    while True:
+        length = read_varint(stream)
+        body = stream.read(length)
+        if frozen.is_set():
+            return
+        if body[:1] == b"\x00":
+            status = {
+                "version": {"name": VERSION, "protocol": 769},
+                "players": {"online": online(), "max": settings["max_players"]},
+                "description": {"text": settings["motd"]},
+            }
+            text = json.dumps(status).encode()
+            out.write(packet(b"\x00" + varint(len(text)) + text))
+        elif body[:1] == b"\x01":
+            out.write(packet(body))  # pong: the same 8 bytes
+            return
+        out.flush()
+
+
+def source_info(port: int) -> bytes:
+    """A2S_INFO's answer (https://developer.valvesoftware.com/wiki/Server_queries)."""
+
+    def text(value: str) -> bytes:
+        return value.encode() + b"\x00"
+
+    return (
+        b"\xff\xff\xff\xffI\x11"
+        + text(settings["motd"])
+        + text("de_dust2")
+        + text("gameserver")
+        + text("gameserver.py")
+        + struct.pack("<H", 0)
+        + bytes([min(online(), 255), min(settings["max_players"], 255), 0])
+        + b"dl\x00\x00"
+        + text(VERSION)
+        + b"\x80"
+        + struct.pack("<H", port)
+    )
+
+
+def serve_a2s(host: str, port: int) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((host, port))
+    while True:
+        data, sender = sock.recvfrom(1400)
+        if not frozen.is_set() and data.startswith(b"\xff\xff\xff\xffTSource Engine Query"):
+            sock.sendto(source_info(port), sender)
+
+
 class Player(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         global players
+        if self.server.query == "minecraft":
+            first = self.rfile.peek(1)[:1]
+            if first and first[0] < 0x20:
+                with contextlib.suppress(EOFError, ValueError, OSError):
+                    server_list_ping(self.rfile, self.wfile)
+                return
         with players_lock:
             players += 1
         try:
@@ -51,6 +155,7 @@ class Player(socketserver.StreamRequestHandler):
 class Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    query = ""
 
 
 def leak(megabytes: int) -> None:
@@ -96,6 +201,17 @@ def run_command(line: str) -> None:
     elif command == "crash":
         say("Crashing!")
         os._exit(3)
+    elif command == "players" and argument.strip().isdigit():
+        global simulated_players
+        with players_lock:
+            simulated_players = int(argument)
+        say(f"There are {online()} players online")
+    elif command == "freeze":
+        frozen.set()
+        say("Not answering queries")
+    elif command == "thaw":
+        frozen.clear()
+        say("Answering queries")
     elif command in ("leak", "spam", "write") and argument.strip().isdigit():
         {"leak": leak, "spam": spam, "write": write}[command](int(argument))
     else:
@@ -107,7 +223,11 @@ def main() -> None:
     parser.add_argument("--host", default="0.0.0.0")  # noqa: S104 - a game server listens
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--ready-delay", type=float, default=0.0)
+    parser.add_argument("--query", choices=("minecraft", "source"), default="")
+    parser.add_argument("--max-players", type=int, default=20)
+    parser.add_argument("--motd", default=settings["motd"])
     args = parser.parse_args()
+    settings.update(max_players=args.max_players, motd=args.motd)
 
     def terminate(number, frame):
         say(f"Stopping server ({signal.Signals(number).name})")
@@ -116,8 +236,11 @@ def main() -> None:
     signal.signal(signal.SIGTERM, terminate)
     say("Loading world…")
     server = Server((args.host, args.port), Player)
+    server.query = args.query
     time.sleep(args.ready_delay)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    if args.query == "source":
+        threading.Thread(target=serve_a2s, args=(args.host, args.port), daemon=True).start()
     say(f"Server ready on {args.host}:{args.port}")
     for line in sys.stdin:
         run_command(line)

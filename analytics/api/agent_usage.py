@@ -34,6 +34,33 @@ class AgentSampleSerializer(StrictInputSerializer):
         required=False,
         help_text="Players online, for games whose query protocol says.",
     )
+    max_players = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_PLAYERS,
+        allow_null=True,
+        required=False,
+        help_text="The most players the game takes, as its query says.",
+    )
+    game_version = serializers.CharField(
+        max_length=100,
+        allow_blank=True,
+        allow_null=True,
+        required=False,
+        help_text="The game's version, as its query says.",
+    )
+    motd = serializers.CharField(
+        max_length=200,
+        allow_blank=True,
+        allow_null=True,
+        required=False,
+        help_text="The message of the day (Minecraft) or server name (A2S) its query says.",
+    )
+    responding = serializers.BooleanField(
+        allow_null=True,
+        required=False,
+        help_text="false once the game has failed its query several times in a row while its "
+        "process runs (not responding); absent or null for a game without a query.",
+    )
     uptime_seconds = serializers.FloatField(min_value=0, max_value=2**62)
 
 
@@ -67,6 +94,11 @@ class AgentUsageView(AgentView):
                             "network_rx_bytes": None,
                             "network_tx_bytes": None,
                             "uptime_seconds": 3605,
+                            "players": 12,
+                            "max_players": 20,
+                            "game_version": "1.21.4",
+                            "motd": "A Minecraft Server",
+                            "responding": True,
                         }
                     ]
                 },

@@ -120,9 +120,15 @@ class UsageDay(UsageRollup):
 
 class UsageLatest(Figures):
     """The newest sample of each instance: the live figures on its page, and the counters the
-    next sample's deltas are measured from."""
+    next sample's deltas are measured from. Of a game that answers a query (``agent/query.py``)
+    also what it said beside its players, kept here only: the page's "12 / 20 players", its
+    version and MOTD, and whether it still answers (null: the game has no query)."""
 
     instance_id = models.CharField(max_length=64, primary_key=True)
+    max_players = models.IntegerField(null=True)
+    game_version = models.CharField(max_length=100, blank=True, default="")
+    motd = models.CharField(max_length=200, blank=True, default="")
+    responding = models.BooleanField(null=True)
 
     class Meta:
         db_table = "analytics_usage_latest"

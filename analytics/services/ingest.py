@@ -29,9 +29,23 @@ def _number(value: Any, where: str, *, nullable: bool = False, integer: bool = T
         isinstance(value, bool)
         or not isinstance(value, kinds)
         or value != value  # NaN
-        or not 0 <= value <= (MAX_PLAYERS if where.endswith(".players") else 2**62)
+        or not 0 <= value <= (MAX_PLAYERS if where.endswith("players") else 2**62)
     ):
         raise ValidationFailed.field(where, "invalid", "A number of 0 or more.")
+    return value
+
+
+def _text(value: Any, where: str, limit: int) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > limit or "\x00" in value:
+        raise ValidationFailed.field(where, "invalid", f"Text of at most {limit} characters.")
+    return value
+
+
+def _flag(value: Any, where: str) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        raise ValidationFailed.field(where, "invalid", "true, false or null.")
     return value
 
 
@@ -67,6 +81,12 @@ def usage_ingest(*, node: Node, samples: Any) -> tuple[int, int]:
                 uptime_seconds=int(
                     _number(sample.get("uptime_seconds"), f"{where}.uptime_seconds", integer=False)
                 ),
+                max_players=_number(
+                    sample.get("max_players"), f"{where}.max_players", nullable=True
+                ),
+                game_version=_text(sample.get("game_version"), f"{where}.game_version", 100),
+                motd=_text(sample.get("motd"), f"{where}.motd", 200),
+                responding=_flag(sample.get("responding"), f"{where}.responding"),
             )
         )
     live = live_instance_ids(node, {m.instance_id for m in measurements})

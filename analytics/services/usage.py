@@ -39,6 +39,8 @@ SAMPLE_FIELDS = (
     "network_tx_bytes",
 )
 RAW_COLUMNS = (*SAMPLE_FIELDS, "network_rx_delta", "network_tx_delta")
+# What only the newest sample keeps: a game query's answer beside the player count.
+LATEST_FIELDS = (*SAMPLE_FIELDS, "max_players", "game_version", "motd", "responding")
 LEVELS = (
     (UsageMinute, lambda at: at.replace(second=0, microsecond=0)),
     (UsageHour, lambda at: at.replace(minute=0, second=0, microsecond=0)),
@@ -59,6 +61,10 @@ class Measurement:
     players: int | None = None
     network_rx_bytes: int | None = None
     network_tx_bytes: int | None = None
+    max_players: int | None = None
+    game_version: str = ""
+    motd: str = ""
+    responding: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +126,7 @@ def _with_deltas(kept: list[Measurement]) -> list[dict[str, Any]]:
     }
     rows = []
     for measurement in kept:
-        row = {field: getattr(measurement, field) for field in SAMPLE_FIELDS}
+        row = {field: getattr(measurement, field) for field in LATEST_FIELDS}
         row["at"] = row["at"].astimezone(UTC)
         row["cpu_percent"] = float(row["cpu_percent"])  # a float column, whatever was passed
         before = previous.get(measurement.instance_id)
@@ -252,12 +258,12 @@ def _upsert_latest(rows: list[dict[str, Any]]) -> None:
     if not newest:
         return
     table = UsageLatest._meta.db_table
-    updates = ", ".join(f"{field} = excluded.{field}" for field in SAMPLE_FIELDS[1:])
-    values = [[_adapt(newest[key][field]) for field in SAMPLE_FIELDS] for key in sorted(newest)]
+    updates = ", ".join(f"{field} = excluded.{field}" for field in LATEST_FIELDS[1:])
+    values = [[_adapt(newest[key][field]) for field in LATEST_FIELDS] for key in sorted(newest)]
     with _cursor() as cursor:
-        for source, params in _row_sets(UsageLatest, SAMPLE_FIELDS, values):
+        for source, params in _row_sets(UsageLatest, LATEST_FIELDS, values):
             cursor.execute(
-                f"INSERT INTO {table} AS t ({', '.join(SAMPLE_FIELDS)}) {source}"
+                f"INSERT INTO {table} AS t ({', '.join(LATEST_FIELDS)}) {source}"
                 f" ON CONFLICT (instance_id) DO UPDATE SET {updates} WHERE excluded.at > t.at",
                 params,
             )

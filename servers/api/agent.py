@@ -231,7 +231,10 @@ class AgentEventsView(AgentView):
         summary="Agent: process events",
         description=f"Up to {MAX_EVENTS_PER_BATCH} events, applied in order: `crashed` (an "
         "unexpected exit: the instance stops and is restarted when its `auto_restart` allows), "
-        "`stopped` (stopped without being asked, e.g. from its console) and `running`.",
+        "`stopped` (stopped without being asked, e.g. from its console), `running`, "
+        "`not_responding` (a running server failed its game query several times in a row: "
+        "restarted when its `restart_when_not_responding` is on) and `responding` (it answers "
+        "again).",
         tags=[TAG],
         request=AgentEventsSerializer,
         responses=BATCH_ACCEPTED,

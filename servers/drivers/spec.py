@@ -19,6 +19,7 @@ BOT_TEMPLATE = {
     "stop_signal": "SIGTERM",
     "stop_timeout_seconds": 15,
     "ready_timeout_seconds": 30,
+    "query": None,  # a bot answers no game query
 }
 GAME_TEMPLATE_DEFAULTS = {
     "install_script": "",
@@ -27,6 +28,7 @@ GAME_TEMPLATE_DEFAULTS = {
     "stop_signal": "SIGTERM",
     "stop_timeout_seconds": 30,
     "ready_timeout_seconds": 120,
+    "query": None,  # no game query (agent/query.py)
 }
 
 

@@ -241,6 +241,40 @@ def instance_crash(*, instance: Instance, reason: str) -> Action | None:
     return action_request(instance=instance, action_type="start", actor=SYSTEM)
 
 
+@transaction.atomic
+def instance_responding(*, instance: Instance, responding: bool, reason: str) -> Action | None:
+    """A node reports that a running server stopped answering its game query (or answers
+    again) while its process runs (``agent/query.py``): ``<kind>.not_responding`` (or
+    ``<kind>.responding``) is recorded. A server whose ``restart_when_not_responding`` is on is
+    restarted then, as a crash would be (the same crash-loop limit); returns that action.
+    """
+    instance = instance_locked(instance)
+    if instance.status != S.RUNNING:
+        return None
+    instance_event_record(instance, "responding" if responding else "not_responding", SYSTEM)
+    if responding or not getattr(instance, "restart_when_not_responding", False):
+        return None
+    since = timezone.now() - timedelta(seconds=transitions.CRASH_LOOP_WINDOW_SECONDS)
+    recent_restarts = Action.objects.filter(
+        **{instance.kind: instance},
+        type__in=("start", "restart"),
+        requested_by_user=None,
+        requested_by_key=None,
+        created_at__gte=since,
+    ).count()
+    if recent_restarts >= transitions.CRASH_LOOP_LIMIT:
+        instance.status_reason = (
+            f"Not responding: {reason} — not restarted: {recent_restarts} automatic restarts "
+            "in the last 10 minutes."
+        )[:500]
+        instance.save(update_fields=["status_reason", "updated_at"])
+        return None
+    try:
+        return action_request(instance=instance, action_type="restart", actor=SYSTEM)
+    except (ActionInProgress, InvalidState):
+        return None  # someone's action is under way: it decides what the server does next
+
+
 # A stale action leaves the instance where a failure of its current step would have.
 _RESTING_STATUS: dict[str, str] = {
     S.PROVISIONING: S.INSTALL_FAILED,

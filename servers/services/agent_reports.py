@@ -16,7 +16,7 @@ from hosting.errors import ValidationFailed
 from servers.drivers.spec import desired_state, instance_spec
 from servers.models import Bot, Instance, Node, NodeIsolation, Server
 from servers.models import ServerStatus as S
-from servers.services.actions import instance_crash
+from servers.services.actions import instance_crash, instance_responding
 from servers.services.backups import BACKUP_EVENTS, backup_event, backup_report_complete
 from servers.services.files import files_changed_record
 from servers.services.nodes import node_seen
@@ -102,7 +102,15 @@ def report_time(value: Any, where: str) -> datetime:
         return edge.replace(tzinfo=UTC)
 
 
-EVENT_TYPES = ("crashed", "stopped", "running", "files_uploaded", *BACKUP_EVENTS)
+EVENT_TYPES = (
+    "crashed",
+    "stopped",
+    "running",
+    "not_responding",
+    "responding",
+    "files_uploaded",
+    *BACKUP_EVENTS,
+)
 
 
 def _complete(event: dict[str, Any]) -> bool:
@@ -127,8 +135,11 @@ def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
     (``instance_crash``). ``stopped``: it stopped without being asked (``stop`` typed in its
     console): it becomes ``stopped``, not restarted. ``running`` is taken note of only: a
     process the control plane does not expect to run is stopped by the next sync instead.
-    ``files_uploaded``: a file came in through a signed upload address (``path``, ``size``,
-    ``user``, the signed-in person the address was made for): ``<kind>.files.uploaded``.
+    ``not_responding`` / ``responding``: a running server stopped (or went back to) answering
+    its game query while its process runs (``instance_responding``: an event, and the restart
+    its ``restart_when_not_responding`` asks for). ``files_uploaded``: a file came in through a
+    signed upload address (``path``, ``size``, ``user``, the signed-in person the address was
+    made for): ``<kind>.files.uploaded``.
     ``backup_completed`` (``backup_id``, ``size``, ``checksum``, ``files``), ``backup_failed``,
     ``backup_restored``, ``backup_restore_failed`` (``backup_id``, ``reason``): how a backup or
     restore ended (``servers.services.backups.backup_event``; a repeat changes nothing).
@@ -160,6 +171,10 @@ def agent_events(*, node: Node, events: Any) -> tuple[int, int]:
         reason = event.get("reason", "").strip()[:400] or "The process exited."
         if event["type"] == "crashed":
             instance_crash(instance=instance, reason=reason)
+        elif event["type"] in ("not_responding", "responding"):
+            instance_responding(
+                instance=instance, responding=event["type"] == "responding", reason=reason
+            )
         elif event["type"] in BACKUP_EVENTS:
             backup_event(instance=instance, event=event)
         elif event["type"] == "files_uploaded":

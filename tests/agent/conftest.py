@@ -38,6 +38,8 @@ QUICK = {
     "AGENT_SAMPLE_SECONDS": "0.5",
     "AGENT_BATCH_SECONDS": "1",
     "AGENT_DISK_SCAN_SECONDS": "0.5",
+    "AGENT_QUERY_INTERVAL_SECONDS": "0.5",
+    "AGENT_QUERY_TIMEOUT_SECONDS": "0.5",
     "AGENT_LOG_LEVEL": "debug",
 }
 PYTHON = harness.workload_python()
