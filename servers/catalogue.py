@@ -54,6 +54,7 @@ TEMPLATE_FIELDS: dict[str, tuple[type, bool]] = {
     "ready_timeout_seconds": (int, True),
     "backup_commands": (dict, True),
     "ports": (list, False),  # [[template.ports]] name, protocol, description: extra named ports
+    "query": (dict, False),  # [template.query] protocol, port: how the agent asks for players
 }
 # Top-level keys besides the template and the variables, in the entry's order.
 GAME_FIELDS: dict[str, tuple[type, bool]] = {
