@@ -230,3 +230,24 @@ def test_the_local_node_seed_syncs_the_test_workload():
     call_command("seed_local_node", stdout=StringIO())
     game = Game.objects.get(slug="test-workload")
     assert game.template == load_catalogue()["test-workload"]["template"]
+
+
+def test_named_ports_and_a_query_load_as_tables_and_are_checked(tmp_path):
+    extra = (
+        '\n[template.query]\nprotocol = "source"\nport = "query"\n'
+        '\n[[template.ports]]\nname = "query"\nprotocol = "udp"\n'
+    )
+    manifest = MANIFEST.replace("\n[[variables]]", extra + "\n[[variables]]")
+    entry = load_game(game(tmp_path, manifest))
+    assert entry["template"]["ports"] == [{"name": "query", "protocol": "udp"}]
+    assert entry["template"]["query"] == {"protocol": "source", "port": "query"}
+    assert list(entry["template"])[-2:] == ["ports", "query"]
+
+    wrong = manifest.replace('port = "query"', 'port = "rcon"')
+    assert problems(_other(tmp_path, wrong)) == [
+        "template: query.port is game or the name of one of the template's ports."
+    ]
+
+
+def _other(tmp_path: Path, manifest: str) -> Path:
+    return game(tmp_path, manifest.replace('slug = "a-game"', 'slug = "b-game"'), slug="b-game")
