@@ -12,7 +12,7 @@
    migrated), bench/api.py's production settings with fresh secrets (DEBUG off), Django set up
    in this process, and ``gunicorn hosting.wsgi`` with the committed ``gunicorn.conf.py`` and
    ONE sync worker (``WEB_CONCURRENCY=1``) on 127.0.0.1. The ``test-workload`` game
-   (servers/game_templates.py) with an interpreter the unprivileged user may run, an account,
+   (servers/catalogue/test-workload/) with an interpreter the unprivileged user may run, an account,
    and a node (``node_create``) with ``--servers`` + 50 allocations on 127.0.0.1, consecutive
    free ports below the kernel's ephemeral range (a game port inside it can be taken by any
    outgoing connection meanwhile: the first runs lost 22 starts to that).
