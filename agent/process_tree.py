@@ -236,13 +236,12 @@ class ProcessTree:
     ) -> None:
         """The launch as pasta, unshare and bubblewrap around ``argv``, as the server's uid."""
         assert self.isolation.tools is not None and self.uid is not None
-        allocation = spec.allocation
         plan = sandbox.plan(
             self.isolation.tools,
             directory=self.directory,
             argv=argv,
             environment=environment,
-            allocation=(allocation.ip, allocation.port) if allocation else None,
+            allocations=[(item.ip, item.port) for item in spec.allocations],
             read_only=self._read_only_paths(spec),
             host_ports=self.config.sandbox_host_ports,
             tmp_bytes=spec.limits.memory_mb * MIB if spec.limits.memory_mb else None,

@@ -3,12 +3,14 @@
 Built from parts Debian ships, run by the launcher after it has joined the server's cgroups and
 dropped to the server's own uid (never root, never the agent's user, never another server's):
 
-    pasta --config-net -t IP/PORT -u IP/PORT -T none -U none --no-map-gw -- \\
+    pasta --config-net -t IP/PORT -u IP/PORT [-t IP/PORT2 -u IP/PORT2 …] -T none -U none \\
+      --no-map-gw -- \\
       unshare --user --map-user=1000 --map-group=1000 -- \\
         bwrap --args 3 -- /bin/sh -c <command>
 
 - ``pasta`` (package passt) makes a user and network namespace with a tap interface: the server
-  reaches the internet and listens on its allocation (forwarded from the node), but the node's
+  reaches the internet and listens on its allocations (each forwarded from the node, TCP and
+  UDP, and no other port), but the node's
   loopback is another machine's (``-T none -U none --no-map-gw``: nothing of the node's
   127.0.0.1 is forwarded in, the gateway is not mapped to it). It exits with its command's
   status, so exit codes reach the agent unchanged. Its tap counters are the server's traffic.
@@ -152,12 +154,22 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _port_spec(allocation: tuple[str, int] | None) -> str:
-    if allocation is None:
-        return "none"
+def _port_spec(allocation: tuple[str, int]) -> str:
     ip, port = allocation
     # A wildcard allocation address binds every address of the node.
     return str(port) if ip in ("", "0.0.0.0", "::") else f"{ip}/{port}"  # noqa: S104
+
+
+def _forwards(allocations: list[tuple[str, int]]) -> list[str]:
+    """pasta's ``-t`` and ``-u`` for exactly the server's allocations (TCP and UDP each), or
+    ``none`` of either: one option per ``ip:port``, as pasta takes one address per option."""
+    if not allocations:
+        return ["-t", "none", "-u", "none"]
+    forwards = []
+    for allocation in allocations:
+        spec = _port_spec(allocation)
+        forwards += ["-t", spec, "-u", spec]
+    return forwards
 
 
 def plan(
@@ -166,24 +178,21 @@ def plan(
     directory: Path,
     argv: list[str],
     environment: dict[str, str],
-    allocation: tuple[str, int] | None,
+    allocations: list[tuple[str, int]],
     read_only: dict[str, str],
     host_ports: str,
     tmp_bytes: int | None,
 ) -> SandboxPlan:
     """The launcher's command for ``argv`` in the server's sandbox. ``read_only`` maps paths of
     the node to where the sandbox sees them; ``host_ports`` are the node's loopback ports the
-    sandbox may reach (``-T``: a package cache, say), ``none`` by default."""
-    ports = _port_spec(allocation)
+    sandbox may reach (``-T``: a package cache, say), ``none`` by default. ``allocations`` are
+    the ``ip:port``s forwarded from the node, and nothing else is."""
     outer = [
         tools["pasta"],
         "--config-net",
         "--quiet",
         "--no-map-gw",
-        "-t",
-        ports,
-        "-u",
-        ports,
+        *_forwards(allocations),
         "-T",
         host_ports or "none",
         "-U",
@@ -252,7 +261,7 @@ def probe(tools: dict[str, str], uid: int, workdir: Path) -> None:
             directory=home,
             argv=["/bin/sh", "-c", "test -w /home/container && ! test -w /usr && ! test -e /root"],
             environment={"PATH": "/usr/bin:/bin"},
-            allocation=None,
+            allocations=[],
             read_only={},
             host_ports="none",
             tmp_bytes=None,

@@ -22,6 +22,9 @@ GIT_REF = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$")
 SOURCE_SCHEMES = {"git": ("https://", "http://", "git://", "ssh://", "file://")}
 STOP_SIGNALS = ("SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGKILL")
 KINDS = ("server", "bot")
+# A named port's name: {{PORT_<NAME>}} in the scripts.
+PORT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+MAX_ALLOCATIONS = 64
 MAX_SCRIPT_CHARS = 64 * 1024
 
 
@@ -60,6 +63,8 @@ class Limits:
 class Allocation:
     ip: str
     port: int
+    # "game" for the primary; a port the game's template names ("query"); "" for the others.
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,8 @@ class ServerSpec:
     allocation: Allocation | None
     runtime: str | None
     source: Source | None
+    # Every ip:port the server holds, the primary first: the sandbox forwards exactly these.
+    allocations: tuple[Allocation, ...] = ()
 
     def public(self) -> dict[str, Any]:
         """The spec without secrets: environment variable names, never their values."""
@@ -90,7 +97,12 @@ class ServerSpec:
             "variables": dict(self.variables),
             "environment_keys": sorted(self.environment),
             "limits": vars(self.limits).copy(),
-            "allocation": vars(self.allocation).copy() if self.allocation else None,
+            "allocation": (
+                {"ip": self.allocation.ip, "port": self.allocation.port}
+                if self.allocation
+                else None
+            ),
+            "allocations": [vars(item).copy() for item in self.allocations],
             "runtime": self.runtime,
             "source": vars(self.source).copy() if self.source else None,
         }
@@ -103,6 +115,11 @@ class ServerSpec:
             SERVER_IP=self.allocation.ip if self.allocation else "",
             SERVER_PORT=str(self.allocation.port) if self.allocation else "",
             SERVER_MEMORY=str(self.limits.memory_mb or 0),
+            **{
+                f"PORT_{item.name.upper()}": str(item.port)
+                for item in self.allocations
+                if item.name and item.name != "game"
+            },
             AGENT_WORKLOADS=workloads,
         )
         return values
@@ -225,11 +242,11 @@ def _limits(data: Any) -> Limits:
     return Limits(**values)
 
 
-def _allocation(data: Any) -> Allocation | None:
+def _allocation(data: Any, field: str = "allocation") -> Allocation | None:
     if data is None:
         return None
     if not isinstance(data, dict):
-        raise _fail("allocation", "must be an object or null.")
+        raise _fail(field, "must be an object or null.")
     ip, port = data.get("ip"), data.get("port")
     try:
         # Text only: ipaddress would also read an integer (2130706433 is 127.0.0.1), which
@@ -238,10 +255,38 @@ def _allocation(data: Any) -> Allocation | None:
             raise ValueError(ip)
         ipaddress.ip_address(ip)
     except ValueError:
-        raise _fail("allocation.ip", "must be an IP address.") from None
+        raise _fail(f"{field}.ip", "must be an IP address.") from None
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
-        raise _fail("allocation.port", "must be a port number.")
-    return Allocation(ip=ip, port=port)
+        raise _fail(f"{field}.port", "must be a port number.")
+    name = data.get("name", "")
+    if field == "allocation":
+        name = ""  # the primary's name is implied
+    elif not isinstance(name, str) or (name and not PORT_NAME.match(name)):
+        raise _fail(f"{field}.name", "must be lowercase letters, digits and _, or empty.")
+    return Allocation(ip=ip, port=port, name=name)
+
+
+def _allocations(data: Any, primary: Allocation | None) -> tuple[Allocation, ...]:
+    """Every allocation of the server; a control plane that sends only ``allocation`` (before
+    issue 32) means that one alone."""
+    if data is None:
+        return (Allocation(primary.ip, primary.port, "game"),) if primary else ()
+    if not isinstance(data, list) or len(data) > MAX_ALLOCATIONS:
+        raise _fail("allocations", f"must be a list of at most {MAX_ALLOCATIONS} objects.")
+    items = tuple(
+        _allocation_required(item, f"allocations[{index}]") for index, item in enumerate(data)
+    )
+    if len({(item.ip, item.port) for item in items}) != len(items):
+        raise _fail("allocations", "must not hold an ip:port twice.")
+    return items
+
+
+def _allocation_required(data: Any, field: str) -> Allocation:
+    if not isinstance(data, dict):
+        raise _fail(field, "must be an object.")
+    allocation = _allocation(data, field)
+    assert allocation is not None
+    return allocation
 
 
 def _source(data: Any) -> Source | None:
@@ -280,6 +325,7 @@ def parse_spec(data: Any, *, server_id: str) -> ServerSpec:
     runtime = data.get("runtime")
     if runtime is not None and (not isinstance(runtime, str) or not runtime):
         raise _fail("runtime", "must be a runtime name or null.")
+    primary = _allocation(data.get("allocation"))
     return ServerSpec(
         id=server_id,
         kind=kind,
@@ -287,9 +333,10 @@ def parse_spec(data: Any, *, server_id: str) -> ServerSpec:
         variables=_string_map(data.get("variables"), "variables"),
         environment=_string_map(data.get("environment"), "environment"),
         limits=_limits(data.get("limits")),
-        allocation=_allocation(data.get("allocation")),
+        allocation=primary,
         runtime=runtime,
         source=_source(data.get("source")),
+        allocations=_allocations(data.get("allocations"), primary),
     )
 
 

@@ -114,6 +114,7 @@ PRODUCT_FIELDS = [
     "backup_storage_mb",
     "schedule_limit",
     "database_limit",
+    "allocation_limit",
     "games",
     "regions",
     "runtimes",
@@ -121,7 +122,13 @@ PRODUCT_FIELDS = [
     "terminate_after_days",
 ]
 RESOURCES = {"memory_mb", "cpu_percent", "disk_mb"}
-BACKUP_FIELDS = ("backup_limit", "backup_storage_mb", "schedule_limit", "database_limit")
+BACKUP_FIELDS = (
+    "backup_limit",
+    "backup_storage_mb",
+    "schedule_limit",
+    "database_limit",
+    "allocation_limit",
+)
 
 
 def _games() -> list[tuple[str, str]]:
@@ -162,6 +169,7 @@ class ProductForm(ServiceForm):
             "backup_storage_mb": "MB their backups may take in all; empty: 10240.",
             "schedule_limit": "Schedules each server or bot may have; empty: 5.",
             "database_limit": "Databases each server or bot may have; empty: 1.",
+            "allocation_limit": "Ports (allocations) each server may hold; empty: 1.",
         }
 
     def __init__(self, *args, **kwargs):
@@ -184,6 +192,9 @@ class ProductForm(ServiceForm):
 
     def clean_database_limit(self) -> int:
         return self._backup_value("database_limit")
+
+    def clean_allocation_limit(self) -> int:
+        return self._backup_value("allocation_limit")
 
 
 @admin.register(Product)

@@ -65,6 +65,8 @@ class Product(models.Model):
     # Schedules and databases each server or bot may have (issue 31).
     schedule_limit = models.PositiveIntegerField(default=5)
     database_limit = models.PositiveIntegerField(default=1)
+    # Allocations (ip:port) each server may hold, its primary one included (issue 32).
+    allocation_limit = models.PositiveIntegerField(default=1)
     games = models.JSONField(default=list, blank=True)
     regions = models.JSONField(default=list, blank=True)
     runtimes = models.JSONField(default=list, blank=True)

@@ -52,6 +52,7 @@ def product_representation(
         "backups": {"limit": product.backup_limit, "storage_mb": product.backup_storage_mb},
         "schedules": {"limit": product.schedule_limit},
         "databases": {"limit": product.database_limit},
+        "allocations": {"limit": product.allocation_limit},
         "games": list(product.games),
         "regions": list(product.regions),
         "runtimes": list(product.runtimes),

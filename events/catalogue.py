@@ -23,6 +23,9 @@ EVENT_TYPES: dict[str, list[str]] = {
         "server.user_added",
         "server.user_updated",
         "server.user_removed",
+        "server.allocation_added",
+        "server.allocation_updated",
+        "server.allocation_removed",
     ],
     "Bots": [
         "bot.created",

@@ -34,6 +34,52 @@ VARIABLE_KEYS = frozenset(
 
 MAX_BACKUP_COMMANDS = 20
 MAX_BACKUP_COMMAND_CHARS = 200
+PORT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$", re.ASCII)
+PORT_PROTOCOLS = ("tcp", "udp", "both")
+PORT_KEYS = frozenset({"name", "protocol", "description"})
+MAX_PORTS = 10
+# Keys a template may have beyond TEMPLATE_KEYS (which every game of the catalogue has): the
+# extra ports by name (issue 32), [{"name": "query", "protocol": "udp", "description": …}], each
+# an allocation of its own and {{PORT_QUERY}} in the scripts; none: the game's one port.
+OPTIONAL_TEMPLATE_KEYS = frozenset({"ports"})
+
+
+def ports_problems(ports: Any) -> list[str]:
+    """Why ``ports`` (the game's extra ports by name, each given an allocation of its own and
+    ``{{PORT_<NAME>}}`` in the scripts) is refused (none: it is fine)."""
+    if not isinstance(ports, list) or len(ports) > MAX_PORTS:
+        return [f"ports is a list of at most {MAX_PORTS} named ports."]
+    problems = []
+    names = []
+    for index, port in enumerate(ports):
+        if not isinstance(port, dict) or set(port) - PORT_KEYS:
+            problems.append(f"ports[{index}] is an object of {', '.join(sorted(PORT_KEYS))}.")
+            continue
+        name = port.get("name")
+        if not isinstance(name, str) or not PORT_NAME.match(name) or name == "game":
+            problems.append(
+                f"ports[{index}].name is lowercase letters, digits and _ (not game), "
+                "starting with a letter."
+            )
+        names.append(name)
+        if port.get("protocol", "both") not in PORT_PROTOCOLS:
+            problems.append(f"ports[{index}].protocol is one of {', '.join(PORT_PROTOCOLS)}.")
+        if not isinstance(port.get("description", ""), str):
+            problems.append(f"ports[{index}].description is text.")
+    if len(set(map(str, names))) != len(names):
+        problems.append("ports names each port once.")
+    return problems
+
+
+def port_built_ins(ports: Any) -> set[str]:
+    """The placeholders a template's named ports give its scripts: ``PORT_QUERY``…"""
+    if not isinstance(ports, list):
+        return set()
+    return {
+        f"PORT_{port['name'].upper()}"
+        for port in ports
+        if isinstance(port, dict) and isinstance(port.get("name"), str)
+    }
 
 
 def backup_commands_problems(commands: Any) -> list[str]:
@@ -88,7 +134,8 @@ def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
     """Why the agent would refuse ``template`` (none: it is fine)."""
     if not isinstance(template, dict):
         return ["The template is a JSON object."]
-    problems = [f"{key!r} is not a template key." for key in sorted(set(template) - TEMPLATE_KEYS)]
+    unknown = set(template) - TEMPLATE_KEYS - OPTIONAL_TEMPLATE_KEYS
+    problems = [f"{key!r} is not a template key." for key in sorted(unknown)]
     for key in (*SCRIPTS, "ready_pattern"):
         value = template.get(key, "")
         if not isinstance(value, str):
@@ -113,7 +160,8 @@ def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
             problems.append(f"{key} is a number of seconds above 0, at most 86400.")
     problems += backup_commands_problems(template.get("backup_commands", {}))
     problems += query_problems(template.get("query"), template.get("ports", []))
-    known = variable_keys | BUILT_INS
+    problems += ports_problems(template.get("ports", []))
+    known = variable_keys | BUILT_INS | port_built_ins(template.get("ports", []))
     for key in SCRIPTS:
         value = template.get(key, "")
         for name in PLACEHOLDER.findall(value) if isinstance(value, str) else ():

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from accounts.models import Account, ApiKey, Invitation, User
 from hosting.fields import StorableJSONField
-from hosting.ids import PrefixedIdField
+from hosting.ids import PrefixedIdField, new_id
 from servers.game_checks import template_problems, variables_problems
 
 slug_validator = RegexValidator(
@@ -176,20 +176,41 @@ class Node(models.Model):
         return self.last_seen_at is not None and self.agent_isolation != NodeIsolation.SANDBOX
 
 
-class Allocation(models.Model):
-    """One ``ip:port`` of a node's pool; a game server holds one while it exists."""
+def allocation_public_id() -> str:
+    return new_id("alloc")
 
+
+class Allocation(models.Model):
+    """One ``ip:port`` of a node's pool. A game server holds its primary one (its ``address``,
+    taken when it is placed) and as many more as its plan allows (issue 32), each with a note."""
+
+    # The id the customer API names it by (``alloc_…``); the staff API names it by ip:port.
+    public_id = models.CharField(
+        max_length=64, unique=True, editable=False, default=allocation_public_id
+    )
     node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="allocations")
     ip = models.GenericIPAddressField()
     port = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(65535)])
-    server = models.OneToOneField(
-        "Server", on_delete=models.SET_NULL, null=True, blank=True, related_name="allocation"
+    server = models.ForeignKey(
+        "Server", on_delete=models.SET_NULL, null=True, blank=True, related_name="allocations"
     )
+    is_primary = models.BooleanField(default=False)
+    note = models.CharField(max_length=200, blank=True)
+    # When its server took it: additional allocations are listed (and named ports assigned) in
+    # this order.
+    assigned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["node", "ip", "port"]
         constraints = [
             models.UniqueConstraint(fields=["node", "ip", "port"], name="allocation_unique"),
+            models.UniqueConstraint(
+                fields=["server"], condition=Q(is_primary=True), name="allocation_one_primary"
+            ),
+            models.CheckConstraint(
+                condition=Q(is_primary=False) | Q(server__isnull=False),
+                name="allocation_primary_held",
+            ),
         ]
         indexes = [
             models.Index(fields=["node", "port"], name="allocation_free", condition=Q(server=None)),

@@ -26,6 +26,7 @@ PRODUCT_EXAMPLE = {
     "backups": {"limit": 3, "storage_mb": 10240},
     "schedules": {"limit": 5},
     "databases": {"limit": 1},
+    "allocations": {"limit": 1},
     "games": ["minecraft-java", "minecraft-bedrock"],
     "regions": [],
     "runtimes": [],

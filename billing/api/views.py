@@ -660,11 +660,15 @@ class AdminBillingClockViewSet(CustomerScopedMixin, ApiViewSet):
 
 def _backup_fields(body: dict) -> dict[str, int]:
     """The plan's backups, schedules and databases as the API takes them (``backups.limit``,
-    ``backups.storage_mb``, ``schedules.limit``, ``databases.limit``), as the service takes
-    them (``backup_limit``, ``backup_storage_mb``, ``schedule_limit``, ``database_limit``),
-    taken out of ``body``."""
+    ``backups.storage_mb``, ``schedules.limit``, ``databases.limit``, ``allocations.limit``), as
+    the service takes them (``backup_limit``, ``backup_storage_mb``, ``schedule_limit``,
+    ``database_limit``, ``allocation_limit``), taken out of ``body``."""
     fields = {f"backup_{name}": value for name, value in body.pop("backups", {}).items()}
-    for area, field in (("schedules", "schedule_limit"), ("databases", "database_limit")):
+    for area, field in (
+        ("schedules", "schedule_limit"),
+        ("databases", "database_limit"),
+        ("allocations", "allocation_limit"),
+    ):
         if area in body:
             fields[field] = body.pop(area)["limit"]
     return fields

@@ -73,12 +73,13 @@ PRODUCT_CHANGES = {
     "backup_storage_mb",
     "schedule_limit",
     "database_limit",
+    "allocation_limit",
 }
 RESOURCES = ("memory_mb", "cpu_percent", "disk_mb")
 # What a plan may give in backups: a count, and MB in all.
 BACKUP_LIMITS = {"backup_limit": 1000, "backup_storage_mb": 10 * 1024 * 1024}
 # And in schedules and databases: a count each.
-COUNT_LIMITS = {"schedule_limit": 100, "database_limit": 100}
+COUNT_LIMITS = {"schedule_limit": 100, "database_limit": 100, "allocation_limit": 20}
 
 
 def _conflict(field: str, code: str, message: str, **details: Any) -> Conflict:
@@ -205,7 +206,9 @@ def _dunning_days(field: str, days: Any) -> int | None:
 
 
 def _backup_limit(field: str, value: Any) -> int:
-    return _whole_number(field, value, low=0, high=(BACKUP_LIMITS | COUNT_LIMITS)[field])
+    # A server always holds its primary allocation, so a plan gives at least one.
+    low = 1 if field == "allocation_limit" else 0
+    return _whole_number(field, value, low=low, high=(BACKUP_LIMITS | COUNT_LIMITS)[field])
 
 
 @transaction.atomic
@@ -226,6 +229,7 @@ def product_create(
     backup_storage_mb: int = 10240,
     schedule_limit: int = 5,
     database_limit: int = 1,
+    allocation_limit: int = 1,
     actor: Actor,
 ) -> Product:
     """A plan: what it provisions (within the limits of one server or bot), optionally the
@@ -233,7 +237,8 @@ def product_create(
     after an unpaid renewal's due date its server or bot is suspended, then terminated (None:
     the ``BILLING_SUSPEND_AFTER_DAYS`` and ``BILLING_TERMINATE_AFTER_DAYS`` settings), and the
     backups its server or bot may keep (a count and MB in all), and its schedules and databases
-    (a count each)."""
+    (a count each), and the allocations (ip:port) each server may hold, its primary one
+    included."""
     resources = validate_resources(
         {"memory_mb": memory_mb, "cpu_percent": cpu_percent, "disk_mb": disk_mb}
     )
@@ -251,6 +256,7 @@ def product_create(
         backup_storage_mb=_backup_limit("backup_storage_mb", backup_storage_mb),
         schedule_limit=_backup_limit("schedule_limit", schedule_limit),
         database_limit=_backup_limit("database_limit", database_limit),
+        allocation_limit=_backup_limit("allocation_limit", allocation_limit),
     )
     _product_fits_its_kind(product)
     product.save()
@@ -262,7 +268,8 @@ def product_update(*, product: Product, changes: dict[str, Any], actor: Actor) -
     """Change a plan: ``name``, ``description``, ``games``, ``regions``, ``runtimes``,
     ``resources`` (some or all of ``memory_mb``, ``cpu_percent``, ``disk_mb``),
     ``suspend_after_days``, ``terminate_after_days``, ``backup_limit``,
-    ``backup_storage_mb``, ``schedule_limit``, ``database_limit`` and ``kind``, which cannot
+    ``backup_storage_mb``, ``schedule_limit``, ``database_limit``, ``allocation_limit`` and
+    ``kind``, which cannot
     change once a subscription uses one of its prices (409). Servers and bots already
     provisioned keep what they were given."""
     unknown = sorted(set(changes) - PRODUCT_CHANGES)

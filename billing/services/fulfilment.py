@@ -97,6 +97,7 @@ def plan_bounds(subscription: Subscription) -> dict[str, Any]:
         "backup_storage_mb": product.backup_storage_mb,
         "schedule_limit": product.schedule_limit,
         "database_limit": product.database_limit,
+        "allocation_limit": product.allocation_limit,
     }
 
 

@@ -32,6 +32,7 @@ from hosting.errors import (
     NotFound,
     ValidationFailed,
 )
+from servers.api.allocations import ServerAllocationsMixin
 from servers.api.backups import InstanceBackupsMixin
 from servers.api.docs import ACTION_RESPONSE, instance_schema
 from servers.api.files import InstanceFilesMixin
@@ -115,6 +116,9 @@ INSTANCE_PERMISSIONS: dict[str, str | None] = {
     "backup_retention_update": "backups.delete",
     # Managing sub-users takes the team right (the service checks it), not a grant.
     **dict.fromkeys(InstanceUsersMixin.USERS_READ + InstanceUsersMixin.USERS_WRITE),
+    # A server's ports are part of its configuration.
+    **dict.fromkeys(ServerAllocationsMixin.ALLOCATION_READ, "settings.read"),
+    **dict.fromkeys(ServerAllocationsMixin.ALLOCATION_WRITE, "settings.write"),
 }
 
 
@@ -190,6 +194,8 @@ class InstanceViewSet(
                 | cls.schedule_scopes(read)
                 | cls.user_scopes(read)
             )
+            if issubclass(cls, ServerAllocationsMixin):
+                cls.required_scopes |= cls.allocation_scopes(read, write)
 
     def get_serializer_class(self):
         return self.detail_serializer if self.action != "list" else self.list_serializer
@@ -398,7 +404,7 @@ class InstanceViewSet(
     SERVER_EXAMPLES,
 )
 @extend_schema_view(retrieve=extend_schema(examples=SERVER_DETAIL_EXAMPLES))
-class ServerViewSet(InstanceViewSet):
+class ServerViewSet(ServerAllocationsMixin, InstanceViewSet):
     model = Server
     scope = "servers"
     ids_field = "server_ids"

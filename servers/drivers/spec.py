@@ -9,6 +9,7 @@ from typing import Any
 from hosting.secrets_box import decrypt_secret
 from servers.models import Bot, Instance, Server
 from servers.models import ServerStatus as S
+from servers.services.allocations import allocation_names, allocations_of, port_variable
 
 # What a process may fork at most (cgroup pids.max or RLIMIT_NPROC).
 PROCESS_LIMIT = 1024
@@ -39,6 +40,14 @@ def _allocation(address: str) -> dict[str, Any] | None:
     return {"ip": host.strip("[]"), "port": int(port)}
 
 
+def _allocations(server: Server) -> list[dict[str, Any]]:
+    """Every ``ip:port`` the server holds, its primary (named ``game``) first: the sandbox
+    forwards exactly these."""
+    held = list(allocations_of(server))
+    names = allocation_names(server, held)
+    return [{"ip": item.ip, "port": item.port, "name": names[item.pk]} for item in held]
+
+
 def instance_spec(instance: Instance) -> dict[str, Any]:
     limits = {
         "memory_mb": instance.memory_mb,
@@ -47,18 +56,30 @@ def instance_spec(instance: Instance) -> dict[str, Any]:
         "pids": PROCESS_LIMIT,
     }
     if isinstance(instance, Server):
-        # backup_commands go in the backup call (servers.services.backups), not in the spec.
+        # backup_commands go in the backup call (servers.services.backups), not in the spec;
+        # the named ports go as the allocations they were given to.
         template = GAME_TEMPLATE_DEFAULTS | {
-            key: value for key, value in instance.game.template.items() if key != "backup_commands"
+            key: value
+            for key, value in instance.game.template.items()
+            if key not in ("backup_commands", "ports")
+        }
+        allocations = _allocations(instance)
+        variables = {key: _text(value) for key, value in instance.variables.items()}
+        # Each named port is a variable of the scripts ({{PORT_QUERY}}) beside {{SERVER_PORT}}.
+        variables |= {
+            port_variable(item["name"]): str(item["port"])
+            for item in allocations
+            if item["name"] and item["name"] != "game"
         }
         return {
             "id": instance.id,
             "kind": "server",
             "template": template,
-            "variables": {key: _text(value) for key, value in instance.variables.items()},
+            "variables": variables,
             "environment": {},
             "limits": limits,
             "allocation": _allocation(instance.address),
+            "allocations": allocations,
             "runtime": None,
             "source": None,
         }
@@ -80,6 +101,7 @@ def instance_spec(instance: Instance) -> dict[str, Any]:
         "environment": environment,
         "limits": limits,
         "allocation": None,
+        "allocations": [],
         "runtime": instance.runtime,
         "source": source,
     }

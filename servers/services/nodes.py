@@ -22,6 +22,7 @@ from events.services import changed_attributes, record_event
 from hosting.changes import UNSET, Changes, Unset
 from hosting.errors import Conflict, InvalidNodeToken, NoCapacity, NotFound, ValidationFailed
 from servers.models import Allocation, Bot, Instance, Node, Region, Server
+from servers.services.allocations import allocations_take_named, free_count, template_ports
 
 NODE_TOKEN_PREFIX = "hmn_"  # noqa: S105 - a public prefix, not a secret
 MAX_PORTS_PER_CHANGE = 5000
@@ -306,7 +307,8 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
     Nothing happens in a region without nodes. Of the nodes with enough free memory and disk
     (and, for a server, a free allocation), the one with the most free memory is taken: load is
     spread rather than packed. A server takes the game's port where it is free on that node,
-    else the lowest free port. Raises ``NoCapacity`` when no node has room.
+    else the lowest free port, as its primary allocation, and one more for each port its game's
+    template names (servers.services.allocations). Raises ``NoCapacity`` when no node has room.
     """
     region = instance.region
     # Locks every node of the region, in one order: creates in a region are placed one at a time.
@@ -334,11 +336,17 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
         allocation = allocation or free.order_by("port", "ip").first()
         if allocation is None:
             continue
+        # The game's named ports come from the same node and address as its primary.
+        if free_count(node.id, allocation.ip) < 1 + len(template_ports(instance.game.template)):
+            continue
         instance.node = node
         instance.address = allocation.address
         instance.save(update_fields=["node", "address", "updated_at"])
         allocation.server = instance
-        allocation.save(update_fields=["server"])
+        allocation.is_primary = True
+        allocation.assigned_at = timezone.now()
+        allocation.save(update_fields=["server", "is_primary", "assigned_at"])
+        allocations_take_named(instance, allocation)
         return
     reason = (
         "every node of the region is in maintenance"
@@ -373,9 +381,11 @@ def instance_resize_check(instance: Instance, *, memory_mb: int, disk_mb: int) -
 
 
 def instance_release(instance: Instance) -> None:
-    """Free a deleted server's allocation (in the caller's transaction)."""
+    """Free a deleted server's allocations (in the caller's transaction)."""
     if isinstance(instance, Server):
-        Allocation.objects.filter(server=instance).update(server=None)
+        Allocation.objects.filter(server=instance).update(
+            server=None, is_primary=False, note="", assigned_at=None
+        )
 
 
 # --- The agent's own calls ---------------------------------------------------------------------

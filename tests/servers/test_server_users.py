@@ -15,6 +15,7 @@ from accounts.roles import SCOPES, Role
 from accounts.services import invitation_accept
 from events.models import Event
 from servers.models import ServerGrant
+from servers.services.allocations import allocation_add
 from servers.services.grants import grant_create
 from servers.services.permissions import (
     PERMISSION_SCOPES,
@@ -76,6 +77,13 @@ ENDPOINTS = [
     ("schedules.write", "patch", "schedules/{s}", {"active": False}),
     ("schedules.write", "post", "schedules/{s}/run", None),
     ("schedules.write", "delete", "schedules/{s}", None),
+]
+# A server's allocations (no bot has any); {a}: an additional allocation's id.
+SERVER_ENDPOINTS = [
+    ("settings.read", "get", "allocations", None),
+    ("settings.write", "post", "allocations", {"note": "Query"}),
+    ("settings.write", "patch", "allocations/{a}", {"note": "Voice"}),
+    ("settings.write", "delete", "allocations/{a}", None),
 ]
 GATE = {"permission_denied", "not_found", "insufficient_scope"}
 
@@ -145,6 +153,27 @@ def test_a_sub_user_needs_the_endpoints_permission_and_no_other(
     access.save()
     answer = call(guest_api, instance, method, suffix, body, ids)
     assert _passed_the_gate(answer), answer.content
+
+
+def an_additional_allocation(server) -> str:
+    server.plan = {"allocation_limit": 3}
+    server.save(update_fields=["plan"])
+    return allocation_add(server=server, actor=SYSTEM).public_id
+
+
+@pytest.mark.parametrize("permission,method,suffix,body", SERVER_ENDPOINTS)
+def test_a_sub_user_needs_the_allocations_permission_and_no_other(
+    guest, guest_api, server, outsider_api, permission, method, suffix, body
+):
+    ids = {"a": an_additional_allocation(server)}
+    error_of(call(outsider_api, server, method, suffix, body, ids), 404, "not_found")
+    access = grant(server, guest, sorted(set(PERMISSIONS) - {permission}))
+    error = error_of(call(guest_api, server, method, suffix, body, ids), 403, "permission_denied")
+    assert error["details"] == {"required_permission": permission}
+    access.permissions = [permission]
+    access.save()
+    answer = call(guest_api, server, method, suffix, body, ids)
+    assert answer.status_code < 300, answer.content
 
 
 @pytest.mark.parametrize("permission,method,suffix,body", ENDPOINTS)

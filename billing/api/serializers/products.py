@@ -74,6 +74,14 @@ class ProductDatabasesSerializer(serializers.Serializer):
     )
 
 
+class ProductAllocationsSerializer(serializers.Serializer):
+    limit = serializers.IntegerField(
+        source="allocation_limit",
+        read_only=True,
+        help_text="Allocations (ip:port) each server may hold, its primary one included.",
+    )
+
+
 def product_for_sale_representation(product: Product) -> dict:
     """A product with its active prices (``billing.selectors.products_for_sale`` reads them)."""
     return product_representation(product, prices=product.active_prices)
@@ -88,6 +96,7 @@ class ProductSerializer(RepresentedBy, serializers.ModelSerializer):
     backups = ProductBackupsSerializer(source="*", read_only=True)
     schedules = ProductSchedulesSerializer(source="*", read_only=True)
     databases = ProductDatabasesSerializer(source="*", read_only=True)
+    allocations = ProductAllocationsSerializer(source="*", read_only=True)
     games = serializers.ListField(
         child=serializers.CharField(), read_only=True, help_text="Games allowed; empty: any."
     )
@@ -110,6 +119,7 @@ class ProductSerializer(RepresentedBy, serializers.ModelSerializer):
             "backups",
             "schedules",
             "databases",
+            "allocations",
             "games",
             "regions",
             "runtimes",
@@ -161,6 +171,10 @@ class ProductCountInputSerializer(StrictInputSerializer):
     limit = serializers.IntegerField(min_value=0, max_value=COUNT_LIMITS["schedule_limit"])
 
 
+class ProductAllocationsInputSerializer(StrictInputSerializer):
+    limit = serializers.IntegerField(min_value=1, max_value=COUNT_LIMITS["allocation_limit"])
+
+
 class ProductCreateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=100)
     kind = serializers.ChoiceField(choices=ProductKind.choices)
@@ -182,6 +196,10 @@ class ProductCreateSerializer(StrictInputSerializer):
     databases = ProductCountInputSerializer(
         required=False, help_text="Databases each server or bot may have; by default 1."
     )
+    allocations = ProductAllocationsInputSerializer(
+        required=False,
+        help_text="Allocations (ip:port) each server may hold, its primary included; by default 1.",
+    )
 
 
 class ProductUpdateSerializer(StrictInputSerializer):
@@ -202,6 +220,10 @@ class ProductUpdateSerializer(StrictInputSerializer):
     )
     databases = ProductCountInputSerializer(
         required=False, help_text="Databases each server or bot may have."
+    )
+    allocations = ProductAllocationsInputSerializer(
+        required=False,
+        help_text="Allocations (ip:port) each server may hold, its primary included.",
     )
 
 

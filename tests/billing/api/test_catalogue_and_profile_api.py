@@ -31,6 +31,7 @@ def test_products_on_sale_are_listed_newest_first_with_their_active_prices(
         "backups": {"limit": 3, "storage_mb": 10240},
         "schedules": {"limit": 5},
         "databases": {"limit": 1},
+        "allocations": {"limit": 1},
         "games": ["minecraft-java"],
         "regions": [],
         "runtimes": [],
