@@ -49,9 +49,6 @@ TEMPLATE_KEYS = frozenset(
         "stop_timeout_seconds",
         "ready_timeout_seconds",
         "backup_commands",
-        # How the agent asks the game for its players (agent/query.py, issue 32):
-        # {"protocol": "minecraft" | "source", "port": "game" or one of its ports' names}.
-        "query",
     }
 )
 # Console commands around a backup's archive (sent in the backup call, not in the spec):

@@ -350,7 +350,6 @@ def test_template_keys_are_the_protocols():
         "stop_timeout_seconds",
         "ready_timeout_seconds",
         "backup_commands",  # the control plane's: sent in the backup call, not in the spec
-        "query",  # the agent's game query (agent/query.py)
     } == TEMPLATE_KEYS
 
 
