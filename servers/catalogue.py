@@ -54,9 +54,6 @@ TEMPLATE_FIELDS: dict[str, tuple[type, bool]] = {
     "ready_timeout_seconds": (int, True),
     "backup_commands": (dict, True),
     "ports": (list, False),  # [[template.ports]] name, protocol, description: extra named ports
-    # [template.query] protocol ("minecraft" | "source"), port ("game" or a ports name): how the
-    # agent asks the game for its players (agent/query.py)
-    "query": (dict, False),
     "query": (dict, False),  # [template.query] protocol, port: how the agent asks for players
 }
 # Top-level keys besides the template and the variables, in the entry's order.
