@@ -80,6 +80,12 @@
       uptime_seconds: sample.uptime_seconds ? duration(sample.uptime_seconds) : "–",
       at: new Date().toLocaleTimeString(),
     };
+    var players = document.querySelector('[data-usage="players"]');
+    if (players && sample.responding != null) {  // a game that answers a query (agent/query.py)
+      players.textContent = sample.responding === false ? "Not responding"
+        : sample.players == null ? "–"
+        : sample.players + (sample.max_players == null ? "" : " / " + sample.max_players) + " players";
+    }
     Object.keys(figures).forEach(function (key) {
       var cell = document.querySelector('[data-usage="' + key + '"]');
       if (!cell) { return; }

@@ -129,3 +129,43 @@ def test_a_stopped_server_not_responding_is_ignored(account, client_for):
     Server.objects.filter(pk=server.pk).update(status="stopped")
     report(client_for, token, server, "not_responding")
     assert not Event.objects.filter(type="server.not_responding").exists()
+
+
+def test_the_server_page_shows_players_version_motd_and_not_responding(account, owner, client_for):
+    from tests.dashboard import signed_in
+
+    _, token = new_node()
+    server = create_server(account)
+    post_samples(
+        client_for,
+        token,
+        sample(
+            server.id,
+            players=12,
+            max_players=20,
+            game_version="1.21.4",
+            motd="A Minecraft Server",
+            responding=True,
+        ),
+    )
+    page = signed_in(owner).get(f"/servers/{server.id}").content.decode()
+    assert "12 / 20 players" in page
+    assert "1.21.4" in page and "A Minecraft Server" in page
+    assert "Not responding" not in page
+    post_samples(
+        client_for,
+        token,
+        sample(server.id, at=(MEASURED_AT + timedelta(seconds=15)).isoformat(), responding=False),
+    )
+    page = signed_in(owner).get(f"/servers/{server.id}").content.decode()
+    assert "Not responding" in page and "players" not in page.split('data-usage="players"')[1][:80]
+
+
+def test_a_game_without_a_query_shows_no_players_row(account, owner, client_for):
+    from tests.dashboard import signed_in
+
+    _, token = new_node()
+    server = create_server(account)
+    post_samples(client_for, token, sample(server.id))
+    page = signed_in(owner).get(f"/servers/{server.id}").content.decode()
+    assert 'data-usage="players"' not in page
