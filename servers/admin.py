@@ -232,8 +232,28 @@ class InstanceAdmin(admin.ModelAdmin):
         return redirect(self._url_name("change"), quote(instance.pk))
 
 
+class ServerAllocationInline(admin.TabularInline):
+    """A server's allocations, read-only: its primary first; the customer changes them through
+    the allocations' services (their events recorded)."""
+
+    model = Allocation
+    fields = ["public_id", "ip", "port", "is_primary", "note", "assigned_at"]
+    readonly_fields = fields
+    ordering = ["-is_primary", "assigned_at", "id"]
+    extra = 0
+    can_delete = False
+    verbose_name_plural = "allocations (ports)"
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Server)
 class ServerAdmin(InstanceAdmin):
+    inlines = [ServerAllocationInline]
     list_display = [
         "name",
         "status",

@@ -215,3 +215,12 @@ def test_a_templates_named_ports_are_checked_before_it_is_saved(ports, problem):
         assert problems == []
     else:
         assert any(line.startswith(problem) for line in problems), problems
+
+
+def test_the_admin_shows_a_servers_allocations(staff_client, owner_api, placed):
+    add(owner_api, placed, {"port": 25569, "note": "Voice chat"})
+    page = staff_client.get(f"/admin/servers/server/{placed.pk}/change/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "allocations (ports)" in text.lower()
+    assert "25565" in text and "25569" in text and "Voice chat" in text
