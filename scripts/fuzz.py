@@ -419,6 +419,7 @@ def setup_data() -> None:
     sftp = sftp_setup(main_owner, actor)
     backups = backups_setup(node_server, node_bot)
     schedules = schedules_setup(server, bot, actor)
+    allocations = allocations_setup(node_server, actor)
     databases = databases_setup(server, bot, actor)
     users = users_setup(server, bot, teammate, actor)
     print(
@@ -453,6 +454,7 @@ def setup_data() -> None:
                     **sftp,
                     **backups,
                     **schedules,
+                    **allocations,
                     **databases,
                     **users,
                 },
@@ -524,6 +526,20 @@ def schedules_setup(server, bot, actor) -> dict[str, str]:
         "FUZZ_DELETED_SCHEDULE_ID": made(server, "Deleted by the fuzzer"),
         "FUZZ_BOT_SCHEDULE_ID": made(bot, "Fuzz bot schedule"),
         "FUZZ_DELETED_BOT_SCHEDULE_ID": made(bot, "Deleted by the fuzzer"),
+    }
+
+
+def allocations_setup(node_server, actor) -> dict[str, str]:
+    """(Inside Django.) The node's server may hold 10 allocations (its node has 100 ports): an
+    additional one to change and one to remove, so that their operations reach a 2xx; adding
+    takes a free port of the node until the plan's limit (then 409 allocation_limit_reached)."""
+    from servers.services.allocations import allocation_add
+
+    node_server.plan = {**(node_server.plan or {}), "allocation_limit": 10}
+    node_server.save(update_fields=["plan"])
+    return {
+        "FUZZ_ALLOCATION_ID": allocation_add(server=node_server, actor=actor).public_id,
+        "FUZZ_DELETED_ALLOCATION_ID": allocation_add(server=node_server, actor=actor).public_id,
     }
 
 
