@@ -3,7 +3,7 @@
 from django.urls import path
 
 from servers import views
-from servers.views import backups, files, schedules, users
+from servers.views import backups, files, ports, schedules, users
 
 urlpatterns = [
     path("", views.ServerListView.as_view(), name="home"),
@@ -72,6 +72,8 @@ urlpatterns = [
         schedules.ServerScheduleRunsView.as_view(),
         name="server_schedule_runs",
     ),
+    path("servers/<id:pk>/ports", ports.ServerPortsView.as_view(), name="server_ports"),
+    path("servers/<id:pk>/ports/do", ports.ServerPortsDoView.as_view(), name="server_ports_do"),
     path("bots", views.BotListView.as_view(), name="bot_list"),
     path("bots/new", views.BotCreateView.as_view(), name="bot_create"),
     path("bots/<id:pk>", views.BotDetailView.as_view(), name="bot_detail"),
