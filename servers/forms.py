@@ -120,6 +120,14 @@ def variable_field(definition: dict[str, Any]) -> forms.Field:
 class ServerForm(InstanceForm):
     """A server's settings: the shared ones plus one input per variable of its game."""
 
+    restart_when_not_responding = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Restart when it stops responding",
+        help_text="When the game stops answering its status query while its process runs "
+        "(games with a query only), as after a crash: at most 3 times in 10 minutes.",
+    )
+
     def __init__(self, *args, game: Game, values: dict[str, Any] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.definitions = game.variables
@@ -149,6 +157,7 @@ class ServerForm(InstanceForm):
             "resources": self.resources(),
             "variables": self.variables(),
             "auto_restart": self.cleaned_data["auto_restart"],
+            "restart_when_not_responding": self.cleaned_data["restart_when_not_responding"],
         }
 
 
@@ -165,9 +174,11 @@ class ServerCreateForm(ServerForm):
 class ServerEditForm(ServerForm):
     def __init__(self, *args, server: Server, **kwargs):
         resources = {name: getattr(server, name) for name in RESOURCE_LIMITS}
-        kwargs["initial"] = {"name": server.name, "auto_restart": server.auto_restart} | (
-            kwargs.get("initial") or {}
-        )
+        kwargs["initial"] = {
+            "name": server.name,
+            "auto_restart": server.auto_restart,
+            "restart_when_not_responding": server.restart_when_not_responding,
+        } | (kwargs.get("initial") or {})
         super().__init__(
             *args, game=server.game, values=server.variables, resources=resources, **kwargs
         )

@@ -293,6 +293,9 @@ class Server(Instance):
     game = models.ForeignKey(Game, on_delete=models.PROTECT, related_name="servers")
     variables = StorableJSONField(default=dict, blank=True)
     start_on_install = models.BooleanField(default=False)
+    # The crash policy for a game that answers a query (agent/query.py): restart it when it
+    # stops answering while its process runs. Off: "not responding" is only shown and recorded.
+    restart_when_not_responding = models.BooleanField(default=False)
 
     class Meta(Instance.Meta):
         # One per documented filter and ordering of GET /v1/servers, over live rows only.

@@ -40,6 +40,7 @@ def server_representation(server: Server) -> dict[str, Any]:
         "resources": resources_representation(server),
         "variables": deepcopy(server.variables),
         "auto_restart": server.auto_restart,
+        "restart_when_not_responding": server.restart_when_not_responding,
         "start_on_install": server.start_on_install,
         "status_reason": server.status_reason,
         "suspended_reason": server.suspended_reason,

@@ -42,6 +42,7 @@ USAGE_COLUMNS = (
     Column("memory_bytes_avg", "bytes", "Memory (average)"),
     Column("memory_bytes_max", "bytes", "Memory (peak)"),
     Column("disk_bytes_max", "bytes", "Disk (most used)"),
+    Column("players_max", "count", "Players (peak)"),
     Column("network_rx_bytes", "bytes", "Received"),
     Column("network_tx_bytes", "bytes", "Sent"),
     Column("deleted_at", "time", "Deleted"),
@@ -58,7 +59,8 @@ UPTIME_COLUMNS = (
 
 def usage_report(*, account_id: str, first: date, last: date, kinds: Iterable[str]) -> Report:
     """Per month and server or bot of ``kinds`` that reported (deleted since or not): its
-    samples, average and peak CPU and memory, the most disk, bytes received and sent; months
+    samples, average and peak CPU and memory, the most disk, the peak of players (games that
+    answer a query, agent/query.py), bytes received and sent; months
     in order, then by name."""
     instances = {
         instance.pk: instance for instance in instances_ever(account_id=account_id, kinds=kinds)
@@ -79,6 +81,7 @@ def usage_report(*, account_id: str, first: date, last: date, kinds: Iterable[st
                 memory=Sum("memory_bytes_sum"),
                 memory_max=Max("memory_bytes_max"),
                 disk=Max("disk_bytes_max"),
+                players=Max("players_max"),
                 rx=Sum("network_rx_bytes"),
                 tx=Sum("network_tx_bytes"),
             )
@@ -99,6 +102,7 @@ def usage_report(*, account_id: str, first: date, last: date, kinds: Iterable[st
                     "memory_bytes_avg": round(row["memory"] / row["n"]),
                     "memory_bytes_max": row["memory_max"],
                     "disk_bytes_max": row["disk"],
+                    "players_max": row["players"],  # null: its game answers no query
                     "network_rx_bytes": row["rx"],
                     "network_tx_bytes": row["tx"],
                     "deleted_at": time_label(instance.deleted_at),

@@ -121,6 +121,7 @@ class ServerDetailSerializer(ServerSerializer):
             "resources",
             "variables",
             "auto_restart",
+            "restart_when_not_responding",
             "start_on_install",
             "status_reason",
             "suspended_reason",
@@ -254,6 +255,12 @@ class ServerCreateSerializer(StrictInputSerializer):
     variables = VariablesInputField(required=False)
     auto_restart = serializers.BooleanField(required=False, default=True)
     start_on_install = serializers.BooleanField(required=False, default=False)
+    restart_when_not_responding = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Restart it (as after a crash, within the same crash-loop limit) when its game "
+        "stops answering its query while the process runs. Only games with a query.",
+    )
 
 
 class ServerUpdateSerializer(StrictInputSerializer):
@@ -261,6 +268,11 @@ class ServerUpdateSerializer(StrictInputSerializer):
     resources = ResourcesInputSerializer(required=False)
     variables = VariablesInputField(required=False)
     auto_restart = serializers.BooleanField(required=False)
+    restart_when_not_responding = serializers.BooleanField(
+        required=False,
+        help_text="Restart it (as after a crash, within the same crash-loop limit) when its game "
+        "stops answering its query while the process runs. Only games with a query.",
+    )
 
 
 class BotCreateSerializer(StrictInputSerializer):
@@ -353,6 +365,7 @@ SERVER_DETAIL_EXAMPLES = [
                     "DIFFICULTY": "normal",
                 },
                 "auto_restart": True,
+                "restart_when_not_responding": False,
                 "start_on_install": False,
                 "status_reason": "",
                 "suspended_reason": "",

@@ -60,6 +60,7 @@ def server_create(
     variables: dict[str, Any] | None = None,
     auto_restart: bool = True,
     start_on_install: bool = False,
+    restart_when_not_responding: bool = False,
     plan: dict[str, Any] | None = None,
     actor: Actor,
 ) -> Server:
@@ -84,6 +85,7 @@ def server_create(
         variables=cleaned_variables,
         auto_restart=auto_restart,
         start_on_install=start_on_install,
+        restart_when_not_responding=restart_when_not_responding,
         plan=plan,
         **cleaned_resources,
     )
@@ -192,7 +194,8 @@ class InstanceChanges(Changes):
     (resource limits and quotas, the game's variables, environment names, the token's shape,
     where code may come from) is checked by ``instance_update``.
 
-    Servers take ``name``, ``variables``, ``resources``, ``auto_restart``; bots also
+    Servers take ``name``, ``variables``, ``resources``, ``auto_restart``,
+    ``restart_when_not_responding``; bots also
     ``start_command``, ``environment``, ``token``, ``runtime``, ``source`` (None removes it)
     and ``archive`` (``(filename, content)`` of uploaded code; both taken at the next
     reinstall). ``plan`` is billing's own, with a plan change: the new bounds.
@@ -200,6 +203,7 @@ class InstanceChanges(Changes):
 
     name: str | Unset = UNSET
     auto_restart: bool | Unset = UNSET
+    restart_when_not_responding: bool | Unset = UNSET
     plan: dict[str, Any] | Unset | None = UNSET
     resources: dict[str, int] | Unset = UNSET
     variables: dict[str, Any] | Unset = UNSET
@@ -274,7 +278,9 @@ def _resources_set(instance: Instance, changes: InstanceChanges, actor: Actor) -
 
 def _server_settings_set(server: Server, changes: InstanceChanges) -> list[str]:
     """The game's variables, the given ones over the present ones; ``["variables"]`` if they
-    changed."""
+    changed (the crash policy for not responding needs no restart)."""
+    if not isinstance(changes.restart_when_not_responding, Unset):
+        server.restart_when_not_responding = changes.restart_when_not_responding
     if isinstance(changes.variables, Unset):
         return []
     variables = validate_variables(server.game, changes.variables, current=server.variables)

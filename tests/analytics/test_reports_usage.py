@@ -25,6 +25,7 @@ def day_row(
     disk_max: int,
     rx,
     tx,
+    players_max: int | None = None,
 ) -> None:
     """A day rollup as the ingest would have left it (only the columns the report reads
     matter; the others are filled consistently enough)."""
@@ -51,6 +52,8 @@ def day_row(
         uptime_seconds_last=0,
         network_rx_bytes=rx,
         network_tx_bytes=tx,
+        players_samples=0 if players_max is None else samples,
+        players_max=players_max,
     )
 
 
@@ -63,8 +66,10 @@ def test_usage_per_month_and_server(owner_api, account, other_account):
     server = ServerFactory(account=account, name="Survival")
     bot = BotFactory(account=account, name="Mod bot")
     theirs = ServerFactory(account=other_account, name="Theirs")
-    day_row(server, datetime(2026, 10, 5, tzinfo=UTC), 100, 1000, 50, 100 * 200, 300, 7, 10, 20)
-    day_row(server, datetime(2026, 10, 20, tzinfo=UTC), 300, 6000, 80, 300 * 100, 250, 9, 5, None)
+    day_row(server, datetime(2026, 10, 5, tzinfo=UTC), 100, 1000, 50, 100 * 200, 300, 7, 10, 20, 12)
+    day_row(
+        server, datetime(2026, 10, 20, tzinfo=UTC), 300, 6000, 80, 300 * 100, 250, 9, 5, None, 17
+    )
     day_row(bot, datetime(2026, 11, 2, tzinfo=UTC), 10, 15, 3, 10 * 64, 64, 1, None, None)
     day_row(theirs, datetime(2026, 10, 5, tzinfo=UTC), 1, 1, 1, 1, 1, 1, 1, 1)
 
@@ -76,7 +81,8 @@ def test_usage_per_month_and_server(owner_api, account, other_account):
     assert report["name"] == "usage"
     assert report["rows"] == [
         # October: 400 samples; CPU (1,000 + 6,000) / 400 = 17.5, peak 80; memory
-        # (20,000 + 30,000) / 400 = 125, peak 300; disk at most 9; received 10 + 5; sent 20.
+        # (20,000 + 30,000) / 400 = 125, peak 300; disk at most 9; at most 17 players (its
+        # game's query); received 10 + 5; sent 20.
         {
             "month": "2026-10",
             "kind": "server",
@@ -88,6 +94,7 @@ def test_usage_per_month_and_server(owner_api, account, other_account):
             "memory_bytes_avg": 125,
             "memory_bytes_max": 300,
             "disk_bytes_max": 9,
+            "players_max": 17,
             "network_rx_bytes": 15,
             "network_tx_bytes": 20,
             "deleted_at": None,
@@ -103,6 +110,7 @@ def test_usage_per_month_and_server(owner_api, account, other_account):
             "memory_bytes_avg": 64,
             "memory_bytes_max": 64,
             "disk_bytes_max": 1,
+            "players_max": None,  # a bot answers no game query
             "network_rx_bytes": None,
             "network_tx_bytes": None,
             "deleted_at": None,
@@ -118,8 +126,8 @@ def test_usage_per_month_and_server(owner_api, account, other_account):
     assert csv["Content-Type"].startswith("text/csv")
     lines = csv.content.decode().splitlines()
     assert lines[0].startswith("month,kind,instance_id,name,samples,cpu_percent_avg")
-    assert lines[1] == f"2026-10,server,{server.id},Survival,400,17.5,80.0,125,300,9,15,20,"
-    assert lines[2] == f"2026-11,bot,{bot.id},Mod bot,10,1.5,3.0,64,64,1,,,"
+    assert lines[1] == f"2026-10,server,{server.id},Survival,400,17.5,80.0,125,300,9,17,15,20,"
+    assert lines[2] == f"2026-11,bot,{bot.id},Mod bot,10,1.5,3.0,64,64,1,,,,"
 
 
 def _event(instance, when, event, previous, status):

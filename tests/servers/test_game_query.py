@@ -169,3 +169,36 @@ def test_a_game_without_a_query_shows_no_players_row(account, owner, client_for)
     post_samples(client_for, token, sample(server.id))
     page = signed_in(owner).get(f"/servers/{server.id}").content.decode()
     assert 'data-usage="players"' not in page
+
+
+def test_with_the_policy_on_a_server_not_responding_is_restarted(account, client_for, owner_api):
+    _, token = new_node()
+    server = create_server(account)
+    Server.objects.filter(pk=server.pk).update(status="running")
+    Action.objects.update(status="succeeded")
+    answer = owner_api.patch(
+        f"/v1/servers/{server.id}", {"restart_when_not_responding": True}, format="json"
+    )
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["data"]["server"]["restart_when_not_responding"] is True
+    report(client_for, token, server, "not_responding")
+    assert Event.objects.filter(type="server.not_responding", object_id=server.id).exists()
+    restart = Action.objects.get(server=server, status="pending")
+    assert (restart.type, restart.requested_by_user, restart.requested_by_key) == (
+        "restart",
+        None,
+        None,
+    )
+
+
+def test_the_edit_form_sets_the_policy(account, owner):
+    from tests.dashboard import signed_in
+
+    new_node()
+    server = create_server(account)
+    Action.objects.update(status="succeeded")
+    client = signed_in(owner)
+    page = client.get(f"/servers/{server.id}/edit").content.decode()
+    assert 'name="restart_when_not_responding"' in page
+    detail = client.get(f"/servers/{server.id}").content.decode()
+    assert "Shown, runs on" in detail  # Minecraft answers a query; the policy is off
