@@ -41,7 +41,7 @@ MAX_PORTS = 10
 # Keys a template may have beyond TEMPLATE_KEYS (which every game of the catalogue has): the
 # extra ports by name (issue 32), [{"name": "query", "protocol": "udp", "description": …}], each
 # an allocation of its own and {{PORT_QUERY}} in the scripts; none: the game's one port.
-OPTIONAL_TEMPLATE_KEYS = frozenset({"ports"})
+OPTIONAL_TEMPLATE_KEYS = frozenset({"ports", "query"})
 
 
 def ports_problems(ports: Any) -> list[str]:
