@@ -2,6 +2,8 @@
 plan allows, through the API; the game's named ports taken at create and given to the scripts by
 name; what the agent is told."""
 
+import importlib
+
 import pytest
 
 from accounts.actors import SYSTEM
@@ -224,3 +226,19 @@ def test_the_admin_shows_a_servers_allocations(staff_client, owner_api, placed):
     text = page.content.decode()
     assert "allocations (ports)" in text.lower()
     assert "25565" in text and "25569" in text and "Voice chat" in text
+
+
+def test_the_migration_makes_each_servers_one_allocation_its_primary(account):
+    """Migration 0021's data step on rows as they stood before it: a server held one allocation,
+    which becomes its primary; a free one stays free and not primary."""
+    from django.apps import apps
+
+    migration = importlib.import_module("servers.migrations.0021_server_allocations")
+    new_node(ports="25565-25566")
+    server = create_server(account)
+    Allocation.objects.filter(server=server).update(is_primary=False)
+    migration.name_and_mark_primary(apps, None)
+    held = Allocation.objects.get(server=server)
+    free = Allocation.objects.get(server=None)
+    assert (held.is_primary, free.is_primary) == (True, False)
+    assert held.public_id.startswith("alloc_") and held.public_id != free.public_id
