@@ -435,7 +435,13 @@ def test_editing_the_simulation_writes_that_column_only(staff_client, server, mo
     before = Server.objects.get(pk=server.pk).updated_at
 
     response = staff_client.post(
-        admin_url(Server, "change", server.pk), {"simulation": '{"fail_start": true}'}
+        admin_url(Server, "change", server.pk),
+        # The allocations' read-only inline sends its (empty) management form, as the page does.
+        {
+            "simulation": '{"fail_start": true}',
+            "allocations-TOTAL_FORMS": "0",
+            "allocations-INITIAL_FORMS": "0",
+        },
     )
 
     assert response.status_code == 302
