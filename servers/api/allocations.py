@@ -93,6 +93,12 @@ REMOVE_CONFLICT = error_doc(
     "`primary_allocation`: the primary cannot be removed; make another one primary first.",
     "The primary allocation cannot be removed; make another one primary first.",
 )
+UNSET_PRIMARY = error_doc(
+    409,
+    "primary_allocation",
+    "`primary_allocation`: `is_primary: false` on the primary; make another one primary instead.",
+    "A server always has a primary allocation: make another one primary instead.",
+)
 NOT_FOUND = error_doc(
     404, "not_found", "`not_found`: no such allocation here.", "No such allocation on this server."
 )
@@ -182,7 +188,11 @@ class ServerAllocationsMixin:
         "becomes an additional one; the server's `address` changes and the process listens "
         "there from its next start). `server.allocation_updated`. Needs settings.write.",
         request=AllocationUpdateSerializer,
-        responses={200: _allocation_envelope("AllocationEnvelope"), 404: NOT_FOUND},
+        responses={
+            200: _allocation_envelope("AllocationEnvelope"),
+            404: NOT_FOUND,
+            409: UNSET_PRIMARY,
+        },
         examples=[
             OpenApiExample("Make it primary", value={"is_primary": True}, request_only=True),
             OpenApiExample(

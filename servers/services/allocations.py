@@ -208,16 +208,16 @@ def allocation_update(
 ) -> Allocation:
     """Change an allocation's ``note``, or make it the server's primary (``is_primary``: true;
     the old primary becomes an additional one and the server's address changes with it, from
-    its next start). A primary is unset only by making another one primary (400)."""
-    if is_primary is False:
-        raise ValidationFailed.field(
-            "is_primary",
-            "invalid",
-            "A server always has a primary allocation: make another one primary instead.",
-        )
+    its next start). ``is_primary: false`` says what an additional one is already (nothing
+    changes); on the primary it is 409 ``primary_allocation``: a primary is unset only by making
+    another one primary."""
     with transaction.atomic():
         server = instance_locked(_held_by(allocation))
         allocation = Allocation.objects.select_for_update().get(pk=allocation.pk, server=server)
+        if is_primary is False and allocation.is_primary:
+            raise PrimaryAllocation(
+                "A server always has a primary allocation: make another one primary instead."
+            )
         before = allocation_representation(allocation)
         if not isinstance(note, Unset):
             allocation.note = _note(note)

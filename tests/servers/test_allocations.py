@@ -102,7 +102,12 @@ def test_another_allocation_becomes_primary_and_the_address_follows(owner_api, p
     event = Event.objects.get(type="server.allocation_updated")
     assert event.data["previous_attributes"] == {"is_primary": False}
     refused = owner_api.patch(path, {"is_primary": False}, format="json")
-    error_of(refused, 400, "validation_failed")
+    error_of(refused, 409, "primary_allocation")
+    former = next(row for row in rows if not row["is_primary"])
+    former_path = f"/v1/servers/{placed.pk}/allocations/{former['id']}"
+    unchanged = owner_api.patch(former_path, {"is_primary": False}, format="json")
+    assert unchanged.status_code == 200, unchanged.content  # what it is already: nothing changes
+    assert Event.objects.filter(type="server.allocation_updated").count() == 1
 
 
 def test_a_note_is_changed_and_the_primary_is_never_removed(owner_api, placed):
