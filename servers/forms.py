@@ -130,11 +130,15 @@ class ServerForm(InstanceForm):
 
     def __init__(self, *args, game: Game, values: dict[str, Any] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.definitions = game.variables
+        # What the game keeps from customers is not asked (its default holds).
+        self.definitions = [d for d in game.variables if d.get("visible", True) is not False]
         for definition in self.definitions:
             field = variable_field(definition)
             if values is not None and definition["key"] in values:
                 field.initial = values[definition["key"]]
+            if definition.get("editable", True) is False:
+                field.disabled = True
+                field.help_text = "Set by the host."
             self.fields[VARIABLE_PREFIX + definition["key"]] = field
 
     def variable_fields(self) -> list[forms.BoundField]:
@@ -145,6 +149,8 @@ class ServerForm(InstanceForm):
         values = {}
         for definition in self.definitions:
             value = self.cleaned_data.get(VARIABLE_PREFIX + definition["key"])
+            if definition.get("editable", True) is False:
+                continue
             if value is None or (value == "" and definition["type"] != "string"):
                 continue
             values[definition["key"]] = value

@@ -28,6 +28,12 @@ VARIABLE_KEYS = frozenset(
         "choices",
         "must_be",
         "description",
+        # A regular expression a non-empty string value must match (re.search, as PHP's
+        # preg_match reads an egg's regex: rule).
+        "pattern",
+        # false: customers neither see (visible) or change (editable) it; its default holds.
+        "visible",
+        "editable",
     }
 )
 
@@ -217,7 +223,29 @@ def variables_problems(variables: Any) -> list[str]:
             value = definition.get(bound, 0)
             if isinstance(value, bool) or not isinstance(value, int):
                 problems.append(f"{where}: {bound} is an integer.")
+        problems += _pattern_problems(where, kind, definition)
+        for flag in ("visible", "editable"):
+            if not isinstance(definition.get(flag, True), bool):
+                problems.append(f"{where}: {flag} is true or false.")
     return problems
+
+
+def _pattern_problems(where: str, kind: str, definition: dict) -> list[str]:
+    if "pattern" not in definition:
+        return []
+    pattern = definition["pattern"]
+    if kind != "string":
+        return [f"{where}: a pattern is for string variables."]
+    if not isinstance(pattern, str) or not pattern or len(pattern) > 1000:
+        return [f"{where}: pattern is a regular expression of at most 1000 characters."]
+    try:
+        compiled = re.compile(pattern)
+    except re.error as error:
+        return [f"{where}: pattern is not a regular expression ({error})."]
+    default = definition.get("default")
+    if isinstance(default, str) and default and not compiled.search(default):
+        return [f"{where}: the default does not match the pattern."]
+    return []
 
 
 def _fits(kind: str, value: Any, choices: Any) -> bool:

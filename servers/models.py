@@ -64,6 +64,9 @@ class Game(models.Model):
         blank=True,
         help_text="How a node agent installs, starts and stops it (servers.game_templates).",
     )
+    # Where an imported game came from (servers.eggs): the egg's format, uuid, author,
+    # images and the import's notes; empty for the catalogue's games and staff's own.
+    origin = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["name", "slug"]

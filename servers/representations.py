@@ -30,6 +30,16 @@ def server_summary_representation(server: Server) -> dict[str, Any]:
     }
 
 
+def shown_variables(server: Server) -> dict[str, Any]:
+    """The server's variables but those its game keeps from customers (``visible: false``)."""
+    hidden = {
+        definition["key"]
+        for definition in server.game.variables
+        if definition.get("visible", True) is False
+    }
+    return {key: deepcopy(value) for key, value in server.variables.items() if key not in hidden}
+
+
 def server_representation(server: Server) -> dict[str, Any]:
     """A server as ``GET /v1/servers/{id}`` shows it, and as events carry it."""
     summary = server_summary_representation(server)
@@ -38,7 +48,7 @@ def server_representation(server: Server) -> dict[str, Any]:
         "region": server.region_id,
         "address": server.address,
         "resources": resources_representation(server),
-        "variables": deepcopy(server.variables),
+        "variables": shown_variables(server),
         "auto_restart": server.auto_restart,
         "restart_when_not_responding": server.restart_when_not_responding,
         "start_on_install": server.start_on_install,

@@ -42,6 +42,12 @@ def validate_resources(values: dict[str, Any]) -> dict[str, int]:
     return cleaned
 
 
+def variable_open(definition: dict[str, Any]) -> bool:
+    """May customers see and change this variable of a game? (An egg's ``user_viewable`` /
+    ``user_editable``: a variable they cannot see they cannot change either.)"""
+    return definition.get("visible", True) and definition.get("editable", True)
+
+
 def validate_variables(game: Game, values: dict[str, Any], *, current: dict | None = None) -> dict:
     """Check values against the game's definitions; returns every variable with defaults filled.
 
@@ -60,6 +66,11 @@ def validate_variables(game: Game, values: dict[str, Any], *, current: dict | No
             error(key, "unknown_variable", f"{game.name} has no variable {key}.")
     result = {}
     for key, definition in definitions.items():
+        if key in values and not variable_open(definition):
+            settled = (current or {}).get(key, definition.get("default"))
+            if values[key] != settled:
+                error(key, "variable_locked", f"{definition['name']} is set by the host.")
+                continue
         if key in values:
             value = values[key]
         elif current is not None and key in current:
@@ -86,6 +97,13 @@ def validate_variables(game: Game, values: dict[str, Any], *, current: dict | No
             definition.get("min_length", 0) <= len(value) <= definition.get("max_length", 255)
         ):
             error(key, "invalid_length", f"{definition['name']} has the wrong length.")
+        elif (
+            kind == "string"
+            and value
+            and "pattern" in definition
+            and not re.search(definition["pattern"], value)
+        ):
+            error(key, "invalid_format", f"{definition['name']} does not have the form it needs.")
         elif kind == "enum" and value not in definition["choices"]:
             choices = ", ".join(definition["choices"])
             error(key, "invalid_choice", f"{definition['name']} must be one of {choices}.")

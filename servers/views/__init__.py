@@ -41,7 +41,7 @@ from servers.forms import (
 )
 from servers.models import Instance
 from servers.models import ServerStatus as S
-from servers.representations import resources_representation
+from servers.representations import resources_representation, shown_variables
 from servers.selectors import actions_of, bots_of_account, servers_of_account, unbilled_left
 from servers.services import action_request, bot_create, instance_update, server_create
 from servers.services.console import console_open
@@ -514,7 +514,9 @@ class ServerDetailView(ServerPages, InstanceDetailView):
     def get_context_data(self, **kwargs):
         server = self.instance
         names = {definition["key"]: definition["name"] for definition in server.game.variables}
-        variables = [(names.get(key, key), key, value) for key, value in server.variables.items()]
+        variables = [
+            (names.get(key, key), key, value) for key, value in shown_variables(server).items()
+        ]
         return super().get_context_data(variables=variables, **kwargs)
 
 
