@@ -1,7 +1,8 @@
 """A server's install, step by step, each as the server's user inside its limits and sandbox: a
 check that the bot's runtime runs, the code (git, or an archive the agent downloads and unpacks),
-a Python bot's requirements, then the template's install script. Each step's output is in the
-console; the first that fails ends the install with its last lines."""
+a Python bot's requirements, then the template's install script (with ``/bin/sh``, or
+``/bin/bash`` when the template's ``install_shell`` says so, as eggs' entrypoints do). Each step's
+output is in the console; the first that fails ends the install with its last lines."""
 
 import asyncio
 import os
@@ -16,7 +17,7 @@ from agent.errors import AgentError, InstallFailed
 from agent.limits import MIB
 from agent.process_tree import RUNTIME_NAME, ProcessHandle, ProcessTree, exit_reason
 from agent.sources import GIT_SCRIPT, SourceError, chown_tree, download, move_into, unpack
-from agent.spec import ServerSpec
+from agent.spec import INSTALL_SHELLS, ServerSpec
 
 INSTALL_TIMEOUT_SECONDS = 3600
 DEFAULT_ARCHIVE_LIMIT_MB = 1024
@@ -102,7 +103,8 @@ class Install:
             )
         if spec.template.install_script.strip():
             script = spec.render(spec.template.install_script, server.tree.workloads())
-            await self._step("the install script", ["/bin/sh", "-c", script])
+            shell = INSTALL_SHELLS[spec.template.install_shell]
+            await self._step("the install script", [shell, "-c", script])
 
     async def _step(
         self, label: str, argv: list[str], environment: dict[str, str] | None = None
@@ -143,6 +145,7 @@ class Install:
                 environment or tree.environment(spec),
                 failure=InstallFailed,
                 stdin_null=True,
+                installing=True,
             )
             self.handle = handle
             try:

@@ -199,6 +199,7 @@ class ProcessTree:
         *,
         failure: type[AgentError],
         stdin_null: bool = False,
+        installing: bool = False,
     ) -> ProcessHandle:
         self.require_isolation()
         limits = self.backend.launch_limits(self.server_id, spec.limits)
@@ -210,7 +211,7 @@ class ProcessTree:
             rlimits=limits.rlimits,
         )
         if self.sandboxed:
-            self._sandbox(instructions, spec, argv, environment)
+            self._sandbox(instructions, spec, argv, environment, installing=installing)
         elif self.config.run_as:
             instructions.uid, instructions.gid = self.config.run_as.uid, self.config.run_as.gid
         if stdin_null:
@@ -233,6 +234,8 @@ class ProcessTree:
         spec: ServerSpec,
         argv: list[str],
         environment: dict[str, str],
+        *,
+        installing: bool,
     ) -> None:
         """The launch as pasta, unshare and bubblewrap around ``argv``, as the server's uid."""
         assert self.isolation.tools is not None and self.uid is not None
@@ -245,6 +248,7 @@ class ProcessTree:
             read_only=self._read_only_paths(spec),
             host_ports=self.config.sandbox_host_ports,
             tmp_bytes=spec.limits.memory_mb * MIB if spec.limits.memory_mb else None,
+            installing=installing,
         )
         instructions.argv, instructions.env = plan.argv, {}
         instructions.sandbox_args = plan.bwrap_args

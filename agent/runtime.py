@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent import procfs
+from agent import config_files, procfs
 from agent.clock import iso
 from agent.config import Config
 from agent.console import Console, Inotify
@@ -249,6 +249,7 @@ class ServerRuntime:
                 self._require_secrets()
                 if not self.installed:
                     await self._install_locked()
+                await self._edit_config_files()
                 ready = self._launch(background=background)
             gone = self._gone
         try:
@@ -257,6 +258,17 @@ class ServerRuntime:
             await gone.wait()  # answer once the process is really gone
             raise
         return {"status": "running"}
+
+    async def _edit_config_files(self) -> None:
+        """The template's configuration-file edits, as the server's user, before each start; a
+        file that cannot be edited is said in the console and the start goes on."""
+        configs = self.spec.template.config_files
+        if not configs:
+            return
+        substitutions = self.spec.substitutions(self.tree.workloads())
+        problems = await asyncio.to_thread(config_files.apply, self.files(), configs, substitutions)
+        for problem in problems:
+            self.console.write_agent_line(problem)
 
     def _launch(self, *, background: bool) -> asyncio.Future[None]:
         self.console.poll()  # what the previous process wrote is not this one's ready line

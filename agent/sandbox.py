@@ -17,9 +17,10 @@ dropped to the server's own uid (never root, never the agent's user, never anoth
 - ``unshare`` maps the server's uid to 1000 inside, so the processes see an ordinary user
   rather than "root" (bubblewrap refuses to map a single-uid namespace's root otherwise).
 - ``bwrap`` (bubblewrap, the sandbox of Flatpak) makes the mount, PID, IPC and UTS namespaces:
-  the system read-only, the server's folder at ``/home/container`` the only writable place, a
-  private ``/tmp``, its own ``/proc`` and ``/dev``, no capabilities, ``no_new_privs``, no further
-  user namespaces. Its arguments (with the environment: secrets) come through a memory file,
+  the system read-only, the server's folder at ``/home/container`` (and, for install steps, at
+  ``/mnt/server``, where eggs' install scripts find it) the only writable place, a private
+  ``/tmp``, its own ``/proc`` and ``/dev``, no capabilities, ``no_new_privs``, no further user
+  namespaces. Its arguments (with the environment: secrets) come through a memory file,
   never argv, which every user of the node can read.
 """
 
@@ -38,6 +39,7 @@ from agent import launch
 log = logging.getLogger(__name__)
 
 HOME = "/home/container"
+EGG_MOUNT = "/mnt/server"
 WORKLOADS = "/opt/hms/workloads"
 RUNTIMES = "/opt/hms/runtimes"
 INSIDE_ID = 1000  # the uid and gid the processes see
@@ -182,11 +184,13 @@ def plan(
     read_only: dict[str, str],
     host_ports: str,
     tmp_bytes: int | None,
+    installing: bool = False,
 ) -> SandboxPlan:
     """The launcher's command for ``argv`` in the server's sandbox. ``read_only`` maps paths of
     the node to where the sandbox sees them; ``host_ports`` are the node's loopback ports the
     sandbox may reach (``-T``: a package cache, say), ``none`` by default. ``allocations`` are
-    the ``ip:port``s forwarded from the node, and nothing else is."""
+    the ``ip:port``s forwarded from the node, and nothing else is. ``installing``: an install
+    step, which sees the folder at ``/mnt/server`` too."""
     outer = [
         tools["pasta"],
         "--config-net",
@@ -240,6 +244,10 @@ def plan(
         args += ["--size", str(tmp_bytes)]
     args += ["--tmpfs", "/tmp", "--symlink", "../tmp", "/var/tmp"]  # noqa: S108 - private
     args += ["--bind", str(directory), HOME]
+    if installing:
+        # Where Pterodactyl's installer containers mount the folder: eggs' install scripts
+        # work there. Only there, as under Wings: the server itself sees /home/container.
+        args += ["--bind", str(directory), EGG_MOUNT]
     for source, target in read_only.items():
         args += ["--ro-bind", source, target]
     args += ["--remount-ro", "/", "--chdir", HOME, "--clearenv"]

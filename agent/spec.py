@@ -6,6 +6,7 @@ process's environment, nowhere else.
 """
 
 import ipaddress
+import math
 import re
 import shlex
 import signal
@@ -13,6 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent.config_files import (
+    MAX_CONFIG_FILES,
+    MAX_MATCH_CHARS,
+    MAX_PATH_CHARS,
+    MAX_REPLACEMENTS,
+    MAX_VALUE_CHARS,
+    PARSERS,
+    ConfigFile,
+    Replacement,
+    safe_relative_path,
+)
 from agent.errors import ValidationFailed
 
 SERVER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -25,7 +37,9 @@ KINDS = ("server", "bot")
 # A named port's name: {{PORT_<NAME>}} in the scripts.
 PORT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 MAX_ALLOCATIONS = 64
+MISSING = object()
 MAX_SCRIPT_CHARS = 64 * 1024
+INSTALL_SHELLS = {"sh": "/bin/sh", "bash": "/bin/bash"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,15 @@ class Template:
     ready_timeout_seconds: float
     # How the game is asked for its players (agent/query.py): {"protocol", "port"}, or None.
     query: dict[str, str] | None = None
+    # What the install script runs with: "sh" (/bin/sh) or "bash" (/bin/bash), as eggs say.
+    install_shell: str = "sh"
+    # Edits of configuration files made before each start (agent/config_files.py).
+    config_files: tuple[ConfigFile, ...] = ()
+
+    def public(self) -> dict[str, Any]:
+        data = vars(self).copy()
+        data["config_files"] = [item.to_json() for item in self.config_files]
+        return data
 
     @property
     def ready(self) -> re.Pattern[str] | None:
@@ -93,7 +116,7 @@ class ServerSpec:
         return {
             "id": self.id,
             "kind": self.kind,
-            "template": vars(self.template).copy(),
+            "template": self.template.public(),
             "variables": dict(self.variables),
             "environment_keys": sorted(self.environment),
             "limits": vars(self.limits).copy(),
@@ -187,7 +210,72 @@ def _template(data: Any) -> Template:
         stop_timeout_seconds=_seconds(data, "stop_timeout_seconds", 30),
         ready_timeout_seconds=_seconds(data, "ready_timeout_seconds", 120),
         query=_query(data.get("query")),
+        install_shell=_install_shell(data.get("install_shell")),
+        config_files=_config_files(data.get("config_files")),
     )
+
+
+def _install_shell(data: Any) -> str:
+    if data is None:
+        return "sh"
+    if not isinstance(data, str) or data not in INSTALL_SHELLS:
+        raise _fail("template.install_shell", f"must be one of {', '.join(INSTALL_SHELLS)}.")
+    return data
+
+
+def _config_files(data: Any) -> tuple[ConfigFile, ...]:
+    """The template's configuration-file edits (PROTOCOL.md "Configuration files")."""
+    if data is None:
+        return ()
+    if not isinstance(data, list) or len(data) > MAX_CONFIG_FILES:
+        raise _fail("template.config_files", f"must be a list of at most {MAX_CONFIG_FILES}.")
+    return tuple(
+        _config_file(item, f"template.config_files[{index}]") for index, item in enumerate(data)
+    )
+
+
+def _config_file(data: Any, field: str) -> ConfigFile:
+    if not isinstance(data, dict) or set(data) - {"file", "parser", "replace"}:
+        raise _fail(field, "must be an object of file, parser and replace.")
+    path = data.get("file")
+    if not isinstance(path, str) or not safe_relative_path(path):
+        raise _fail(
+            f"{field}.file",
+            f"must be a relative path inside the server's folder (no .., at most "
+            f"{MAX_PATH_CHARS} characters).",
+        )
+    if data.get("parser") not in PARSERS:
+        raise _fail(f"{field}.parser", f"must be one of {', '.join(PARSERS)}.")
+    replace = data.get("replace")
+    if not isinstance(replace, list) or len(replace) > MAX_REPLACEMENTS:
+        raise _fail(f"{field}.replace", f"must be a list of at most {MAX_REPLACEMENTS}.")
+    return ConfigFile(
+        file=path,
+        parser=data["parser"],
+        replace=tuple(
+            _replacement(item, f"{field}.replace[{index}]") for index, item in enumerate(replace)
+        ),
+    )
+
+
+def _replacement(data: Any, field: str) -> Replacement:
+    if not isinstance(data, dict) or set(data) - {"match", "value", "if_value"}:
+        raise _fail(field, "must be an object of match, value and if_value.")
+    match = data.get("match")
+    if not isinstance(match, str) or not 0 < len(match) <= MAX_MATCH_CHARS:
+        raise _fail(f"{field}.match", f"must be text of 1 to {MAX_MATCH_CHARS} characters.")
+    value = data.get("value", MISSING)
+    if isinstance(value, str):
+        if len(value) > MAX_VALUE_CHARS:
+            raise _fail(f"{field}.value", "is too long.")
+    elif not isinstance(value, bool | int | float) or (
+        isinstance(value, float) and not math.isfinite(value)
+    ):
+        raise _fail(f"{field}.value", "must be text, a number or true/false.")
+    if_value = data.get("if_value")
+    if if_value is not None and (not isinstance(if_value, str) or len(if_value) > MAX_VALUE_CHARS):
+        raise _fail(f"{field}.if_value", "must be text.")
+    return Replacement(match=match, value=value, if_value=if_value)
 
 
 QUERY_PROTOCOLS = ("minecraft", "source")
