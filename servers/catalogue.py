@@ -55,6 +55,8 @@ TEMPLATE_FIELDS: dict[str, tuple[type, bool]] = {
     "backup_commands": (dict, True),
     "ports": (list, False),  # [[template.ports]] name, protocol, description: extra named ports
     "query": (dict, False),  # [template.query] protocol, port: how the agent asks for players
+    "install_shell": (str, False),  # "sh" (the default) or "bash": the install script's shell
+    "config_files": (list, False),  # [[template.config_files]]: edits made before each start
 }
 # Top-level keys besides the template and the variables, in the entry's order.
 GAME_FIELDS: dict[str, tuple[type, bool]] = {

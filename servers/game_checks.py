@@ -3,6 +3,7 @@ read it (agent/spec.py refuses the same things, but only at a customer's first s
 variables as ``validate_variables`` reads them. Plain rules on plain data (standard library
 only), used by ``Game.clean`` and so by Django admin."""
 
+import math
 import re
 from typing import Any
 
@@ -46,8 +47,17 @@ PORT_KEYS = frozenset({"name", "protocol", "description"})
 MAX_PORTS = 10
 # Keys a template may have beyond TEMPLATE_KEYS (which every game of the catalogue has): the
 # extra ports by name (issue 32), [{"name": "query", "protocol": "udp", "description": …}], each
-# an allocation of its own and {{PORT_QUERY}} in the scripts; none: the game's one port.
-OPTIONAL_TEMPLATE_KEYS = frozenset({"ports", "query"})
+# an allocation of its own and {{PORT_QUERY}} in the scripts; none: the game's one port. The
+# game query; the install script's shell; the configuration files edited before each start.
+OPTIONAL_TEMPLATE_KEYS = frozenset({"ports", "query", "install_shell", "config_files"})
+INSTALL_SHELLS = ("sh", "bash")
+# agent/config_files.py: what the node agent edits, and its bounds (agent/spec.py holds the same).
+CONFIG_PARSERS = ("properties", "yaml", "json", "ini", "xml", "file")
+MAX_CONFIG_FILES = 32
+MAX_REPLACEMENTS = 100
+MAX_CONFIG_PATH_CHARS = 1024
+MAX_MATCH_CHARS = 1024
+MAX_CONFIG_VALUE_CHARS = 64 * 1024
 
 
 def ports_problems(ports: Any) -> list[str]:
@@ -136,6 +146,64 @@ def query_problems(query: Any, ports: Any) -> list[str]:
     return problems
 
 
+def _unsafe_config_path(path: Any) -> bool:
+    """Whether ``path`` is no file's path inside the server's folder (absolute, ``..``, an empty
+    or ``.`` part, a control character)."""
+    if not isinstance(path, str) or not 0 < len(path) <= MAX_CONFIG_PATH_CHARS:
+        return True
+    if path.startswith("/") or any(ord(char) < 0x20 for char in path):
+        return True
+    return any(part in ("", ".", "..") for part in path.split("/"))
+
+
+def config_files_problems(config_files: Any) -> list[str]:
+    """Why ``config_files`` (the edits the node agent makes to configuration files before each
+    start: ``[{"file", "parser", "replace": [{"match", "value", "if_value"?}]}]``) is refused."""
+    if not isinstance(config_files, list) or len(config_files) > MAX_CONFIG_FILES:
+        return [f"config_files is a list of at most {MAX_CONFIG_FILES} files."]
+    problems = []
+    for index, item in enumerate(config_files):
+        where = f"config_files[{index}]"
+        if not isinstance(item, dict) or set(item) - {"file", "parser", "replace"}:
+            problems.append(f"{where} is an object of file, parser and replace.")
+            continue
+        if _unsafe_config_path(item.get("file")):
+            problems.append(
+                f"{where}.file is a relative path inside the server's folder (no leading /, "
+                f"no .., at most {MAX_CONFIG_PATH_CHARS} characters)."
+            )
+        if item.get("parser") not in CONFIG_PARSERS:
+            problems.append(f"{where}.parser is one of {', '.join(CONFIG_PARSERS)}.")
+        replace = item.get("replace")
+        if not isinstance(replace, list) or len(replace) > MAX_REPLACEMENTS:
+            problems.append(f"{where}.replace is a list of at most {MAX_REPLACEMENTS}.")
+            continue
+        for number, replacement in enumerate(replace):
+            problems += _replacement_problems(f"{where}.replace[{number}]", replacement)
+    return problems
+
+
+def _replacement_problems(where: str, replacement: Any) -> list[str]:
+    if not isinstance(replacement, dict) or set(replacement) - {"match", "value", "if_value"}:
+        return [f"{where} is an object of match, value and if_value."]
+    problems = []
+    match = replacement.get("match")
+    if not isinstance(match, str) or not 0 < len(match) <= MAX_MATCH_CHARS:
+        problems.append(f"{where}.match is text of 1 to {MAX_MATCH_CHARS} characters.")
+    value = replacement.get("value")
+    if isinstance(value, str):
+        if len(value) > MAX_CONFIG_VALUE_CHARS:
+            problems.append(f"{where}.value has at most {MAX_CONFIG_VALUE_CHARS} characters.")
+    elif not isinstance(value, bool | int | float) or not math.isfinite(value):
+        problems.append(f"{where}.value is text, a number or true/false.")
+    if_value = replacement.get("if_value")
+    if if_value is not None and (
+        not isinstance(if_value, str) or len(if_value) > MAX_CONFIG_VALUE_CHARS
+    ):
+        problems.append(f"{where}.if_value is text.")
+    return problems
+
+
 def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
     """Why the agent would refuse ``template`` (none: it is fine)."""
     if not isinstance(template, dict):
@@ -167,6 +235,9 @@ def template_problems(template: Any, variable_keys: set[str]) -> list[str]:
     problems += backup_commands_problems(template.get("backup_commands", {}))
     problems += query_problems(template.get("query"), template.get("ports", []))
     problems += ports_problems(template.get("ports", []))
+    if template.get("install_shell", "sh") not in INSTALL_SHELLS:
+        problems.append(f"install_shell is one of {', '.join(INSTALL_SHELLS)}.")
+    problems += config_files_problems(template.get("config_files", []))
     known = variable_keys | BUILT_INS | port_built_ins(template.get("ports", []))
     for key in SCRIPTS:
         value = template.get(key, "")

@@ -21,6 +21,8 @@ BOT_TEMPLATE = {
     "stop_timeout_seconds": 15,
     "ready_timeout_seconds": 30,
     "query": None,  # a bot answers no game query
+    "install_shell": "sh",
+    "config_files": [],
 }
 GAME_TEMPLATE_DEFAULTS = {
     "install_script": "",
@@ -30,6 +32,8 @@ GAME_TEMPLATE_DEFAULTS = {
     "stop_timeout_seconds": 30,
     "ready_timeout_seconds": 120,
     "query": None,  # no game query (agent/query.py)
+    "install_shell": "sh",  # an egg's may be bash
+    "config_files": [],  # no configuration file edited before each start (agent/config_files.py)
 }
 
 
