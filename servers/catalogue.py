@@ -19,6 +19,15 @@ shell). Its keys (README, "Catalogue")::
     key = "MAX_PLAYERS"
     ...
 
+A script file may include the shell the games share: a line ``# include: ../_shared/<name>.sh``
+stands for the text of that file of the catalogue's ``_shared/`` folder (``SHARED_DIR``), so the
+template holds the expanded script, as if it had been written out. Only files directly in
+``_shared/`` are included, and they include nothing themselves; an include that names another
+file, or one that is missing, is a problem of the manifest like any other.
+``expand_includes`` also tells where each line came from (``scripts/shellcheck_catalogue.py``
+reports a finding at the file and line it is in). ``_shared/`` holds no manifest, so it is no
+game.
+
 ``load_game`` reads one folder and returns the entry a ``Game`` row holds (``name``,
 ``default_port``, ``template``, ``variables``), or raises ``ManifestError`` listing every
 problem as ``<file>: <key path>: <problem>``. The rules on the values are the ones
@@ -32,15 +41,18 @@ Adding a template key is one line in ``TEMPLATE_FIELDS`` (with the key in
 Standard library only (and the plain-data checks of ``servers.game_checks``).
 """
 
+import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from servers.game_checks import template_problems, variables_problems
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
 MANIFEST = "game.toml"
 MAX_SCRIPT_BYTES = 64 * 1024
+SHARED_DIR = "_shared"  # beside the game folders: the shell pieces their scripts include
+INCLUDE = re.compile(r"# include: (.*)\n?")  # a whole line of a script file
 
 # key: (the type its value has, required). The order is the order of the rendered template
 # (a node receives it as JSON in this order). Text keys may name a file instead: { file = "x" }.
@@ -106,6 +118,64 @@ def _fields(
     return found
 
 
+class Line(NamedTuple):
+    """A line of an expanded script: the file it is in, its number there, its text."""
+
+    file: Path
+    number: int
+    text: str
+
+
+def _text(target: Path) -> str:
+    """The text of a script file; a ``ValueError`` names what is wrong with it."""
+    data = target.read_bytes()
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise ValueError(f"is larger than {MAX_SCRIPT_BYTES} bytes")
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        raise ValueError("is not UTF-8 text") from None
+
+
+def _lines(file: Path, text: str) -> list[Line]:
+    return [Line(file, number, line) for number, line in enumerate(text.splitlines(True), 1)]
+
+
+def expand_includes(script: Path, text: str) -> tuple[list[Line], list[str]]:
+    """The lines of ``text`` (the script file ``script`` of a game folder) with each include
+    line replaced by the lines of the shared file it names, and the problems of its includes
+    (``line <n> includes '<path>', which …``)."""
+    shared = (script.parent.parent / SHARED_DIR).resolve()
+    lines: list[Line] = []
+    problems = []
+    for line in _lines(script, text):
+        include = INCLUDE.fullmatch(line.text)
+        if include is None:
+            lines.append(line)
+            continue
+        reference = include[1]
+        target = (script.parent / reference).resolve()
+        which = f"line {line.number} includes {reference!r}, which"
+        if target.parent != shared:
+            problems.append(f"{which} is outside the catalogue's {SHARED_DIR}/ folder.")
+            continue
+        if not target.is_file():
+            problems.append(f"{which} is no file of the catalogue's {SHARED_DIR}/ folder.")
+            continue
+        try:
+            included = _lines(target, _text(target))
+        except ValueError as error:
+            problems.append(f"{which} {error}.")
+            continue
+        if any(INCLUDE.fullmatch(piece.text) for piece in included):
+            problems.append(f"{which} includes another file: shared files include nothing.")
+            continue
+        if line.text.endswith("\n") and included and not included[-1].text.endswith("\n"):
+            included[-1] = included[-1]._replace(text=included[-1].text + "\n")
+        lines += included
+    return lines, problems
+
+
 def _read_file(folder: Path, key: str, reference: Any, problems: list[str]) -> str | None:
     path = f"template.{key}"
     if set(reference) != {"file"} or not isinstance(reference["file"], str):
@@ -116,14 +186,18 @@ def _read_file(folder: Path, key: str, reference: Any, problems: list[str]) -> s
     if target.parent != folder.resolve() or not target.is_file():
         problems.append(f"{path}.file: {name!r} is no file beside the manifest.")
         return None
-    data = target.read_bytes()
-    if len(data) > MAX_SCRIPT_BYTES:
-        problems.append(f"{path}.file: {name!r} is larger than {MAX_SCRIPT_BYTES} bytes.")
-        return None
     try:
-        text = data.decode()
-    except UnicodeDecodeError:
-        problems.append(f"{path}.file: {name!r} is not UTF-8 text.")
+        text = _text(target)
+    except ValueError as error:
+        problems.append(f"{path}.file: {name!r} {error}.")
+        return None
+    lines, include_problems = expand_includes(folder / name, text)
+    if include_problems:
+        problems += [f"{path}.file: {name!r} {problem}" for problem in include_problems]
+        return None
+    text = "".join(line.text for line in lines)
+    if len(text.encode()) > MAX_SCRIPT_BYTES:
+        problems.append(f"{path}.file: {name!r} is larger than {MAX_SCRIPT_BYTES} bytes.")
         return None
     if key in STRIP_FINAL_NEWLINE and text.endswith("\n"):
         text = text[:-1]

@@ -14,10 +14,15 @@ from django.core.management import CommandError, call_command
 from servers.catalogue import (
     CATALOGUE_DIR,
     GAME_FIELDS,
+    MAX_SCRIPT_BYTES,
+    SHARED_DIR,
     TEMPLATE_FIELDS,
     ManifestError,
+    expand_includes,
+    game_folders,
     load_catalogue,
     load_game,
+    template_for,
 )
 from servers.game_checks import OPTIONAL_TEMPLATE_KEYS
 from servers.game_templates import TEMPLATE_KEYS
@@ -164,10 +169,106 @@ def test_a_script_that_is_not_utf8_is_refused(tmp_path):
     assert problems(folder) == ["template.install_script.file: 'install.sh' is not UTF-8 text."]
 
 
+# --- Includes: the shell the games share (_shared/) -------------------------------------------
+
+
+def shared(tmp_path: Path, name: str, text: str) -> Path:
+    folder = tmp_path / SHARED_DIR
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(text)
+    return folder / name
+
+
+def test_an_include_line_is_the_shared_files_text_byte_for_byte(tmp_path):
+    folder = game(tmp_path)
+    shared(tmp_path, "hello.sh", "hello() {\n    echo hello\n}\n")
+    shared(tmp_path, "bare.sh", "echo no final newline")
+    install = "#!/bin/sh\n# include: ../_shared/hello.sh\n# include: ../_shared/bare.sh\nhello\n"
+    (folder / "install.sh").write_text(install)
+    (folder / "start.sh").write_text("# include: ../_shared/hello.sh\nexec ./server\n")
+    template = load_game(folder)["template"]
+    assert template["install_script"] == (
+        "#!/bin/sh\nhello() {\n    echo hello\n}\necho no final newline\nhello\n"
+    )
+    assert template["start_command"] == "hello() {\n    echo hello\n}\nexec ./server"
+
+
+def test_expanded_lines_say_the_file_and_line_they_come_from(tmp_path):
+    folder = game(tmp_path)
+    piece = shared(tmp_path, "two.sh", "a=1\nb=2\n")
+    script = folder / "install.sh"
+    lines, found = expand_includes(script, "set -eu\n# include: ../_shared/two.sh\necho\n")
+    assert found == []
+    assert [(line.file, line.number) for line in lines] == [
+        (script, 1),
+        (piece.resolve(), 1),
+        (piece.resolve(), 2),
+        (script, 3),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reference", "expected"),
+    [
+        ("../_shared/missing.sh", "is no file of the catalogue's _shared/ folder."),
+        ("../a-game/start.sh", "is outside the catalogue's _shared/ folder."),
+        ("start.sh", "is outside the catalogue's _shared/ folder."),
+        ("../_shared/../../escape.sh", "is outside the catalogue's _shared/ folder."),
+        ("/etc/hostname", "is outside the catalogue's _shared/ folder."),
+        ("../_shared/deeper/x.sh", "is outside the catalogue's _shared/ folder."),
+    ],
+)
+def test_an_include_of_no_shared_file_is_refused_by_line(tmp_path, reference, expected):
+    folder = game(tmp_path)
+    shared(tmp_path, "fine.sh", "true\n")
+    (tmp_path / "escape.sh").write_text("true\n")
+    (tmp_path / SHARED_DIR / "deeper").mkdir()
+    (tmp_path / SHARED_DIR / "deeper" / "x.sh").write_text("true\n")
+    (folder / "install.sh").write_text(f"#!/bin/sh\n# include: {reference}\n")
+    assert problems(folder) == [
+        f"template.install_script.file: 'install.sh' line 2 includes {reference!r}, which "
+        + expected
+    ]
+
+
+def test_a_shared_file_includes_nothing_and_is_utf8(tmp_path):
+    folder = game(tmp_path)
+    shared(tmp_path, "inner.sh", "true\n")
+    shared(tmp_path, "outer.sh", "# include: ../_shared/inner.sh\n")
+    (tmp_path / SHARED_DIR / "binary.sh").write_bytes(b"\xff\n")
+    (folder / "install.sh").write_text("# include: ../_shared/outer.sh\n")
+    (folder / "start.sh").write_text("exec ./s\n# include: ../_shared/binary.sh\n")
+    manifest = MANIFEST.replace("{{MAX_PLAYERS}}", "")
+    (folder / "game.toml").write_text(manifest)
+    assert problems(folder) == [
+        "template.install_script.file: 'install.sh' line 1 includes '../_shared/outer.sh', "
+        "which includes another file: shared files include nothing.",
+        "template.start_command.file: 'start.sh' line 2 includes '../_shared/binary.sh', "
+        "which is not UTF-8 text.",
+    ]
+
+
+def test_a_script_too_large_with_its_includes_is_refused(tmp_path):
+    folder = game(tmp_path)
+    shared(tmp_path, "big.sh", "#" * (MAX_SCRIPT_BYTES - 10) + "\n")
+    (folder / "install.sh").write_text("# include: ../_shared/big.sh\necho more than fits\n")
+    assert problems(folder) == [
+        f"template.install_script.file: 'install.sh' is larger than {MAX_SCRIPT_BYTES} bytes."
+    ]
+
+
+def test_the_shared_folder_is_no_game():
+    assert (CATALOGUE_DIR / SHARED_DIR).is_dir()
+    assert SHARED_DIR not in [folder.name for folder in game_folders()]
+    assert SHARED_DIR not in load_catalogue()
+    assert template_for(SHARED_DIR) is None
+
+
 def test_the_whole_catalogue_reports_every_bad_game_at_once(tmp_path):
     game(tmp_path, MANIFEST.replace('"SIGTERM"', '"SIGFOO"'))
     game(tmp_path, MANIFEST.replace('slug = "a-game"', 'slug = "b-game"'), slug="b-game")
     shutil.copytree(CATALOGUE_DIR / "factorio", tmp_path / "factorio")
+    shutil.copytree(CATALOGUE_DIR / SHARED_DIR, tmp_path / SHARED_DIR)  # factorio includes
     with pytest.raises(ManifestError) as caught:
         load_catalogue(tmp_path)
     assert len(caught.value.problems) == 1

@@ -1,7 +1,5 @@
 export HOME="$PWD"
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
+# include: ../_shared/oneline.sh
 cfgstr() {  # $1 as a string of Arma's configuration files
     printf '"%s"' "$(oneline "$1" | sed 's/"/""/g')"
 }

@@ -1,10 +1,6 @@
 export HOME="$PWD"
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
-sedesc() {  # $1 safe as the replacement of a sed s|||
-    oneline "$1" | sed -e 's/[\\&|]/\\&/g'
-}
+# include: ../_shared/oneline.sh
+# include: ../_shared/sedesc.sh
 cfgstr() {  # $1 as a string of DayZ's configuration files
     printf '"%s"' "$(oneline "$1" | sed 's/"/""/g')"
 }

@@ -1,7 +1,5 @@
 export HOME="$PWD"
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
+# include: ../_shared/oneline.sh
 # One shard (the surface, no caves), its cluster under ./dst/config/Cluster_1.
 root="$PWD/dst"
 cluster="$root/config/Cluster_1"

@@ -1,11 +1,6 @@
-# A Windows-only server: it runs under Wine, in the prefix the install made.
-export HOME="$PWD" WINEPREFIX="$PWD/.wine" WINEARCH=win64 WINEDEBUG=-all
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
-json() {  # $1 as a JSON string
-    printf '"%s"' "$(oneline "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"
-}
+# include: ../_shared/wine-env.sh
+# include: ../_shared/oneline.sh
+# include: ../_shared/json.sh
 name={{SERVER_NAME}}
 password={{SERVER_PASSWORD}}
 ip={{SERVER_IP}}
@@ -30,12 +25,5 @@ players={{MAX_PLAYERS}}
 mkdir -p logs
 : > logs/enshrouded_server.log
 tail -n +1 -F logs/enshrouded_server.log 2>/dev/null &
-follower=$!
-(
-    while [ -r /proc/$$/stat ] \
-        && [ "$(sed 's/.*) //' /proc/$$/stat | cut -d ' ' -f 1)" != Z ]; do
-        sleep 1
-    done
-    kill "$follower"
-) > /dev/null 2>&1 &
+# include: ../_shared/end-follower.sh
 exec wine ./enshrouded_server.exe

@@ -1,9 +1,5 @@
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
-json() {  # $1 as a JSON string
-    printf '"%s"' "$(oneline "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"
-}
+# include: ../_shared/oneline.sh
+# include: ../_shared/json.sh
 name={{SERVER_NAME}}
 description={{SERVER_DESCRIPTION}}
 password={{GAME_PASSWORD}}

@@ -1,12 +1,5 @@
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
-setprop() {  # file key value: key=value in a .properties file, replaced or added
-    touch "$1"
-    grep -v "^$2=" "$1" > "$1.new" || true
-    printf '%s=%s\n' "$2" "$(oneline "$3")" >> "$1.new"
-    mv "$1.new" "$1"
-}
+# include: ../_shared/oneline.sh
+# include: ../_shared/setprop.sh
 port={{SERVER_PORT}}
 setprop server.properties server-name {{SERVER_NAME}}
 setprop server.properties gamemode {{GAMEMODE}}

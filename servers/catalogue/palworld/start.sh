@@ -1,13 +1,7 @@
 export HOME="$PWD"
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
-is_true() {  # a boolean variable, however the agent spells it
-    case "$1" in true | True | TRUE | 1 | yes) return 0 ;; *) return 1 ;; esac
-}
-sedesc() {  # $1 safe as the replacement of a sed s|||
-    oneline "$1" | sed -e 's/[\\&|]/\\&/g'
-}
+# include: ../_shared/oneline.sh
+# include: ../_shared/is_true.sh
+# include: ../_shared/sedesc.sh
 settings=Pal/Saved/Config/LinuxServer/PalWorldSettings.ini
 mkdir -p Pal/Saved/Config/LinuxServer
 if ! grep -q "^OptionSettings=" "$settings" 2>/dev/null; then

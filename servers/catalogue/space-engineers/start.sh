@@ -1,11 +1,6 @@
-# A Windows-only server: it runs under Wine, in the prefix the install made.
-export HOME="$PWD" WINEPREFIX="$PWD/.wine" WINEARCH=win64 WINEDEBUG=-all
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
-sedesc() {  # $1 safe as the replacement of a sed s|||
-    oneline "$1" | sed -e 's/[\\&|]/\\&/g'
-}
+# include: ../_shared/wine-env.sh
+# include: ../_shared/oneline.sh
+# include: ../_shared/sedesc.sh
 config=config/SpaceEngineers-Dedicated.cfg
 xml() {  # $1 as XML text
     oneline "$1" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g'

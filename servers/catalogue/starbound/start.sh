@@ -1,13 +1,7 @@
 export HOME="$PWD"
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
-json() {  # $1 as a JSON string
-    printf '"%s"' "$(oneline "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"
-}
-sedesc() {  # $1 safe as the replacement of a sed s|||
-    oneline "$1" | sed -e 's/[\\&|]/\\&/g'
-}
+# include: ../_shared/oneline.sh
+# include: ../_shared/json.sh
+# include: ../_shared/sedesc.sh
 config=storage/starbound_server.config
 name={{SERVER_NAME}}
 ip={{SERVER_IP}}

@@ -1,6 +1,4 @@
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
+# include: ../_shared/oneline.sh
 world=$(oneline {{WORLD_NAME}})
 world_file=$(printf '%s' "$world" | tr -c 'A-Za-z0-9_-' '_')
 case {{WORLD_SIZE}} in small) size=1 ;; large) size=3 ;; *) size=2 ;; esac

@@ -1,7 +1,5 @@
 export HOME="$PWD"
-oneline() {  # $1 on one line: settings files take a value a line
-    printf '%s' "$1" | tr '\r\n' '  '
-}
+# include: ../_shared/oneline.sh
 export LD_LIBRARY_PATH="$PWD/linux64:${LD_LIBRARY_PATH:-}"
 name=$(oneline {{SERVER_NAME}})
 password=$(oneline {{SERVER_PASSWORD}})

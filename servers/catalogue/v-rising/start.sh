@@ -1,5 +1,4 @@
-# A Windows-only server: it runs under Wine, in the prefix the install made.
-export HOME="$PWD" WINEPREFIX="$PWD/.wine" WINEARCH=win64 WINEDEBUG=-all
+# include: ../_shared/wine-env.sh
 password={{SERVER_PASSWORD}}
 port={{SERVER_PORT}}
 # The game port, the Steam query port on port+1. Without -logFile it logs to the console.

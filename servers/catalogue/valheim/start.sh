@@ -1,6 +1,4 @@
-is_true() {  # a boolean variable, however the agent spells it
-    case "$1" in true | True | TRUE | 1 | yes) return 0 ;; *) return 1 ;; esac
-}
+# include: ../_shared/is_true.sh
 export HOME="$PWD" SteamAppId=892970 LD_LIBRARY_PATH="$PWD/linux64:${LD_LIBRARY_PATH:-}"
 public=0
 if is_true {{PUBLIC}}; then public=1; fi
