@@ -336,6 +336,9 @@ FILES_LONG_CALL_SECONDS = env_int("FILES_LONG_CALL_SECONDS", 25, minimum=5)
 # ("*" for any host). file:// is for tests and local development only.
 BOT_SOURCE_SCHEMES = env_list("BOT_SOURCE_SCHEMES", ["https"])
 BOT_ARCHIVE_MAX_BYTES = env_int("BOT_ARCHIVE_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+# The packages an imported egg's install script may ask for (servers.eggs): what the nodes
+# carry. Empty: servers.eggs.NODE_PACKAGES, the tools of a Debian node as README lists them.
+EGG_NODE_PACKAGES = env_list("EGG_NODE_PACKAGES", [])
 BOT_SOURCE_HOSTS = env_list(
     "BOT_SOURCE_HOSTS", ["github.com", "gitlab.com", "codeberg.org", "bitbucket.org"]
 )

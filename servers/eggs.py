@@ -46,6 +46,7 @@ Standard library and PyYAML (Pelican's YAML eggs), no Django: the service
 
 import csv
 import json
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -664,9 +665,13 @@ class _Reader:
                         )
                     continue
                 replace.append({"match": match, "value": self.config_value(value, where)})
+            path = posixpath.normpath(str(name).lstrip("/"))
+            if path in (".", "") or path.startswith("../"):
+                self.problems.append(f"{where}: is no file inside the server's folder.")
+                continue
             result.append(
                 {
-                    "file": str(name).lstrip("/"),
+                    "file": path,
                     "parser": "yaml" if parser == "yml" else parser,
                     "replace": replace,
                 }

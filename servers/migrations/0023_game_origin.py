@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('servers', '0022_server_restart_when_not_responding'),
+        ("servers", "0022_server_restart_when_not_responding"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='game',
-            name='origin',
+            model_name="game",
+            name="origin",
             field=models.JSONField(blank=True, default=dict),
         ),
     ]
