@@ -23,10 +23,12 @@ console; the start goes on. The editors are pure functions of text, one per pars
   than the text. The document is re-indented by two spaces, as Wings does.
 
 ``if_value``: the edit is made only where the current value is that text (a number or true/false
-as JSON writes it); a key that is not there is then neither added nor created.
+as JSON writes it), or, for ``regex:<pattern>``, where the pattern matches it (as Wings reads
+it); a key that is not there is then neither added nor created.
 """
 
 import contextlib
+import functools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -142,6 +144,25 @@ def _condition(replacement: Replacement) -> str | None:
     return replacement.if_value or None
 
 
+@functools.lru_cache(maxsize=256)
+def _pattern(text: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(text)
+    except re.error:
+        return None
+
+
+def _meets(current: str | None, condition: str) -> bool:
+    """Whether the current value meets ``if_value``: equal to it, or, for ``regex:<pattern>``
+    (as Wings reads it), matched by the pattern somewhere (an invalid pattern matches nothing)."""
+    if current is None:
+        return False
+    if condition.startswith("regex:"):
+        pattern = _pattern(condition[len("regex:") :])
+        return pattern is not None and pattern.search(current) is not None
+    return current == condition
+
+
 # -- properties ---------------------------------------------------------------------------------
 
 PROPERTY_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
@@ -242,7 +263,7 @@ def edit_properties(text: str, replacements: Iterable[Replacement]) -> str:
     added: dict[str, str] = {}
     for replacement in replacements:
         condition = _condition(replacement)
-        if condition is not None and values.get(replacement.match) != condition:
+        if condition is not None and not _meets(values.get(replacement.match), condition):
             continue
         value = as_text(replacement.value)
         line = (
@@ -273,7 +294,7 @@ def edit_file(text: str, replacements: Iterable[Replacement]) -> str:
             condition = _condition(rule)
             if not content.startswith(rule.match):
                 continue
-            if condition is not None and content[len(rule.match) :] != condition:
+            if condition is not None and not _meets(content[len(rule.match) :], condition):
                 continue
             lines[index] = as_text(rule.value) + line[len(content) :]
             break
@@ -339,12 +360,12 @@ def _assign(
             if rest:
                 if isinstance(node[child], dict | list):
                     _assign(node[child], rest, value, condition, f"{where}.{child}")
-            elif condition is None or _current_text(node[child]) == condition:
+            elif condition is None or _meets(_current_text(node[child]), condition):
                 node[child] = value
         return
     slot, exists = _slot(node, segment, here)
     if not rest:
-        if condition is None or (exists and _current_text(node[slot]) == condition):
+        if condition is None or (exists and _meets(_current_text(node[slot]), condition)):
             _store(node, slot, value)
         return
     child = node[slot] if exists else None
@@ -472,7 +493,7 @@ def _edit_ini_once(lines: list[str], replacement: Replacement, newline: str) -> 
         if entry is None or entry[0] != key:
             continue
         found = True
-        if condition is None or _unquoted(entry[2]) == condition:
+        if condition is None or _meets(_unquoted(entry[2]), condition):
             lines[index] = entry[1] + value + line[len(line.rstrip("\r\n")) :]
     if found or condition is not None:
         return
@@ -510,9 +531,9 @@ def _xml_set(element: ET.Element, value: str, condition: str | None) -> None:
     attribute = XML_ATTRIBUTE.fullmatch(value)
     if attribute:
         name, text = attribute.groups()
-        if condition is None or element.get(name) == condition:
+        if condition is None or _meets(element.get(name), condition):
             element.set(name, text)
-    elif condition is None or (element.text or "").strip() == condition:
+    elif condition is None or _meets((element.text or "").strip(), condition):
         element.text = value
 
 

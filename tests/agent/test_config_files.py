@@ -84,6 +84,21 @@ def test_properties_if_value_replaces_only_that_value():
     assert edit_properties("a=1\n", [R("b", "2", "")]) == "a=1\nb=2\n"
 
 
+def test_a_regex_if_value_matches_as_wings_reads_it_in_every_parser():
+    regex = "regex:^(false|no)$"
+    assert "enable-rcon=true\n" in edit_properties(PROPERTIES, [R("enable-rcon", "true", regex)])
+    assert edit_properties("enable-rcon=off\n", [R("enable-rcon", "true", regex)]) == (
+        "enable-rcon=off\n"
+    )
+    assert edit_file("query no\n", [R("query ", "query yes", "regex:^no")]) == "query yes\n"
+    assert json.loads(edit_json('{"a": false}', [R("a", True, regex)])) == {"a": True}
+    assert json.loads(edit_json('{"a": "maybe"}', [R("a", True, regex)])) == {"a": "maybe"}
+    assert "on = yes" in edit_ini("[s]\non = no\n", [R("s.on", "yes", regex)])
+    assert ">yes<" in edit_xml("<r><on>no</on></r>", [R("r.on", "yes", regex)])
+    # A pattern that does not compile matches nothing (the file is left as it is).
+    assert edit_file("query no\n", [R("query ", "x", "regex:(")]) == "query no\n"
+
+
 def test_properties_with_a_malformed_unicode_escape_do_not_parse():
     with pytest.raises(ConfigProblem, match="malformed"):
         edit_properties("motd=\\u12\n", [R("motd", "x")])
