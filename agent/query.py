@@ -4,6 +4,7 @@ protocol, how it is doing, every AGENT_QUERY_INTERVAL_SECONDS.
 - ``minecraft``: Minecraft Java's Server List Ping, through mcstatus.
 - ``source``: Valve's A2S_INFO (Source and GoldSource games, most Steam dedicated servers),
   through python-a2s.
+- ``bedrock``: Minecraft Bedrock's RakNet unconnected ping (UDP), through mcstatus.
 
 The answer (players online, max players, version, MOTD or server name) goes into the server's
 next usage samples. A running server (past its ready pattern) that fails NOT_RESPONDING_AFTER
@@ -25,7 +26,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-PROTOCOLS = ("minecraft", "source")
+PROTOCOLS = ("minecraft", "source", "bedrock")
 # Consecutive failed queries of a running server before it counts as not responding: with the
 # 15 s default interval, about 45 s of silence (a garbage collection pause or a world save of a
 # few seconds does not count).
@@ -78,9 +79,23 @@ async def query_source(host: str, port: int, timeout: float) -> QueryResult:
     )
 
 
+async def query_bedrock(host: str, port: int, timeout: float) -> QueryResult:
+    from mcstatus import BedrockServer
+
+    status = await BedrockServer(host, port, timeout=timeout).async_status(tries=1)
+    motd = status.motd.to_plain() if status.motd is not None else ""
+    return QueryResult(
+        players=max(0, int(status.players.online)),
+        max_players=max(0, int(status.players.max)),
+        version=str(status.version.name or "")[:VERSION_CHARS],
+        motd=" ".join(motd.split())[:MOTD_CHARS],
+    )
+
+
 CLIENTS: dict[str, Callable[[str, int, float], Awaitable[QueryResult]]] = {
     "minecraft": query_minecraft,
     "source": query_source,
+    "bedrock": query_bedrock,
 }
 
 

@@ -278,7 +278,7 @@ def _replacement(data: Any, field: str) -> Replacement:
     return Replacement(match=match, value=value, if_value=if_value)
 
 
-QUERY_PROTOCOLS = ("minecraft", "source")
+QUERY_PROTOCOLS = ("minecraft", "source", "bedrock")
 
 
 def _query(data: Any) -> dict[str, str] | None:

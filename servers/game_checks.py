@@ -123,12 +123,12 @@ def backup_commands_problems(commands: Any) -> list[str]:
     return problems
 
 
-QUERY_PROTOCOLS = ("minecraft", "source")
+QUERY_PROTOCOLS = ("minecraft", "source", "bedrock")
 
 
 def query_problems(query: Any, ports: Any) -> list[str]:
-    """A template's ``query`` (agent/query.py): ``{"protocol": "minecraft" | "source", "port":
-    "game" (the default) or the name of one of its ``ports``}``, or absent."""
+    """A template's ``query`` (agent/query.py): ``{"protocol": "minecraft" | "source" |
+    "bedrock", "port": "game" (the default) or the name of one of its ``ports``}``, or absent."""
     if query is None:
         return []
     if not isinstance(query, dict) or set(query) - {"protocol", "port"}:

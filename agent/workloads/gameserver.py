@@ -9,7 +9,8 @@ possible), ``write <MB>`` (a file of that size in the working directory). Standa
 
 Game queries (agent/query.py): ``--query minecraft`` makes the TCP port also answer Minecraft's
 Server List Ping (told from a line by its first byte, a packet length below 0x20);
-``--query source`` answers Valve's A2S_INFO on the same port number in UDP. Both say the
+``--query source`` answers Valve's A2S_INFO on the same port number in UDP, ``--query bedrock``
+Minecraft Bedrock's RakNet unconnected ping there. Each says the
 players (connections plus ``players <n>`` typed in the console), ``--max-players``, the
 version and ``--motd``. ``freeze`` makes it stop answering queries (the process runs on),
 ``thaw`` answer again.
@@ -124,6 +125,52 @@ def serve_a2s(host: str, port: int) -> None:
             sock.sendto(source_info(port), sender)
 
 
+RAKNET_MAGIC = bytes.fromhex("00ffff00fefefefefdfdfdfd12345678")
+SERVER_GUID = 0x1234567890ABCDEF
+
+
+def bedrock_pong(ping: bytes, port: int) -> bytes | None:
+    """The unconnected pong to a RakNet unconnected ping (https://minecraft.wiki/w/RakNet):
+    the ping's time, our GUID, the magic, and the status string Bedrock servers give."""
+    if len(ping) < 33 or ping[0] != 0x01 or ping[9:25] != RAKNET_MAGIC:
+        return None
+    status = ";".join(
+        [
+            "MCPE",
+            settings["motd"],
+            "766",
+            VERSION,
+            str(online()),
+            str(settings["max_players"]),
+            str(SERVER_GUID),
+            "gameserver.py",
+            "Survival",
+            "1",
+            str(port),
+            str(port + 1),
+            "",
+        ]
+    ).encode()
+    return (
+        b"\x1c"
+        + ping[1:9]
+        + struct.pack(">Q", SERVER_GUID)
+        + RAKNET_MAGIC
+        + struct.pack(">H", len(status))
+        + status
+    )
+
+
+def serve_bedrock(host: str, port: int) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((host, port))
+    while True:
+        data, sender = sock.recvfrom(1500)
+        pong = None if frozen.is_set() else bedrock_pong(data, port)
+        if pong is not None:
+            sock.sendto(pong, sender)
+
+
 class Player(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         global players
@@ -223,7 +270,7 @@ def main() -> None:
     parser.add_argument("--host", default="0.0.0.0")  # noqa: S104 - a game server listens
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--ready-delay", type=float, default=0.0)
-    parser.add_argument("--query", choices=("minecraft", "source"), default="")
+    parser.add_argument("--query", choices=("minecraft", "source", "bedrock"), default="")
     parser.add_argument("--max-players", type=int, default=20)
     parser.add_argument("--motd", default=settings["motd"])
     args = parser.parse_args()
@@ -239,8 +286,9 @@ def main() -> None:
     server.query = args.query
     time.sleep(args.ready_delay)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    if args.query == "source":
-        threading.Thread(target=serve_a2s, args=(args.host, args.port), daemon=True).start()
+    if args.query in ("source", "bedrock"):
+        serve = serve_a2s if args.query == "source" else serve_bedrock
+        threading.Thread(target=serve, args=(args.host, args.port), daemon=True).start()
     say(f"Server ready on {args.host}:{args.port}")
     for line in sys.stdin:
         run_command(line)

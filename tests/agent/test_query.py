@@ -1,5 +1,6 @@
 """Game query through the real agent (agent/query.py): the test workload answers Minecraft's
-Server List Ping and Valve's A2S_INFO, read by mcstatus and python-a2s; the players, max players,
+Server List Ping, Valve's A2S_INFO and Minecraft Bedrock's RakNet ping, read by mcstatus and
+python-a2s; the players, max players,
 version and MOTD reach the usage samples; a server that stops answering while its process runs
 is reported not responding (an event, ``responding: false`` in its samples), and again
 responding once it answers."""
@@ -34,7 +35,7 @@ def answered(control_plane, server, **expected):
     return control_plane.wait_for(check, timeout=15)
 
 
-@pytest.mark.parametrize("protocol", ["minecraft", "source"])
+@pytest.mark.parametrize("protocol", ["minecraft", "source", "bedrock"])
 def test_players_version_and_motd_from_the_games_own_protocol(make_server, control_plane, protocol):
     server = start(make_server, protocol)
     sample = answered(control_plane, server, players=0, responding=True)
