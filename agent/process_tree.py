@@ -244,7 +244,7 @@ class ProcessTree:
             directory=self.directory,
             argv=argv,
             environment=environment,
-            allocations=[(item.ip, item.port) for item in spec.allocations],
+            allocations=[(item.ip, item.port, item.protocol) for item in spec.allocations],
             read_only=self._read_only_paths(spec),
             host_ports=self.config.sandbox_host_ports,
             tmp_bytes=spec.limits.memory_mb * MIB if spec.limits.memory_mb else None,

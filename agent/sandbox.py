@@ -9,8 +9,8 @@ dropped to the server's own uid (never root, never the agent's user, never anoth
         bwrap --args 3 -- /bin/sh -c <command>
 
 - ``pasta`` (package passt) makes a user and network namespace with a tap interface: the server
-  reaches the internet and listens on its allocations (each forwarded from the node, TCP and
-  UDP, and no other port), but the node's
+  reaches the internet and listens on its allocations (each forwarded from the node in the
+  protocols its port is for, TCP, UDP or both, and no other port), but the node's
   loopback is another machine's (``-T none -U none --no-map-gw``: nothing of the node's
   127.0.0.1 is forwarded in, the gateway is not mapped to it). It exits with its command's
   status, so exit codes reach the agent unchanged. Its tap counters are the server's traffic.
@@ -156,21 +156,22 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _port_spec(allocation: tuple[str, int]) -> str:
-    ip, port = allocation
+def _port_spec(ip: str, port: int) -> str:
     # A wildcard allocation address binds every address of the node.
     return str(port) if ip in ("", "0.0.0.0", "::") else f"{ip}/{port}"  # noqa: S104
 
 
-def _forwards(allocations: list[tuple[str, int]]) -> list[str]:
-    """pasta's ``-t`` and ``-u`` for exactly the server's allocations (TCP and UDP each), or
-    ``none`` of either: one option per ``ip:port``, as pasta takes one address per option."""
-    if not allocations:
-        return ["-t", "none", "-u", "none"]
+def _forwards(allocations: list[tuple[str, int, str]]) -> list[str]:
+    """pasta's ``-t`` and ``-u`` for exactly the server's allocations, each in the protocol it
+    is for (``tcp``, ``udp`` or ``both``), and ``none`` for a protocol nothing is forwarded in:
+    one option per ``ip:port``, as pasta takes one address per option."""
+    tcp = [_port_spec(ip, port) for ip, port, protocol in allocations if protocol != "udp"]
+    udp = [_port_spec(ip, port) for ip, port, protocol in allocations if protocol != "tcp"]
     forwards = []
-    for allocation in allocations:
-        spec = _port_spec(allocation)
-        forwards += ["-t", spec, "-u", spec]
+    for spec in tcp or ["none"]:
+        forwards += ["-t", spec]
+    for spec in udp or ["none"]:
+        forwards += ["-u", spec]
     return forwards
 
 
@@ -180,7 +181,7 @@ def plan(
     directory: Path,
     argv: list[str],
     environment: dict[str, str],
-    allocations: list[tuple[str, int]],
+    allocations: list[tuple[str, int, str]],
     read_only: dict[str, str],
     host_ports: str,
     tmp_bytes: int | None,
@@ -189,8 +190,8 @@ def plan(
     """The launcher's command for ``argv`` in the server's sandbox. ``read_only`` maps paths of
     the node to where the sandbox sees them; ``host_ports`` are the node's loopback ports the
     sandbox may reach (``-T``: a package cache, say), ``none`` by default. ``allocations`` are
-    the ``ip:port``s forwarded from the node, and nothing else is. ``installing``: an install
-    step, which sees the folder at ``/mnt/server`` too."""
+    the ``(ip, port, protocol)``s forwarded from the node, and nothing else is. ``installing``:
+    an install step, which sees the folder at ``/mnt/server`` too."""
     outer = [
         tools["pasta"],
         "--config-net",

@@ -37,6 +37,7 @@ KINDS = ("server", "bot")
 # A named port's name: {{PORT_<NAME>}} in the scripts.
 PORT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 MAX_ALLOCATIONS = 64
+PORT_PROTOCOLS = ("tcp", "udp", "both")
 MISSING = object()
 MAX_SCRIPT_CHARS = 64 * 1024
 INSTALL_SHELLS = {"sh": "/bin/sh", "bash": "/bin/bash"}
@@ -88,6 +89,8 @@ class Allocation:
     port: int
     # "game" for the primary; a port the game's template names ("query"); "" for the others.
     name: str = ""
+    # What the sandbox forwards to it: "tcp", "udp" or "both" (the template's port says).
+    protocol: str = "both"
 
 
 @dataclass(frozen=True)
@@ -351,7 +354,10 @@ def _allocation(data: Any, field: str = "allocation") -> Allocation | None:
         name = ""  # the primary's name is implied
     elif not isinstance(name, str) or (name and not PORT_NAME.match(name)):
         raise _fail(f"{field}.name", "must be lowercase letters, digits and _, or empty.")
-    return Allocation(ip=ip, port=port, name=name)
+    protocol = data.get("protocol", "both")
+    if protocol not in PORT_PROTOCOLS:
+        raise _fail(f"{field}.protocol", f"must be one of {', '.join(PORT_PROTOCOLS)}.")
+    return Allocation(ip=ip, port=port, name=name, protocol=protocol)
 
 
 def _allocations(data: Any, primary: Allocation | None) -> tuple[Allocation, ...]:

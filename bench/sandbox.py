@@ -53,7 +53,7 @@ def spawn(tools, home: Path, port: int, *, sandboxed: bool, uid: int) -> subproc
             directory=home,
             argv=argv,
             environment={**environment, "HOME": sandbox.HOME},
-            allocations=[("127.0.0.1", port)],
+            allocations=[("127.0.0.1", port, "both")],
             read_only={str(WORKLOADS): sandbox.WORKLOADS},
             host_ports="none",
             tmp_bytes=None,

@@ -46,10 +46,24 @@ def _allocation(address: str) -> dict[str, Any] | None:
 
 def _allocations(server: Server) -> list[dict[str, Any]]:
     """Every ``ip:port`` the server holds, its primary (named ``game``) first: the sandbox
-    forwards exactly these."""
+    forwards exactly these, each in the protocol its named port is for (the game's port and
+    unnamed ones in both)."""
     held = list(allocations_of(server))
     names = allocation_names(server, held)
-    return [{"ip": item.ip, "port": item.port, "name": names[item.pk]} for item in held]
+    protocols = {
+        port.get("name"): port.get("protocol", "both")
+        for port in server.game.template.get("ports", [])
+        if isinstance(port, dict)
+    }
+    return [
+        {
+            "ip": item.ip,
+            "port": item.port,
+            "name": names[item.pk],
+            "protocol": protocols.get(names[item.pk], "both"),
+        }
+        for item in held
+    ]
 
 
 def instance_spec(instance: Instance) -> dict[str, Any]:

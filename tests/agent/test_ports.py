@@ -74,6 +74,31 @@ def test_a_server_is_reachable_on_each_of_its_allocations_and_on_nothing_else(ag
     assert answer(unallocated) is None
 
 
+@needs_root
+def test_a_port_for_udp_only_is_not_reachable_over_tcp(agent, make_server):
+    needs_python_for_nobody()
+    game, query = free_port(), free_port()
+    python = shlex.quote(PYTHON or sys.executable)
+    spec = gameserver_spec(
+        "srv_placeholder",
+        game,
+        start_command=(
+            f"{python} -c {shlex.quote(LISTENER)} {{{{SERVER_PORT}}}} {{{{PORT_QUERY}}}}"
+        ),
+        ready_pattern=r"^listening",
+        stop_command="",
+    )
+    spec["allocations"] = [
+        {"ip": "127.0.0.1", "port": game, "name": "game", "protocol": "tcp"},
+        {"ip": "127.0.0.1", "port": query, "name": "query", "protocol": "udp"},
+    ]
+    server = make_server(spec=spec)
+    assert server.post("start").status_code == 200
+    wait_until(lambda: answer(game) == str(game), 20)
+    # The server listens on the query port in TCP too, but only UDP is forwarded to it.
+    assert answer(query) is None
+
+
 def test_the_sandbox_forwards_exactly_the_allocations_tcp_and_udp():
     tools = {"pasta": "pasta", "unshare": "unshare", "bwrap": "bwrap"}
     common = {
@@ -85,16 +110,27 @@ def test_the_sandbox_forwards_exactly_the_allocations_tcp_and_udp():
         "tmp_bytes": None,
     }
     argv = sandbox.plan(
-        tools, allocations=[("203.0.113.7", 27015), ("203.0.113.7", 27016)], **common
+        tools,
+        allocations=[("203.0.113.7", 27015, "both"), ("203.0.113.7", 27016, "both")],
+        **common,
     ).argv
     pasta = argv[: argv.index("--")]
     assert pasta[4:12] == [
-        "-t", "203.0.113.7/27015", "-u", "203.0.113.7/27015",
-        "-t", "203.0.113.7/27016", "-u", "203.0.113.7/27016",
+        "-t", "203.0.113.7/27015", "-t", "203.0.113.7/27016",
+        "-u", "203.0.113.7/27015", "-u", "203.0.113.7/27016",
     ]  # fmt: skip
     assert pasta.count("-t") == 2 and pasta.count("-u") == 2
     bare = sandbox.plan(tools, allocations=[], **common).argv
     assert bare[4:8] == ["-t", "none", "-u", "none"]
+    # Each port in the protocols it is for: a TCP-only RCON port is no UDP forward.
+    argv = sandbox.plan(
+        tools,
+        allocations=[("0.0.0.0", 27015, "udp"), ("0.0.0.0", 27020, "tcp")],  # noqa: S104
+        **common,
+    ).argv
+    assert argv[4:8] == ["-t", "27020", "-u", "27015"]
+    only_tcp = sandbox.plan(tools, allocations=[("0.0.0.0", 1, "tcp")], **common).argv  # noqa: S104
+    assert only_tcp[4:8] == ["-t", "1", "-u", "none"]
 
 
 def test_the_named_ports_are_the_scripts_variables_and_an_old_spec_means_its_one_port():

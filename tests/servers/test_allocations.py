@@ -176,9 +176,9 @@ def test_a_games_named_ports_are_taken_at_create_and_reach_the_agent(account, qu
     spec = instance_spec(server)
     assert spec["allocation"] == {"ip": "127.0.0.1", "port": 25565}
     assert spec["allocations"] == [
-        {"ip": "127.0.0.1", "port": 25565, "name": "game"},
-        {"ip": "127.0.0.1", "port": 25566, "name": "query"},
-        {"ip": "127.0.0.1", "port": 25567, "name": "rcon"},
+        {"ip": "127.0.0.1", "port": 25565, "name": "game", "protocol": "both"},
+        {"ip": "127.0.0.1", "port": 25566, "name": "query", "protocol": "udp"},
+        {"ip": "127.0.0.1", "port": 25567, "name": "rcon", "protocol": "tcp"},
     ]
     assert spec["variables"]["PORT_QUERY"] == "25566"
     assert spec["variables"]["PORT_RCON"] == "25567"
