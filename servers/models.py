@@ -62,7 +62,8 @@ class Game(models.Model):
     template = models.JSONField(
         default=dict,
         blank=True,
-        help_text="How a node agent installs, starts and stops it (servers.game_templates).",
+        help_text="How a node agent installs, starts and stops it: agent/PROTOCOL.md's "
+        "template, checked by servers.game_checks (README, “The game catalogue” and “Eggs”).",
     )
     # Where an imported game came from (servers.eggs): the egg's format, uuid, author,
     # images and the import's notes; empty for the catalogue's games and staff's own.

@@ -14,4 +14,15 @@ class Migration(migrations.Migration):
             name="origin",
             field=models.JSONField(blank=True, default=dict),
         ),
+        migrations.AlterField(
+            model_name="game",
+            name="template",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="How a node agent installs, starts and stops it: agent/PROTOCOL.md's "
+                "template, checked by servers.game_checks (README, “The game catalogue” and "
+                "“Eggs”).",
+            ),
+        ),
     ]
