@@ -32,7 +32,7 @@ VARIABLE_KEYS = frozenset(
         # A regular expression a non-empty string value must match (re.search, as PHP's
         # preg_match reads an egg's regex: rule).
         "pattern",
-        # false: customers neither see (visible) or change (editable) it; its default holds.
+        # false: customers do not see (visible) or may not change (editable) it; its value holds.
         "visible",
         "editable",
     }
