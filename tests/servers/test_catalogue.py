@@ -1,7 +1,8 @@
-"""The catalogue as data (servers.catalogue): every game folder loads into exactly the entry the
-games had when their scripts were Python strings (a frozen copy, catalogue_golden.json, byte for
-byte as a node receives it), the loader names the file, the key path and the problem of each
-mistake, and ``catalogue_sync`` brings the folder into the database idempotently."""
+"""The catalogue as data (servers.catalogue): every game folder loads into exactly its entry of a
+frozen copy (catalogue_golden.json, byte for byte as a node receives it: first the games as they
+were when their scripts were Python strings, since then changed only on purpose), the loader
+names the file, the key path and the problem of each mistake, and ``catalogue_sync`` brings the
+folder into the database idempotently."""
 
 import json
 import shutil
@@ -29,6 +30,16 @@ from servers.game_templates import TEMPLATE_KEYS
 from servers.models import Game
 from servers.services.catalogue import catalogue_sync
 
+# A change meant to alter what nodes receive regenerates the frozen copy (its games in its order,
+# a new one last), and its diff is read for exactly that change:
+#   .venv/bin/python -c '
+#   import json, pathlib
+#   from servers.catalogue import load_catalogue
+#   path, games = pathlib.Path("tests/servers/catalogue_golden.json"), load_catalogue()
+#   frozen = json.loads(path.read_text())
+#   games = {**{slug: games[slug] for slug in frozen if slug in games}, **games}
+#   path.write_text(json.dumps(games, indent=1, ensure_ascii=False) + "\n")
+#   '
 GOLDEN = Path(__file__).with_name("catalogue_golden.json")
 
 

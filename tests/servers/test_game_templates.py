@@ -34,6 +34,7 @@ from servers.catalogue import (
     load_catalogue,
     template_for,
 )
+from servers.game_checks import port_built_ins
 from servers.game_templates import BUILT_INS, TEMPLATE_KEYS
 
 GAMES = importlib.import_module("servers.migrations.0002_seed_game_catalogue").GAMES
@@ -211,6 +212,9 @@ def values_for(slug: str, **changes) -> dict:
             values[key] = TYPED[key]
     if "SERVER_NAME" in values:
         values["SERVER_NAME"] = NAME
+    # The named ports as placement gives them on a node with the ports after PORT free.
+    for position, port in enumerate(TEMPLATES[slug]["template"].get("ports", []), 1):
+        values[f"PORT_{port['name'].upper()}"] = PORT + position
     values.update(changes)
     return values
 
@@ -413,8 +417,8 @@ def test_sh_n_catches_a_broken_script():
 
 @pytest.mark.parametrize("slug", ALL_SLUGS)
 def test_placeholders_are_built_ins_or_the_games_variables(slug):
-    known = BUILT_INS | set(variables_of(slug))
     template = TEMPLATES[slug]["template"]
+    known = BUILT_INS | set(variables_of(slug)) | port_built_ins(template.get("ports", []))
     for key, text in template.items():
         if not isinstance(text, str):
             continue
@@ -566,7 +570,7 @@ def test_the_catalogues_validation_accepts_the_defaults(slug):
     typed = {
         key: value
         for key, value in values_for(slug).items()
-        if "default" not in variables_of(slug)[key]
+        if key in variables_of(slug) and "default" not in variables_of(slug)[key]
     }
     cleaned = validate_variables(game, typed)
     assert set(cleaned) == set(variables_of(slug)), "every variable gets a value"
@@ -1136,6 +1140,47 @@ def test_palworld_edits_only_its_fields_of_the_settings_line(node):
     (call,) = node.calls()
     assert call["args"][-1] == "-publiclobby"
     assert f"-queryport={PORT + 1}" in call["args"]
+
+
+def test_rust_listens_on_its_named_ports(node):
+    executable(node.dir / "RustDedicated", STAND_IN)
+    values = values_for("rust", PORT_QUERY=40001, PORT_RCON=40002, PORT_APP=40003)
+    result = node.start("rust", values)
+    assert result.returncode == 0, result.stderr
+    (call,) = node.calls()
+    args = call["args"]
+    for option, port in [
+        ("+server.port", PORT),
+        ("+server.queryport", 40001),
+        ("+rcon.port", 40002),
+        ("+app.port", 40003),
+    ]:
+        assert args[args.index(option) + 1] == str(port), option
+
+
+@pytest.mark.parametrize(
+    ("slug", "program", "name", "offset"),
+    [
+        ("valheim", "valheim_server.x86_64", "query", 1),
+        ("ark-survival-evolved", "ShooterGame/Binaries/Linux/ShooterGameServer", "raw", 1),
+        ("dayz", "DayZServer", "battleye", 2),
+        ("arma-3", "arma3server_x64", "battleye", 4),
+    ],
+)
+def test_a_port_the_game_derives_that_is_not_its_allocation_is_said(
+    node, slug, program, name, offset
+):
+    """Placement gives the ports right after the primary when they are free; when one was
+    taken, the game still opens port + offset itself: the console says so, the server starts."""
+    executable(node.dir / program, STAND_IN)
+    assert node.start(slug, values_for(slug)).stderr == ""  # adjacent: nothing said
+    elsewhere = values_for(slug, **{f"PORT_{name.upper()}": PORT + 40})
+    result = node.start(slug, elsewhere)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        f"The game opens its {name} port on {PORT + offset} itself, but this server's {name} "
+        f"allocation is {PORT + 40}: that port is not forwarded and may be another server's.\n"
+    )
 
 
 # A server that runs until SIGTERM (or its console's "shutdown"), then exits 0.

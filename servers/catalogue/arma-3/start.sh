@@ -1,5 +1,6 @@
 export HOME="$PWD"
 # include: ../_shared/oneline.sh
+# include: ../_shared/derived_port.sh
 cfgstr() {  # $1 as a string of Arma's configuration files
     printf '"%s"' "$(oneline "$1" | sed 's/"/""/g')"
 }
@@ -16,6 +17,11 @@ players={{MAX_PLAYERS}}
         'BattlEye = 1;'
 } > server.cfg
 mkdir -p profiles
-# The game port; Steam query, Steam and BattlEye on port+1 to port+4.
-exec ./arma3server_x64 -ip={{SERVER_IP}} -port={{SERVER_PORT}} -config=server.cfg \
+port={{SERVER_PORT}}
+# Arma 3 derives its other ports from the game port: Steam queries, Steam, VON, BattlEye.
+derived_port query {{PORT_QUERY}} "$((port + 1))"
+derived_port steam {{PORT_STEAM}} "$((port + 2))"
+derived_port von {{PORT_VON}} "$((port + 3))"
+derived_port battleye {{PORT_BATTLEYE}} "$((port + 4))"
+exec ./arma3server_x64 -ip={{SERVER_IP}} -port="$port" -config=server.cfg \
     -profiles=profiles -name=server

@@ -1,6 +1,7 @@
 export HOME="$PWD"
 # include: ../_shared/oneline.sh
 # include: ../_shared/sedesc.sh
+# include: ../_shared/derived_port.sh
 cfgstr() {  # $1 as a string of DayZ's configuration files
     printf '"%s"' "$(oneline "$1" | sed 's/"/""/g')"
 }
@@ -21,8 +22,10 @@ setcfg hostname "$(cfgstr "$name")"
 setcfg password "$(cfgstr "$password")"
 setcfg passwordAdmin "$(cfgstr "$admin")"
 setcfg maxPlayers {{MAX_PLAYERS}}
-# The game port and the next ones (BattlEye); Steam query on port+5.
-setcfg steamQueryPort "$((port + 5))"
+# DayZ keeps the game port + 1 and runs BattlEye on + 2 itself; Steam queries on the query port.
+derived_port reserved {{PORT_RESERVED}} "$((port + 1))"
+derived_port battleye {{PORT_BATTLEYE}} "$((port + 2))"
+setcfg steamQueryPort {{PORT_QUERY}}
 mkdir -p profiles
 exec ./DayZServer -config="$config" -ip={{SERVER_IP}} -port="$port" -profiles=profiles \
     -dologs -adminlog -netlog -freezecheck

@@ -5,8 +5,9 @@ name={{SERVER_NAME}}
 password={{SERVER_PASSWORD}}
 ip={{SERVER_IP}}
 port={{SERVER_PORT}}
+query={{PORT_QUERY}}
 players={{MAX_PLAYERS}}
-# The game port, the Steam query port on port+1.
+# The game port and the Steam query port.
 {
     printf '{\n'
     printf '  "name": %s,\n' "$(json "$name")"
@@ -14,7 +15,7 @@ players={{MAX_PLAYERS}}
     printf '  "logDirectory": "./logs",\n'
     printf '  "ip": %s,\n' "$(json "$ip")"
     printf '  "gamePort": %s,\n' "$port"
-    printf '  "queryPort": %s,\n' "$((port + 1))"
+    printf '  "queryPort": %s,\n' "$query"
     printf '  "slotCount": %s,\n' "$players"
     printf '  "userGroups": [{"name": "Default", "password": %s, ' "$(json "$password")"
     printf '"canKickBan": false, "canAccessInventories": true, "canEditBase": true, '

@@ -20,10 +20,9 @@ palset() {  # field value: a text field of the OptionSettings=(…) line
 palset ServerName {{SERVER_NAME}}
 palset ServerPassword {{SERVER_PASSWORD}}
 palset AdminPassword {{ADMIN_PASSWORD}}
-port={{SERVER_PORT}}
 set --
 if is_true {{COMMUNITY}}; then set -- -publiclobby; fi
-# The game port (UDP), Steam query on port+1.
-exec ./Pal/Binaries/Linux/PalServer-Linux-Shipping Pal -port="$port" \
-    -queryport="$((port + 1))" -players={{MAX_PLAYERS}} -useperfthreads \
+# The game port (UDP) and the Steam query port.
+exec ./Pal/Binaries/Linux/PalServer-Linux-Shipping Pal -port={{SERVER_PORT}} \
+    -queryport={{PORT_QUERY}} -players={{MAX_PLAYERS}} -useperfthreads \
     -NoAsyncLoadingThread -UseMultithreadForDS "$@"
