@@ -1159,12 +1159,35 @@ def test_rust_listens_on_its_named_ports(node):
 
 
 @pytest.mark.parametrize(
+    ("slug", "program", "argument"),
+    [
+        ("project-zomboid", "start-server.sh", "-udpport 40001"),
+        (
+            "satisfactory",
+            "Engine/Binaries/Linux/FactoryServer-Linux-Shipping",
+            "-ReliablePort=40001",
+        ),
+        ("palworld", "Pal/Binaries/Linux/PalServer-Linux-Shipping", "-queryport=40001"),
+        ("v-rising", "VRisingServer.exe", "-queryPort 40001"),
+    ],
+)
+def test_a_named_port_reaches_the_game_as_told(node, slug, program, argument):
+    executable(node.dir / program, STAND_IN)
+    (name,) = [port["name"] for port in TEMPLATES[slug]["template"]["ports"]]
+    result = node.start(slug, values_for(slug, **{f"PORT_{name.upper()}": 40001}))
+    assert result.returncode == 0, result.stderr
+    call = node.calls()[-1]
+    assert argument in " ".join(call["args"])
+
+
+@pytest.mark.parametrize(
     ("slug", "program", "name", "offset"),
     [
         ("valheim", "valheim_server.x86_64", "query", 1),
         ("ark-survival-evolved", "ShooterGame/Binaries/Linux/ShooterGameServer", "raw", 1),
         ("dayz", "DayZServer", "battleye", 2),
         ("arma-3", "arma3server_x64", "battleye", 4),
+        ("unturned", "Unturned_Headless.x86_64", "query", 1),
     ],
 )
 def test_a_port_the_game_derives_that_is_not_its_allocation_is_said(

@@ -10,14 +10,16 @@ password=$(oneline {{SERVER_PASSWORD}})
 mode={{GAME_MODE}}
 players={{MAX_PLAYERS}}
 port={{SERVER_PORT}}
+master_port={{PORT_MASTER}}
+auth_port={{PORT_AUTH}}
 printf '%s\n' "$token" > "$cluster/cluster_token.txt"
 printf '%s\n' '[GAMEPLAY]' "game_mode = $mode" "max_players = $players" 'pvp = false' \
     'pause_when_empty = true' '' '[NETWORK]' "cluster_name = $name" \
     "cluster_password = $password" 'cluster_intention = cooperative' '' '[MISC]' \
     'console_enabled = true' '' '[SHARD]' 'shard_enabled = false' > "$cluster/cluster.ini"
-# The game port (UDP), Steam's master server and authentication ports on port+1, port+2.
+# The game port (UDP), Steam's master server and authentication ports.
 printf '%s\n' '[NETWORK]' "server_port = $port" '' '[SHARD]' 'is_master = true' '' \
-    '[STEAM]' "master_server_port = $((port + 1))" "authentication_port = $((port + 2))" \
+    '[STEAM]' "master_server_port = $master_port" "authentication_port = $auth_port" \
     > "$cluster/Master/server.ini"
 cd bin64 && exec ./dontstarve_dedicated_server_nullrenderer_x64 -console \
     -persistent_storage_root "$root" -conf_dir config -cluster Cluster_1 -shard Master

@@ -12,7 +12,7 @@ mkdir -p Zomboid/Server
 setprop "$settings" PublicName {{SERVER_NAME}}
 setprop "$settings" MaxPlayers {{MAX_PLAYERS}}
 setprop "$settings" Password {{SERVER_PASSWORD}}
-# The game port, and port+1 for direct UDP connections.
+# The game port, and the named port for direct UDP connections.
 exec ./start-server.sh -cachedir="$PWD/Zomboid" -servername main -adminusername admin \
     -adminpassword {{ADMIN_PASSWORD}} -ip {{SERVER_IP}} -port "$port" \
-    -udpport "$((port + 1))"
+    -udpport {{PORT_DIRECT}}

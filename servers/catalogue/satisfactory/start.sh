@@ -4,7 +4,7 @@ export HOME="$PWD"
 iniset FactoryGame/Saved/Config/LinuxServer/Game.ini /Script/Engine.GameSession \
     MaxPlayers {{MAX_PLAYERS}}
 port={{SERVER_PORT}}
-# The game and its HTTPS API on port (UDP and TCP), reliable messaging on TCP port+1. The
+# The game and its HTTPS API on port (UDP and TCP), reliable messaging on its named port. The
 # server's name and admin password are set when it is claimed from the game.
 exec ./Engine/Binaries/Linux/FactoryServer-Linux-Shipping FactoryGame -Port="$port" \
-    -ReliablePort="$((port + 1))" -multihome={{SERVER_IP}} -log -unattended
+    -ReliablePort={{PORT_RELIABLE}} -multihome={{SERVER_IP}} -log -unattended

@@ -10,7 +10,7 @@ xmlset() {  # tag value: the text of <tag> in the configuration
     sed -i "s|<$1>[^<]*</$1>|<$1>$value</$1>|" "$config"
 }
 port={{SERVER_PORT}}
-# The game port (UDP) and Steam's port on port+1.
+# The game port (UDP) and Steam's port.
 if [ -f "$config" ]; then
     xmlset ServerName {{SERVER_NAME}}
     xmlset WorldName {{WORLD_NAME}}
@@ -18,7 +18,7 @@ if [ -f "$config" ]; then
     xmlset MaxPlayers {{MAX_PLAYERS}}
     xmlset IP {{SERVER_IP}}
     xmlset ServerPort "$port"
-    xmlset SteamPort "$((port + 1))"
+    xmlset SteamPort {{PORT_STEAM}}
 fi
 path="Z:$(printf '%s' "$PWD/config" | tr / '\\')"
 exec wine ./DedicatedServer64/SpaceEngineersDedicated.exe -console -path "$path"

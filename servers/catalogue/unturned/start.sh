@@ -1,5 +1,6 @@
 export HOME="$PWD"
 # include: ../_shared/oneline.sh
+# include: ../_shared/derived_port.sh
 export LD_LIBRARY_PATH="$PWD/linux64:${LD_LIBRARY_PATH:-}"
 name=$(oneline {{SERVER_NAME}})
 password=$(oneline {{SERVER_PASSWORD}})
@@ -10,7 +11,9 @@ port={{SERVER_PORT}}
 players={{MAX_PLAYERS}}
 commands=Servers/main/Server/Commands.dat
 mkdir -p Servers/main/Server
-# The game port and port+1. The commands Unturned runs as it starts:
+# Unturned answers Steam's queries on the game port + 1; it takes no other port for them.
+derived_port query {{PORT_QUERY}} "$((port + 1))"
+# The commands Unturned runs as it starts:
 printf '%s\n' "Name $name" "Bind $ip" "Port $port" "MaxPlayers $players" "Map $map" \
     > "$commands"
 if [ -n "$password" ]; then printf 'Password %s\n' "$password" >> "$commands"; fi
