@@ -5,7 +5,7 @@ setprop server.properties server-name {{SERVER_NAME}}
 setprop server.properties gamemode {{GAMEMODE}}
 setprop server.properties max-players {{MAX_PLAYERS}}
 setprop server.properties server-port "$port"
-# Bedrock also listens on IPv6, on the next port.
-setprop server.properties server-portv6 "$((port + 1))"
+# Bedrock also listens on IPv6, on a port of its own.
+setprop server.properties server-portv6 {{PORT_IPV6}}
 export LD_LIBRARY_PATH=.
 exec ./bedrock_server
