@@ -65,7 +65,7 @@ TEMPLATE_FIELDS: dict[str, tuple[type, bool]] = {
     "stop_timeout_seconds": (int, True),
     "ready_timeout_seconds": (int, True),
     "backup_commands": (dict, True),
-    "ports": (list, False),  # [[template.ports]] name, protocol, description: extra named ports
+    "ports": (list, False),  # [[template.ports]] name, protocol, offset?, description: named ports
     "query": (dict, False),  # [template.query] protocol, port: how the agent asks for players
     "install_shell": (str, False),  # "sh" (the default) or "bash": the install script's shell
     "config_files": (list, False),  # [[template.config_files]]: edits made before each start

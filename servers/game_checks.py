@@ -43,8 +43,11 @@ MAX_BACKUP_COMMANDS = 20
 MAX_BACKUP_COMMAND_CHARS = 200
 PORT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$", re.ASCII)
 PORT_PROTOCOLS = ("tcp", "udp", "both")
-PORT_KEYS = frozenset({"name", "protocol", "description"})
+PORT_KEYS = frozenset({"name", "protocol", "description", "offset"})
 MAX_PORTS = 10
+# A named port's ``offset``: the game opens it itself on its game port + offset (Valheim's query
+# on + 1) and cannot be told another, so placement gives exactly that port (services.allocations).
+MAX_PORT_OFFSET = 100
 # Keys a template may have beyond TEMPLATE_KEYS (which every game of the catalogue has): the
 # extra ports by name (issue 32), [{"name": "query", "protocol": "udp", "description": …}], each
 # an allocation of its own and {{PORT_QUERY}} in the scripts; none: the game's one port. The
@@ -62,11 +65,13 @@ MAX_CONFIG_VALUE_CHARS = 64 * 1024
 
 def ports_problems(ports: Any) -> list[str]:
     """Why ``ports`` (the game's extra ports by name, each given an allocation of its own and
-    ``{{PORT_<NAME>}}`` in the scripts) is refused (none: it is fine)."""
+    ``{{PORT_<NAME>}}`` in the scripts; with ``offset``, the one on the game port + offset) is
+    refused (none: it is fine)."""
     if not isinstance(ports, list) or len(ports) > MAX_PORTS:
         return [f"ports is a list of at most {MAX_PORTS} named ports."]
     problems = []
     names = []
+    offsets: list[int] = []
     for index, port in enumerate(ports):
         if not isinstance(port, dict) or set(port) - PORT_KEYS:
             problems.append(f"ports[{index}] is an object of {', '.join(sorted(PORT_KEYS))}.")
@@ -82,8 +87,21 @@ def ports_problems(ports: Any) -> list[str]:
             problems.append(f"ports[{index}].protocol is one of {', '.join(PORT_PROTOCOLS)}.")
         if not isinstance(port.get("description", ""), str):
             problems.append(f"ports[{index}].description is text.")
+        if "offset" in port:
+            offset = port["offset"]
+            if isinstance(offset, bool) or not isinstance(offset, int):
+                offset = None
+            if offset is None or not 1 <= offset <= MAX_PORT_OFFSET:
+                problems.append(
+                    f"ports[{index}].offset is a whole number of 1 to {MAX_PORT_OFFSET} (the game "
+                    "port + offset)."
+                )
+            else:
+                offsets.append(offset)
     if len(set(map(str, names))) != len(names):
         problems.append("ports names each port once.")
+    if len(set(offsets)) != len(offsets):
+        problems.append("ports gives each offset to one port.")
     return problems
 
 

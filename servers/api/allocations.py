@@ -90,13 +90,18 @@ ADD_CONFLICTS = error_doc(
 REMOVE_CONFLICT = error_doc(
     409,
     "primary_allocation",
-    "`primary_allocation`: the primary cannot be removed; make another one primary first.",
+    "`primary_allocation`: the primary cannot be removed; make another one primary first. "
+    "`derived_ports` (details.ports, `{name: port}`): it is a port the game opens itself on the "
+    "primary's port + its `offset`, which the server keeps while that is its primary.",
     "The primary allocation cannot be removed; make another one primary first.",
 )
 UNSET_PRIMARY = error_doc(
     409,
     "primary_allocation",
-    "`primary_allocation`: `is_primary: false` on the primary; make another one primary instead.",
+    "`primary_allocation`: `is_primary: false` on the primary; make another one primary instead. "
+    "`derived_ports` (details.ports, `{name: port}`): its game opens ports itself on the game "
+    "port + an `offset`, and the server does not hold those ports beside this one (add them "
+    "first).",
     "A server always has a primary allocation: make another one primary instead.",
 )
 NOT_FOUND = error_doc(
@@ -186,7 +191,10 @@ class ServerAllocationsMixin:
         summary="Change an allocation",
         description="Its `note`, or `is_primary: true` to make it the primary (the old primary "
         "becomes an additional one; the server's `address` changes and the process listens "
-        "there from its next start). `server.allocation_updated`. Needs settings.write.",
+        "there from its next start). A game whose named ports have an `offset` (ports it opens "
+        "itself on the game port + offset) moves its primary only to an allocation whose "
+        "port + offset the server holds for each of them, and those become its named ports "
+        "(409 `derived_ports` otherwise). `server.allocation_updated`. Needs settings.write.",
         request=AllocationUpdateSerializer,
         responses={
             200: _allocation_envelope("AllocationEnvelope"),
@@ -216,7 +224,8 @@ class ServerAllocationsMixin:
 
     @extend_schema(
         summary="Remove an allocation",
-        description="Gives an additional allocation back to the node's pool; the primary never. "
+        description="Gives an additional allocation back to the node's pool; the primary never, "
+        "nor one its game opens itself on the primary's port + an `offset`. "
         "`server.allocation_removed`. Needs settings.write.",
         request=None,
         responses={200: DeletedSerializer, 404: NOT_FOUND, 409: REMOVE_CONFLICT},

@@ -6,10 +6,14 @@ customer adds one (the lowest free port, or the port asked for when it is free),
 primary, writes a note on each and removes the additional ones. The game's template may name extra
 ports (``ports``: ``[{"name": "query", "protocol": "udp", …}]``); those are taken when the server
 is placed, and each named port is the additional allocation in that position (in the order they
-were taken), which the start and install scripts read as ``{{PORT_QUERY}}``.
+were taken), which the start and install scripts read as ``{{PORT_QUERY}}``. A named port with an
+``offset`` is one the game opens itself on its game port + offset (Valheim's query on + 1): the
+server holds exactly that ``ip:port``, from placement on, and no change of its allocations undoes
+that (409 ``derived_ports``).
 Every change is an event (``server.allocation_added``, ``…_updated``, ``…_removed``).
 """
 
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -43,11 +47,27 @@ class PrimaryAllocation(ApplicationError):
     message = "The primary allocation cannot be removed; make another one primary first."
 
 
+class DerivedPorts(ApplicationError):
+    status, code = 409, "derived_ports"
+    message = "Its game opens some of its ports itself on its game port + an offset."
+
+
 def template_ports(template: dict[str, Any]) -> list[dict[str, Any]]:
     """The extra ports a game's template names (``ports``), in order; none when it names none
     (such a game listens on fixed offsets from its one port, as before)."""
     ports = template.get("ports") or []
     return [port for port in ports if isinstance(port, dict)]
+
+
+def port_offsets(template: dict[str, Any]) -> dict[str, int]:
+    """The named ports the game opens itself on its game port + ``offset``, by name."""
+    return {
+        port["name"]: port["offset"]
+        for port in template_ports(template)
+        if isinstance(port.get("name"), str)
+        and isinstance(port.get("offset"), int)
+        and not isinstance(port["offset"], bool)
+    }
 
 
 def port_variable(name: str) -> str:
@@ -120,26 +140,68 @@ def _free_on(node_id: str | None) -> QuerySet[Allocation]:
     return Allocation.objects.select_for_update().filter(node_id=node_id, server=None)
 
 
+def primary_with_offsets(
+    node_id: str | None, template: dict[str, Any], preferred_port: int | None = None
+) -> Allocation | None:
+    """A free allocation of the node to be the primary of a server of a game with offset ports:
+    its ``ip:port + offset`` free for each of them, and as many free on its address as the game
+    needs in all; the game's port first, else the lowest. It and its offset ports are locked in
+    the caller's transaction (placement then takes them); None when the node has no such set."""
+    offsets = list(port_offsets(template).values())
+    needed = 1 + len(template_ports(template))
+    free = set(Allocation.objects.filter(node_id=node_id, server=None).values_list("ip", "port"))
+    per_ip = Counter(ip for ip, _ in free)
+    candidates = sorted(
+        (
+            (port != preferred_port, port, ip)
+            for ip, port in free
+            if per_ip[ip] >= needed and all((ip, port + offset) in free for offset in offsets)
+        ),
+    )
+    for _, port, ip in candidates:
+        wanted = [port] + [port + offset for offset in offsets]
+        # Locked, and read again: a customer's allocation_add may have taken one meanwhile.
+        locked = list(_free_on(node_id).filter(ip=ip, port__in=wanted))
+        if len(locked) == len(wanted):
+            return next(item for item in locked if item.port == port)
+    return None
+
+
 def allocations_take_named(server: Server, primary: Allocation) -> None:
-    """Give a server just placed the additional allocations its game's named ports need, the
-    ports right after its primary first (where a game used to listen on fixed offsets), in the
-    caller's transaction. Raises ``NoCapacity`` when its node has too few free ones."""
-    needed = len(template_ports(server.game.template))
+    """Give a server just placed the additional allocations its game's named ports need, in the
+    caller's transaction: a port with an ``offset`` exactly the primary's port + offset (placement
+    chose a primary where they are free: ``primary_with_offsets``), the others the ports right
+    after its primary first, else the lowest free. Raises ``NoCapacity`` when its node has too few
+    free ones."""
+    template = server.game.template
+    ports = template_ports(template)
+    needed = len(ports)
     if not needed:
         return
     free = _free_on(primary.node_id).filter(ip=primary.ip)
-    taken = list(free.filter(port__gt=primary.port).order_by("port")[:needed])
-    if len(taken) < needed:
+    wanted = {primary.port + offset: name for name, offset in port_offsets(template).items()}
+    fixed = {wanted[item.port]: item for item in free.filter(port__in=wanted)}
+    if len(fixed) < len(wanted):
+        raise NoCapacity(
+            "Its node does not have the ports its game opens beside its game port free.",
+            details={"ports": needed},
+        )
+    others = free.exclude(pk__in=[item.pk for item in fixed.values()])
+    count = needed - len(fixed)
+    taken = list(others.filter(port__gt=primary.port).order_by("port")[:count])
+    if len(taken) < count:
         chosen = {item.pk for item in taken}
-        rest = free.exclude(pk__in=chosen).order_by("port")[: needed - len(taken)]
+        rest = others.exclude(pk__in=chosen).order_by("port")[: count - len(taken)]
         taken += list(rest)
-    if len(taken) < needed:
+    if len(taken) < count:
         raise NoCapacity(
             f"Its node has too few free ports for the {needed} extra ports its game needs.",
             details={"ports": needed},
         )
+    unfixed = iter(taken)
+    ordered = [fixed.get(port.get("name", "")) or next(unfixed) for port in ports]
     now = timezone.now()
-    for position, allocation in enumerate(taken):
+    for position, allocation in enumerate(ordered):
         allocation.server = server
         # A microsecond apart, so that they keep the order the template names the ports in.
         allocation.assigned_at = now + timedelta(microseconds=position + 1)
@@ -210,7 +272,9 @@ def allocation_update(
     the old primary becomes an additional one and the server's address changes with it, from
     its next start). ``is_primary: false`` says what an additional one is already (nothing
     changes); on the primary it is 409 ``primary_allocation``: a primary is unset only by making
-    another one primary."""
+    another one primary. A game with offset ports moves its primary only to an allocation whose
+    ``ip:port + offset`` the server holds for each of them (409 ``derived_ports`` otherwise):
+    those become its offset ports, the other named ports keep theirs where they can."""
     with transaction.atomic():
         server = instance_locked(_held_by(allocation))
         allocation = Allocation.objects.select_for_update().get(pk=allocation.pk, server=server)
@@ -223,12 +287,18 @@ def allocation_update(
             allocation.note = _note(note)
             allocation.save(update_fields=["note"])
         if is_primary is True and not allocation.is_primary:
+            order = None
+            if port_offsets(server.game.template):
+                held = list(allocations_of(server).select_for_update())
+                order = _primary_move_order(server, allocation, held)
             old = Allocation.objects.select_for_update().filter(server=server, is_primary=True)
             now = timezone.now()
             # The old primary takes the place the new one had among the additional ones.
             old.update(is_primary=False, assigned_at=allocation.assigned_at or now)
             allocation.is_primary = True
             allocation.save(update_fields=["is_primary"])
+            if order is not None:
+                _reorder(order)
             server.address = allocation.address
             server.save(update_fields=["address", "updated_at"])
         previous = changed_attributes(before, allocation_representation(allocation))
@@ -239,17 +309,128 @@ def allocation_update(
 
 def allocation_remove(*, allocation: Allocation, actor: Actor) -> None:
     """Give an additional allocation back to its node's pool; the primary never (409
-    ``primary_allocation``)."""
+    ``primary_allocation``), nor one its game opens itself on the primary's port + offset (409
+    ``derived_ports``)."""
     with transaction.atomic():
         server = instance_locked(_held_by(allocation))
         allocation = Allocation.objects.select_for_update().get(pk=allocation.pk, server=server)
         if allocation.is_primary:
             raise PrimaryAllocation()
+        _removal_check(server, allocation)
         _record(server, allocation, "removed", actor)
         allocation.server = None
         allocation.note = ""
         allocation.assigned_at = None
         allocation.save(update_fields=["server", "note", "assigned_at"])
+
+
+def _offsets_missing(
+    template: dict[str, Any], primary: Allocation, additional: list[Allocation]
+) -> dict[str, int]:
+    """The offset ports not named on ``primary``'s ``ip:port + offset`` (``{name: that port}``)
+    when ``additional`` are the other allocations in the order the named ports go to them."""
+    names = (port.get("name", "") for port in template_ports(template))
+    named = dict(zip(names, additional, strict=False))  # the named ports beyond them have none
+    missing = {}
+    for name, offset in port_offsets(template).items():
+        item = named.get(name)
+        if item is None or (item.ip, item.port) != (primary.ip, primary.port + offset):
+            missing[name] = primary.port + offset
+    return missing
+
+
+def _derived_ports(server: Server, ports: dict[str, int], what: str) -> DerivedPorts:
+    listed = ", ".join(f"{name} on {port}" for name, port in sorted(ports.items()))
+    return DerivedPorts(
+        f"{server.game.name} opens ports itself beside its game port ({listed}): {what}",
+        details={"ports": ports},
+    )
+
+
+def _primary_move_order(
+    server: Server, new: Allocation, held: list[Allocation]
+) -> list[Allocation]:
+    """The additional allocations, in the order the named ports go to them, once ``new`` is the
+    primary of a server whose game has offset ports: each offset port the allocation on new's
+    ``ip:port + offset``, each other named port the one it has where that stays additional, then
+    the rest in the order they were taken (the old primary where the new one was). 409
+    ``derived_ports`` when the server does not hold new's port + offset for each of them."""
+    template = server.game.template
+    offsets = port_offsets(template)
+    additional = [held[0] if item.pk == new.pk else item for item in held[1:]]
+    at = {(item.ip, item.port): item for item in additional}
+    missing = {
+        name: new.port + offset
+        for name, offset in offsets.items()
+        if (new.ip, new.port + offset) not in at
+    }
+    if missing:
+        raise _derived_ports(server, missing, f"add those to make {new.address} primary.")
+    names = allocation_names(server, held)
+    current = {names[item.pk]: item for item in held[1:] if names[item.pk]}
+    fixed = {name: at[(new.ip, new.port + offset)] for name, offset in offsets.items()}
+    claimed = {item.pk for item in fixed.values()}
+    slots: list[Allocation | None] = []
+    for port in template_ports(template):
+        name = port.get("name", "")
+        if name in fixed:
+            slots.append(fixed[name])
+            continue
+        kept = current.get(name)
+        if kept is None or kept.pk == new.pk or kept.pk in claimed:
+            slots.append(None)  # filled below from the rest
+            continue
+        claimed.add(kept.pk)
+        slots.append(kept)
+    rest = [item for item in additional if item.pk not in claimed]
+    order = []
+    for slot in slots:
+        if slot is None and rest:
+            slot = rest.pop(0)
+        if slot is not None:
+            order.append(slot)
+    order += rest
+    missing = _offsets_missing(template, new, order)
+    if missing:  # a named port with no allocation left before an offset port
+        raise _derived_ports(server, missing, f"{new.address} cannot be made primary.")
+    return order
+
+
+def _reorder(order: list[Allocation]) -> None:
+    """Put the additional allocations in ``order`` (the order named ports go to them) with the
+    times they were taken, rearranged (a microsecond apart where two were the same)."""
+    stamps = sorted(
+        Allocation.objects.filter(pk__in=[item.pk for item in order]).values_list(
+            "assigned_at", flat=True
+        ),
+        key=lambda stamp: stamp or timezone.now(),
+    )
+    previous = None
+    for item, stamp in zip(order, stamps, strict=True):
+        stamp = stamp or timezone.now()
+        if previous is not None and stamp <= previous:
+            stamp = previous + timedelta(microseconds=1)
+        Allocation.objects.filter(pk=item.pk).update(assigned_at=stamp)
+        previous = stamp
+
+
+def _removal_check(server: Server, allocation: Allocation) -> None:
+    """409 ``derived_ports`` when removing ``allocation`` would leave one of the game's offset
+    ports that is held where the game opens it (the primary's port + offset) without it."""
+    template = server.game.template
+    if not port_offsets(template):
+        return
+    held = list(allocations_of(server))
+    primary, additional = held[0], held[1:]
+    before = _offsets_missing(template, primary, additional)
+    after = _offsets_missing(
+        template, primary, [item for item in additional if item.pk != allocation.pk]
+    )
+    broken = {name: port for name, port in after.items() if name not in before}
+    if broken:
+        raise _derived_ports(
+            server, broken, f"{allocation.address} stays while {primary.address} is primary."
+        )
 
 
 def _held_by(allocation: Allocation) -> Server:

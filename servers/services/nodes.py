@@ -22,7 +22,13 @@ from events.services import changed_attributes, record_event
 from hosting.changes import UNSET, Changes, Unset
 from hosting.errors import Conflict, InvalidNodeToken, NoCapacity, NotFound, ValidationFailed
 from servers.models import Allocation, Bot, Instance, Node, Region, Server
-from servers.services.allocations import allocations_take_named, free_count, template_ports
+from servers.services.allocations import (
+    allocations_take_named,
+    free_count,
+    port_offsets,
+    primary_with_offsets,
+    template_ports,
+)
 
 NODE_TOKEN_PREFIX = "hmn_"  # noqa: S105 - a public prefix, not a secret
 MAX_PORTS_PER_CHANGE = 5000
@@ -308,7 +314,9 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
     (and, for a server, a free allocation), the one with the most free memory is taken: load is
     spread rather than packed. A server takes the game's port where it is free on that node,
     else the lowest free port, as its primary allocation, and one more for each port its game's
-    template names (servers.services.allocations). Raises ``NoCapacity`` when no node has room.
+    template names (servers.services.allocations); when some of those are at an ``offset`` of the
+    game port, only a primary whose port + offset is free for each of them (a node without one
+    is passed over). Raises ``NoCapacity`` when no node has room.
     """
     region = instance.region
     # Locks every node of the region, in one order: creates in a region are placed one at a time.
@@ -329,15 +337,19 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
             instance.node = node
             instance.save(update_fields=["node", "updated_at"])
             return
+        template = instance.game.template
         free = Allocation.objects.select_for_update().filter(node=node, server=None)
-        allocation = None
-        if preferred_port is not None:
-            allocation = free.filter(port=preferred_port).order_by("ip").first()
-        allocation = allocation or free.order_by("port", "ip").first()
+        if port_offsets(template):
+            allocation = primary_with_offsets(node.id, template, preferred_port)
+        else:
+            allocation = None
+            if preferred_port is not None:
+                allocation = free.filter(port=preferred_port).order_by("ip").first()
+            allocation = allocation or free.order_by("port", "ip").first()
         if allocation is None:
             continue
         # The game's named ports come from the same node and address as its primary.
-        if free_count(node.id, allocation.ip) < 1 + len(template_ports(instance.game.template)):
+        if free_count(node.id, allocation.ip) < 1 + len(template_ports(template)):
             continue
         instance.node = node
         instance.address = allocation.address

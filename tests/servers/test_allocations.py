@@ -211,7 +211,7 @@ def test_a_server_whose_game_needs_more_ports_than_any_node_has_free_is_refused(
         ([{"name": "game"}], "ports[0].name is lowercase"),
         ([{"name": "rcon", "protocol": "sctp"}], "ports[0].protocol is one of tcp, udp, both."),
         ([{"name": "rcon"}, {"name": "rcon"}], "ports names each port once."),
-        ([{"name": "rcon", "offset": 1}], "ports[0] is an object of"),
+        ([{"name": "rcon", "port": 1}], "ports[0] is an object of"),
         ("query", "ports is a list of at most 10 named ports."),
     ],
 )
