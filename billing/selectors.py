@@ -48,6 +48,16 @@ def products_for_sale() -> QuerySet[Product]:
     )
 
 
+def products_offering_game(slug: str) -> list[str]:
+    """The ids of the plans whose ``games`` name this game (a JSON list: read in Python, as
+    SQLite has no containment lookup on JSON; plans are few)."""
+    return [
+        product.pk
+        for product in Product.objects.only("pk", "games")
+        if isinstance(product.games, list) and slug in product.games
+    ]
+
+
 def products_all() -> QuerySet[Product]:
     """Every product, archived ones too, with every price (``active_prices`` holds all of them
     here, so one representation serves both lists): the staff's catalogue."""

@@ -7,7 +7,7 @@ from copy import deepcopy
 from typing import Any
 
 from hosting.representations import timestamp
-from servers.models import Action, Backup, Bot, Instance, Server, ServerGrant
+from servers.models import Action, Backup, Bot, Game, Instance, Server, ServerGrant
 
 
 def resources_representation(instance: Instance) -> dict[str, int]:
@@ -147,4 +147,16 @@ def grant_representation(grant: ServerGrant) -> dict[str, Any]:
         "permissions": sorted(grant.permissions),
         "created_at": timestamp(grant.created_at),
         "updated_at": timestamp(grant.updated_at),
+    }
+
+
+def game_representation(game: Game) -> dict[str, Any]:
+    """A game as the staff API shows it and its events carry it."""
+    return {
+        "slug": game.slug,
+        "name": game.name,
+        "default_port": game.default_port,
+        "template": game.template,
+        "variables": game.variables,
+        "origin": game.origin or None,
     }

@@ -82,3 +82,14 @@ def nodes_with_usage() -> QuerySet[Node]:
         allocation_total=Count("allocations"),
         allocation_free=Count("allocations", filter=Q(allocations__server=None)),
     ).order_by("region_id", "name")
+
+
+def games_with_usage() -> QuerySet[Game]:
+    """Every game by name, with ``server_count`` (servers not deleted) and
+    ``deleted_server_count`` (the deleted servers' records, which keep their game)."""
+    return Game.objects.annotate(
+        server_count=Count("servers", filter=Q(servers__deleted_at=None), distinct=True),
+        deleted_server_count=Count(
+            "servers", filter=Q(servers__deleted_at__isnull=False), distinct=True
+        ),
+    ).order_by("name", "slug")
