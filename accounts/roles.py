@@ -307,8 +307,8 @@ STAFF_API_AREAS: tuple[tuple[str, str], ...] = (
     # A report and its downloads (``mrr.csv``).
     *((rf"admin/reports/{name}(\.\w+)?/?$", area) for name, area in STAFF_REPORT_AREAS.items()),
     (r"admin/tickets(/|$)", StaffArea.SUPPORT),
-    # The fleet: nodes, and the database hosts beside them.
-    (r"admin/(nodes|database-hosts)(/|$)", StaffArea.NODES),
+    # The fleet: nodes, the database hosts beside them, and the games they run.
+    (r"admin/(nodes|database-hosts|games)(/|$)", StaffArea.NODES),
 )
 
 

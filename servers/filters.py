@@ -1,7 +1,13 @@
 import django_filters
+from django.db.models import Q
 
 from events.filters import EventTypeChoiceFilter
-from hosting.api.filters import ChoiceInFilter, CreatedRangeFilterSet, StableOrderingFilter
+from hosting.api.filters import (
+    BooleanParameterFilter,
+    ChoiceInFilter,
+    CreatedRangeFilterSet,
+    StableOrderingFilter,
+)
 from servers.models import Bot, BotRuntime, Game, Region, Server, ServerStatus
 
 
@@ -114,3 +120,39 @@ class BotEventFilter(django_filters.FilterSet):
     """A bot's activity page: its own events' types and its actions'."""
 
     type = EventTypeChoiceFilter(groups=["Bots", "Actions"])
+
+
+class GameOrderingFilter(StableOrderingFilter):
+    """A game has no creation time: its slug (its id) breaks ties."""
+
+    tie_breakers = ("slug",)
+
+
+class StaffGameFilter(django_filters.FilterSet):
+    """The staff's list of games (``GET /v1/admin/games``)."""
+
+    search = django_filters.CharFilter(
+        method="filter_search", help_text="Case-insensitive match on the name or the slug."
+    )
+    imported = BooleanParameterFilter(
+        method="filter_imported",
+        help_text="`true`: only games imported from an egg; `false`: only the others.",
+    )
+    ordering = GameOrderingFilter(
+        fields=(("name", "name"), ("slug", "slug"), ("default_port", "default_port")),
+        help_text="name, slug or default_port, '-' for descending. Default: name.",
+    )
+
+    class Meta:
+        model = Game
+        fields: list[str] = []
+
+    def filter_search(self, queryset, name, value):
+        value = value.strip()
+        if not value:
+            return queryset
+        return queryset.filter(Q(name__icontains=value) | Q(slug__icontains=value))
+
+    def filter_imported(self, queryset, name, value):
+        imported = ~Q(origin={})
+        return queryset.filter(imported if value else ~imported)

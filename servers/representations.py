@@ -153,6 +153,8 @@ def grant_representation(grant: ServerGrant) -> dict[str, Any]:
 def game_representation(game: Game) -> dict[str, Any]:
     """A game as the staff API shows it and its events carry it."""
     return {
+        # Its slug is its id (the event log's object id).
+        "id": game.slug,
         "slug": game.slug,
         "name": game.name,
         "default_port": game.default_port,

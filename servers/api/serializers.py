@@ -27,6 +27,17 @@ class GameSerializer(serializers.ModelSerializer):
         model = Game
         fields = ["slug", "name", "default_port", "variables"]
 
+    def to_representation(self, instance):
+        """The variables customers may see: a game keeps some for the host (``visible: false``,
+        an egg's ``user_viewable``)."""
+        shown = super().to_representation(instance)
+        shown["variables"] = [
+            definition
+            for definition in shown["variables"]
+            if not (isinstance(definition, dict) and definition.get("visible", True) is False)
+        ]
+        return shown
+
 
 class ServerSerializer(RepresentedBy, serializers.ModelSerializer):
     """The Server object of the seed: id, name, game, status, created_at."""

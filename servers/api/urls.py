@@ -8,6 +8,7 @@ from servers.api.agent import (
     AgentHelloView,
     AgentSftpAuthView,
 )
+from servers.api.games import StaffGameViewSet
 from servers.api.nodes import NodeViewSet
 from servers.api.views import ActionViewSet, BotViewSet, GameViewSet, RegionViewSet, ServerViewSet
 
@@ -18,6 +19,7 @@ router.register("actions", ActionViewSet, basename="action")
 router.register("games", GameViewSet, basename="game")
 router.register("regions", RegionViewSet, basename="region")
 router.register("admin/nodes", NodeViewSet, basename="node")
+router.register("admin/games", StaffGameViewSet, basename="staff-game")
 
 urlpatterns = [
     *router.urls,

@@ -29,7 +29,8 @@ from servers.models import Game
 from servers.representations import game_representation
 
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
-FIELDS = ("name", "default_port", "template", "variables")
+# /v1/admin/games/import is the staff API's import: no game may be called that.
+RESERVED_SLUGS = frozenset({"import"})
 
 
 class GameInUse(Conflict):
@@ -96,9 +97,9 @@ def game_create(
     actor: Actor = SYSTEM,
 ) -> Game:
     """A new game of the catalogue (409 ``game_exists`` when the slug is taken)."""
-    if not isinstance(slug, str) or not SLUG.match(slug):
+    if not isinstance(slug, str) or not SLUG.match(slug) or slug in RESERVED_SLUGS:
         raise ValidationFailed.field(
-            "slug", "invalid", "slug is lowercase letters, digits and -, at most 64."
+            "slug", "invalid", "slug is lowercase letters, digits and -, at most 64 (not import)."
         )
     game = Game(
         slug=slug,
