@@ -65,7 +65,7 @@ class StaffGameSerializer(RepresentedBy, serializers.Serializer):
         child=serializers.DictField(),
         help_text="The settings its servers take: key, name, type (string, integer, boolean, "
         "enum), default, required, min, max, min_length, max_length, choices, must_be, "
-        "pattern, visible, editable, description."
+        "pattern, visible, editable, description.",
     )
     origin = serializers.DictField(
         allow_null=True,
@@ -278,8 +278,7 @@ _EGG = envelope("egg", serializers.JSONField(), name="EggEnvelope")
             OpenApiExample(
                 "Added",
                 value={
-                    "game": EXAMPLE
-                    | {"id": "my-minecraft", "slug": "my-minecraft", "servers": 0}
+                    "game": EXAMPLE | {"id": "my-minecraft", "slug": "my-minecraft", "servers": 0}
                 },
                 response_only=True,
             ),
