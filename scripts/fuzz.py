@@ -422,6 +422,7 @@ def setup_data() -> None:
     allocations = allocations_setup(node_server, actor)
     databases = databases_setup(server, bot, actor)
     users = users_setup(server, bot, teammate, actor)
+    games = games_setup(actor)
     print(
         json.dumps(
             {
@@ -457,6 +458,7 @@ def setup_data() -> None:
                     **allocations,
                     **databases,
                     **users,
+                    **games,
                 },
             }
         )
@@ -485,6 +487,52 @@ def backups_setup(node_server, node_bot) -> dict[str, str]:
     return {
         "FUZZ_DELETED_BACKUP_ID": completed(node_server, "Deleted by the fuzzer"),
         "FUZZ_DELETED_BOT_BACKUP_ID": completed(node_bot, "Deleted by the fuzzer"),
+    }
+
+
+# A game that runs nothing, for the staff API's game operations (the fuzzer's servers and plans
+# are of minecraft-java, which those operations only read). Its create's body is pinned to the
+# same template and variables in scripts/schemathesis-objects.toml (tests/test_fuzz_pins.py).
+FUZZ_GAME_TEMPLATE = {
+    "install_script": "echo installed",
+    "start_command": "echo {{MOTD}}; exec sleep 3600",
+    "ready_pattern": "ready",
+    "stop_command": "",
+    "stop_signal": "SIGTERM",
+    "stop_timeout_seconds": 10,
+    "ready_timeout_seconds": 60,
+    "backup_commands": {"before": [], "after": []},
+}
+FUZZ_GAME_VARIABLES = [
+    {"key": "MOTD", "name": "Message of the day", "type": "string", "default": "Fuzzed"}
+]
+FUZZ_EGG_UUID = "5f0e2d1c-9b8a-4c7d-8e6f-0a1b2c3d4e5f"
+
+
+def games_setup(actor) -> dict[str, str]:
+    """(Inside Django.) Games of the staff API that no server uses: one to change (the fuzzer's
+    servers and plans are of minecraft-java, which is only read), one to remove, and an egg (our
+    export of such a game, with a uuid) for the import, whose first case adds a game and the
+    next ones update it (the same uuid)."""
+    from servers.services.games import game_create, game_export
+
+    def made(slug: str, name: str):
+        return game_create(
+            slug=slug,
+            name=name,
+            default_port=27015,
+            template=FUZZ_GAME_TEMPLATE,
+            variables=FUZZ_GAME_VARIABLES,
+            actor=actor,
+        )
+
+    changed = made("fuzz-changed", "Changed by the fuzzer")
+    removed = made("fuzz-removed", "Removed by the fuzzer")
+    egg = game_export(changed) | {"name": "Imported by the fuzzer", "uuid": FUZZ_EGG_UUID}
+    return {
+        "FUZZ_SPARE_GAME_ID": changed.slug,
+        "FUZZ_DELETED_GAME_ID": removed.slug,
+        "FUZZ_EGG": json.dumps(egg),
     }
 
 
