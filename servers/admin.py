@@ -5,10 +5,13 @@ or bot's change page, which call the same services as the API and the dashboard;
 leave status, address and everything a service owns read-only. A bot's Discord token is never
 shown here, encrypted or not: only its last four characters.
 
-The game and region catalogues are plain admin edits: no service owns them and no event is
-written for them, and the instances that use an entry protect it from deletion.
+Games go through their services (``servers.services.games``: ``Game.clean``'s checks, staff
+events, a game in use never removed), as the staff API's changes do; an egg is imported from a
+file and any game exported as one. The region catalogue is a plain admin edit: no service owns
+it and no event is written for it, and the instances that use a region protect it.
 """
 
+import json
 from collections.abc import Iterable
 
 from django import forms
@@ -18,13 +21,21 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
 from accounts.actors import Actor
-from accounts.service_admin import ReadOnlyAdmin, ServiceActionsAdmin, ServiceAdmin, ServiceForm
-from hosting.errors import ApplicationError
+from accounts.service_admin import (
+    ReadOnlyAdmin,
+    ServiceActionsAdmin,
+    ServiceAdmin,
+    ServiceForm,
+    add_refusal,
+)
+from hosting.errors import ApplicationError, ValidationFailed
+from servers.eggs import MAX_EGG_BYTES
 from servers.models import (
     Action,
     Allocation,
@@ -41,8 +52,17 @@ from servers.models import (
     ScheduleTask,
     Server,
 )
+from servers.selectors import games_with_usage
 from servers.services import action_request, instance_suspend
 from servers.services.backups import backup_delete, backup_update, node_backup_storage_set
+from servers.services.games import (
+    GameChanges,
+    game_create,
+    game_delete,
+    game_export,
+    game_import,
+    game_update,
+)
 from servers.services.nodes import (
     NodeChanges,
     node_allocations_add,
@@ -89,14 +109,196 @@ class RegionAdmin(admin.ModelAdmin):
         return len(obj.ip_addresses)
 
 
+class ReadableJSONField(forms.JSONField):
+    """A template or variable list shown indented, one key a line, to be read and edited."""
+
+    def prepare_value(self, value):
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+class GameForm(ServiceForm):
+    template = ReadableJSONField(
+        widget=forms.Textarea(attrs={"rows": 30, "cols": 100, "class": "vLargeTextField"}),
+        help_text="agent/PROTOCOL.md's template: install_script, start_command, ready_pattern, "
+        "stop_command, stop_signal, the timeouts, backup_commands; optional ports, query, "
+        "config_files, install_shell (README, “The game catalogue”).",
+    )
+    variables = ReadableJSONField(
+        widget=forms.Textarea(attrs={"rows": 20, "cols": 100, "class": "vLargeTextField"}),
+        help_text="A list of {key, name, type, default, required, min, max, min_length, "
+        "max_length, choices, must_be, pattern, visible, editable, description}.",
+    )
+
+    class Meta:
+        model = Game
+        fields = ("slug", "name", "default_port", "template", "variables")
+
+
+class EggImportForm(forms.Form):
+    egg = forms.FileField(
+        label="Egg file",
+        help_text="A Pterodactyl (PTDL_v1, PTDL_v2) or Pelican (PLCN_v1 to v3) egg, JSON or "
+        "YAML. The egg of a game imported before (its uuid) updates that game.",
+    )
+    slug = forms.SlugField(
+        required=False, max_length=64, help_text="Default: made from the egg's name."
+    )
+    default_port = forms.IntegerField(
+        min_value=1,
+        max_value=65535,
+        required=False,
+        help_text="The port its servers are placed on first: required for a new game.",
+    )
+
+
 @admin.register(Game)
-class GameAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "default_port", "variable_count"]
+class GameAdmin(ServiceAdmin):
+    """Games are added, changed and removed through their services, which check them as the
+    node agent will read them and record the staff events the API's changes record."""
+
+    form = GameForm
+    editable_after_add = True
+    list_display = ["name", "slug", "default_port", "variable_count", "imported", "server_count"]
     search_fields = ["name", "slug"]
+    actions = ["remove_unused"]
+    change_list_template = "admin/servers/game_change_list.html"
+    change_form_template = "admin/servers/game_change_form.html"
+
+    def get_queryset(self, request):
+        return games_with_usage()
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("slug", "origin_shown") if obj is not None else ()
+
+    def get_fields(self, request, obj=None):
+        fields = ["slug", "name", "default_port", "template", "variables"]
+        return [*fields, "origin_shown"] if obj is not None else fields
 
     @admin.display(description="Variables")
     def variable_count(self, obj: Game) -> int:
         return len(obj.variables)
+
+    @admin.display(description="Imported", boolean=True)
+    def imported(self, obj: Game) -> bool:
+        return bool(obj.origin)
+
+    @admin.display(description="Servers", ordering="server_count")
+    def server_count(self, obj: Game) -> int:
+        return obj.server_count
+
+    @admin.display(description="Imported from")
+    def origin_shown(self, obj: Game) -> str:
+        if not obj.origin:
+            return "-"
+        origin = obj.origin
+        notes = format_html_join("", "<li>{}</li>", ((note,) for note in origin.get("notes", [])))
+        return format_html(
+            "{} egg by {} (uuid {})<br>Images: {}<br>Notes of the import:<ul>{}</ul>",
+            origin.get("format"),
+            origin.get("author") or "?",
+            origin.get("uuid") or "none",
+            ", ".join(origin.get("images", [])) or "-",
+            notes or format_html("<li>none</li>"),
+        )
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # the action below removes only games nothing uses, through the service
+
+    def save_through_service(self, form, *, actor: Actor, change: bool) -> Game:
+        data = form.cleaned_data
+        if change:
+            given = {name: data[name] for name in form.changed_data if name in GAME_CHANGEABLE}
+            return game_update(game=form.instance, changes=GameChanges(**given), actor=actor)
+        return game_create(
+            slug=data["slug"],
+            name=data["name"],
+            default_port=data["default_port"],
+            template=data["template"],
+            variables=data["variables"],
+            actor=actor,
+        )
+
+    @admin.action(
+        description="Remove selected games no server or plan uses", permissions=["change"]
+    )
+    def remove_unused(self, request, queryset):
+        self.run(request, queryset, game_delete, "game", "Removed")
+
+    def get_urls(self):
+        name = f"{self.opts.app_label}_{self.opts.model_name}"
+        return [
+            path(
+                "import-egg/",
+                self.admin_site.admin_view(self.import_view),
+                name=f"{name}_import_egg",
+            ),
+            path(
+                "<path:object_id>/egg/",
+                self.admin_site.admin_view(self.egg_view),
+                name=f"{name}_egg",
+            ),
+            *super().get_urls(),
+        ]
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = EggImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["egg"]
+            try:
+                if upload.size > MAX_EGG_BYTES:
+                    raise ValidationFailed.field(
+                        "egg", "too_large", f"The egg is larger than {MAX_EGG_BYTES // 1024} KiB."
+                    )
+                result = game_import(
+                    content=upload.read(),
+                    slug=form.cleaned_data["slug"] or None,
+                    default_port=form.cleaned_data["default_port"],
+                    actor=Actor.from_request(request),
+                )
+            except ApplicationError as refusal:
+                problems = (refusal.details or {}).get("problems")
+                if problems:
+                    for problem in problems:
+                        form.add_error("egg", problem)
+                else:
+                    add_refusal(form, refusal, {})
+            else:
+                verb = "Imported" if result.created else "Updated"
+                if result.created:
+                    self.log_addition(request, result.game, "Imported from an egg")
+                else:
+                    self.log_change(request, result.game, "Updated from its egg")
+                self.message_user(request, f"{verb} {result.game.name}.", messages.SUCCESS)
+                for note in result.notes:
+                    self.message_user(request, note, messages.WARNING)
+                change = f"admin:{self.opts.app_label}_game_change"
+                return redirect(reverse(change, args=[quote(result.game.pk)]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Import an egg",
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/servers/game_import_egg.html", context)
+
+    def egg_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        game = self.get_object(request, unquote(object_id))
+        if game is None or not self.has_view_permission(request, game):
+            raise Http404
+        response = HttpResponse(
+            json.dumps(game_export(game), indent=4, ensure_ascii=False) + "\n",
+            content_type="application/json",
+        )
+        response["Content-Disposition"] = f'attachment; filename="egg-{game.slug}.json"'
+        return response
+
+
+# What a game's page may change (its slug stays: servers and plans name it).
+GAME_CHANGEABLE = ("name", "default_port", "template", "variables")
 
 
 class DeletedFilter(admin.SimpleListFilter):
