@@ -264,3 +264,46 @@ def test_customers_neither_see_nor_set_an_eggs_hidden_variables(staff_api, owner
         f"/v1/servers/{server_id}", {"variables": {"BUILD_NUMBER": "1234"}}, format="json"
     )
     assert ("variables.BUILD_NUMBER", "variable_locked") in field_errors(locked)
+
+
+def test_the_pages_keep_hidden_variables_out_and_locked_ones_unchangeable(
+    staff_api, owner, account
+):
+    from tests.dashboard import signed_in
+
+    egg = json.loads((EGGS / "ptdl_v1_every_field.json").read_text())
+    staff_api.post(
+        f"{PATH}/import", {"egg": egg, "default_port": 25565, "slug": "craft"}, format="json"
+    )
+    new_node(ports="25565-25570")
+    client = signed_in(owner)
+    create_page = client.get("/servers/new?game=craft").content.decode()
+    assert "variable_BUILD_NUMBER" in create_page and "variable_LICENCE_KEY" not in create_page
+    created = client.post(
+        "/servers/new?game=craft",
+        {
+            "name": "Craft",
+            "region": "eu-central",
+            "memory_mb": 2048,
+            "cpu_percent": 100,
+            "disk_mb": 10240,
+            "auto_restart": "on",
+            "variable_SERVER_JARFILE": "server.jar",
+            "variable_MOTD": "Hello",
+            "variable_MAX_PLAYERS": 20,
+            "variable_DIFFICULTY": "normal",
+            "variable_AUTO_UPDATE": "1",
+            "variable_EGG_SERVER_MEMORY": 1024,
+            # A disabled field's value is not taken: the host's value holds.
+            "variable_BUILD_NUMBER": "999",
+        },
+    )
+    assert created.status_code == 302, created.content.decode()[:2000]
+    server = Server.objects.get(game_id="craft")
+    assert server.variables["BUILD_NUMBER"] == "latest"
+    assert server.variables["LICENCE_KEY"] == "abc123"
+    page = client.get(f"/servers/{server.id}").content.decode()
+    assert "abc123" not in page and "LICENCE_KEY" not in page
+    edit = client.get(f"/servers/{server.id}/edit").content.decode()
+    assert "variable_LICENCE_KEY" not in edit
+    assert 'name="variable_BUILD_NUMBER"' in edit and "Set by the host." in edit
