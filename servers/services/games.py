@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from accounts.actors import SYSTEM, Actor
 from events.services import changed_attributes, record_event
@@ -109,11 +109,18 @@ def game_create(
         variables=variables,
         origin=origin or {},
     )
+    taken = GameExists(f"A game with the slug {slug} exists.", details={"slug": slug})
     with transaction.atomic():
-        if Game.objects.select_for_update().filter(slug=slug).exists():
-            raise GameExists(f"A game with the slug {slug} exists.", details={"slug": slug})
+        if Game.objects.filter(slug=slug).exists():
+            raise taken
         _checked(game)
-        game.save(force_insert=True)
+        try:
+            # A savepoint: a create of the same slug that committed since the check above (no
+            # row to lock yet) is the primary key's to refuse, as 409, not a 500.
+            with transaction.atomic():
+                game.save(force_insert=True)
+        except IntegrityError:
+            raise taken from None
         _event(game, "created", actor)
     return game
 
