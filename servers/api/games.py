@@ -6,7 +6,12 @@ goes through ``servers.services.games``, which runs ``Game.clean``'s checks: a b
 variable is refused when saved, every problem listed by field, never at a customer's create.
 """
 
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiExample,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -102,8 +107,21 @@ class GameUpdateSerializer(GameWriteFields):
             field.required = False
 
 
+@extend_schema_field({"oneOf": [{"type": "object"}, {"type": "string"}]})
+class EggField(serializers.JSONField):
+    """An egg as JSON: the egg's object, or the file's text; no other JSON is one."""
+
+    default_error_messages = {"not_an_egg": "An egg is a JSON object or the file's text."}
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict | str):
+            self.fail("not_an_egg")
+        return value
+
+
 class EggImportSerializer(StrictInputSerializer):
-    egg = serializers.JSONField(
+    egg = EggField(
         help_text="The egg: its JSON as an object, or the file's text (JSON or Pelican's "
         f"YAML), at most {MAX_EGG_BYTES // 1024} KiB."
     )
