@@ -125,7 +125,10 @@ class GameForm(ServiceForm):
         "stop_command, stop_signal, the timeouts, backup_commands; optional ports, query, "
         "config_files, install_shell (README, “The game catalogue”).",
     )
+    # Not required: a game may take no settings, and a form field that is required refuses
+    # an empty list as if nothing had been typed. The service refuses what is no list.
     variables = ReadableJSONField(
+        required=False,
         widget=forms.Textarea(attrs={"rows": 20, "cols": 100, "class": "vLargeTextField"}),
         help_text="A list of {key, name, type, default, required, min, max, min_length, "
         "max_length, choices, must_be, pattern, visible, editable, description}.",

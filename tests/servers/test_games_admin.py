@@ -43,7 +43,7 @@ def test_a_game_is_added_and_changed_through_the_service(staff_client):
     assert Event.objects.filter(type="game.created", object_id="my-game").exists()
     page = staff_client.get(admin_url(Game, "change", "my-game")).content.decode()
     assert "Download as an egg" in page
-    assert '\n  &quot;install_script&quot;: ' in page  # shown indented, to be read
+    assert "\n  &quot;install_script&quot;: " in page  # shown indented, to be read
     changed = form(name="Renamed")
     changed.pop("slug")
     staff_client.post(admin_url(Game, "change", "my-game"), changed, follow=True)
@@ -110,3 +110,27 @@ def test_an_egg_file_is_imported_with_its_notes_and_a_game_downloaded_as_one(sta
     assert download["Content-Disposition"] == 'attachment; filename="egg-survival.json"'
     egg = json.loads(download.content)
     assert egg["meta"]["version"] == "PTDL_v2" and egg["name"] == game.name
+
+
+def test_a_game_that_takes_no_settings_is_added_and_changed(staff_client):
+    template = Game.objects.get(slug="minecraft-java").template | {
+        "install_script": "echo installed",
+        "start_command": "exec sleep 3600",
+        "config_files": [],
+    }
+    staff_client.post(
+        admin_url(Game, "add"),
+        form(template=json.dumps(template), variables="[]"),
+        follow=True,
+    )
+    assert Game.objects.get(slug="my-game").variables == []
+    changed = form(name="Renamed", template=json.dumps(template), variables="[]")
+    changed.pop("slug")
+    staff_client.post(admin_url(Game, "change", "my-game"), changed, follow=True)
+    assert Game.objects.get(slug="my-game").name == "Renamed"
+
+    emptied = form(name="Emptied", template=json.dumps(template), variables="")
+    emptied.pop("slug")
+    refused = staff_client.post(admin_url(Game, "change", "my-game"), emptied)
+    assert refused.context["adminform"].form.errors["variables"]
+    assert Game.objects.get(slug="my-game").name == "Renamed"
