@@ -219,24 +219,33 @@ EGG_EXAMPLE = {
         }
     ],
 }
-INVALID = error_doc(
-    400,
-    "validation_failed",
-    "`validation_failed` by field (`template`, `variables`, `slug`…): every problem the node "
-    "agent or the variables' checks would meet, listed; nothing is saved. Also `invalid_json`.",
-    "The game is not saved: stop_signal is one of SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, "
-    "SIGUSR2, SIGKILL.",
-    {
-        "fields": [
-            {
-                "name": "template",
-                "code": "invalid",
-                "message": "stop_signal is one of SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, "
-                "SIGUSR2, SIGKILL.",
-            }
-        ]
-    },
-)
+# What only a POST may meet (CONTRACT: the Idempotency-Key header of a create).
+KEY_HEADER = " Also `invalid_parameter` (details.parameters) for the `Idempotency-Key` header."
+
+
+def _invalid(also: str = ""):
+    return error_doc(
+        400,
+        "validation_failed",
+        "`validation_failed` by field (`template`, `variables`, `slug`…): every problem the "
+        "node agent or the variables' checks would meet, listed; nothing is saved. Also "
+        f"`invalid_json`.{also}",
+        "The game is not saved: stop_signal is one of SIGTERM, SIGINT, SIGQUIT, SIGHUP, "
+        "SIGUSR1, SIGUSR2, SIGKILL.",
+        {
+            "fields": [
+                {
+                    "name": "template",
+                    "code": "invalid",
+                    "message": "stop_signal is one of SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, "
+                    "SIGUSR2, SIGKILL.",
+                }
+            ]
+        },
+    )
+
+
+INVALID, INVALID_CREATE = _invalid(), _invalid(KEY_HEADER)
 EXISTS = error_doc(
     409,
     "game_exists",
@@ -258,8 +267,8 @@ BAD_EGG = error_doc(
     "invalid_egg",
     "`invalid_egg` (`details.problems`, one line each): the egg's format is not one read "
     "(PTDL_v1, PTDL_v2, PLCN_v1 to v3), a part is missing or malformed, or its install needs "
-    "packages the nodes do not provide. `validation_failed` on `default_port` when a new game "
-    "lacks it.",
+    "packages the nodes do not provide. `validation_failed` on `egg` (`not_an_egg`: neither an "
+    "object nor text), or on `default_port` when a new game lacks it; `invalid_json`." + KEY_HEADER,
     "The egg cannot be imported: scripts.installation.script: installs packages the nodes do "
     "not provide: lib32gcc-s1 (…).",
     {"problems": ["scripts.installation.script: installs packages the nodes do not provide: …"]},
@@ -290,7 +299,7 @@ _EGG = envelope("egg", serializers.JSONField(), name="EggEnvelope")
         "once in `GET /v1/games`.",
         tags=[TAG],
         request=GameCreateSerializer,
-        responses={201: _ONE, 400: INVALID, 409: EXISTS},
+        responses={201: _ONE, 400: INVALID_CREATE, 409: EXISTS},
         examples=[
             OpenApiExample("A game", value=CREATE_EXAMPLE, request_only=True),
             OpenApiExample(
