@@ -246,6 +246,8 @@ class _Reader:
     renamed: dict[str, str] = field(default_factory=dict)
     # An egg variable that became a named port: its env name -> the port's name.
     ports: dict[str, str] = field(default_factory=dict)
+    # The installer image the egg names (kept in the origin; not pulled).
+    installer: str = ""
 
     # -- variables -----------------------------------------------------------------------
 
@@ -516,7 +518,10 @@ class _Reader:
 
     def install(self) -> tuple[str, str]:
         scripts = self.egg.get("scripts") or {}
-        installation = scripts.get("installation") if isinstance(scripts, dict) else None
+        if not isinstance(scripts, dict):
+            self.problems.append("scripts: is an object holding installation.")
+            scripts = {}
+        installation = scripts.get("installation")
         if isinstance(installation, str):  # Pelican's files may hold it as JSON text
             installation = _json_part(installation, "scripts.installation", self.problems)
         if not isinstance(installation, dict):
@@ -524,6 +529,7 @@ class _Reader:
         script = _lines(_text(installation.get("script")))
         entrypoint = _text(installation.get("entrypoint")).strip() or "bash"
         container = _text(installation.get("container")).strip()
+        self.installer = container
         shell = "bash" if entrypoint.rsplit("/", 1)[-1] == "bash" else "sh"
         if entrypoint.rsplit("/", 1)[-1] not in ("bash", "sh", "ash", "dash"):
             self.problems.append(
@@ -848,6 +854,8 @@ def egg_to_game(egg: dict[str, Any], *, packages: frozenset[str] = NODE_PACKAGES
         images = list(images.values())
     elif isinstance(images, str):
         images = [images]
+    elif not isinstance(images, list):
+        raise EggError(["docker_images: is an object of name: image (images: a list)."])
     if images:
         reader.notes.append(
             f"docker_images: {', '.join(map(str, images))} not pulled — the server runs with "
@@ -860,9 +868,7 @@ def egg_to_game(egg: dict[str, Any], *, packages: frozenset[str] = NODE_PACKAGES
         "description": _text(egg.get("description")),
         "update_url": _text(meta.get("update_url")) or None,
         "images": [str(image) for image in images],
-        "installer": _text((egg.get("scripts") or {}).get("installation", {}).get("container"))
-        if isinstance((egg.get("scripts") or {}).get("installation"), dict)
-        else "",
+        "installer": reader.installer,
         "notes": reader.notes,
     }
     return EggImport(

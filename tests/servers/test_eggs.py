@@ -3,6 +3,7 @@
 Laravel rules mapped or listed; what cannot run refused with its reasons; and each game of ours
 exported as a PTDL_v2 egg that reads back into the same game."""
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -310,6 +311,10 @@ def egg(**changes):
         ({"config__extends": 12}, "config.extends"),
         ({"config__startup": '{"done": "regex:(unclosed"}'}, "config.startup.done"),
         ({"variables": [{"env_variable": "1BAD", "name": "x"}]}, "env_variable is a name"),
+        ({"docker_images": 5}, "docker_images: is an object"),
+        ({"scripts": 5}, "scripts: is an object"),
+        ({"variables": 5}, "variables: is a list"),
+        ({"config": [1]}, "config: is an object"),
     ],
 )
 def test_what_cannot_be_imported_is_refused_with_its_reason(changes, problem):
@@ -378,3 +383,34 @@ def test_each_game_of_ours_exports_as_an_egg_that_reads_back(slug):
     install = exported["scripts"]["installation"]["script"]
     assert "cat > .hms-start.sh <<'HMS_START_EOF'" in install
     assert not re.search(r"\{\{\s*\w+\s*\}\}", install)
+
+
+def _paths(value, prefix=()):
+    """Every key path of a parsed egg (into objects and lists)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*prefix, key)
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield (*prefix, index)
+            yield from _paths(item, (*prefix, index))
+
+
+WRONG = [None, 5, -1, 1.5, True, False, "", "x", [], [1], {}, {"a": 1}]
+
+
+@pytest.mark.parametrize(
+    "name", ["ptdl_v1_every_field.json", "ptdl_v2_every_field.json", "plcn_v1.json", "plcn_v3.yaml"]
+)
+def test_any_value_of_the_wrong_type_anywhere_is_read_or_refused_never_a_crash(name):
+    original = egg_load((EGGS / name).read_bytes())
+    for path in list(_paths(original)):
+        for wrong in WRONG:
+            data = json.loads(json.dumps(original))
+            target = data
+            for part in path[:-1]:
+                target = target[part]
+            target[path[-1]] = wrong
+            with contextlib.suppress(EggError):
+                egg_to_game(data)
