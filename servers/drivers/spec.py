@@ -82,7 +82,15 @@ def instance_spec(instance: Instance) -> dict[str, Any]:
             if key not in ("backup_commands", "ports")
         }
         allocations = _allocations(instance)
-        variables = {key: _text(value) for key, value in instance.variables.items()}
+        # A variable the game gained after the server's were saved (a catalogue sync, a staff
+        # change) has its default until the server's variables are next changed: its {{KEY}}
+        # never reaches the scripts unreplaced.
+        defaults = {
+            definition["key"]: definition["default"]
+            for definition in instance.game.variables
+            if isinstance(definition, dict) and "default" in definition
+        }
+        variables = {key: _text(value) for key, value in (defaults | instance.variables).items()}
         # Each named port is a variable of the scripts ({{PORT_QUERY}}) beside {{SERVER_PORT}}.
         variables |= {
             port_variable(item["name"]): str(item["port"])

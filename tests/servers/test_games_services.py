@@ -44,3 +44,24 @@ def test_a_create_that_loses_the_race_for_its_slug_is_409_not_a_500(staff_api, m
     error = error_of(staff_api.post("/v1/admin/games", body, format="json"), 409, "game_exists")
     assert error["details"] == {"slug": "raced"}
     assert not Event.objects.filter(type="game.created", object_id="raced").exists()
+
+
+def test_a_variable_a_game_gains_reaches_existing_servers_with_its_default(account):
+    from servers.drivers.spec import instance_spec
+    from tests.servers.test_nodes import create_server, new_node
+
+    new_node()
+    server = create_server(account)
+    game = server.game
+    game.variables = [
+        *game.variables,
+        {"key": "NEW_SETTING", "name": "New", "type": "string", "default": "fresh"},
+    ]
+    game.save(update_fields=["variables"])
+    server.refresh_from_db()
+    assert "NEW_SETTING" not in server.variables
+    assert instance_spec(server)["variables"]["NEW_SETTING"] == "fresh"
+    # The server's own value wins over a default.
+    server.variables = server.variables | {"NEW_SETTING": "mine"}
+    server.save(update_fields=["variables"])
+    assert instance_spec(server)["variables"]["NEW_SETTING"] == "mine"
