@@ -81,7 +81,15 @@ def test_a_server_without_or_with_any_address_sends_a_valid_spec(address):
     spec = instance_spec(server)
 
     assert schema_errors(spec) == []
-    assert spec["variables"] == {"EULA": "true", "MOTD": "x\ny", "N": "3"}
+    defaults = {
+        definition["key"]: str(definition["default"]).lower()
+        if isinstance(definition["default"], bool)
+        else str(definition["default"])
+        for definition in server.game.variables
+        if "default" in definition
+    }
+    # Its own values, over the game's defaults for what it has none of.
+    assert spec["variables"] == defaults | {"EULA": "true", "MOTD": "x\ny", "N": "3"}
 
 
 @pytest.mark.parametrize(
