@@ -63,6 +63,26 @@ def sign_in_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
     return limited
 
 
+class SecondFactorLoginMixin:
+    """For ``LoginView`` subclasses (the dashboard's and admin's sign-in): a checked password
+    does not sign the person in by itself; django-allauth's login flow does, after the stages a
+    person's account asks for (their second factor: TOTP, a recovery code). Without a factor
+    set up, that is at once, as before."""
+
+    def form_valid(self, form):
+        from allauth.account.internal.flows.login import perform_login, record_authentication
+        from allauth.account.models import Login
+
+        user = form.get_user()
+        # A password just typed counts as a recent sign-in for the sensitive actions that ask
+        # for one (ACCOUNT_REAUTHENTICATION_TIMEOUT), as GitHub's sudo mode counts it.
+        record_authentication(
+            self.request, user, method="password", email=user.email, reauthenticated=True
+        )
+        login = Login(user=user, redirect_url=self.get_success_url(), email=user.email)
+        return perform_login(self.request, login)
+
+
 class SignInLimitFormMixin:
     """For ``AuthenticationForm`` subclasses: over the limit, refuse before any password check."""
 

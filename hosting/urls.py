@@ -19,6 +19,8 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"))),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
+    # django-allauth's pages: the second factor at sign-in and its set-up (/auth/2fa/…).
+    path("auth/", include("allauth.urls")),
     path("", include("events.urls")),
     path("", include("servers.urls")),
     path("", include("databases.urls")),

@@ -25,7 +25,7 @@ from accounts.selectors import (
 from accounts.services import (
     account_create,
 )
-from accounts.sign_in import count_attempt, sign_in_limited
+from accounts.sign_in import SecondFactorLoginMixin, count_attempt, sign_in_limited
 from hosting.dashboard.refusals import ServiceRefusalMixin
 from hosting.errors import (
     ApplicationError,
@@ -65,15 +65,18 @@ class SignupView(ServiceRefusalMixin, FormView):
             )
         except ApplicationError as error:
             return self.refused(error, form=form)
-        login(self.request, account.members.get())
+        login(
+            self.request, account.members.get(), backend="django.contrib.auth.backends.ModelBackend"
+        )
         self.request.session[SESSION_ACCOUNT_KEY] = account.id
         messages.success(self.request, f"Welcome! Your account {account.name} is ready.")
         return redirect("home")
 
 
 @method_decorator(sign_in_limited, name="dispatch")
-class DashboardLoginView(auth_views.LoginView):
-    """Django's sign-in, counted per client address and per e-mail to slow down guessing."""
+class DashboardLoginView(SecondFactorLoginMixin, auth_views.LoginView):
+    """Django's sign-in, counted per client address and per e-mail to slow down guessing; a
+    checked password goes on to the second factor when the person has one."""
 
     form_class = LoginForm
     redirect_authenticated_user = True

@@ -27,6 +27,13 @@ class ProfileView(ServiceRefusalMixin, LoginRequiredMixin, UpdateView):
         # A copy: a rejected form must not change the user the page header shows.
         return User.objects.get(pk=self.request.user.pk)
 
+    def get_context_data(self, **kwargs):
+        from allauth.mfa.utils import is_mfa_enabled
+
+        return super().get_context_data(
+            has_second_factor=is_mfa_enabled(self.request.user), **kwargs
+        )
+
     def form_valid(self, form):
         try:
             user_update_profile(

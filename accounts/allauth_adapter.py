@@ -1,0 +1,17 @@
+"""How django-allauth fits the dashboard: people sign up through our own form (which makes
+their account), so allauth's sign-up is closed; its "signed in" / "signed out" messages are not
+shown (our pages say what happened themselves)."""
+
+from allauth.account.adapter import DefaultAccountAdapter
+
+QUIET = frozenset({"account/messages/logged_in.txt", "account/messages/logged_out.txt"})
+
+
+class AccountAdapter(DefaultAccountAdapter):
+    def is_open_for_signup(self, request) -> bool:
+        return False  # /signup, which also makes the person's first account
+
+    def add_message(self, request, level, message_template=None, *args, **kwargs) -> None:
+        if message_template in QUIET:
+            return
+        super().add_message(request, level, message_template, *args, **kwargs)

@@ -1,0 +1,147 @@
+"""A second factor at sign-in (issue 33, through django-allauth's MFA): a person sets up an
+authenticator app (TOTP) under Profile → Security, gets recovery codes shown once, and from
+then on the dashboard's and admin's sign-in ask for a code after the password; a code is used
+once; a recovery code signs in once, also when two sign-ins race with it."""
+
+import re
+import threading
+import time
+
+import pytest
+from allauth.mfa.models import Authenticator
+from allauth.mfa.totp.internal.auth import format_hotp_value, hotp_value
+from django.db import connection
+from django.test import Client
+
+from tests.factories import UserFactory
+
+PASSWORD = "a-long-enough-password-for-tests"
+
+
+def totp_code(secret: str, offset: int = 0) -> str:
+    return format_hotp_value(hotp_value(secret, int(time.time()) // 30 + offset))
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    answer = client.post("/login", {"username": user.email, "password": PASSWORD})
+    assert answer.status_code == 302, answer.content.decode()[:500]
+    return client
+
+
+def activate_totp(client: Client) -> str:
+    page = client.get("/auth/2fa/totp/activate/")
+    assert page.status_code == 200, page.content.decode()[:500]
+    secret = page.context["form"].secret
+    assert secret in page.content.decode()  # the secret to type, beside the QR code
+    done = client.post("/auth/2fa/totp/activate/", {"code": totp_code(secret)})
+    assert done.status_code == 302, done.content.decode()[:1000]
+    return secret
+
+
+def recovery_codes(client: Client) -> list[str]:
+    page = client.get("/auth/2fa/recovery-codes/").content.decode()
+    return re.findall(r"\b\d{8}\b", page)
+
+
+@pytest.fixture
+def person(db):
+    return UserFactory(password=PASSWORD)
+
+
+def test_profile_security_leads_to_the_factor_pages_in_the_dashboards_layout(person):
+    client = signed_in(person)
+    profile = client.get("/settings/profile").content.decode()
+    assert 'id="security"' in profile and "Set up two-factor sign-in" in profile
+    index = client.get("/auth/2fa/")
+    assert index.status_code == 200
+    assert "Authenticator App" in index.content.decode()
+    assert 'class="app' in index.content.decode()  # the dashboard's layout, not allauth's bare one
+    activate_totp(client)
+    assert "Manage two-factor sign-in" in client.get("/settings/profile").content.decode()
+
+
+def test_with_totp_set_up_the_password_alone_signs_no_one_in(person):
+    client = signed_in(person)
+    secret = activate_totp(client)
+    assert Authenticator.objects.filter(user=person, type="totp").exists()
+    client.post("/logout")
+
+    other = Client()
+    answer = other.post("/login", {"username": person.email, "password": PASSWORD})
+    assert answer.status_code == 302 and answer["Location"].startswith("/auth/2fa/authenticate")
+    assert other.get("/").status_code == 302  # not signed in yet
+    wrong = other.post("/auth/2fa/authenticate/", {"code": "000000"})
+    assert wrong.status_code == 200 and "Incorrect code" in wrong.content.decode()
+    code = totp_code(secret)
+    right = other.post("/auth/2fa/authenticate/", {"code": code})
+    assert right.status_code == 302
+    assert other.get("/").status_code == 200
+
+    # The same code does not sign in twice.
+    third = Client()
+    third.post("/login", {"username": person.email, "password": PASSWORD})
+    again = third.post("/auth/2fa/authenticate/", {"code": code})
+    assert again.status_code == 200
+
+
+def test_recovery_codes_are_shown_once_and_each_signs_in_once(person):
+    client = signed_in(person)
+    activate_totp(client)
+    codes = recovery_codes(client)
+    assert len(codes) == 10
+    # Shown once: the page does not show them again.
+    assert recovery_codes(client) == []
+    client.post("/logout")
+
+    first = Client()
+    first.post("/login", {"username": person.email, "password": PASSWORD})
+    assert first.post("/auth/2fa/authenticate/", {"code": codes[0]}).status_code == 302
+    second = Client()
+    second.post("/login", {"username": person.email, "password": PASSWORD})
+    assert second.post("/auth/2fa/authenticate/", {"code": codes[0]}).status_code == 200
+    assert second.post("/auth/2fa/authenticate/", {"code": codes[1]}).status_code == 302
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_recovery_code_raced_by_two_sign_ins_signs_in_one():
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL's row locks (SQLite serialises the writes anyway)")
+    person = UserFactory(password=PASSWORD)
+    client = signed_in(person)
+    activate_totp(client)
+    code = recovery_codes(client)[0]
+    clients = []
+    for _ in range(6):
+        racer = Client()
+        racer.post("/login", {"username": person.email, "password": PASSWORD})
+        clients.append(racer)
+    barrier = threading.Barrier(len(clients))
+    answers: list[int] = []
+
+    def race(racer: Client) -> None:
+        barrier.wait()
+        answers.append(racer.post("/auth/2fa/authenticate/", {"code": code}).status_code)
+        connection.close()
+
+    threads = [threading.Thread(target=race, args=(racer,)) for racer in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answers) == [200] * 5 + [302]
+
+
+def test_staff_sign_in_to_admin_asks_for_the_second_factor_too(db):
+    staff = UserFactory(password=PASSWORD, is_staff=True, is_superuser=True)
+    client = signed_in(staff)
+    secret = activate_totp(client)
+    admin = Client()
+    answer = admin.post(
+        "/admin/login/?next=/admin/", {"username": staff.email, "password": PASSWORD}
+    )
+    assert answer.status_code == 302 and answer["Location"].startswith("/auth/2fa/authenticate")
+    assert admin.get("/admin/").status_code == 302
+    done = admin.post("/auth/2fa/authenticate/", {"code": totp_code(secret)})
+    assert done["Location"] == "/admin/"
+    assert admin.get("/admin/").status_code == 200
