@@ -1,0 +1,1 @@
+from tests.sso.oidc_provider import oidc_provider, oidc_provider_session  # noqa: F401
