@@ -8,6 +8,7 @@ typed is kept.
 
 from datetime import timedelta
 
+from allauth.mfa.base.forms import AuthenticateForm, ReauthenticateForm
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm, SetPasswordMixin
@@ -22,7 +23,7 @@ from accounts.services.sftp import (
     MAX_PUBLIC_KEY_LENGTH,
     MAX_SFTP_PASSWORD_LENGTH,
 )
-from accounts.sign_in import SignInLimitFormMixin
+from accounts.sign_in import FactorCodeLimitMixin, SignInLimitFormMixin
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from hosting.errors import ApplicationError
 
@@ -319,3 +320,11 @@ class SftpLoginForm(ServiceErrorFormMixin, forms.Form):
         help_text=f"{LOGIN_RULES} Your SFTP user name for a server is this, a dot and the "
         "server's short id.",
     )
+
+
+class FactorAuthenticateForm(FactorCodeLimitMixin, AuthenticateForm):
+    """The second factor's code after the password (MFA_FORMS), in the sign-in's limits."""
+
+
+class FactorReauthenticateForm(FactorCodeLimitMixin, ReauthenticateForm):
+    """The factor's code typed again for a sensitive action, in the sign-in's limits."""

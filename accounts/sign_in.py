@@ -9,11 +9,12 @@ sign-in that fails is a ``user.login_failed`` event.
 from collections.abc import Callable
 from functools import wraps
 
+from allauth.core import context
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 
-from accounts.services import login_failure_record
+from accounts.services import lockout_notify, login_failure_record
 from hosting.api.throttling import RateLimitExceeded, rate_limit_hit
 from hosting.http import client_ip
 
@@ -49,6 +50,8 @@ def sign_in_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
         if retry_after:
             refusal = f"Too many sign-in attempts; try again in {retry_after} seconds."
             setattr(request, _REFUSAL_ATTRIBUTE, refusal)
+            if email:
+                lockout_notify(email=email, retry_after=retry_after, ip=ip)
         response = view(request, *args, **kwargs)
         if response.status_code != 200:
             return response
@@ -90,3 +93,23 @@ class SignInLimitFormMixin:
         if refusal := getattr(self.request, _REFUSAL_ATTRIBUTE, ""):
             raise ValidationError(refusal, code="rate_limited")
         return super().clean()
+
+
+class FactorCodeLimitMixin:
+    """For allauth's factor forms (the code asked after the password, and when re-typed for a
+    sensitive action): each code typed counts in the sign-in's own buckets, per client address
+    and per e-mail, so a guesser of codes has the budget a guesser of passwords has; over it the
+    code is refused unread, with the wait, and the person is e-mailed."""
+
+    def clean_code(self):
+        request = context.request
+        email = self.user.email.lower()
+        ip = client_ip(request)
+        retry_after = count_attempt(f"login-ip:{ip}", f"login-email:{email}")
+        if retry_after:
+            lockout_notify(email=email, retry_after=retry_after, ip=ip)
+            raise ValidationError(
+                f"Too many sign-in attempts; try again in {retry_after} seconds.",
+                code="rate_limited",
+            )
+        return super().clean_code()

@@ -45,3 +45,32 @@ def _user_changed(sender, instance: User, **kwargs) -> None:
 @receiver(post_save, sender=Account)
 def _account_changed(sender, instance: Account, **kwargs) -> None:
     _invalidate_keys_of(ApiKey.objects.filter(account_id=instance.pk))
+
+
+# -- Second factors (django-allauth's MFA): each change, and each wrong code, an event ----------
+
+
+def _factor_changed(change: str):
+    def receive(sender, request=None, user=None, authenticator=None, **kwargs) -> None:
+        from accounts.services import factor_event_record
+        from hosting.http import client_ip
+
+        if user is None or authenticator is None:
+            return
+        ip = client_ip(request) if request is not None else None
+        factor_event_record(user=user, change=change, factor=authenticator.type, ip=ip)
+
+    return receive
+
+
+def connect_factor_events() -> None:
+    """Called from AccountsConfig.ready: allauth's signals, once its models are loaded."""
+    from allauth.mfa import signals as mfa
+
+    for signal, change in (
+        (mfa.authenticator_added, "added"),
+        (mfa.authenticator_removed, "removed"),
+        (mfa.authenticator_reset, "reset"),
+        (mfa.authentication_failed, "failed"),
+    ):
+        signal.connect(_factor_changed(change), weak=False, dispatch_uid=f"factor-{change}")

@@ -74,6 +74,10 @@ EVENT_TYPES: dict[str, list[str]] = {
         "account.unsuspended",
         "user.updated",
         "user.login_failed",
+        "user.factor_added",
+        "user.factor_removed",
+        "user.factor_reset",
+        "user.factor_failed",
     ],
     "SSH keys and SFTP": [
         "ssh_key.created",

@@ -71,6 +71,12 @@ EVENT_VISIBILITY: tuple[Rule, ...] = (
     Rule("user.updated", "account:read"),
     # E-mail addresses that failed to sign in, and from where: the Activity page's readers only.
     Rule("user.login_failed", "account:read", right=Right.VIEW_ACTIVITY),
+    # A member's second factors set up, removed or renewed, and wrong codes typed: a security
+    # matter of the account, seen where failed sign-ins are.
+    Rule("user.factor_added", "account:read", right=Right.VIEW_ACTIVITY),
+    Rule("user.factor_removed", "account:read", right=Right.VIEW_ACTIVITY),
+    Rule("user.factor_reset", "account:read", right=Right.VIEW_ACTIVITY),
+    Rule("user.factor_failed", "account:read", right=Right.VIEW_ACTIVITY),
     # A member's SFTP credentials changing (their own, recorded in each of their accounts): a
     # security matter of the account, seen where failed sign-ins are.
     Rule("ssh_key.*", "account:read", right=Right.VIEW_ACTIVITY),

@@ -213,6 +213,11 @@ ACCOUNT_LOGOUT_REDIRECT_URL = "login"
 # removing a factor, and the others README lists.
 ACCOUNT_REAUTHENTICATION_TIMEOUT = env_int("REAUTHENTICATION_MINUTES", 10, minimum=1) * 60
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+# The codes typed count in the sign-in's own limits (accounts/sign_in.py).
+MFA_FORMS = {
+    "authenticate": "accounts.forms.FactorAuthenticateForm",
+    "reauthenticate": "accounts.forms.FactorReauthenticateForm",
+}
 MFA_TOTP_ISSUER = env_str("MFA_TOTP_ISSUER") or "Hosting Management"
 MFA_RECOVERY_CODE_COUNT = 10
 # Shown once, as the issue asks: regenerating gives a new set.

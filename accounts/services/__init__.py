@@ -57,7 +57,12 @@ from accounts.services.team import (
     member_change_role,
     member_remove,
 )
-from accounts.services.users import login_failure_record, user_update_profile
+from accounts.services.users import (
+    factor_event_record,
+    lockout_notify,
+    login_failure_record,
+    user_update_profile,
+)
 
 __all__ = [
     "ACCOUNT_LIMITS",
@@ -81,12 +86,14 @@ __all__ = [
     "api_key_scopes_offered",
     "api_key_scopes_register",
     "api_keys_expiring_notify",
+    "factor_event_record",
     "invitation_accept",
     "invitation_accept_as_new_user",
     "invitation_create",
     "invitation_details_register",
     "invitation_for_token",
     "invitation_revoke",
+    "lockout_notify",
     "login_failure_record",
     "member_change_role",
     "member_remove",

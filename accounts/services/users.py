@@ -1,6 +1,10 @@
 """A person's own profile, and what a failed sign-in leaves behind."""
 
+from django.conf import settings
+from django.core.cache import cache
+from django.core.mail import send_mail
 from django.db import transaction
+from django.template.loader import render_to_string
 
 from accounts.actors import Actor
 from accounts.models import Account, User
@@ -49,3 +53,46 @@ def login_failure_record(*, email: str, ip: str | None) -> None:
             obj=subject,
             actor=Actor(ip=ip),
         )
+
+
+# What a change of a person's second factors is called in the event log (allauth's
+# authenticator types: "totp", "recovery_codes", "webauthn").
+FACTOR_EVENTS = {"added": "user.factor_added", "removed": "user.factor_removed"}
+FACTOR_EVENTS |= {"reset": "user.factor_reset", "failed": "user.factor_failed"}
+
+
+def factor_event_record(*, user: User, change: str, factor: str, ip: str | None) -> None:
+    """Note a second factor set up, removed, renewed (recovery codes) or a wrong code typed at
+    sign-in, in the event log of each of the person's accounts (audit, webhooks)."""
+    subject = {"id": user.id, "email": user.email, "factor": factor}
+    accounts: list[Account | None] = list(Account.objects.filter(memberships__user=user))
+    for account in accounts or [None]:
+        record_event(
+            type=FACTOR_EVENTS[change],
+            account=account,
+            object_type="user",
+            obj=subject,
+            actor=Actor(user=user, ip=ip) if change != "failed" else Actor(ip=ip),
+        )
+
+
+def lockout_notify(*, email: str, retry_after: int, ip: str | None) -> None:
+    """E-mail the person whose sign-in is held back by too many attempts (password or factor
+    codes), once a window: someone may be guessing. Nothing for an address nobody has."""
+    user = User.objects.filter(email__iexact=email.strip()).first()
+    if user is None or not cache.add(f"lockout-mail:{user.pk}", 1, timeout=max(retry_after, 60)):
+        return
+    send_mail(
+        subject="Too many sign-in attempts on your account",
+        message=render_to_string(
+            "accounts/email/lockout.txt",
+            {
+                "user": user,
+                "ip": ip or "an unknown address",
+                "minutes": max(1, retry_after // 60),
+                "reset_url": f"{settings.SITE_URL}/password/reset",
+            },
+        ),
+        from_email=None,
+        recipient_list=[user.email],
+    )

@@ -145,3 +145,67 @@ def test_staff_sign_in_to_admin_asks_for_the_second_factor_too(db):
     done = admin.post("/auth/2fa/authenticate/", {"code": totp_code(secret)})
     assert done["Location"] == "/admin/"
     assert admin.get("/admin/").status_code == 200
+
+
+def test_factor_codes_count_in_the_sign_ins_limits_and_a_lockout_is_e_mailed(
+    person, settings, mailoutbox
+):
+    client = signed_in(person)
+    secret = activate_totp(client)
+    settings.LOGIN_ATTEMPTS_PER_MINUTE = 5
+    guesser = Client(REMOTE_ADDR="198.51.100.7")
+    # Each password is one attempt of the address (the owner's sign-in above, the guesser's
+    # here), each code typed another: three codes, then the budget of 5 is spent.
+    guesser.post("/login", {"username": person.email, "password": PASSWORD})
+    for _ in range(3):
+        wrong = guesser.post("/auth/2fa/authenticate/", {"code": "123456"})
+        assert "Incorrect code" in wrong.content.decode()
+    held = guesser.post("/auth/2fa/authenticate/", {"code": totp_code(secret)})
+    refusal = r"Too many sign-in attempts; try again in \d+ seconds\."
+    assert re.search(refusal, held.content.decode())
+    assert guesser.get("/").status_code == 302  # even the right code was not read
+    assert [mail.to for mail in mailoutbox] == [[person.email]]
+    assert "198.51.100.7" in mailoutbox[0].body
+    # Once a window: the next refusal e-mails nobody.
+    guesser.post("/auth/2fa/authenticate/", {"code": "123456"})
+    assert len(mailoutbox) == 1
+
+
+def test_each_factor_change_and_wrong_code_is_an_event_of_the_persons_accounts(
+    person, django_capture_on_commit_callbacks
+):
+    from events.models import Event
+    from tests.factories import MembershipFactory
+
+    membership = MembershipFactory(user=person)
+    client = signed_in(person)
+    with django_capture_on_commit_callbacks(execute=True):  # allauth signals after commit
+        activate_totp(client)
+    added = Event.objects.filter(type="user.factor_added", account=membership.account)
+    assert sorted(event.data["object"]["factor"] for event in added) == [
+        "recovery_codes",
+        "totp",
+    ]
+    client.post("/logout")
+    other = Client()
+    other.post("/login", {"username": person.email, "password": PASSWORD})
+    other.post("/auth/2fa/authenticate/", {"code": "000000"})
+    failed = Event.objects.get(type="user.factor_failed", account=membership.account)
+    assert failed.data["object"] == {"id": person.id, "email": person.email, "factor": "totp"}
+
+
+def test_a_password_guesser_held_back_e_mails_the_person_once(person, settings, mailoutbox):
+    settings.LOGIN_ATTEMPTS_PER_MINUTE = 2
+    guesser = Client(REMOTE_ADDR="203.0.113.9")
+    for _ in range(2):
+        guesser.post("/login", {"username": person.email, "password": "wrong"})
+    assert mailoutbox == []
+    for _ in range(2):
+        held = guesser.post("/login", {"username": person.email, "password": "wrong"})
+        assert held.status_code == 429
+    assert [mail.to for mail in mailoutbox] == [[person.email]]
+    assert "203.0.113.9" in mailoutbox[0].body
+    # An address nobody has is e-mailed nothing.
+    for _ in range(3):
+        guesser.post("/login", {"username": "nobody@example.com", "password": "wrong"})
+    assert len(mailoutbox) == 1

@@ -37,9 +37,10 @@ SERVERS = {*EVENT_TYPES["Servers"], "action.succeeded@srv", "action.failed@srv"}
 BOTS = {*EVENT_TYPES["Bots"], "action.succeeded@bot", "action.failed@bot"}
 OWN_KEYS = {f"{event_type}@own" for event_type in EVENT_TYPES["API keys"]}
 OTHERS_KEYS = {f"{event_type}@other" for event_type in EVENT_TYPES["API keys"]}
-TEAM_AND_ACCOUNT = {*EVENT_TYPES["Team"], *EVENT_TYPES["Account"]} - {"user.login_failed"}
-# Failed sign-ins and members' SFTP credentials: the Activity page's readers only.
-LOGIN_FAILED = {"user.login_failed", *EVENT_TYPES["SSH keys and SFTP"]}
+FACTORS = {"user.factor_added", "user.factor_removed", "user.factor_reset", "user.factor_failed"}
+TEAM_AND_ACCOUNT = {*EVENT_TYPES["Team"], *EVENT_TYPES["Account"]} - {"user.login_failed"} - FACTORS
+# Failed sign-ins, members' SFTP credentials and second factors: the Activity page's readers.
+LOGIN_FAILED = {"user.login_failed", *EVENT_TYPES["SSH keys and SFTP"], *FACTORS}
 WEBHOOKS = set(EVENT_TYPES["Webhooks"])
 BILLING = set(EVENT_TYPES["Billing"])
 SUPPORT = set(EVENT_TYPES["Support"])
