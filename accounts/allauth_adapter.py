@@ -1,8 +1,11 @@
 """How django-allauth fits the dashboard: people sign up through our own form (which makes
 their account), so allauth's sign-up is closed; its "signed in" / "signed out" messages are not
-shown (our pages say what happened themselves)."""
+shown (our pages say what happened themselves); client addresses are the ones our sign-in
+limits read."""
 
 from allauth.account.adapter import DefaultAccountAdapter
+
+from hosting.http import client_ip
 
 QUIET = frozenset({"account/messages/logged_in.txt", "account/messages/logged_out.txt"})
 
@@ -15,3 +18,7 @@ class AccountAdapter(DefaultAccountAdapter):
         if message_template in QUIET:
             return
         super().add_message(request, level, message_template, *args, **kwargs)
+
+    def get_client_ip(self, request) -> str:
+        """The address the sign-in limits and the event log use (trusted proxies honoured)."""
+        return client_ip(request) or "unknown"

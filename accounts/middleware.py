@@ -1,5 +1,7 @@
 """The dashboard's current account: ``request.account`` and ``request.membership``."""
 
+import time
+
 from accounts.models import Membership
 
 SESSION_ACCOUNT_KEY = "account_id"
@@ -35,4 +37,33 @@ class CurrentAccountMiddleware:
         if not request.path_info.startswith("/v1/") and request.user.is_authenticated:
             request.membership = current_membership(request)
         request.account = request.membership.account if request.membership else None
+        return self.get_response(request)
+
+
+# When a session was last written as seen (allauth's UserSession: its "last seen" on
+# Profile → Security → Sessions), kept in the session itself.
+SESSION_SEEN_KEY = "hms_session_seen_at"
+SESSION_SEEN_EVERY_SECONDS = 300
+
+
+class SessionActivityMiddleware:
+    """A signed-in session's "last seen", written at most every 5 minutes rather than on each
+    page (allauth's own middleware writes it on every request: a query or two more per page).
+    The sign-in writes it first (accounts/signals.py)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        user = getattr(request, "user", None)
+        session = getattr(request, "session", None)
+        if user is not None and user.is_authenticated and session is not None:
+            now = time.time()
+            if session.session_key and now - session.get(SESSION_SEEN_KEY, 0) > (
+                SESSION_SEEN_EVERY_SECONDS
+            ):
+                from allauth.usersessions.internal.usersessionkit import track_activity
+
+                track_activity(request, user=user, session=session)
+                session[SESSION_SEEN_KEY] = now
         return self.get_response(request)

@@ -63,9 +63,46 @@ def _factor_changed(change: str):
     return receive
 
 
+def _signed_in(sender, request=None, user=None, **kwargs) -> None:
+    """Each sign-in through allauth's flow (the dashboard's and admin's, after any factor): an
+    event, and an e-mail when the device is new to the person."""
+    from allauth.usersessions.models import UserSession
+
+    from accounts.services import sign_in_record
+    from hosting.http import client_ip
+
+    if request is None or user is None:
+        return
+    user_agent = request.META.get("HTTP_USER_AGENT", "")
+    current = request.session.session_key
+    others = UserSession.objects.filter(user=user).exclude(session_key=current)
+    new_device = others.exists() and not others.filter(user_agent=user_agent[:200]).exists()
+    sign_in_record(user=user, ip=client_ip(request), user_agent=user_agent, new_device=new_device)
+
+
+def _session_seen(sender, request=None, user=None, **kwargs) -> None:
+    """Any sign-in (Django's signal: the dashboard's, admin's, a new account's, a test's
+    force_login): the session is listed at once, seen now."""
+    import time
+
+    from allauth.usersessions.models import UserSession
+
+    from accounts.middleware import SESSION_SEEN_KEY
+
+    if request is None or user is None or getattr(request, "session", None) is None:
+        return
+    UserSession.objects.create_from_request(request, user=user, session=request.session)
+    request.session[SESSION_SEEN_KEY] = time.time()
+
+
 def connect_factor_events() -> None:
     """Called from AccountsConfig.ready: allauth's signals, once its models are loaded."""
+    from allauth.account.signals import user_logged_in
     from allauth.mfa import signals as mfa
+    from django.contrib.auth.signals import user_logged_in as django_logged_in
+
+    user_logged_in.connect(_signed_in, weak=False, dispatch_uid="signed-in")
+    django_logged_in.connect(_session_seen, weak=False, dispatch_uid="session-seen")
 
     for signal, change in (
         (mfa.authenticator_added, "added"),

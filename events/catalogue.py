@@ -74,6 +74,7 @@ EVENT_TYPES: dict[str, list[str]] = {
         "account.unsuspended",
         "user.updated",
         "user.login_failed",
+        "user.signed_in",
         "user.factor_added",
         "user.factor_removed",
         "user.factor_reset",

@@ -73,6 +73,7 @@ EVENT_VISIBILITY: tuple[Rule, ...] = (
     Rule("user.login_failed", "account:read", right=Right.VIEW_ACTIVITY),
     # A member's second factors set up, removed or renewed, and wrong codes typed: a security
     # matter of the account, seen where failed sign-ins are.
+    Rule("user.signed_in", "account:read", right=Right.VIEW_ACTIVITY),
     Rule("user.factor_added", "account:read", right=Right.VIEW_ACTIVITY),
     Rule("user.factor_removed", "account:read", right=Right.VIEW_ACTIVITY),
     Rule("user.factor_reset", "account:read", right=Right.VIEW_ACTIVITY),

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # allauth's sessions page ("2 hours ago")
     "rest_framework",
     "django_filters",
     "drf_spectacular",
@@ -56,6 +57,7 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "allauth.mfa",
+    "allauth.usersessions",
     "hosting",  # the project's own commands (housekeeping)
     "accounts",
     "events",
@@ -82,6 +84,8 @@ MIDDLEWARE = [
     "accounts.middleware.CurrentAccountMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    # A signed-in person's sessions (device, address, last seen): Profile → Security → Sessions.
+    "accounts.middleware.SessionActivityMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "hosting.api.middleware.ApiErrorMiddleware",
     "idempotency.middleware.IdempotencyMiddleware",
@@ -212,6 +216,7 @@ ACCOUNT_LOGOUT_REDIRECT_URL = "login"
 # How recent a sign-in (or a factor typed again) must be for a sensitive action: setting up or
 # removing a factor, and the others README lists.
 ACCOUNT_REAUTHENTICATION_TIMEOUT = env_int("REAUTHENTICATION_MINUTES", 10, minimum=1) * 60
+USERSESSIONS_TRACK_ACTIVITY = True
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
 # The codes typed count in the sign-in's own limits (accounts/sign_in.py).
 MFA_FORMS = {

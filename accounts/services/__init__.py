@@ -61,6 +61,7 @@ from accounts.services.users import (
     factor_event_record,
     lockout_notify,
     login_failure_record,
+    sign_in_record,
     user_update_profile,
 )
 
@@ -105,6 +106,7 @@ __all__ = [
     "sftp_password_remove",
     "sftp_password_set",
     "sftp_user_for_login",
+    "sign_in_record",
     "ssh_key_create",
     "ssh_key_delete",
     "user_update_profile",

@@ -96,3 +96,34 @@ def lockout_notify(*, email: str, retry_after: int, ip: str | None) -> None:
         from_email=None,
         recipient_list=[user.email],
     )
+
+
+def sign_in_record(*, user: User, ip: str | None, user_agent: str, new_device: bool) -> None:
+    """Note a sign-in (``user.signed_in``, with its address and device) in each of the
+    person's accounts; from a device they never signed in from before (and not their first
+    sign-in), e-mail them: it may not be them."""
+    subject = {"id": user.id, "email": user.email, "user_agent": user_agent[:200]}
+    accounts: list[Account | None] = list(Account.objects.filter(memberships__user=user))
+    for account in accounts or [None]:
+        record_event(
+            type="user.signed_in",
+            account=account,
+            object_type="user",
+            obj=subject | {"new_device": new_device},
+            actor=Actor(user=user, ip=ip),
+        )
+    if new_device:
+        send_mail(
+            subject="A new sign-in to your account",
+            message=render_to_string(
+                "accounts/email/new_device.txt",
+                {
+                    "user": user,
+                    "ip": ip or "an unknown address",
+                    "device": user_agent or "an unknown device",
+                    "sessions_url": f"{settings.SITE_URL}/auth/sessions/",
+                },
+            ),
+            from_email=None,
+            recipient_list=[user.email],
+        )

@@ -209,3 +209,35 @@ def test_a_password_guesser_held_back_e_mails_the_person_once(person, settings, 
     for _ in range(3):
         guesser.post("/login", {"username": "nobody@example.com", "password": "wrong"})
     assert len(mailoutbox) == 1
+
+
+def test_sessions_are_listed_a_new_device_is_e_mailed_and_others_signed_out(person, mailoutbox):
+    from events.models import Event
+    from tests.factories import MembershipFactory
+
+    membership = MembershipFactory(user=person)
+    laptop = Client(HTTP_USER_AGENT="Laptop Firefox")
+    laptop.post("/login", {"username": person.email, "password": PASSWORD})
+    assert mailoutbox == []  # the first device is no news
+    laptop_again = Client(HTTP_USER_AGENT="Laptop Firefox")
+    laptop_again.post("/login", {"username": person.email, "password": PASSWORD})
+    assert mailoutbox == []  # a device seen before
+    phone = Client(HTTP_USER_AGENT="Phone Safari", REMOTE_ADDR="198.51.100.44")
+    phone.post("/login", {"username": person.email, "password": PASSWORD})
+    assert [mail.to for mail in mailoutbox] == [[person.email]]
+    assert "Phone Safari" in mailoutbox[0].body and "198.51.100.44" in mailoutbox[0].body
+    signed = Event.objects.filter(type="user.signed_in", account=membership.account)
+    assert [event.data["object"]["new_device"] for event in signed.order_by("created_at")] == [
+        False,
+        False,
+        True,
+    ]
+
+    page = phone.get("/auth/sessions/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Laptop Firefox" in text and "Phone Safari" in text
+    assert phone.post("/auth/sessions/", {"action": "logout"}).status_code == 302
+    assert laptop.get("/").status_code == 302  # signed out there
+    assert laptop_again.get("/").status_code == 302
+    assert phone.get("/").status_code == 200  # but not here
