@@ -3,6 +3,7 @@
 import time
 
 from accounts.models import Membership
+from accounts.signals import SESSION_SEEN_EVERY_SECONDS, SESSION_SEEN_KEY
 
 SESSION_ACCOUNT_KEY = "account_id"
 
@@ -38,12 +39,6 @@ class CurrentAccountMiddleware:
             request.membership = current_membership(request)
         request.account = request.membership.account if request.membership else None
         return self.get_response(request)
-
-
-# When a session was last written as seen (allauth's UserSession: its "last seen" on
-# Profile → Security → Sessions), kept in the session itself.
-SESSION_SEEN_KEY = "hms_session_seen_at"
-SESSION_SEEN_EVERY_SECONDS = 300
 
 
 class SessionActivityMiddleware:

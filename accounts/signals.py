@@ -80,14 +80,18 @@ def _signed_in(sender, request=None, user=None, **kwargs) -> None:
     sign_in_record(user=user, ip=client_ip(request), user_agent=user_agent, new_device=new_device)
 
 
+# When a session was last written as seen (allauth's UserSession: its "last seen" on
+# Profile → Security → Sessions), kept in the session itself (accounts.middleware).
+SESSION_SEEN_KEY = "hms_session_seen_at"
+SESSION_SEEN_EVERY_SECONDS = 300
+
+
 def _session_seen(sender, request=None, user=None, **kwargs) -> None:
     """Any sign-in (Django's signal: the dashboard's, admin's, a new account's, a test's
     force_login): the session is listed at once, seen now."""
     import time
 
     from allauth.usersessions.models import UserSession
-
-    from accounts.middleware import SESSION_SEEN_KEY
 
     if request is None or user is None or getattr(request, "session", None) is None:
         return
