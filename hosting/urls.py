@@ -1,3 +1,4 @@
+from allauth.account import views as allauth_views
 from django.conf import settings
 from django.contrib import admin
 from django.templatetags.static import static
@@ -19,8 +20,14 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"))),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
-    # django-allauth's pages: the second factor at sign-in and its set-up (/auth/2fa/…).
-    path("auth/", include("allauth.urls")),
+    # django-allauth's pages we use: the second factor at sign-in and its set-up, the sessions,
+    # re-authentication. Not its sign-in, sign-up or password pages: ours stay the only ones
+    # (their shared rate limits); its "account_login" leads to ours.
+    path("auth/2fa/", include("allauth.mfa.urls")),
+    path("auth/sessions/", include("allauth.usersessions.urls")),
+    path("auth/reauthenticate/", allauth_views.reauthenticate, name="account_reauthenticate"),
+    path("auth/logout/", allauth_views.logout, name="account_logout"),
+    path("auth/login/", RedirectView.as_view(pattern_name="login"), name="account_login"),
     path("", include("events.urls")),
     path("", include("servers.urls")),
     path("", include("databases.urls")),

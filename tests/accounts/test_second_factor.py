@@ -241,3 +241,16 @@ def test_sessions_are_listed_a_new_device_is_e_mailed_and_others_signed_out(pers
     assert laptop.get("/").status_code == 302  # signed out there
     assert laptop_again.get("/").status_code == 302
     assert phone.get("/").status_code == 200  # but not here
+
+
+@pytest.mark.parametrize(
+    "path", ["/auth/signup/", "/auth/password/reset/", "/auth/password/change/", "/auth/email/"]
+)
+def test_allauths_own_account_pages_are_not_served(db, path):
+    # Ours are the only sign-in, sign-up and password pages (their shared rate limits).
+    assert Client().get(path).status_code == 404
+
+
+def test_allauths_sign_in_address_leads_to_ours(db):
+    answer = Client().get("/auth/login/")
+    assert answer.status_code == 302 and answer["Location"] == "/login"
