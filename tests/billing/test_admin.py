@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib import admin
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+from django.contrib.admin.utils import quote
 from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
@@ -244,7 +245,7 @@ def test_customers_cannot_reach_the_billing_pages(owner, everything):
     invoice = everything[Invoice]
 
     page = client.get(admin_url(Invoice, "change", invoice.pk))
-    button = client.post(reverse("admin:billing_invoice_act", args=[invoice.pk, "void"]))
+    button = client.post(reverse("admin:billing_invoice_act", args=[quote(invoice.pk), "void"]))
 
     assert page.status_code == button.status_code == 302
     assert page["Location"].startswith(reverse("admin:login"))
@@ -673,11 +674,13 @@ def test_an_invoices_page_shows_its_lines_and_links(admin_client, everything):
 
 def test_a_button_runs_its_service_on_post_only(admin_client, admin_user, account):
     invoice = draft(account)
-    url = reverse("admin:billing_invoice_act", args=[invoice.pk, "finalize"])
+    url = reverse("admin:billing_invoice_act", args=[quote(invoice.pk), "finalize"])
 
     got = admin_client.get(url)
     posted = admin_client.post(url)
-    unknown = admin_client.post(reverse("admin:billing_invoice_act", args=[invoice.pk, "delete"]))
+    unknown = admin_client.post(
+        reverse("admin:billing_invoice_act", args=[quote(invoice.pk), "delete"])
+    )
 
     assert (got.status_code, unknown.status_code) == (405, 404)
     assert posted.status_code == 302
@@ -689,7 +692,7 @@ def test_a_button_runs_its_service_on_post_only(admin_client, admin_user, accoun
 
 def test_marking_paid_asks_for_the_transfers_reference(admin_client, admin_user, account):
     invoice = issued(account)
-    url = reverse("admin:billing_invoice_mark_paid", args=[invoice.pk])
+    url = reverse("admin:billing_invoice_mark_paid", args=[quote(invoice.pk)])
 
     button = admin_client.post(url)
     blank = admin_client.post(url, {"confirm": "yes", "reference": "  "})
@@ -717,7 +720,7 @@ def test_marking_a_paid_invoice_paid_again_is_a_message(admin_client, account):
     invoice = invoice_mark_paid(invoice=issued(account), reference="T-1", actor=STAFF)
 
     response = admin_client.post(
-        reverse("admin:billing_invoice_mark_paid", args=[invoice.pk]),
+        reverse("admin:billing_invoice_mark_paid", args=[quote(invoice.pk)]),
         {"confirm": "yes", "reference": "T-2"},
     )
 
@@ -730,7 +733,7 @@ def test_marking_a_paid_invoice_paid_again_is_a_message(admin_client, account):
 
 def test_issuing_a_credit_note_from_the_invoice(admin_client, admin_user, account):
     invoice = invoice_mark_paid(invoice=issued(account, 1200), reference="T-1", actor=STAFF)
-    url = reverse("admin:billing_invoice_credit_note", args=[invoice.pk])
+    url = reverse("admin:billing_invoice_credit_note", args=[quote(invoice.pk)])
     form = {
         "confirm": "yes",
         "amount": "300",
@@ -767,7 +770,7 @@ def test_a_draft_has_nothing_to_credit(admin_client, account):
     invoice = draft(account)
 
     response = admin_client.post(
-        reverse("admin:billing_invoice_credit_note", args=[invoice.pk]),
+        reverse("admin:billing_invoice_credit_note", args=[quote(invoice.pk)]),
         {"confirm": "yes", "amount": "100", "reason": "other", "refund_to": "none"},
     )
 
