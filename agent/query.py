@@ -53,10 +53,8 @@ class QueryState:
     pid: int | None = None
 
 
-async def query_minecraft(host: str, port: int, timeout: float) -> QueryResult:
-    from mcstatus import JavaServer
-
-    status = await JavaServer(host, port, timeout=timeout).async_status(tries=1)
+def _mcstatus_result(status: Any) -> QueryResult:
+    """What mcstatus answers for either edition (Java's ping, Bedrock's RakNet ping)."""
     motd = status.motd.to_plain() if status.motd is not None else ""
     return QueryResult(
         players=max(0, int(status.players.online)),
@@ -64,6 +62,12 @@ async def query_minecraft(host: str, port: int, timeout: float) -> QueryResult:
         version=str(status.version.name or "")[:VERSION_CHARS],
         motd=" ".join(motd.split())[:MOTD_CHARS],
     )
+
+
+async def query_minecraft(host: str, port: int, timeout: float) -> QueryResult:
+    from mcstatus import JavaServer
+
+    return _mcstatus_result(await JavaServer(host, port, timeout=timeout).async_status(tries=1))
 
 
 async def query_source(host: str, port: int, timeout: float) -> QueryResult:
@@ -82,14 +86,8 @@ async def query_source(host: str, port: int, timeout: float) -> QueryResult:
 async def query_bedrock(host: str, port: int, timeout: float) -> QueryResult:
     from mcstatus import BedrockServer
 
-    status = await BedrockServer(host, port, timeout=timeout).async_status(tries=1)
-    motd = status.motd.to_plain() if status.motd is not None else ""
-    return QueryResult(
-        players=max(0, int(status.players.online)),
-        max_players=max(0, int(status.players.max)),
-        version=str(status.version.name or "")[:VERSION_CHARS],
-        motd=" ".join(motd.split())[:MOTD_CHARS],
-    )
+    server = BedrockServer(host, port, timeout=timeout)
+    return _mcstatus_result(await server.async_status(tries=1))
 
 
 CLIENTS: dict[str, Callable[[str, int, float], Awaitable[QueryResult]]] = {

@@ -38,21 +38,20 @@ def user_update_profile(*, user: User, name: str, email: str, actor: Actor) -> U
     return user
 
 
-def login_failure_record(*, email: str, ip: str | None) -> None:
-    """Note a failed sign-in in the event log of every account the address belongs to."""
-    user = User.objects.filter(email__iexact=email.strip()).first()
-    subject = {"id": user.id if user else "", "email": email.strip().lower()[:254]}
+def _record_for_person(user: User | None, *, type: str, obj: dict, actor: Actor) -> None:
+    """One event of a person in each of their accounts' logs (or the staff log, none)."""
     accounts: list[Account | None] = (
         list(Account.objects.filter(memberships__user=user)) if user else []
     )
     for account in accounts or [None]:
-        record_event(
-            type="user.login_failed",
-            account=account,
-            object_type="user",
-            obj=subject,
-            actor=Actor(ip=ip),
-        )
+        record_event(type=type, account=account, object_type="user", obj=obj, actor=actor)
+
+
+def login_failure_record(*, email: str, ip: str | None) -> None:
+    """Note a failed sign-in in the event log of every account the address belongs to."""
+    user = User.objects.filter(email__iexact=email.strip()).first()
+    subject = {"id": user.id if user else "", "email": email.strip().lower()[:254]}
+    _record_for_person(user, type="user.login_failed", obj=subject, actor=Actor(ip=ip))
 
 
 # What a change of a person's second factors is called in the event log (allauth's
@@ -65,15 +64,8 @@ def factor_event_record(*, user: User, change: str, factor: str, ip: str | None)
     """Note a second factor set up, removed, renewed (recovery codes) or a wrong code typed at
     sign-in, in the event log of each of the person's accounts (audit, webhooks)."""
     subject = {"id": user.id, "email": user.email, "factor": factor}
-    accounts: list[Account | None] = list(Account.objects.filter(memberships__user=user))
-    for account in accounts or [None]:
-        record_event(
-            type=FACTOR_EVENTS[change],
-            account=account,
-            object_type="user",
-            obj=subject,
-            actor=Actor(user=user, ip=ip) if change != "failed" else Actor(ip=ip),
-        )
+    actor = Actor(user=user, ip=ip) if change != "failed" else Actor(ip=ip)
+    _record_for_person(user, type=FACTOR_EVENTS[change], obj=subject, actor=actor)
 
 
 def lockout_notify(*, email: str, retry_after: int, ip: str | None) -> None:
@@ -103,15 +95,8 @@ def sign_in_record(*, user: User, ip: str | None, user_agent: str, new_device: b
     person's accounts; from a device they never signed in from before (and not their first
     sign-in), e-mail them: it may not be them."""
     subject = {"id": user.id, "email": user.email, "user_agent": user_agent[:200]}
-    accounts: list[Account | None] = list(Account.objects.filter(memberships__user=user))
-    for account in accounts or [None]:
-        record_event(
-            type="user.signed_in",
-            account=account,
-            object_type="user",
-            obj=subject | {"new_device": new_device},
-            actor=Actor(user=user, ip=ip),
-        )
+    obj = subject | {"new_device": new_device}
+    _record_for_person(user, type="user.signed_in", obj=obj, actor=Actor(user=user, ip=ip))
     if new_device:
         send_mail(
             subject="A new sign-in to your account",
