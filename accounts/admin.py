@@ -389,3 +389,22 @@ class SshKeyAdmin(admin.ModelAdmin):
             ngettext("Revoked %d SSH key.", "Revoked %d SSH keys.", revoked) % revoked,
             messages.SUCCESS,
         )
+
+
+# django-allauth registers its rows for free editing; here they are read only, as every change
+# goes through the flows that record it (a factor's events, the sessions' sign-out): staff see a
+# person's second factors, e-mail records and sessions, and change none of them here.
+def _read_only_allauth_admins() -> None:
+    from allauth.account.models import EmailAddress
+    from allauth.mfa.models import Authenticator
+    from allauth.usersessions.models import UserSession
+
+    from accounts.service_admin import ReadOnlyAdmin
+
+    for model in (Authenticator, UserSession, EmailAddress):
+        if admin.site.is_registered(model):
+            admin.site.unregister(model)
+        admin.site.register(model, ReadOnlyAdmin)
+
+
+_read_only_allauth_admins()

@@ -254,3 +254,15 @@ def test_allauths_own_account_pages_are_not_served(db, path):
 def test_allauths_sign_in_address_leads_to_ours(db):
     answer = Client().get("/auth/login/")
     assert answer.status_code == 302 and answer["Location"] == "/login"
+
+
+def test_staff_see_a_persons_factors_in_admin_and_change_none(person, staff_client):
+    from tests.accounts.test_admin import admin_url
+
+    client = signed_in(person)
+    activate_totp(client)
+    factor = Authenticator.objects.get(user=person, type="totp")
+    assert staff_client.get(admin_url(Authenticator, "change", factor.pk)).status_code == 200
+    assert staff_client.post(admin_url(Authenticator, "delete", factor.pk)).status_code == 403
+    assert staff_client.get(admin_url(Authenticator, "add")).status_code == 403
+    assert Authenticator.objects.filter(pk=factor.pk).exists()
