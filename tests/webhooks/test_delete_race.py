@@ -140,3 +140,77 @@ def test_an_event_recorded_while_its_endpoint_is_deleted_neither_fails_nor_linge
     assert outcome == {"delete": "ok", "event": "server.created"}
     assert not WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
     assert not WebhookDelivery.objects.exists()
+
+
+@override_settings(WEBHOOKS_ALLOW_HTTP=True, WEBHOOKS_ALLOW_PRIVATE_TARGETS=True)
+@pytest.mark.parametrize("change", ["update", "rotate_secret", "delete"])
+def test_two_endpoints_changed_at_once_do_not_deadlock(account, owner, monkeypatch, change):
+    """Found by the CI fuzz pass (a 500 on DELETE /v1/webhooks/{id}, "deadlock detected ...
+    while locking tuple in webhooks_webhookendpoint"). A change to endpoint A locked A's row
+    and then, recording its event, held every subscribed endpoint against deletion (B); a
+    delete of B at that moment held B and, recording its own event, waited for A."""
+    from webhooks.services import endpoint_rotate_secret, endpoint_update
+    from webhooks.services import endpoints as endpoints_module
+
+    with Receiver() as receiver:
+        first, _ = add_endpoint(account, receiver, events=("webhook_endpoint.*",))
+        second, _ = add_endpoint(account, receiver, events=("webhook_endpoint.*",))
+
+    changed, go_on = threading.Event(), threading.Event()
+    real_record = endpoints_module.endpoint_event_record
+
+    def record_after_a_pause(endpoint, *args, **kwargs):
+        if endpoint.pk == first.pk:
+            # A's row is locked and changed; hold here while B is deleted.
+            changed.set()
+            go_on.wait(timeout=10)
+        return real_record(endpoint, *args, **kwargs)
+
+    monkeypatch.setattr(endpoints_module, "endpoint_event_record", record_after_a_pause)
+    outcome: dict = {}
+
+    def change_first() -> None:
+        try:
+            if change == "update":
+                endpoint_update(endpoint=first, actor=SYSTEM, description="changed")
+            elif change == "rotate_secret":
+                endpoint_rotate_secret(endpoint=first, actor=SYSTEM)
+            else:
+                real_hold = endpoints_module.record_event
+
+                def deleted_after_a_pause(**kwargs):
+                    changed.set()
+                    go_on.wait(timeout=10)
+                    return real_hold(**kwargs)
+
+                monkeypatch.setattr(endpoints_module, "record_event", deleted_after_a_pause)
+                endpoint_delete(endpoint=first, actor=SYSTEM)
+            outcome["first"] = "ok"
+        except BaseException as failure:
+            outcome["first"] = failure
+        finally:
+            connection.close()
+
+    def delete_second() -> None:
+        try:
+            endpoint_delete(endpoint=second, actor=SYSTEM)
+            outcome["second"] = "ok"
+        except BaseException as failure:
+            outcome["second"] = failure
+        finally:
+            connection.close()
+
+    changing = threading.Thread(target=change_first)
+    changing.start()
+    assert changed.wait(timeout=10)
+    if change == "delete":
+        monkeypatch.undo()
+    deleting = threading.Thread(target=delete_second)
+    deleting.start()
+    time.sleep(0.5)  # unfixed, the delete of B waits here for A, then A waits for B
+    go_on.set()
+    changing.join(timeout=20)
+    deleting.join(timeout=20)
+
+    assert outcome == {"first": "ok", "second": "ok"}
+    assert not WebhookEndpoint.objects.filter(pk=second.pk).exists()

@@ -116,6 +116,17 @@ def endpoint_create(
     return endpoint, secret
 
 
+def _locked_for_change(endpoint: WebhookEndpoint) -> WebhookEndpoint:
+    """The endpoint re-read under a lock for a change that keeps its row (not a delete).
+
+    ``FOR NO KEY UPDATE`` on PostgreSQL: the change then records its event, which holds the
+    account's subscribed endpoints ``FOR KEY SHARE`` (``delivery._hold``). A delete of another
+    endpoint does the same the other way round; with ``FOR UPDATE`` here each waited for the
+    other's row (a deadlock the fuzz pass found). ``KEY SHARE`` does not wait for this lock.
+    """
+    return WebhookEndpoint.objects.select_for_update(no_key=True).get(pk=endpoint.pk)
+
+
 @transaction.atomic
 def endpoint_update(*, endpoint: WebhookEndpoint, actor: Actor, **changes: Any) -> WebhookEndpoint:
     """Change ``url``, ``description``, ``enabled_events`` or ``enabled`` (re-enabling clears
@@ -124,7 +135,7 @@ def endpoint_update(*, endpoint: WebhookEndpoint, actor: Actor, **changes: Any) 
     Whoever points the endpoint at a new URL is the one it acts as from then on: otherwise a
     member could send to their own server everything a more privileged creator may see.
     """
-    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    endpoint = _locked_for_change(endpoint)
     before = webhook_endpoint_representation(endpoint)
     if "url" in changes:
         url = validate_url(changes["url"])
@@ -180,7 +191,7 @@ def endpoint_rotate_secret(
     *, endpoint: WebhookEndpoint, actor: Actor
 ) -> tuple[WebhookEndpoint, str]:
     """A new secret; the old one keeps signing beside it for 24 hours (two signatures)."""
-    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    endpoint = _locked_for_change(endpoint)
     secret = _new_secret()
     endpoint.previous_secret_encrypted = endpoint.secret_encrypted
     endpoint.previous_secret_expires_at = timezone.now() + SECRET_OVERLAP
