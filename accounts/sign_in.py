@@ -20,6 +20,9 @@ from hosting.http import client_ip
 
 # Set on the request by ``sign_in_limited`` for ``SignInLimitFormMixin`` to read.
 _REFUSAL_ATTRIBUTE = "sign_in_refusal"
+STAFF_SSO_ONLY_REFUSAL = (
+    "Staff sign in with single sign-on only: use the “Sign in with …” button below."
+)
 
 
 def count_attempt(*buckets: str) -> int:
@@ -77,6 +80,11 @@ class SecondFactorLoginMixin:
         from allauth.account.models import Login
 
         user = form.get_user()
+        if settings.STAFF_SSO_ONLY and user.is_staff:
+            # Checked after the password, so the refusal tells nobody else who is staff; a
+            # failed sign-in (``sign_in_limited`` records it: the form comes back).
+            form.add_error(None, STAFF_SSO_ONLY_REFUSAL)
+            return self.form_invalid(form)
         # A password just typed counts as a recent sign-in for the sensitive actions that ask
         # for one (ACCOUNT_REAUTHENTICATION_TIMEOUT), as GitHub's sudo mode counts it.
         record_authentication(

@@ -77,7 +77,50 @@ def _signed_in(sender, request=None, user=None, **kwargs) -> None:
     current = request.session.session_key
     others = UserSession.objects.filter(user=user).exclude(session_key=current)
     new_device = others.exists() and not others.filter(user_agent=user_agent[:200]).exists()
-    sign_in_record(user=user, ip=client_ip(request), user_agent=user_agent, new_device=new_device)
+    sociallogin = kwargs.get("sociallogin")  # a single sign-on's
+    provider = sociallogin.account.provider if sociallogin is not None else ""
+    sign_in_record(
+        user=user,
+        ip=client_ip(request),
+        user_agent=user_agent,
+        new_device=new_device,
+        method="sso" if provider else "password",
+        provider=provider,
+    )
+
+
+def _sso_linked(sender, request=None, sociallogin=None, **kwargs) -> None:
+    """An identity at a single sign-on provider linked (Profile, or at a first sign-in with
+    the host's provider: accounts/sso_adapter.py): an event."""
+    from accounts.services.sso import AUTO_CONNECTED, sso_link_record
+    from hosting.http import client_ip
+
+    if sociallogin is None or sociallogin.user is None:
+        return
+    sso_link_record(
+        user=sociallogin.user,
+        provider=sociallogin.account.provider,
+        uid=sociallogin.account.uid,
+        change="linked",
+        automatic=bool(sociallogin.state.get(AUTO_CONNECTED)),
+        ip=client_ip(request) if request is not None else None,
+    )
+
+
+def _sso_unlinked(sender, request=None, socialaccount=None, **kwargs) -> None:
+    from accounts.services import sso_link_record
+    from hosting.http import client_ip
+
+    if socialaccount is None:
+        return
+    sso_link_record(
+        user=socialaccount.user,
+        provider=socialaccount.provider,
+        uid=socialaccount.uid,
+        change="unlinked",
+        automatic=False,
+        ip=client_ip(request) if request is not None else None,
+    )
 
 
 # When a session was last written as seen (allauth's UserSession: its "last seen" on
@@ -103,9 +146,12 @@ def connect_factor_events() -> None:
     """Called from AccountsConfig.ready: allauth's signals, once its models are loaded."""
     from allauth.account.signals import user_logged_in
     from allauth.mfa import signals as mfa
+    from allauth.socialaccount import signals as social
     from django.contrib.auth.signals import user_logged_in as django_logged_in
 
     user_logged_in.connect(_signed_in, weak=False, dispatch_uid="signed-in")
+    social.social_account_added.connect(_sso_linked, weak=False, dispatch_uid="sso-linked")
+    social.social_account_removed.connect(_sso_unlinked, weak=False, dispatch_uid="sso-unlinked")
     django_logged_in.connect(_session_seen, weak=False, dispatch_uid="session-seen")
 
     for signal, change in (

@@ -79,6 +79,8 @@ EVENT_TYPES: dict[str, list[str]] = {
         "user.factor_removed",
         "user.factor_reset",
         "user.factor_failed",
+        "user.sso_linked",
+        "user.sso_unlinked",
     ],
     "SSH keys and SFTP": [
         "ssh_key.created",

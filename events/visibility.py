@@ -78,6 +78,9 @@ EVENT_VISIBILITY: tuple[Rule, ...] = (
     Rule("user.factor_removed", "account:read", right=Right.VIEW_ACTIVITY),
     Rule("user.factor_reset", "account:read", right=Right.VIEW_ACTIVITY),
     Rule("user.factor_failed", "account:read", right=Right.VIEW_ACTIVITY),
+    # A member's single sign-on identities linked and unlinked: another way into the account.
+    Rule("user.sso_linked", "account:read", right=Right.VIEW_ACTIVITY),
+    Rule("user.sso_unlinked", "account:read", right=Right.VIEW_ACTIVITY),
     # A member's SFTP credentials changing (their own, recorded in each of their accounts): a
     # security matter of the account, seen where failed sign-ins are.
     Rule("ssh_key.*", "account:read", right=Right.VIEW_ACTIVITY),

@@ -22,6 +22,7 @@ from hosting.env import (
     parse_iban,
     parse_peppers,
 )
+from hosting.sso_env import sso_configured, sso_providers
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR") or BASE_DIR / "var")
@@ -58,6 +59,13 @@ INSTALLED_APPS = [
     "allauth.account",
     "allauth.mfa",
     "allauth.usersessions",
+    # Single sign-on (README, "Single sign-on"): the host's OpenID Connect provider, hardened
+    # by accounts.sso, and the Discord, GitHub and Google presets.
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
+    "allauth.socialaccount.providers.discord",
+    "allauth.socialaccount.providers.github",
+    "allauth.socialaccount.providers.google",
     "hosting",  # the project's own commands (housekeeping)
     "accounts",
     "events",
@@ -227,6 +235,18 @@ MFA_TOTP_ISSUER = env_str("MFA_TOTP_ISSUER") or "Hosting Management"
 MFA_RECOVERY_CODE_COUNT = 10
 # Shown once, as the issue asks: regenerating gives a new set.
 MFA_RECOVERY_CODES_SHOW_ONCE = True
+# Single sign-on: the providers the host configured (hosting/sso_env.py), PKCE on for each;
+# who may sign in with them is accounts/sso_adapter.py's rule (README, "Single sign-on").
+SOCIALACCOUNT_PROVIDERS = sso_providers()
+SOCIALACCOUNT_ADAPTER = "accounts.sso_adapter.SocialAccountAdapter"
+SOCIALACCOUNT_QUERY_EMAIL = True
+SOCIALACCOUNT_STORE_TOKENS = False
+# Staff sign in with single sign-on only: their password is refused on /login and /admin/.
+STAFF_SSO_ONLY = env_bool("STAFF_SSO_ONLY", False)
+if STAFF_SSO_ONLY and not sso_configured(SOCIALACCOUNT_PROVIDERS):
+    raise ImproperlyConfigured(
+        "STAFF_SSO_ONLY needs a single sign-on provider (SSO_OIDC_… or a preset's variables)."
+    )
 # The public address of the dashboard, for links in e-mails (invitations, password resets).
 SITE_URL = (env_str("SITE_URL") or "http://127.0.0.1:8000").rstrip("/")
 if not SITE_URL.startswith(("http://", "https://")):

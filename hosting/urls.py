@@ -28,6 +28,9 @@ urlpatterns = [
     path("auth/reauthenticate/", allauth_views.reauthenticate, name="account_reauthenticate"),
     path("auth/logout/", allauth_views.logout, name="account_logout"),
     path("auth/login/", RedirectView.as_view(pattern_name="login"), name="account_login"),
+    # Single sign-on: each configured provider's sign-in and callback, and the linked
+    # identities under Profile → Security (accounts/sso_urls.py).
+    path("auth/sso/", include("accounts.sso_urls")),
     path("", include("events.urls")),
     path("", include("servers.urls")),
     path("", include("databases.urls")),

@@ -47,6 +47,7 @@ from accounts.services.sftp import (
     ssh_key_create,
     ssh_key_delete,
 )
+from accounts.services.sso import sso_failure_record, sso_link_record
 from accounts.services.team import (
     invitation_accept,
     invitation_accept_as_new_user,
@@ -109,5 +110,7 @@ __all__ = [
     "sign_in_record",
     "ssh_key_create",
     "ssh_key_delete",
+    "sso_failure_record",
+    "sso_link_record",
     "user_update_profile",
 ]

@@ -90,12 +90,23 @@ def lockout_notify(*, email: str, retry_after: int, ip: str | None) -> None:
     )
 
 
-def sign_in_record(*, user: User, ip: str | None, user_agent: str, new_device: bool) -> None:
-    """Note a sign-in (``user.signed_in``, with its address and device) in each of the
-    person's accounts; from a device they never signed in from before (and not their first
-    sign-in), e-mail them: it may not be them."""
+def sign_in_record(
+    *,
+    user: User,
+    ip: str | None,
+    user_agent: str,
+    new_device: bool,
+    method: str = "password",
+    provider: str = "",
+) -> None:
+    """Note a sign-in (``user.signed_in``, with its address, device and method: ``password``
+    or ``sso`` with its ``provider``) in each of the person's accounts; from a device they
+    never signed in from before (and not their first sign-in), e-mail them: it may not be
+    them."""
     subject = {"id": user.id, "email": user.email, "user_agent": user_agent[:200]}
-    obj = subject | {"new_device": new_device}
+    obj = subject | {"new_device": new_device, "method": method}
+    if provider:
+        obj["provider"] = provider
     _record_for_person(user, type="user.signed_in", obj=obj, actor=Actor(user=user, ip=ip))
     if new_device:
         send_mail(

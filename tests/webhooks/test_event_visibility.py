@@ -38,7 +38,7 @@ BOTS = {*EVENT_TYPES["Bots"], "action.succeeded@bot", "action.failed@bot"}
 OWN_KEYS = {f"{event_type}@own" for event_type in EVENT_TYPES["API keys"]}
 OTHERS_KEYS = {f"{event_type}@other" for event_type in EVENT_TYPES["API keys"]}
 FACTORS = {"user.factor_added", "user.factor_removed", "user.factor_reset", "user.factor_failed"}
-FACTORS |= {"user.signed_in"}
+FACTORS |= {"user.signed_in", "user.sso_linked", "user.sso_unlinked"}
 TEAM_AND_ACCOUNT = {*EVENT_TYPES["Team"], *EVENT_TYPES["Account"]} - {"user.login_failed"} - FACTORS
 # Failed sign-ins, members' SFTP credentials and second factors: the Activity page's readers.
 LOGIN_FAILED = {"user.login_failed", *EVENT_TYPES["SSH keys and SFTP"], *FACTORS}

@@ -1,0 +1,133 @@
+"""Who may sign in with single sign-on (README, "Single sign-on"), as django-allauth's social
+account adapter:
+
+- a person whose identity at the provider is linked to them (Profile → Security → Single
+  sign-on) signs in with it, through allauth's login (their second factor still asked);
+- at a first sign-in with the host's own OpenID Connect provider, an e-mail address the provider
+  says it verified and that is a person's here links the identity to them at once: the host
+  runs that provider and vouches for its addresses. Never with Discord, GitHub or Google, where
+  anyone can hold an identity whose address matches (a takeover by e-mail); never with an
+  address the provider has not verified;
+- nobody gets an account through single sign-on: an account here is made by /signup (its first
+  organisation, its billing) or by an invitation, and the identity is linked afterwards;
+- every refusal says why and what to do, on the sign-in page, and is a ``user.login_failed``
+  event with ``method: "sso"``.
+"""
+
+from allauth.core.exceptions import ImmediateHttpResponse
+from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
+from allauth.socialaccount.models import SocialAccount
+from allauth.socialaccount.providers.base import AuthProcess
+from allauth.socialaccount.providers.base.constants import AuthError
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import redirect
+
+from accounts.models import User
+from accounts.services import sso_failure_record
+from accounts.services.sso import AUTO_CONNECTED
+from hosting.http import client_ip
+
+# The provider whose verified addresses are trusted to link at first sign-in: the host's own.
+TRUSTED_PROVIDER = "openid_connect"
+
+
+class SocialAccountAdapter(DefaultSocialAccountAdapter):
+    error_messages = {
+        **DefaultSocialAccountAdapter.error_messages,
+        "no_password": (
+            "This is your only way to sign in: set a password (Forgot your password? on the "
+            "sign-in page) or link another provider before removing it."
+        ),
+        "connected_other": "This identity is already linked to another person here.",
+    }
+
+    def is_open_for_signup(self, request, sociallogin) -> bool:
+        return False
+
+    def pre_social_login(self, request, sociallogin) -> None:
+        if sociallogin.state.get("process") == AuthProcess.CONNECT:
+            return  # linking from Profile: allauth's connect flow, for the signed-in person
+        provider = sociallogin.provider
+        if sociallogin.is_existing:
+            if not sociallogin.user.is_active:
+                self._refuse(request, sociallogin, "This account is deactivated.", "inactive")
+            return
+        addresses = sociallogin.email_addresses
+        verified = [address.email for address in addresses if address.verified]
+        if provider.id == TRUSTED_PROVIDER and verified:
+            user = User.objects.filter(email__iexact=verified[0], is_active=True).first()
+            if user is not None:
+                if SocialAccount.objects.filter(user=user, provider=provider.sub_id).exists():
+                    self._refuse(
+                        request,
+                        sociallogin,
+                        f"Your account is linked to another identity at {provider.name}; sign "
+                        "in with that one, or with your password.",
+                        "another identity linked",
+                    )
+                sociallogin.state[AUTO_CONNECTED] = True
+                sociallogin.connect(request, user)
+                return
+        if provider.id == TRUSTED_PROVIDER and addresses and not verified:
+            self._refuse(
+                request,
+                sociallogin,
+                f"{provider.name} has not verified your e-mail address, so it cannot be matched "
+                f"to an account here. Sign in with your password, then link {provider.name} "
+                "under Profile → Security.",
+                "e-mail not verified",
+            )
+        self._refuse(
+            request,
+            sociallogin,
+            f"No account here is linked to this {provider.name} identity. Sign in with your "
+            f"password, then link {provider.name} under Profile → Security.",
+            "not linked",
+        )
+
+    def on_authentication_error(
+        self, request, provider, error=None, exception=None, extra_context=None
+    ) -> None:
+        extra_context = extra_context or {}
+        if error == AuthError.CANCELLED:
+            reason, text = "cancelled", f"Sign-in with {provider.name} was cancelled."
+        else:
+            if exception is not None:
+                reason = str(exception) or type(exception).__name__
+            elif "state" not in extra_context:
+                reason = "state missing or not this browser's"
+            else:
+                reason = "refused by the provider"
+            text = (
+                f"Sign-in with {provider.name} failed ({reason}). Try again, or sign in with "
+                "your password."
+            )
+        sso_failure_record(provider=provider.sub_id, reason=reason, ip=client_ip(request))
+        state = extra_context.get("state") or {}
+        messages.error(request, text)
+        linking = state.get("process") == AuthProcess.CONNECT and request.user.is_authenticated
+        raise ImmediateHttpResponse(redirect("socialaccount_connections" if linking else "login"))
+
+    def validate_disconnect(self, account, accounts) -> None:
+        others = accounts.exclude(pk=account.pk)
+        if settings.STAFF_SSO_ONLY and account.user.is_staff and not others.exists():
+            raise ValidationError(
+                "Staff sign in with single sign-on only: link another provider before removing "
+                "your last one.",
+                code="sso_only",
+            )
+
+    def _refuse(self, request, sociallogin, text: str, reason: str) -> None:
+        email = next((address.email for address in sociallogin.email_addresses), "")
+        user = sociallogin.user if sociallogin.is_existing else None
+        sso_failure_record(
+            provider=sociallogin.provider.sub_id,
+            reason=reason,
+            email="" if user else email,
+            user=user,
+            ip=client_ip(request),
+        )
+        messages.error(request, text)
+        raise ImmediateHttpResponse(redirect("login"))
