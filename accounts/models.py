@@ -169,6 +169,10 @@ class Account(models.Model):
     unbilled_disk_mb = models.PositiveIntegerField(
         default=0, help_text="Disk of all plan-less servers and bots together, in MB."
     )
+    require_second_factor = models.BooleanField(
+        default=False,
+        help_text="Every member signs in with a second factor (the owners decide).",
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
     members = models.ManyToManyField(User, through="Membership", related_name="accounts")

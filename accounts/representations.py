@@ -21,6 +21,7 @@ def account_representation(account: Account) -> dict[str, Any]:
         "suspended_reason": account.suspended_reason,
         "rate_limit_per_minute": account.rate_limit_per_minute,
         "max_api_keys": account.max_api_keys,
+        "require_second_factor": account.require_second_factor,
         "unbilled_allowance": unbilled_allowance_representation(account),
         "created_at": timestamp(account.created_at),
         "updated_at": timestamp(account.updated_at),

@@ -163,11 +163,12 @@ class Right(models.TextChoices):
     MANAGE_OWNERS = "manage_owners", "Make, demote and remove owners"
     MANAGE_ALL_KEYS = "manage_all_keys", "See and revoke every API key of the account"
     VIEW_ACTIVITY = "view_activity", "Read the account's activity log"
+    SET_SIGN_IN_POLICY = "set_sign_in_policy", "Require a second factor of every member"
 
 
 ROLE_RIGHTS: dict[str, frozenset[str]] = {
     Role.OWNER: frozenset(Right),
-    Role.ADMIN: frozenset(Right) - {Right.MANAGE_OWNERS},
+    Role.ADMIN: frozenset(Right) - {Right.MANAGE_OWNERS, Right.SET_SIGN_IN_POLICY},
     Role.DEVELOPER: frozenset(),
     Role.BILLING: frozenset(),
     Role.SUPPORT: frozenset(),

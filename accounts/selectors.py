@@ -74,3 +74,27 @@ def customers_with_owners() -> QuerySet[Account]:
 def ssh_keys_of(*, user: User) -> QuerySet[SshKey]:
     """A user's SSH keys, newest first."""
     return SshKey.objects.filter(user=user).order_by("-created_at", "-id")
+
+
+# allauth's authenticator types that are a second factor: an authenticator app, a passkey.
+# Recovery codes back one up; alone (left when the factor goes, which allauth then deletes too)
+# they are none.
+SECOND_FACTOR_TYPES = ("totp", "webauthn")
+
+
+def user_has_second_factor(user) -> bool:
+    """Whether ``user`` has a second factor set up."""
+    from allauth.mfa.models import Authenticator
+
+    return Authenticator.objects.filter(user_id=user.pk, type__in=SECOND_FACTOR_TYPES).exists()
+
+
+def users_with_second_factor(user_ids: list[str]) -> set[str]:
+    """Which of ``user_ids`` have a second factor set up."""
+    from allauth.mfa.models import Authenticator
+
+    return set(
+        Authenticator.objects.filter(user_id__in=user_ids, type__in=SECOND_FACTOR_TYPES)
+        .values_list("user_id", flat=True)
+        .distinct()
+    )

@@ -127,6 +127,8 @@ def _sso_unlinked(sender, request=None, socialaccount=None, **kwargs) -> None:
 # Profile → Security → Sessions), kept in the session itself (accounts.middleware).
 SESSION_SEEN_KEY = "hms_session_seen_at"
 SESSION_SEEN_EVERY_SECONDS = 300
+# When this session's person set a second factor up (so the session has passed it).
+FACTOR_ADDED_SESSION_KEY = "second_factor_added_at"
 
 
 def _session_seen(sender, request=None, user=None, **kwargs) -> None:
@@ -142,10 +144,29 @@ def _session_seen(sender, request=None, user=None, **kwargs) -> None:
     request.session[SESSION_SEEN_KEY] = time.time()
 
 
+def _factor_set_up(sender, instance=None, created=False, **kwargs) -> None:
+    """The session that set a factor up has passed it: its person just typed it
+    (accounts/second_factor.py reads this). On the row's save, in the request (allauth's own
+    signal for it is sent after commit, when the session may already be saved)."""
+    import time
+
+    from allauth.core import context
+
+    from accounts.selectors import SECOND_FACTOR_TYPES
+
+    if not created or instance is None or instance.type not in SECOND_FACTOR_TYPES:
+        return
+    request = context.request
+    person = getattr(request, "user", None)
+    if request is not None and person is not None and person.pk == instance.user_id:
+        request.session[FACTOR_ADDED_SESSION_KEY] = time.time()
+
+
 def connect_factor_events() -> None:
     """Called from AccountsConfig.ready: allauth's signals, once its models are loaded."""
     from allauth.account.signals import user_logged_in
     from allauth.mfa import signals as mfa
+    from allauth.mfa.models import Authenticator
     from allauth.socialaccount import signals as social
     from django.contrib.auth.signals import user_logged_in as django_logged_in
 
@@ -154,6 +175,9 @@ def connect_factor_events() -> None:
     social.social_account_removed.connect(_sso_unlinked, weak=False, dispatch_uid="sso-unlinked")
     django_logged_in.connect(_session_seen, weak=False, dispatch_uid="session-seen")
 
+    post_save.connect(
+        _factor_set_up, sender=Authenticator, weak=False, dispatch_uid="factor-set-up"
+    )
     for signal, change in (
         (mfa.authenticator_added, "added"),
         (mfa.authenticator_removed, "removed"),

@@ -1,9 +1,12 @@
 """Dashboard pages for signing in and the account settings."""
 
+from allauth.mfa.totp import views as totp_views
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from accounts import views
+from accounts.views.security import RequireSecondFactorView, last_factor_guard
 
 urlpatterns = [
     path("signup", views.SignupView.as_view(), name="signup"),
@@ -42,6 +45,11 @@ urlpatterns = [
         name="api_key_revoke",
     ),
     path("settings/team", views.TeamView.as_view(), name="team"),
+    path(
+        "settings/team/second-factor",
+        RequireSecondFactorView.as_view(),
+        name="team_require_second_factor",
+    ),
     path("settings/team/invite", views.TeamInviteView.as_view(), name="team_invite"),
     path(
         "settings/team/<id:user_id>/role",
@@ -67,3 +75,23 @@ urlpatterns = [
         name="ssh_key_delete",
     ),
 ]
+
+# Removing one's last second factor (allauth's views, at their own addresses, guarded: see
+# accounts/views/security.py). Matched before hosting/urls.py includes allauth's.
+urlpatterns += [
+    path(
+        "auth/2fa/totp/deactivate/",
+        last_factor_guard("totp")(totp_views.deactivate_totp),
+        name="mfa_deactivate_totp",
+    ),
+]
+if "webauthn" in settings.MFA_SUPPORTED_TYPES:
+    from allauth.mfa.webauthn import views as webauthn_views
+
+    urlpatterns.append(
+        path(
+            "auth/2fa/webauthn/keys/<int:pk>/remove/",
+            last_factor_guard("webauthn")(webauthn_views.remove_webauthn),
+            name="mfa_remove_webauthn",
+        )
+    )

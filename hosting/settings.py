@@ -94,6 +94,8 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     # A signed-in person's sessions (device, address, last seen): Profile → Security → Sessions.
     "accounts.middleware.SessionActivityMiddleware",
+    # Second-factor policies: staff on admin, the desk and staff pages; accounts that ask it.
+    "accounts.second_factor.SecondFactorPolicyMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "hosting.api.middleware.ApiErrorMiddleware",
     "idempotency.middleware.IdempotencyMiddleware",
@@ -224,6 +226,9 @@ ACCOUNT_LOGOUT_REDIRECT_URL = "login"
 # How recent a sign-in (or a factor typed again) must be for a sensitive action: setting up or
 # removing a factor, and the others README lists.
 ACCOUNT_REAUTHENTICATION_TIMEOUT = env_int("REAUTHENTICATION_MINUTES", 10, minimum=1) * 60
+# Staff reach admin, the desk and the staff pages only in a session that passed a second
+# factor (accounts/second_factor.py). Off only for a host that enforces factors elsewhere.
+STAFF_REQUIRE_SECOND_FACTOR = env_bool("STAFF_REQUIRE_SECOND_FACTOR", True)
 USERSESSIONS_TRACK_ACTIVITY = True
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
 # The codes typed count in the sign-in's own limits (accounts/sign_in.py).

@@ -17,6 +17,10 @@ from hosting.api.throttling import counter_store
 from servers.services.catalogue import catalogue_sync
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.s3 import s3_server  # noqa: F401 - a fixture: the S3 server process (tests/s3.py)
+from tests.signed_in import install as force_login_signs_in_fully
+
+# A test's force_login stands for a whole sign-in (password and second factor) just now.
+force_login_signs_in_fully()
 
 
 def auth_queries() -> int:

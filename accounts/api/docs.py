@@ -98,14 +98,29 @@ ACCOUNT_DOCS = dict(
         tags=["Account"],
     ),
     partial_update=extend_schema(
-        summary="Rename the account",
-        description="Only the name can be changed here; limits (`rate_limit_per_minute`, "
-        "`max_api_keys`) are set by the hosting company, and sending them is a 400 "
-        "`validation_failed`.",
+        summary="Rename the account, or require a second factor of its members",
+        description="The name, and (owners only) `require_second_factor`: every member then "
+        "signs in to the dashboard with a second factor, and one without is sent to set it up. "
+        "An owner needs a second factor of their own first (409 `second_factor_missing`); "
+        "other roles get 403 `permission_denied`. API keys are not affected. Limits "
+        "(`rate_limit_per_minute`, `max_api_keys`) are set by the hosting company, and sending "
+        "them is a 400 `validation_failed`.",
         request=AccountUpdateSerializer,
-        responses=ACCOUNT_RESPONSE,
+        responses={
+            200: ACCOUNT_RESPONSE,
+            409: error_doc(
+                409,
+                "second_factor_missing",
+                "The owner requiring a second factor has none of their own.",
+                "Set up a second factor of your own (Profile → Security) before requiring one "
+                "of every member.",
+            ),
+        },
         examples=[
             OpenApiExample("Rename", value={"name": "Creeper Hosting"}, request_only=True),
+            OpenApiExample(
+                "Require a second factor", value={"require_second_factor": True}, request_only=True
+            ),
             *ACCOUNT_EXAMPLES,
         ],
         tags=["Account"],

@@ -84,6 +84,7 @@ class AccountSerializer(RepresentedBy, serializers.ModelSerializer):
             "suspended_reason",
             "rate_limit_per_minute",
             "max_api_keys",
+            "require_second_factor",
             "unbilled_allowance",
             "created_at",
             "updated_at",
@@ -288,6 +289,11 @@ class NewApiKeySerializer(serializers.Serializer):
 
 class AccountUpdateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=150, required=False)
+    require_second_factor = serializers.BooleanField(
+        required=False,
+        help_text="Every member signs in to the dashboard with a second factor (owners only; "
+        "the owner needs one first). API keys are not affected.",
+    )
 
 
 class InvitationCreateSerializer(StrictInputSerializer):
@@ -382,6 +388,7 @@ ACCOUNT_EXAMPLE = {
     "suspended_reason": "",
     "rate_limit_per_minute": None,
     "max_api_keys": 25,
+    "require_second_factor": False,
     "unbilled_allowance": {"instances": 0, "memory_mb": 0, "cpu_percent": 0, "disk_mb": 0},
     "created_at": "2026-11-21T15:04:05Z",
     "updated_at": "2026-11-21T16:20:00Z",

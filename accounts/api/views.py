@@ -7,6 +7,7 @@ get, the key limit) lives in ``accounts.services``.
 
 from datetime import timedelta
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     extend_schema_view,
@@ -58,6 +59,7 @@ from accounts.selectors import (
 from accounts.services import (
     ApiKeyPrincipal,
     account_create,
+    account_require_second_factor,
     account_suspend,
     account_unsuspend,
     account_update,
@@ -101,8 +103,15 @@ class AccountViewSet(ApiViewSet):
 
     def partial_update(self, request):
         account = request.auth.account
-        if changes := validated(AccountUpdateSerializer, request):
-            account = account_update(account=account, actor=Actor.from_request(request), **changes)
+        actor = Actor.from_request(request)
+        changes = validated(AccountUpdateSerializer, request)
+        with transaction.atomic():
+            if "require_second_factor" in changes:
+                account = account_require_second_factor(
+                    account=account, required=changes.pop("require_second_factor"), actor=actor
+                )
+            if changes:
+                account = account_update(account=account, actor=actor, **changes)
         return Response({"account": AccountSerializer(account).data})
 
 

@@ -13,10 +13,15 @@ from accounts.representations import (
     member_representation,
 )
 from accounts.roles import (
+    Right,
     Role,
+    role_can,
 )
+from accounts.selectors import role_in, user_has_second_factor
 from events.services import changed_attributes, record_event
 from hosting.errors import (
+    Conflict,
+    PermissionDenied,
     ValidationFailed,
 )
 
@@ -218,5 +223,44 @@ def account_unsuspend(*, account: Account, actor: Actor) -> Account:
         obj=after,
         actor=actor,
         previous_attributes=changed_attributes(before, after),
+    )
+    return account
+
+
+class SecondFactorMissing(Conflict):
+    code = "second_factor_missing"
+    message = (
+        "Set up a second factor of your own (Profile → Security) before requiring one of "
+        "every member."
+    )
+
+
+@transaction.atomic
+def account_require_second_factor(*, account: Account, required: bool, actor: Actor) -> Account:
+    """Require (or stop requiring) a second factor of every member at sign-in: the dashboard
+    then sends a member whose session passed none to set one up or type it. Callers check that
+    the actor may: only owners (``Right.SET_SIGN_IN_POLICY``; 403 ``permission_denied``). An
+    owner switching it on needs a factor of their own first (409 ``second_factor_missing``), as
+    GitHub's organisations ask. API keys are not affected (they are the machine path)."""
+    if not role_can(role_in(account=account, user=actor.user), Right.SET_SIGN_IN_POLICY):
+        raise PermissionDenied("Only the account's owners set how its members sign in.")
+    account = account_locked(account.pk)
+    if account.require_second_factor == required:
+        return account
+    if required and actor.user is not None and not user_has_second_factor(actor.user):
+        raise SecondFactorMissing()
+    before = account_representation(account)
+    account.require_second_factor = required
+    account.save(update_fields=["require_second_factor", "updated_at"])
+    after = account_representation(account)
+    previous = changed_attributes(before, after)
+    previous.pop("updated_at", None)
+    record_event(
+        type="account.updated",
+        account=account,
+        object_type="account",
+        obj=after,
+        actor=actor,
+        previous_attributes=previous,
     )
     return account

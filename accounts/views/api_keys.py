@@ -14,6 +14,7 @@ from accounts.forms import (
 )
 from accounts.mixins import AccountChangeMixin, AccountPageMixin
 from accounts.roles import Right, role_can
+from accounts.second_factor import RecentSignInRequiredMixin
 from accounts.selectors import (
     api_keys_visible_to,
 )
@@ -62,7 +63,9 @@ class ApiKeyListView(ListControlsMixin, AccountPageMixin, ListView):
         return context
 
 
-class ApiKeyCreateView(AccountChangeMixin, FormView):
+class ApiKeyCreateView(AccountChangeMixin, RecentSignInRequiredMixin, FormView):
+    """A new key: a sensitive action, so its page asks for a recent sign-in first."""
+
     template_name = "accounts/api_keys/create.html"
     form_class = ApiKeyCreateForm
     refused_url = "api_keys"

@@ -10,6 +10,7 @@ from accounts.forms import (
     ProfileForm,
 )
 from accounts.models import User
+from accounts.second_factor import reauthenticate_redirect, recently_authenticated
 from accounts.services import (
     user_update_profile,
 )
@@ -35,6 +36,11 @@ class ProfileView(ServiceRefusalMixin, LoginRequiredMixin, UpdateView):
         )
 
     def form_valid(self, form):
+        email_changes = form.cleaned_data["email"].lower() != self.request.user.email.lower()
+        if email_changes and not recently_authenticated(self.request):
+            # A sensitive change: the password (or a factor) first; the form is kept and saved
+            # after it.
+            return reauthenticate_redirect(self.request)
         try:
             user_update_profile(
                 user=self.request.user,

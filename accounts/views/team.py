@@ -24,6 +24,7 @@ from accounts.roles import Right, Role, role_can
 from accounts.selectors import (
     invitations_of_account,
     members_of_account,
+    users_with_second_factor,
 )
 from accounts.services import (
     invitation_accept,
@@ -63,15 +64,28 @@ class TeamView(AccountPageMixin, FormView):
         guest = self.role == Role.GUEST
         if guest:
             members = [member for member in members if member.user_id == self.request.user.pk]
+        # Who has a second factor: for those who manage the team (owners and admins).
+        with_factor = (
+            users_with_second_factor([member.user_id for member in members])
+            if manages_team
+            else None
+        )
         for member in members:
             # Which rows get controls; the services decide again when a form is sent.
             member.manageable = manages_owners or (manages_team and member.role != Role.OWNER)
             member.is_me = member.user_id == self.request.user.pk
+            member.has_second_factor = (
+                None if with_factor is None else member.user_id in with_factor
+            )
         invitations = invitations_of_account(account=self.account).pending()
         return super().get_context_data(
             members=members,
             invitations=None if guest else invitations,
             role_choices=role_choices(may_grant_owner=manages_owners),
+            sets_sign_in_policy=role_can(self.role, Right.SET_SIGN_IN_POLICY),
+            members_without_factor=(
+                None if with_factor is None else len(members) - len(with_factor)
+            ),
             **kwargs,
         )
 

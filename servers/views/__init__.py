@@ -23,6 +23,7 @@ from django.views.generic import FormView, ListView, TemplateView
 
 from accounts.mixins import AccountChangeMixin
 from accounts.roles import SCOPES, Role, scopes_allowed_for
+from accounts.second_factor import RecentSignInRequiredMixin
 from events.models import Event
 from events.selectors import events_of_object
 from hosting.dashboard.lists import ListControlsMixin
@@ -364,8 +365,9 @@ class InstanceEditView(InstanceObjectMixin, FormView):
         return redirect(self.url("detail"))
 
 
-class InstanceDeleteView(InstanceObjectMixin, TemplateView):
-    """Asks first; deleting is an action the worker finishes, then the instance is gone."""
+class InstanceDeleteView(InstanceObjectMixin, RecentSignInRequiredMixin, TemplateView):
+    """Asks first (and for a recent sign-in: a sensitive action); deleting is an action the
+    worker finishes, then the instance is gone."""
 
     needs = "write"
     permission = DELETE

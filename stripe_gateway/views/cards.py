@@ -11,6 +11,11 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from accounts.second_factor import (
+    RecentSignInRequired,
+    reauthentication_url,
+    recently_authenticated,
+)
 from billing.mixins import BillingPageMixin, InvoiceObjectMixin
 from billing.models import PaymentStatus
 from billing.services.gateways import card_gateway
@@ -62,6 +67,9 @@ class PaymentMethodsView(CardsPageMixin, TemplateView):
         return super().get_context_data(
             methods=PaymentMethod.objects.filter(account=self.account),
             cards_refused=self.cards_refused,
+            # Adding a card is a sensitive action: the form shows after a recent sign-in.
+            recent_sign_in=recently_authenticated(self.request),
+            reauthenticate_url=reauthentication_url(self.request, self.request.path),
             publishable_key=settings.STRIPE_PUBLISHABLE_KEY,
             **kwargs,
         )
@@ -76,6 +84,8 @@ class SetupIntentStartView(CardsPageMixin, View):
         return error_response(error, self.request)  # the page's script reads the envelope
 
     def post(self, request, *args, **kwargs):
+        if not recently_authenticated(request):
+            return error_response(RecentSignInRequired(), request)
         try:
             intent = setup_intent_create(account=self.account)
         except ApplicationError as error:
@@ -90,6 +100,8 @@ class PaymentMethodSaveView(CardsPageMixin, View):
     http_method_names = ["post"]
 
     def post(self, request, *args, **kwargs):
+        if not recently_authenticated(request):
+            return self.refused(RecentSignInRequired(), back_to=self.refused_url)
         try:
             method = payment_method_save(
                 account=self.account,

@@ -40,6 +40,7 @@ def test_it_shows_the_calling_keys_account(owner_api, account):
                 "suspended_reason": "",
                 "rate_limit_per_minute": None,
                 "max_api_keys": 25,
+                "require_second_factor": False,
                 "unbilled_allowance": {
                     "instances": account.unbilled_instances,
                     "memory_mb": account.unbilled_memory_mb,

@@ -46,6 +46,7 @@ def test_a_staff_key_reads_every_account(
         "suspended_reason": "",
         "rate_limit_per_minute": None,
         "max_api_keys": 25,
+        "require_second_factor": False,
         "unbilled_allowance": {
             "instances": account.unbilled_instances,
             "memory_mb": account.unbilled_memory_mb,

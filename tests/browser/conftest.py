@@ -81,3 +81,24 @@ def sign_up(page, live_server, *, name: str, email: str, account_name: str) -> N
         "[type=submit]"
     ).click()
     page.wait_for_url(f"{live_server.url}/")
+
+
+def give_second_factor(user) -> str:
+    """An authenticator app set up for ``user`` earlier (staff need one for admin, the desk and
+    the staff pages): its secret, for ``type_second_factor``."""
+    from allauth.mfa.totp.internal.auth import TOTP, generate_totp_secret
+
+    secret = generate_totp_secret()
+    TOTP.activate(user, secret)
+    return secret
+
+
+def type_second_factor(page, secret: str) -> None:
+    """After the password: the authenticator app's code, as the person types it."""
+    import time
+
+    from allauth.mfa.totp.internal.auth import format_hotp_value, hotp_value
+
+    page.wait_for_url("**/auth/2fa/authenticate/**")
+    page.fill("[name=code]", format_hotp_value(hotp_value(secret, int(time.time()) // 30)))
+    page.get_by_role("button", name="Sign In", exact=True).click()

@@ -11,7 +11,7 @@ import pytest
 
 from billing.models import Invoice, Price, Product, Subscription, TaxRate
 from servers.models import Server
-from tests.browser.conftest import SCREENSHOTS, sign_up
+from tests.browser.conftest import SCREENSHOTS, give_second_factor, sign_up
 from tests.browser.test_newcomer_walk import sign_in
 from tests.factories import UserFactory
 from tests.servers.helpers import run_worker
@@ -153,7 +153,7 @@ def test_a_new_customer_orders_pays_by_bank_transfer_and_gets_the_server(
     try:
         admin = staff_context.new_page()
         admin.set_default_timeout(10_000)
-        sign_in(admin, staff)
+        sign_in(admin, staff, give_second_factor(staff))  # staff need one for admin
         admin.goto(f"/admin/billing/invoice/?q={invoice.number}")
         admin.locator("#result_list").get_by_role("link", name=invoice.number).click()
         actions = admin.locator("#invoice-actions")

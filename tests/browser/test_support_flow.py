@@ -8,7 +8,7 @@ import pytest
 
 from accounts.models import User
 from support.models import Department, Message, MessageKind, SlaPolicy, Ticket, TicketStatus
-from tests.browser.conftest import SCREENSHOTS
+from tests.browser.conftest import SCREENSHOTS, give_second_factor, type_second_factor
 from tests.factories import MembershipFactory, ServerFactory, UserFactory
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -48,6 +48,7 @@ def agent(technical):
     """A staff member of Technical."""
     user = UserFactory(email="agent@hosting.example", name="Alan Agent", is_staff=True)
     technical.members.add(user)
+    user.second_factor_secret = give_second_factor(user)  # staff need one for the desk
     return user
 
 
@@ -61,11 +62,13 @@ def desk_page(browser, live_server):
     context.close()
 
 
-def sign_in(page, user: User) -> None:
+def sign_in(page, user: User, secret: str | None = None) -> None:
     page.goto("/login")
     page.get_by_label("E-mail").fill(user.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
+    if secret:
+        type_second_factor(page, secret)
     page.wait_for_url("/")
 
 
@@ -114,7 +117,7 @@ def test_a_customer_opens_a_ticket_and_staff_answer_it_from_the_desk(
     expect(conversation).to_contain_text("Cora Customer")
 
     # Staff of Technical find it in the desk's queue, with the customer's server beside it.
-    sign_in(desk_page, agent)
+    sign_in(desk_page, agent, agent.second_factor_secret)
     staff_menu = desk_page.get_by_role("navigation", name="Main")
     staff_menu.get_by_role("link", name="Desk").click()
     desk_page.wait_for_url("/desk")

@@ -8,6 +8,7 @@ import pytest
 
 from analytics.services.usage import Measurement, usage_record
 from tests.analytics.test_reports_mrr import snapshot
+from tests.browser.conftest import give_second_factor, type_second_factor
 from tests.factories import ServerFactory, UserFactory
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -47,11 +48,13 @@ def measured_server(account):
     return server
 
 
-def sign_in(page, user) -> None:
+def sign_in(page, user, secret: str | None = None) -> None:
     page.goto("/login")
     page.get_by_label("E-mail").fill(user.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
+    if secret:
+        type_second_factor(page, secret)
     page.wait_for_url("/")
 
 
@@ -115,7 +118,9 @@ def test_the_account_overview_draws_its_charts_on_a_desktop_and_a_phone(
 
 @pytest.fixture
 def staff(db):
-    return UserFactory(email="finance@hosting.example", is_staff=True)
+    user = UserFactory(email="finance@hosting.example", is_staff=True)
+    user.second_factor_secret = give_second_factor(user)  # staff need one for staff pages
+    return user
 
 
 def test_the_staff_reports_draw_their_charts_on_a_desktop_and_a_phone(
@@ -126,7 +131,7 @@ def test_the_staff_reports_draw_their_charts_on_a_desktop_and_a_phone(
     before = date(first.year - (first.month == 1), (first.month - 2) % 12 + 1, 1)
     snapshot(before, {"acct_A": ("EUR", 1000)})
     snapshot(first, {"acct_A": ("EUR", 1500), "acct_B": ("EUR", 700)})
-    sign_in(page, staff)
+    sign_in(page, staff, staff.second_factor_secret)
     for viewport, name in (({"width": 1280, "height": 900}, "desktop"), (PHONE, "phone")):
         page.set_viewport_size(viewport)
         page.goto("/staff/reports")

@@ -47,6 +47,26 @@ def test_the_server_side_of_saving_a_card(stripe_api, account, signed_in):
     assert "Visa •••• 4242 (11/2031) is saved." in signed_in.get(saved["Location"]).content.decode()
 
 
+def test_adding_a_card_asks_for_a_recent_sign_in(stripe_api, account, owner, signed_in):
+    """A sensitive action (issue 33): without a password or factor typed in the last
+    REAUTHENTICATION_MINUTES, the page offers to confirm first and the card's endpoints refuse."""
+    from tests.accounts.test_sign_in_policies import age_sign_in
+
+    age_sign_in(signed_in, 11 * 60)
+    body = signed_in.get("/billing/payment-methods").content.decode()
+    assert 'id="add-card-confirm"' in body and 'id="add-card"' not in body
+    assert 'href="/auth/reauthenticate/?next=%2Fbilling%2Fpayment-methods"' in body
+    started = signed_in.post("/billing/payment-methods/setup-intent")
+    assert started.status_code == 403
+    assert started.json()["error"]["code"] == "reauthentication_required"
+    saved = signed_in.post("/billing/payment-methods/save", {"setup_intent": "seti_1"}, follow=True)
+    assert "Confirm it is you first" in saved.content.decode()
+    assert not PaymentMethod.objects.filter(account=account).exists()
+
+    signed_in.force_login(owner)  # a sign-in just now: the form is offered again
+    assert 'id="add-card"' in signed_in.get("/billing/payment-methods").content.decode()
+
+
 def test_make_default_and_remove(stripe_api, account, owner, signed_in):
     first = save_card(stripe_api, account, owner)
     second = save_card(stripe_api, account, owner, "5555555555554444")

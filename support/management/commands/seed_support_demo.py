@@ -99,6 +99,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Desk: {len(departments)} departments worked by {STAFF_EMAIL}; {made} new tickets."
         )
+        # Staff reach the desk and admin only with a second factor (STAFF_REQUIRE_SECOND_FACTOR):
+        # the demo's staff member has an authenticator app set up; its key is the last line.
+        self.stdout.write(f"Staff authenticator key: {self._authenticator_key(staff)}")
 
     def _staff(self, password: str | None) -> User:
         # Billing staff: the desk (every department, Billing's included) and the billing back
@@ -116,6 +119,19 @@ class Command(BaseCommand):
             staff.staff_role = StaffRole.BILLING
             staff.save(update_fields=["staff_role"])
         return staff
+
+    def _authenticator_key(self, staff: User) -> str:
+        """The demo staff member's TOTP secret (set up once, the same on every run after)."""
+        from allauth.mfa.adapter import get_adapter
+        from allauth.mfa.models import Authenticator
+        from allauth.mfa.totp.internal.auth import TOTP, generate_totp_secret
+
+        existing = Authenticator.objects.filter(user=staff, type=Authenticator.Type.TOTP).first()
+        if existing is not None:
+            return get_adapter().decrypt(existing.data["secret"])
+        secret = generate_totp_secret()
+        TOTP.activate(staff, secret)
+        return secret
 
     def _tickets(self, owner: User, account: Account, staff: User, departments: dict) -> int:
         if Ticket.objects.filter(account=account).exists():
