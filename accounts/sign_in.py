@@ -94,6 +94,16 @@ class SecondFactorLoginMixin:
         return perform_login(self.request, login)
 
 
+def sign_in_with_new_password(request: HttpRequest, user) -> None:
+    """Sign in a person who just chose their password (signing up, joining by invitation): as
+    a sign-in with it, it counts as typed just now for the sensitive actions."""
+    from allauth.account.internal.flows.login import record_authentication
+    from django.contrib.auth import login
+
+    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    record_authentication(request, user, method="password", email=user.email, reauthenticated=True)
+
+
 class SignInLimitFormMixin:
     """For ``AuthenticationForm`` subclasses: over the limit, refuse before any password check."""
 

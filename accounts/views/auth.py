@@ -2,7 +2,6 @@
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import Http404, HttpResponse
@@ -25,7 +24,12 @@ from accounts.selectors import (
 from accounts.services import (
     account_create,
 )
-from accounts.sign_in import SecondFactorLoginMixin, count_attempt, sign_in_limited
+from accounts.sign_in import (
+    SecondFactorLoginMixin,
+    count_attempt,
+    sign_in_limited,
+    sign_in_with_new_password,
+)
 from hosting.dashboard.refusals import ServiceRefusalMixin
 from hosting.errors import (
     ApplicationError,
@@ -65,9 +69,7 @@ class SignupView(ServiceRefusalMixin, FormView):
             )
         except ApplicationError as error:
             return self.refused(error, form=form)
-        login(
-            self.request, account.members.get(), backend="django.contrib.auth.backends.ModelBackend"
-        )
+        sign_in_with_new_password(self.request, account.members.get())
         self.request.session[SESSION_ACCOUNT_KEY] = account.id
         messages.success(self.request, f"Welcome! Your account {account.name} is ready.")
         return redirect("home")

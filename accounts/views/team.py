@@ -3,7 +3,6 @@
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth import login
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -35,6 +34,7 @@ from accounts.services import (
     member_change_role,
     member_remove,
 )
+from accounts.sign_in import sign_in_with_new_password
 from hosting.errors import (
     ApplicationError,
     Conflict,
@@ -228,7 +228,7 @@ class InvitationAcceptView(TemplateView):
             )
         except (NotFound, Conflict) as error:  # used up or replaced: as if it never existed
             raise Http404(error.message) from None
-        login(request, membership.user, backend="django.contrib.auth.backends.ModelBackend")
+        sign_in_with_new_password(request, membership.user)
         return self.joined(membership)
 
     def actor(self) -> Actor:
