@@ -397,14 +397,20 @@ class SshKeyAdmin(admin.ModelAdmin):
 def _read_only_allauth_admins() -> None:
     from allauth.account.models import EmailAddress
     from allauth.mfa.models import Authenticator
+    from allauth.socialaccount.models import SocialAccount, SocialApp, SocialToken
     from allauth.usersessions.models import UserSession
 
     from accounts.service_admin import ReadOnlyAdmin
 
-    for model in (Authenticator, UserSession, EmailAddress):
+    for model in (Authenticator, UserSession, EmailAddress, SocialAccount):
         if admin.site.is_registered(model):
             admin.site.unregister(model)
         admin.site.register(model, ReadOnlyAdmin)
+    # Single sign-on's providers are the host's environment variables (README), not rows an
+    # admin page could add; no provider's tokens are kept (SOCIALACCOUNT_STORE_TOKENS).
+    for model in (SocialApp, SocialToken):
+        if admin.site.is_registered(model):
+            admin.site.unregister(model)
 
 
 _read_only_allauth_admins()

@@ -40,7 +40,6 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
             "This is your only way to sign in: set a password (Forgot your password? on the "
             "sign-in page) or link another provider before removing it."
         ),
-        "connected_other": "This identity is already linked to another person here.",
     }
 
     def is_open_for_signup(self, request, sociallogin) -> bool:

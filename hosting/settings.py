@@ -246,6 +246,8 @@ SOCIALACCOUNT_PROVIDERS = sso_providers()
 SOCIALACCOUNT_ADAPTER = "accounts.sso_adapter.SocialAccountAdapter"
 SOCIALACCOUNT_QUERY_EMAIL = True
 SOCIALACCOUNT_STORE_TOKENS = False
+# Linking or unlinking an identity (a way into the account) asks for a recent sign-in.
+SOCIALACCOUNT_REAUTHENTICATION_REQUIRED = True
 # Staff sign in with single sign-on only: their password is refused on /login and /admin/.
 STAFF_SSO_ONLY = env_bool("STAFF_SSO_ONLY", False)
 if STAFF_SSO_ONLY and not sso_configured(SOCIALACCOUNT_PROVIDERS):
