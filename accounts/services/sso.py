@@ -16,7 +16,12 @@ def sso_link_record(
     """Note an identity at a single sign-on provider linked to a person (from Profile, or at
     their first sign-in with the host's provider: ``automatic``) or unlinked, in the event log
     of each of their accounts (audit, webhooks)."""
-    subject = {"id": user.id, "email": user.email, "provider": provider, "uid": uid}
+    subject: dict[str, str | bool] = {
+        "id": user.id,
+        "email": user.email,
+        "provider": provider,
+        "uid": uid,
+    }
     if change == "linked":
         subject["automatic"] = automatic
     _record_for_person(
