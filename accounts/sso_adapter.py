@@ -27,6 +27,7 @@ from django.shortcuts import redirect
 from accounts.models import User
 from accounts.services import sso_failure_record
 from accounts.services.sso import AUTO_CONNECTED
+from accounts.sign_in import count_attempt
 from hosting.http import client_ip
 
 # The provider whose verified addresses are trusted to link at first sign-in: the host's own.
@@ -103,7 +104,7 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
                 f"Sign-in with {provider.name} failed ({reason}). Try again, or sign in with "
                 "your password."
             )
-        sso_failure_record(provider=provider.sub_id, reason=reason, ip=client_ip(request))
+        _failure_record(request, provider=provider.sub_id, reason=reason)
         state = extra_context.get("state") or {}
         messages.error(request, text)
         linking = state.get("process") == AuthProcess.CONNECT and request.user.is_authenticated
@@ -121,12 +122,22 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
     def _refuse(self, request, sociallogin, text: str, reason: str) -> None:
         email = next((address.email for address in sociallogin.email_addresses), "")
         user = sociallogin.user if sociallogin.is_existing else None
-        sso_failure_record(
+        _failure_record(
+            request,
             provider=sociallogin.provider.sub_id,
             reason=reason,
             email="" if user else email,
             user=user,
-            ip=client_ip(request),
         )
         messages.error(request, text)
         raise ImmediateHttpResponse(redirect("login"))
+
+
+def _failure_record(request, **failure) -> None:
+    """A refused single sign-on counts in the sign-in's per-address budget
+    (``LOGIN_ATTEMPTS_PER_MINUTE``); over it, it is not recorded again, so forged callbacks
+    cannot flood the event log."""
+    ip = client_ip(request)
+    if count_attempt(f"login-ip:{ip}"):
+        return
+    sso_failure_record(ip=ip, **failure)

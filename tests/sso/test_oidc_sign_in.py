@@ -281,8 +281,22 @@ def test_nothing_configured_no_buttons_and_no_routes(monkeypatch, settings):
     configure(monkeypatch, settings)
     client = Client()
 
-    assert "Sign in with" not in client.get("/login").content.decode()
-    assert "Sign in with" not in client.get("/admin/login/").content.decode()
+    assert "data-sso-provider" not in client.get("/login").content.decode()
+    assert "data-sso-provider" not in client.get("/admin/login/").content.decode()
     for provider in ("oidc", "discord", "github", "google"):
         assert client.post(f"/auth/sso/{provider}/login/").status_code == 404
         assert client.get(f"/auth/sso/{provider}/login/callback/?code=c&state=s").status_code == 404
+
+
+def test_forged_callbacks_count_in_the_sign_in_limit_and_stop_being_recorded(idp, settings):
+    settings.LOGIN_ATTEMPTS_PER_MINUTE = 3
+    client = Client()
+
+    for attempt in range(6):
+        answer = client.get(f"/auth/sso/oidc/login/callback/?code=c{attempt}&state=forged")
+        assert answer.status_code == 302 and answer["Location"] == "/login"
+
+    assert Event.objects.filter(type="user.login_failed").count() == 3
+    # The same address's password guesses share that budget.
+    refused_password = client.post("/login", {"username": "a@example.com", "password": "x"})
+    assert refused_password.status_code == 429
