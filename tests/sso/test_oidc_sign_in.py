@@ -300,3 +300,16 @@ def test_forged_callbacks_count_in_the_sign_in_limit_and_stop_being_recorded(idp
     # The same address's password guesses share that budget.
     refused_password = client.post("/login", {"username": "a@example.com", "password": "x"})
     assert refused_password.status_code == 429
+
+
+def test_a_link_alone_starts_no_sign_in(idp):
+    """A GET (a link, an image on another site) only shows a page asking to continue: a sign-in
+    starts with a POST carrying the CSRF token."""
+    client = Client(enforce_csrf_checks=True)
+
+    page = client.get("/auth/sso/oidc/login/")
+    forged = client.post("/auth/sso/oidc/login/", {"process": "login"})
+
+    assert page.status_code == 200 and 'method="post"' in page.content.decode()
+    assert forged.status_code == 403
+    assert idp.authorization_requests() == []
