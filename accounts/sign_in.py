@@ -120,14 +120,21 @@ class FactorCodeLimitMixin:
     code is refused unread, with the wait, and the person is e-mailed."""
 
     def clean_code(self):
-        request = context.request
-        email = self.user.email.lower()
-        ip = client_ip(request)
-        retry_after = count_attempt(f"login-ip:{ip}", f"login-email:{email}")
-        if retry_after:
-            lockout_notify(email=email, retry_after=retry_after, ip=ip)
-            raise ValidationError(
-                f"Too many sign-in attempts; try again in {retry_after} seconds.",
-                code="rate_limited",
-            )
+        count_factor_attempt(self.user)
         return super().clean_code()
+
+
+def count_factor_attempt(user) -> None:
+    """A factor used (a code typed, a passkey offered) for ``user``: one attempt in the
+    sign-in's buckets of the client address and of the person's e-mail; over the limit a
+    ``ValidationError`` with the wait, and the person is e-mailed (once a window)."""
+    request = context.request
+    email = user.email.lower()
+    ip = client_ip(request)
+    retry_after = count_attempt(f"login-ip:{ip}", f"login-email:{email}")
+    if retry_after:
+        lockout_notify(email=email, retry_after=retry_after, ip=ip)
+        raise ValidationError(
+            f"Too many sign-in attempts; try again in {retry_after} seconds.",
+            code="rate_limited",
+        )

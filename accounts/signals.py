@@ -66,6 +66,7 @@ def _factor_changed(change: str):
 def _signed_in(sender, request=None, user=None, **kwargs) -> None:
     """Each sign-in through allauth's flow (the dashboard's and admin's, after any factor): an
     event, and an e-mail when the device is new to the person."""
+    from allauth.mfa.webauthn.internal.flows import did_use_passwordless_login
     from allauth.usersessions.models import UserSession
 
     from accounts.services import sign_in_record
@@ -79,12 +80,15 @@ def _signed_in(sender, request=None, user=None, **kwargs) -> None:
     new_device = others.exists() and not others.filter(user_agent=user_agent[:200]).exists()
     sociallogin = kwargs.get("sociallogin")  # a single sign-on's
     provider = sociallogin.account.provider if sociallogin is not None else ""
+    method = "sso" if provider else "password"
+    if not provider and did_use_passwordless_login(request, user):
+        method = "passkey"  # "Sign in with a passkey", no password
     sign_in_record(
         user=user,
         ip=client_ip(request),
         user_agent=user_agent,
         new_device=new_device,
-        method="sso" if provider else "password",
+        method=method,
         provider=provider,
     )
 

@@ -230,11 +230,24 @@ ACCOUNT_REAUTHENTICATION_TIMEOUT = env_int("REAUTHENTICATION_MINUTES", 10, minim
 # factor (accounts/second_factor.py). Off only for a host that enforces factors elsewhere.
 STAFF_REQUIRE_SECOND_FACTOR = env_bool("STAFF_REQUIRE_SECOND_FACTOR", True)
 USERSESSIONS_TRACK_ACTIVITY = True
-MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
-# The codes typed count in the sign-in's own limits (accounts/sign_in.py).
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
+# Passkeys (WebAuthn): as a second factor after the password, and to sign in without one
+# ("Sign in with a passkey" on /login and admin's sign-in). The browser's origin must be https
+# (or http://localhost, which browsers and fido2 accept as secure): allauth's
+# MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN stays off, so an assertion made for another origin is
+# refused. README, "Passkeys".
+MFA_PASSKEY_LOGIN_ENABLED = True
+# Passkey sign-ins count in the sign-in's own limits (accounts/passkeys.py), not allauth's own
+# second limiter for them, so one budget holds everywhere (LOGIN_ATTEMPTS_PER_MINUTE).
+MFA_RATE_LIMITS = {"webauthn_login": ""}
+# The codes typed, and the passkeys used, count in the sign-in's own limits
+# (accounts/sign_in.py, accounts/passkeys.py).
 MFA_FORMS = {
     "authenticate": "accounts.forms.FactorAuthenticateForm",
     "reauthenticate": "accounts.forms.FactorReauthenticateForm",
+    "authenticate_webauthn": "accounts.passkeys.PasskeyFactorForm",
+    "reauthenticate_webauthn": "accounts.passkeys.PasskeyReauthenticateForm",
+    "login_webauthn": "accounts.passkeys.PasskeyLoginForm",
 }
 MFA_TOTP_ISSUER = env_str("MFA_TOTP_ISSUER") or "Hosting Management"
 MFA_RECOVERY_CODE_COUNT = 10

@@ -1,0 +1,48 @@
+// Passkeys (WebAuthn) on our pages, with django-allauth's scripts (mfa/js/webauthn.js):
+// "Sign in with a passkey" on the sign-in pages, and a plain message whenever the browser's
+// passkey step fails or is cancelled (allauth only logs it to the console).
+(function () {
+  'use strict'
+
+  var SAID = {
+    NotAllowedError: 'No passkey was used: the request was cancelled, timed out, or this device has no passkey for this site.',
+    InvalidStateError: 'This security key or passkey is already registered to your account.',
+    SecurityError: 'Passkeys need a secure address (https): ask the host to serve this site over https.',
+    NotSupportedError: 'This browser or device cannot use passkeys here.'
+  }
+
+  function say (text) {
+    var box = document.getElementById('passkey-error')
+    if (!box) {
+      box = document.createElement('p')
+      box.id = 'passkey-error'
+      box.className = 'message message-error'
+      box.setAttribute('role', 'alert')
+      var main = document.querySelector('.auth-card, main, body')
+      main.insertBefore(box, main.firstChild)
+    }
+    box.textContent = text
+    box.hidden = false
+  }
+
+  document.addEventListener('allauth.error', function (event) {
+    var tags = (event.detail && event.detail.tags) || []
+    if (tags.indexOf('webauthn') === -1) return
+    event.preventDefault()
+    var exception = event.detail.exception || {}
+    say(SAID[exception.name] || 'The passkey step did not work: ' + (exception.message || 'try again') + '.')
+  })
+
+  document.addEventListener('DOMContentLoaded', function () {
+    var button = document.getElementById('passkey-sign-in')
+    if (!button) return
+    if (!window.PublicKeyCredential || !window.allauth || !window.allauth.webauthn) {
+      button.disabled = true
+      button.title = SAID.NotSupportedError
+      return
+    }
+    window.allauth.webauthn.forms.loginForm({
+      ids: { login: 'passkey-sign-in', credential: 'passkey-credential' }
+    })
+  })
+})()
