@@ -20,7 +20,9 @@ allauth's own views for the provider build allauth's adapter, not the provider's
 import secrets
 
 import jwt
+import requests
 from allauth.account.internal.decorators import login_not_required
+from allauth.socialaccount.helpers import render_authentication_error
 from allauth.socialaccount.internal import jwtkit
 from allauth.socialaccount.models import SocialApp
 from allauth.socialaccount.providers.oauth2.client import OAuth2Error
@@ -104,9 +106,12 @@ class HostOIDCProvider(OpenIDConnectProvider):
         auth_params = {**(self.get_auth_params() if auth_params is None else auth_params)}
         auth_params["nonce"] = nonce
         # The nonce goes into the stashed state (allauth keeps any keyword given here).
-        return super().redirect(
-            request, process, next_url, data, auth_params=auth_params, nonce=nonce, **kwargs
-        )
+        try:
+            return super().redirect(
+                request, process, next_url, data, auth_params=auth_params, nonce=nonce, **kwargs
+            )
+        except requests.RequestException as error:  # its discovery document, unreachable
+            return render_authentication_error(request, self, exception=error)
 
 
 class HostOIDCCallbackView(OAuth2CallbackView):

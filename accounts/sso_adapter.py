@@ -14,11 +14,13 @@ account adapter:
   event with ``method: "sso"``.
 """
 
+import requests
 from allauth.core.exceptions import ImmediateHttpResponse
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.models import SocialAccount
 from allauth.socialaccount.providers.base import AuthProcess
 from allauth.socialaccount.providers.base.constants import AuthError
+from allauth.socialaccount.providers.oauth2.client import OAuth2Error
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -94,12 +96,7 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
         if error == AuthError.CANCELLED:
             reason, text = "cancelled", f"Sign-in with {provider.name} was cancelled."
         else:
-            if exception is not None:
-                reason = str(exception) or type(exception).__name__
-            elif "state" not in extra_context:
-                reason = "state missing or not this browser's"
-            else:
-                reason = "refused by the provider"
+            reason = _reason(exception, extra_context)
             text = (
                 f"Sign-in with {provider.name} failed ({reason}). Try again, or sign in with "
                 "your password."
@@ -141,3 +138,20 @@ def _failure_record(request, **failure) -> None:
     if count_attempt(f"login-ip:{ip}"):
         return
     sso_failure_record(ip=ip, **failure)
+
+
+def _reason(exception: Exception | None, extra_context: dict) -> str:
+    """Why a sign-in with a provider failed, in a few words for the person and the event log
+    (never the provider's answer itself)."""
+    if isinstance(exception, requests.RequestException):
+        return "the provider could not be reached"
+    if isinstance(exception, OAuth2Error):
+        message = str(exception)
+        if message.startswith("Error retrieving access token"):
+            return "the provider refused the sign-in code"
+        return message[:200]
+    if exception is not None:
+        return type(exception).__name__
+    if "state" not in extra_context:
+        return "state missing or not this browser's"
+    return "refused by the provider"

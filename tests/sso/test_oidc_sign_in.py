@@ -313,3 +313,35 @@ def test_a_link_alone_starts_no_sign_in(idp):
     assert page.status_code == 200 and 'method="post"' in page.content.decode()
     assert forged.status_code == 403
     assert idp.authorization_requests() == []
+
+
+def test_a_provider_that_cannot_be_reached_is_a_clear_refusal(monkeypatch, settings):
+    from tests.agent.harness import free_port
+    from tests.sso.relying_party import configure
+
+    configure(
+        monkeypatch,
+        settings,
+        SSO_OIDC_SERVER_URL=f"http://127.0.0.1:{free_port()}",
+        SSO_OIDC_CLIENT_ID="hosting",
+        SSO_OIDC_CLIENT_SECRET="secret",
+        SSO_OIDC_NAME="Example IdP",
+    )
+    client = Client()
+
+    answer = client.post("/auth/sso/oidc/login/", {"process": "login"})
+
+    refused(client, answer, "Sign-in with Example IdP failed (the provider could not be reached)")
+    failed = Event.objects.get(type="user.login_failed")
+    assert failed.data["object"]["reason"] == "the provider could not be reached"
+
+
+def test_a_code_the_provider_refuses_is_a_clear_refusal(idp, ada):
+    SocialAccount.objects.create(user=ada, provider="oidc", uid="op-ada")
+    client = Client()
+    callback = idp.sign_in(start(client))
+    forged_code = callback.replace(f"code={query(callback)['code']}", "code=not-a-code")
+
+    answer = client.get(local(forged_code))
+
+    refused(client, answer, "failed (the provider refused the sign-in code)")
