@@ -14,7 +14,8 @@ three, whatever the settings say:
   with the nonce of this sign-in's state; userinfo must name the same ``sub``.
 
 allauth's own views for the provider build allauth's adapter, not the provider's, so the routes
-(accounts/sso_urls.py) are ours: ``oidc_login`` and ``oidc_callback``.
+(accounts/sso_urls.py) are ours: ``oidc_login`` and ``oidc_callback``. Discord's callback is
+ours too (``DiscordAdapter``: an error answer from its profile endpoint is a refusal, not a 500).
 """
 
 import secrets
@@ -22,9 +23,11 @@ import secrets
 import jwt
 import requests
 from allauth.account.internal.decorators import login_not_required
+from allauth.socialaccount.adapter import get_adapter
 from allauth.socialaccount.helpers import render_authentication_error
 from allauth.socialaccount.internal import jwtkit
 from allauth.socialaccount.models import SocialApp
+from allauth.socialaccount.providers.discord.views import DiscordOAuth2Adapter
 from allauth.socialaccount.providers.oauth2.client import OAuth2Error
 from allauth.socialaccount.providers.oauth2.utils import generate_code_challenge
 from allauth.socialaccount.providers.oauth2.views import OAuth2CallbackView, OAuth2LoginView
@@ -138,3 +141,19 @@ def oidc_callback(request: HttpRequest, provider_id: str) -> HttpResponse:
         return HostOIDCCallbackView.adapter_view(HostOIDCAdapter(request, provider_id))(request)
     except SocialApp.DoesNotExist:
         raise Http404("No such sign-in provider.") from None
+
+
+class DiscordAdapter(DiscordOAuth2Adapter):
+    """allauth's Discord adapter reads the profile whatever Discord answered (an error's body
+    has no id: a 500 here); this one refuses an error answer as a failed sign-in."""
+
+    def complete_login(self, request: HttpRequest, app, token, **kwargs):
+        headers = {"Authorization": f"Bearer {token.token}"}
+        with get_adapter().get_requests_session() as session:
+            response = session.get(self.profile_url, headers=headers)
+            response.raise_for_status()
+            profile = response.json()
+        return self.get_provider().sociallogin_from_response(request, profile)
+
+
+discord_callback = OAuth2CallbackView.adapter_view(DiscordAdapter)

@@ -26,12 +26,12 @@ def _configured_only(view):
     return guarded
 
 
-def _preset(slug: str, views) -> list:
+def _preset(slug: str, views, callback=None) -> list:
     return [
         path(f"{slug}/login/", _configured_only(views.oauth2_login), name=f"{slug}_login"),
         path(
             f"{slug}/login/callback/",
-            _configured_only(views.oauth2_callback),
+            _configured_only(callback or views.oauth2_callback),
             name=f"{slug}_callback",
         ),
     ]
@@ -39,7 +39,7 @@ def _preset(slug: str, views) -> list:
 
 urlpatterns = [
     # The presets first: the host's provider takes any other id (its app's provider_id).
-    *_preset("discord", discord),
+    *_preset("discord", discord, sso.discord_callback),
     *_preset("github", github),
     *_preset("google", google),
     path("<str:provider_id>/login/", sso.oidc_login, name="openid_connect_login"),

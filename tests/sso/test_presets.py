@@ -295,3 +295,24 @@ def test_a_google_id_token_for_another_client_is_refused(presets, services, pers
 
     assert not SocialAccount.objects.exists()
     assert "Sign-in with Google failed" in client.get("/auth/sso/connections/").content.decode()
+
+
+def test_an_error_from_discords_profile_is_a_clear_failure(presets, services):
+    services(
+        {
+            ("POST", "https://discord.com/api/oauth2/token"): (
+                200,
+                {"access_token": "discord-recorded", "token_type": "Bearer"},
+            ),
+            ("GET", "https://discord.com/api/users/@me"): (
+                401,
+                {"message": "401: Unauthorized", "code": 0},
+            ),
+        }
+    )
+    client = Client()
+
+    answer = callback(client, "discord")
+
+    assert answer.status_code == 302 and answer["Location"] == "/login"
+    assert "Sign-in with Discord failed" in client.get("/login").content.decode()
