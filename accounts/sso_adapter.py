@@ -143,6 +143,8 @@ def _failure_record(request, **failure) -> None:
 def _reason(exception: Exception | None, extra_context: dict) -> str:
     """Why a sign-in with a provider failed, in a few words for the person and the event log
     (never the provider's answer itself)."""
+    if isinstance(exception, requests.HTTPError):
+        return "the provider answered with an error"
     if isinstance(exception, requests.RequestException):
         return "the provider could not be reached"
     if isinstance(exception, OAuth2Error):

@@ -315,4 +315,5 @@ def test_an_error_from_discords_profile_is_a_clear_failure(presets, services):
     answer = callback(client, "discord")
 
     assert answer.status_code == 302 and answer["Location"] == "/login"
-    assert "Sign-in with Discord failed" in client.get("/login").content.decode()
+    page = client.get("/login").content.decode()
+    assert "Sign-in with Discord failed (the provider answered with an error)" in page
