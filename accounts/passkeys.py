@@ -36,6 +36,7 @@ PASSKEY_REFUSED = (
     "That passkey was not accepted: it is not registered to an account here (it may have been "
     "removed), or the sign-in took too long. Try again, or sign in with your password."
 )
+NO_PASSKEY = "No passkey was offered. Try again, or sign in with your password."
 FACTOR_REFUSED = (
     "That security key or passkey was not accepted: it is not one registered to your account "
     "(it may have been removed), or it took too long. Try again, or type a code instead."
@@ -61,6 +62,11 @@ def _registered_to(user, credential) -> bool:
 class PasskeyLoginForm(LoginWebAuthnForm):
     """A passkey offered to sign in without a password (see the module's docstring). allauth's
     view puts this form's errors on the sign-in page as messages."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Nothing (or no JSON) sent: the page's script did not run to its end.
+        self.fields["credential"].error_messages.update(required=NO_PASSKEY, invalid=NO_PASSKEY)
 
     def clean_credential(self) -> Authenticator:
         ip = client_ip(context.request)

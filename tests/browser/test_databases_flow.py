@@ -55,7 +55,7 @@ def test_create_connect_rotate_and_delete_a_database(page, owner, server, screen
     page.goto("/login")
     page.get_by_label("E-mail").fill(owner.email)
     page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.wait_for_url("/")
     page.goto(f"/servers/{server.id}")
     page.get_by_role("navigation", name="Server").get_by_role("link", name="Databases").click()

@@ -37,7 +37,7 @@ def sign_in(page, user: User, secret: str | None = None) -> None:
     page.goto("/login")
     page.fill("[name=username]", user.email)
     page.fill("[name=password]", PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     if secret:
         type_second_factor(page, secret)
     page.wait_for_url("/")

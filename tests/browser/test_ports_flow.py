@@ -44,7 +44,7 @@ def test_add_a_port_and_make_it_primary_on_a_phone(page, owner, server, screensh
     page.goto("/login")
     page.get_by_label("E-mail").fill(owner.email)
     page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.wait_for_url("/")
     page.set_viewport_size(PHONE)
     page.goto(f"/servers/{server.id}")

@@ -53,7 +53,7 @@ def sign_in_and_open_schedules(page, user, server):
     page.goto("/login")
     page.get_by_label("E-mail").fill(user.email)
     page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.wait_for_url("/")
     page.goto(f"/servers/{server.id}")
     page.get_by_role("navigation", name="Server").get_by_role("link", name="Schedules").click()

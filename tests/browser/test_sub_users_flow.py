@@ -18,7 +18,7 @@ def test_on_a_phone_the_owner_invites_a_moderator(page, owner, account, screensh
     page.goto("/login")
     page.get_by_label("E-mail").fill(owner.email)
     page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.wait_for_url("/")
     page.goto(f"/servers/{server.id}")
     page.get_by_role("navigation", name="Server").get_by_role("link", name="Users").click()

@@ -52,7 +52,7 @@ def sign_in(page, user, secret: str | None = None) -> None:
     page.goto("/login")
     page.get_by_label("E-mail").fill(user.email)
     page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     if secret:
         type_second_factor(page, secret)
     page.wait_for_url("/")
