@@ -84,17 +84,15 @@ def staff_must_pass_factor(user) -> bool:
     return bool(settings.STAFF_REQUIRE_SECOND_FACTOR and user.is_active and user.is_staff)
 
 
-def seconds_since_reauthentication(request: HttpRequest) -> float | None:
-    """Seconds since this session's person last typed a password or a factor (at sign-in or to
-    re-authenticate), or None."""
-    from allauth.account import app_settings
+# What a person types that counts for a sensitive action: their password, or a factor (a code,
+# a passkey), at sign-in or again since. A single sign-on does not (nothing was typed here).
+TYPED_METHODS = ("password", "mfa")
 
-    typed = [
-        record["at"]
-        for record in _records(request)
-        if record.get("reauthenticated")
-        and record.get("method") in app_settings.REAUTHENTICATION_METHODS
-    ]
+
+def seconds_since_reauthentication(request: HttpRequest) -> float | None:
+    """Seconds since this session's person last typed a password or a factor (at sign-in, a
+    passkey's sign-in included, or to re-authenticate), or None."""
+    typed = [record["at"] for record in _records(request) if record.get("method") in TYPED_METHODS]
     added = request.session.get(FACTOR_ADDED_SESSION_KEY)
     moments = [*typed, *([added] if added else [])]
     return time.time() - max(moments) if moments else None

@@ -248,6 +248,18 @@ def test_a_factor_typed_again_counts_as_a_recent_sign_in(account, owner):
     assert client.get("/settings/api-keys/new").status_code == 200
 
 
+def test_a_passkey_sign_in_just_now_counts_as_a_recent_sign_in(account, owner):
+    client = Client()
+    client.force_login(owner, second_factor=False)
+    session = client.session
+    passkey = {"method": "mfa", "type": "webauthn", "passwordless": True, "at": time.time()}
+    session[AUTHENTICATION_METHODS_SESSION_KEY] = [passkey]
+    session.save()
+    assert client.get("/settings/api-keys/new").status_code == 200
+    age_sign_in(client, 11 * 60)
+    assert client.get("/settings/api-keys/new").status_code == 302
+
+
 def test_changing_the_email_asks_for_a_recent_sign_in_the_name_does_not(owner):
     client = signed_in(owner)
     age_sign_in(client, 11 * 60)
