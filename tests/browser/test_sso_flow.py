@@ -88,3 +88,30 @@ def test_a_tampered_id_token_leaves_the_browser_signed_out(page, idp):
     assert not SocialAccount.objects.exists()
     page.goto("/")
     page.wait_for_url("/login?next=/")
+
+
+def test_staff_sign_in_to_admin_with_the_provider_and_their_factor(page, idp, settings, screenshot):
+    from tests.browser.conftest import give_second_factor, type_second_factor
+
+    settings.STAFF_SSO_ONLY = True
+    staff = UserFactory(
+        email="ada@idp.example.com", password=PASSWORD, is_staff=True, is_superuser=True
+    )
+    secret = give_second_factor(staff)
+
+    page.set_viewport_size(PHONE)
+    page.goto("/admin/")
+    page.fill("[name=username]", staff.email)
+    page.fill("[name=password]", PASSWORD)
+    page.locator("#login-form [type=submit]").click()
+    expect(page.locator("#content")).to_contain_text("Staff sign in with single sign-on only")
+    button = page.get_by_role("button", name="Sign in with Example IdP")
+    assert_within_width(button, PHONE["width"])
+    screenshot("sso-admin-sign-in-phone")
+
+    button.click()
+    page.fill("[name=email]", "ada@idp.example.com")
+    page.click("#op-sign-in")
+    type_second_factor(page, secret)
+    page.wait_for_url("**/admin/")
+    expect(page.locator("#site-name")).to_contain_text("Hosting Management")
