@@ -74,9 +74,7 @@ class SoftPasskey:
         self.counter += 1
         flags = AuthenticatorData.FLAG.UP | AuthenticatorData.FLAG.UV
         auth_data = AuthenticatorData.create(self.rp_id_hash, flags, self.counter)
-        signature = self.key.sign(
-            bytes(auth_data) + client_data.hash, ec.ECDSA(hashes.SHA256())
-        )
+        signature = self.key.sign(bytes(auth_data) + client_data.hash, ec.ECDSA(hashes.SHA256()))
         return self._ids() | {
             "response": {
                 "clientDataJSON": websafe_encode(bytes(client_data)),
@@ -152,9 +150,7 @@ def test_a_passkey_this_site_does_not_know_or_made_for_another_site_signs_nobody
     ]
 
 
-def test_a_deactivated_person_and_staff_under_sso_only_are_refused_with_a_passkey(
-    person, settings
-):
+def test_a_deactivated_person_and_staff_under_sso_only_are_refused_with_a_passkey(person, settings):
     passkey = SoftPasskey()
     passkey.register_to(person)
     person.is_active = False
@@ -207,9 +203,7 @@ def password_then_factor_page(person) -> tuple[Client, dict]:
     return client, page.context["js_data"]["request_options"]
 
 
-def test_a_passkey_as_the_second_factor_and_a_wrong_one_is_a_factor_failed_event(
-    person, settings
-):
+def test_a_passkey_as_the_second_factor_and_a_wrong_one_is_a_factor_failed_event(person, settings):
     passkey = SoftPasskey()
     passkey.register_to(person)
     client, options = password_then_factor_page(person)
@@ -230,9 +224,7 @@ def test_a_passkey_as_the_second_factor_and_a_wrong_one_is_a_factor_failed_event
     assert [obj["method"] for obj in events("user.signed_in", id=person.id)] == ["password"]
 
 
-def test_a_passkey_as_the_second_factor_counts_in_the_sign_ins_limits(
-    person, settings, mailoutbox
-):
+def test_a_passkey_as_the_second_factor_counts_in_the_sign_ins_limits(person, settings, mailoutbox):
     settings.LOGIN_ATTEMPTS_PER_MINUTE = 2
     passkey = SoftPasskey()
     passkey.register_to(person)
@@ -246,6 +238,7 @@ def test_a_passkey_as_the_second_factor_counts_in_the_sign_ins_limits(
     right = passkey.assertion(options, person)
     held = client.post("/auth/2fa/authenticate/", {"credential": json.dumps(right)})
     assert held.status_code == 200
-    assert re.search(r"Too many sign-in attempts; try again in \d+ seconds\.", held.content.decode())
+    refusal = r"Too many sign-in attempts; try again in \d+ seconds\."
+    assert re.search(refusal, held.content.decode())
     assert client.get("/").status_code == 302
     assert [mail.to for mail in mailoutbox] == [[person.email]]
