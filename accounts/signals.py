@@ -93,6 +93,25 @@ def _signed_in(sender, request=None, user=None, **kwargs) -> None:
     )
 
 
+def _passkey_used(sender, request=None, user=None, authenticator=None, **kwargs) -> None:
+    """A passkey that signed its person in without a password (user verification: its PIN or
+    biometrics) is, as a password typed at sign-in is (accounts/sign_in.py), a recent sign-in
+    for the sensitive actions that ask for one."""
+    from allauth.account.internal.flows.login import record_authentication
+
+    if not kwargs.get("passwordless") or request is None or user is None or authenticator is None:
+        return
+    record_authentication(
+        request,
+        user,
+        "mfa",
+        id=authenticator.pk,
+        type=authenticator.type,
+        passwordless=True,
+        reauthenticated=True,
+    )
+
+
 def _sso_linked(sender, request=None, sociallogin=None, **kwargs) -> None:
     """An identity at a single sign-on provider linked (Profile, or at a first sign-in with
     the host's provider: accounts/sso_adapter.py): an event."""
@@ -175,6 +194,7 @@ def connect_factor_events() -> None:
     from django.contrib.auth.signals import user_logged_in as django_logged_in
 
     user_logged_in.connect(_signed_in, weak=False, dispatch_uid="signed-in")
+    mfa.authenticator_used.connect(_passkey_used, weak=False, dispatch_uid="passkey-used")
     social.social_account_added.connect(_sso_linked, weak=False, dispatch_uid="sso-linked")
     social.social_account_removed.connect(_sso_unlinked, weak=False, dispatch_uid="sso-unlinked")
     django_logged_in.connect(_session_seen, weak=False, dispatch_uid="session-seen")

@@ -242,3 +242,50 @@ def test_a_passkey_as_the_second_factor_counts_in_the_sign_ins_limits(person, se
     assert re.search(refusal, held.content.decode())
     assert client.get("/").status_code == 302
     assert [mail.to for mail in mailoutbox] == [[person.email]]
+
+
+def test_a_passkey_sign_in_counts_as_a_recent_sign_in_for_the_sensitive_actions(person):
+    passkey = SoftPasskey()
+    passkey.register_to(person)
+    client = Client()
+    offer(client, passkey, person)
+    # Adding another key asks for a recent sign-in: the passkey (with its PIN or biometrics)
+    # was one, as a password typed at sign-in is.
+    assert client.get("/auth/2fa/webauthn/add/").status_code == 200
+    assert client.get("/settings/api-keys/new").status_code == 200
+
+
+def test_confirming_it_is_you_with_a_passkey(person):
+    from allauth.account.internal.flows.login import AUTHENTICATION_METHODS_SESSION_KEY
+
+    passkey = SoftPasskey()
+    passkey.register_to(person)
+    client = Client()
+    offer(client, passkey, person)
+    session = client.session  # an hour later: the sign-in is no longer recent
+    session[AUTHENTICATION_METHODS_SESSION_KEY] = [
+        record | {"at": record["at"] - 3600}
+        for record in session[AUTHENTICATION_METHODS_SESSION_KEY]
+    ]
+    session.save()
+    asked = client.get("/settings/api-keys/new")
+    assert asked["Location"].startswith("/auth/reauthenticate/")
+
+    page = client.get("/auth/2fa/webauthn/reauthenticate/?next=/settings/api-keys/new")
+    options = page.context["js_data"]["request_options"]
+    wrong = SoftPasskey().assertion(options, person)
+    refused = client.post(
+        "/auth/2fa/webauthn/reauthenticate/", {"credential": json.dumps(wrong)}, follow=True
+    )
+    assert "That security key or passkey was not accepted" in said(refused)
+    assert events("user.factor_failed", id=person.id, factor="webauthn")
+    assert client.get("/settings/api-keys/new").status_code == 302
+
+    page = client.get("/auth/2fa/webauthn/reauthenticate/?next=/settings/api-keys/new")
+    right = passkey.assertion(page.context["js_data"]["request_options"], person)
+    done = client.post(
+        "/auth/2fa/webauthn/reauthenticate/",
+        {"credential": json.dumps(right), "next": "/settings/api-keys/new"},
+    )
+    assert done.status_code == 302 and done["Location"] == "/settings/api-keys/new"
+    assert client.get("/settings/api-keys/new").status_code == 200
