@@ -14,6 +14,7 @@ import re
 import pytest
 from allauth.account.utils import user_pk_to_url_str
 from allauth.mfa.webauthn.internal.auth import WebAuthn
+from allauth.usersessions.models import UserSession
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.test import Client
@@ -129,6 +130,10 @@ def test_a_passkey_signs_in_alone_and_the_event_says_passkey(person):
     assert client.get("/").status_code == 200
     assert [obj["method"] for obj in events("user.signed_in", id=person.id)] == ["passkey"]
     assert events("user.login_failed") == []
+    # Listed under Profile → Security → Sessions, as any sign-in is.
+    session = UserSession.objects.get(user=person)
+    assert session.session_key == client.session.session_key
+    assert session.ip == "127.0.0.1"
 
 
 def test_a_passkey_this_site_does_not_know_or_made_for_another_site_signs_nobody_in(person):

@@ -231,7 +231,7 @@ def test_a_device_without_a_passkey_says_so(page, live_server, person):
     assert page.url == f"{live_server.url}/login"
 
 
-def test_staff_sign_in_to_admin_with_a_passkey(page, live_server):
+def test_staff_sign_in_to_admin_with_a_passkey(page, live_server, screenshot):
     staff = UserFactory(email="ops@example.com", password=PASSWORD, is_staff=True)
     staff.is_superuser = True
     staff.save()
@@ -242,6 +242,7 @@ def test_staff_sign_in_to_admin_with_a_passkey(page, live_server):
     sign_out_form = page.locator("form[action='/logout'], form[action='/auth/logout/']")
     sign_out_form.first.locator("[type=submit]").click()
     page.goto("/admin/login/?next=/admin/")
+    screenshot("passkeys-admin-sign-in")
     page.click("#passkey-sign-in")
     page.wait_for_url(f"{live_server.url}/admin/")
     assert page.get_by_role("heading", name="Staff administration").count() == 1
