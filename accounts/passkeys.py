@@ -36,6 +36,7 @@ PASSKEY_REFUSED = (
     "That passkey was not accepted: it is not registered to an account here (it may have been "
     "removed), or the sign-in took too long. Try again, or sign in with your password."
 )
+INACTIVE = "This account is deactivated: it cannot sign in. Ask the host's support."
 NO_PASSKEY = "No passkey was offered. Try again, or sign in with your password."
 FACTOR_REFUSED = (
     "That security key or passkey was not accepted: it is not one registered to your account "
@@ -87,7 +88,7 @@ class PasskeyLoginForm(LoginWebAuthnForm):
         user = authenticator.user
         if not user.is_active:
             passkey_failure_record(user=user, reason="user_inactive", ip=ip)
-            raise ValidationError(PASSKEY_REFUSED, code="passkey_refused")
+            raise ValidationError(INACTIVE, code="user_inactive")
         if settings.STAFF_SSO_ONLY and user.is_staff:
             passkey_failure_record(user=user, reason="staff_sso_only", ip=ip)
             raise ValidationError(STAFF_SSO_ONLY_REFUSAL, code="staff_sso_only")

@@ -161,7 +161,7 @@ def test_a_deactivated_person_and_staff_under_sso_only_are_refused_with_a_passke
     person.is_active = False
     person.save()
     client = Client()
-    assert REFUSED in said(offer(client, passkey, person))
+    assert "This account is deactivated" in said(offer(client, passkey, person))
     assert client.get("/").status_code == 302
 
     person.is_active = True
