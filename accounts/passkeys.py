@@ -16,6 +16,9 @@ allauth checks the browser's assertion (its challenge, origin, signature and cou
   fails is a ``user.factor_failed`` event (``factor: "webauthn"``).
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from allauth.core import context
 from allauth.mfa.models import Authenticator
 from allauth.mfa.webauthn.forms import (
@@ -27,6 +30,7 @@ from allauth.mfa.webauthn.internal import auth
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from accounts.models import User
 from accounts.services import factor_event_record
 from accounts.services.passkeys import passkey_failure_record
 from accounts.sign_in import STAFF_SSO_ONLY_REFUSAL, count_attempt, count_factor_attempt
@@ -44,15 +48,16 @@ FACTOR_REFUSED = (
 )
 
 
-def _named_user(credential):
+def _named_user(credential: dict) -> User | None:
     """The person an assertion names (its user handle), or None: untrusted until verified."""
     try:
-        return auth.extract_user_from_response(credential)
+        user = auth.extract_user_from_response(credential)
     except ValidationError:
         return None
+    return user if isinstance(user, User) else None
 
 
-def _registered_to(user, credential) -> bool:
+def _registered_to(user: User, credential: dict) -> bool:
     try:
         raw_id = auth.parse_authentication_response(credential).raw_id
     except ValidationError:
@@ -64,7 +69,7 @@ class PasskeyLoginForm(LoginWebAuthnForm):
     """A passkey offered to sign in without a password (see the module's docstring). allauth's
     view puts this form's errors on the sign-in page as messages."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Nothing (or no JSON) sent: the page's script did not run to its end.
         self.fields["credential"].error_messages.update(required=NO_PASSKEY, invalid=NO_PASSKEY)
@@ -103,15 +108,18 @@ class _PasskeyFactorMixin:
     # field is hidden: above the form's buttons, then); its re-authentication with a key turns
     # the credential's errors into messages.
     refusal_on_credential = False
+    # allauth's forms', which this mixes into:
+    user: User
+    add_error: Callable[[str | None, ValidationError], None]
 
-    def clean_credential(self):
+    def clean_credential(self) -> Authenticator | None:
         try:
-            count_factor_attempt(self.user)  # type: ignore[attr-defined]
+            count_factor_attempt(self.user)
             try:
                 return super().clean_credential()  # type: ignore[misc]
             except ValidationError:
                 factor_event_record(
-                    user=self.user,  # type: ignore[attr-defined]
+                    user=self.user,
                     change="failed",
                     factor=Authenticator.Type.WEBAUTHN,
                     ip=client_ip(context.request),
@@ -120,7 +128,7 @@ class _PasskeyFactorMixin:
         except ValidationError as refusal:
             if self.refusal_on_credential:
                 raise
-            self.add_error(None, refusal)  # type: ignore[attr-defined]
+            self.add_error(None, refusal)
             return None
 
 
