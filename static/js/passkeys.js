@@ -7,7 +7,7 @@
   var SAID = {
     NotAllowedError: 'No passkey was used: the request was cancelled, timed out, or this device has no passkey for this site.',
     InvalidStateError: 'This security key or passkey is already registered to your account.',
-    SecurityError: 'Passkeys need a secure address (https): ask the host to serve this site over https.',
+    SecurityError: 'Passkeys need this site at a secure address by its name: https, or http://localhost (not an IP address such as 127.0.0.1).',
     NotSupportedError: 'This browser or device cannot use passkeys here.'
   }
 
