@@ -169,11 +169,13 @@ class AccountAdmin(admin.ModelAdmin):
     form = AccountAdminForm
 
     list_display = ["name", "id", "status", "suspended_at", "max_api_keys", "created_at"]
-    list_filter = ["status", "created_at"]
+    list_filter = ["status", "require_second_factor", "created_at"]
     search_fields = ["name", "id", "memberships__user__email"]
     readonly_fields = [
         "id",
         "status",
+        # The account's owners decide it (Team page, PATCH /v1/account); staff see it.
+        "require_second_factor",
         "suspended_at",
         "suspended_reason",
         "created_at",

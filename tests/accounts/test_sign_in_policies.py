@@ -332,3 +332,13 @@ def test_a_sign_in_just_now_has_typed_its_password_recently(owner):
     client = signed_in(owner)
     records = client.session[AUTHENTICATION_METHODS_SESSION_KEY]
     assert records[-1]["method"] == "password" and time.time() - records[-1]["at"] < 60
+
+
+def test_staff_see_an_accounts_policy_in_admin_and_do_not_change_it_there(account, staff_client):
+    account.require_second_factor = True
+    account.save()
+    page = staff_client.get(f"/admin/accounts/account/{account.pk}/change/").content.decode()
+    assert "Require second factor" in page
+    assert 'name="require_second_factor"' not in page  # the owners decide it
+    listed = staff_client.get("/admin/accounts/account/?require_second_factor__exact=1")
+    assert account.name in listed.content.decode()
