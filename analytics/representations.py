@@ -186,17 +186,31 @@ def report_csv_response(report: Report) -> HttpResponse:
     )
 
 
-def _cell(value: Any, column_type: str, row: dict[str, Any]) -> str:
+def duration_label(seconds: int) -> str:
+    """A duration for people: ``45 s``, ``12 min 05 s``, ``3 h 20 min``, ``2 d 4 h``."""
+    minutes, seconds = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {seconds:02d} s" if minutes else f"{seconds} s"
+
+
+def _cell(
+    value: Any, column_type: str, row: dict[str, Any], names: Mapping[str, str] | None = None
+) -> str:
     if value is None:
         return "\u2013"  # an en dash: no figure
+    if names is not None and value in names:
+        return names[value]
     if column_type == "money":
         return format_amount(value, row["currency"])
     if column_type == "percent":
         return f"{value * 100:.2f} %"
     if column_type == "seconds":
-        minutes, seconds = divmod(int(value), 60)
-        hours, minutes = divmod(minutes, 60)
-        return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s"
+        return duration_label(value)
     if column_type == "bytes":
         return filesizeformat(value)
     if column_type in ("count", "integer"):
@@ -204,13 +218,30 @@ def _cell(value: Any, column_type: str, row: dict[str, Any]) -> str:
     return str(value)
 
 
-def report_table(report: Report) -> dict[str, Any]:
+def report_table(
+    report: Report, values: Mapping[str, Mapping[str, str]] | None = None
+) -> dict[str, Any]:
     """A report as a page's table: the columns' labels, and each row's cells written for
-    people (money with its currency, percentages, durations, sizes)."""
+    people (money with its currency, percentages, durations, sizes). ``values``: a column's
+    name → its values' names (``{"status": {"install_failed": "Install failed"}}``). An id
+    column followed by its name column (``department_id``, ``department_name``) shows only
+    the name, under the id column's label: people read names, the CSV keeps both."""
+    values = values or {}
+    by_name = {column.name: column for column in report.columns}
+    shown, labels = [], []
+    for column in report.columns:
+        stem = column.name.removesuffix("_id")
+        if column.name != stem and f"{stem}_name" in by_name:
+            continue  # its name column stands for it
+        id_column = by_name.get(column.name.removesuffix("_name") + "_id")
+        shown.append(column)
+        labels.append(
+            id_column.label if column.name.endswith("_name") and id_column else column.label
+        )
     return {
-        "labels": [column.label for column in report.columns],
+        "labels": labels,
         "rows": [
-            [_cell(row[column.name], column.type, row) for column in report.columns]
+            [_cell(row[column.name], column.type, row, values.get(column.name)) for column in shown]
             for row in report.rows
         ],
     }

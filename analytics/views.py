@@ -7,7 +7,7 @@ read scope of the instance's kind. The reports page is for staff users only (any
 404). None changes anything.
 """
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from functools import cached_property
 
 from django.contrib.auth.mixins import LoginRequiredMixin
@@ -32,8 +32,14 @@ from analytics.representations import (
     uptime_representation,
 )
 from analytics.selectors.instances import instances_ever, kinds_readable, usage_readable
-from analytics.selectors.reports_billing import ar_aging_report, revenue_report, spend_report
-from analytics.selectors.reports_mrr import churn_report, mrr_report
+from analytics.selectors.reports_billing import (
+    BUCKET_LABELS,
+    BUCKETS,
+    ar_aging_report,
+    revenue_report,
+    spend_report,
+)
+from analytics.selectors.reports_mrr import churn_report, mrr_report, mrr_snapshot_latest
 from analytics.selectors.reports_operations import fleet_report, tickets_report
 from analytics.selectors.uptime import instances_uptime, uptime_range
 from analytics.selectors.usage import (
@@ -45,7 +51,7 @@ from analytics.selectors.usage import (
 )
 from hosting.money import SUPPORTED_CURRENCIES, minor_units
 from servers.models import Instance, ServerStatus
-from servers.selectors import bots_of_account, servers_of_account
+from servers.selectors import bots_of_account, region_catalogue, servers_of_account
 from support.selectors import tickets_of_account
 
 OVERVIEW_DAYS = 30
@@ -254,6 +260,38 @@ STAFF_REPORT_TITLES = {
 }
 
 
+def report_value_names() -> dict[str, dict[str, str]]:
+    """What the reports' machine values are called on the page (the CSV and the API keep the
+    values): aging buckets, statuses, kinds and regions by their names."""
+    return {
+        "bucket": dict(zip(BUCKETS, BUCKET_LABELS, strict=True)),
+        "status": dict(ServerStatus.choices),
+        "kind": {"server": "Server", "bot": "Bot"},
+        "region": dict(region_catalogue().values_list("slug", "name")),
+    }
+
+
+def mrr_empty_note(*, now: datetime) -> str:
+    """Why the MRR and churn reports have no row, and when that changes: they are read from
+    the daily snapshots housekeeping takes (on its first run of each UTC day)."""
+    latest = mrr_snapshot_latest()
+    tomorrow = (now.astimezone(UTC) + timedelta(days=1)).date()
+    if latest is None:
+        return (
+            "No MRR snapshot has been taken yet: these reports are read from the daily "
+            "snapshots, and housekeeping (manage.py housekeeping) takes the first one on its "
+            "next run, then one on its first run of each UTC day. manage.py mrr_snapshot "
+            "takes one now."
+        )
+    return (
+        f"No paying subscription in the MRR snapshots of this range. The latest snapshot, of "
+        f"{latest.day:%d %b %Y} (taken {latest.taken_at.astimezone(UTC):%H:%M} UTC), counted "
+        f"{latest.accounts} paying account{'' if latest.accounts == 1 else 's'}; subscriptions "
+        f"paid since count from the next, which housekeeping takes on {tomorrow:%d %b %Y} "
+        f"on its first run after 00:00 UTC."
+    )
+
+
 class StaffReportsView(StaffPageMixin, TemplateView):
     """The business reports for staff, each as a chart and a table, with CSV downloads."""
 
@@ -262,13 +300,20 @@ class StaffReportsView(StaffPageMixin, TemplateView):
     def get_context_data(self, **kwargs):
         reports = self.reports()
         query = self.request.GET.urlencode()
+        names = report_value_names()
+        empty_mrr = (
+            mrr_empty_note(now=timezone.now())
+            if any(not reports[n].rows for n in ("mrr", "churn") if n in reports)
+            else ""
+        )
         return super().get_context_data(
             form=self.form,
             sections=[
                 {
                     "name": name,
                     "title": STAFF_REPORT_TITLES[name],
-                    "table": report_table(report),
+                    "table": report_table(report, names),
+                    "empty": empty_mrr if name in ("mrr", "churn") else "",
                     "csv_url": reverse("analytics_staff_report_csv", args=[name])
                     + (f"?{query}" if query else ""),
                 }
@@ -278,6 +323,7 @@ class StaffReportsView(StaffPageMixin, TemplateView):
                 "reports": {name: report_representation(r) for name, r in reports.items()},
                 # How many decimals each currency's minor units are (EUR 2, JPY 0).
                 "exponents": {code: minor_units(code) for code in SUPPORTED_CURRENCIES},
+                "names": names,
             },
             **kwargs,
         )

@@ -88,7 +88,8 @@ REVENUE_COLUMNS = {
     ),
 }
 BUCKETS = ("days_0_30", "days_31_60", "days_61_90", "days_over_90")
-BUCKET_LABELS = ("0-30 days", "31-60 days", "61-90 days", "Over 90 days")
+# En dashes between the days.
+BUCKET_LABELS = ("0\u201330 days", "31\u201360 days", "61\u201390 days", "Over 90 days")
 AGING_COLUMNS = {
     "bucket": (
         Column("currency", "string", "Currency"),

@@ -197,3 +197,8 @@ def churn_report(*, first: date, last: date, currency: str | None = None) -> Rep
                 }
             )
     return Report("churn", _parameters(first, last, currency), CHURN_COLUMNS, rows)
+
+
+def mrr_snapshot_latest() -> MrrSnapshotDay | None:
+    """The latest day whose MRR was taken (None before the first snapshot)."""
+    return MrrSnapshotDay.objects.order_by("-day").first()

@@ -8,6 +8,13 @@
   const page = JSON.parse(source.textContent);
   const reports = page.reports;
   const COLORS = ["#2563eb", "#0f766e", "#7c3aed", "#b45309", "#c62828", "#64748b", "#0891b2"];
+  // The page's names of the reports' machine values (aging buckets, statuses, kinds, regions).
+  const names = page.names || {};
+  const named = (column, value) => (names[column] && names[column][value]) || value;
+  const label = (report, column) => {
+    const found = report.columns.find((c) => c.name === column);
+    return found ? found.label : column;
+  };
   const percent = (v) => (v === null ? "–" : (v * 100).toFixed(1) + " %");
 
   function money(currency) {
@@ -42,7 +49,7 @@
         labels: rows.map((r) => r.month),
         datasets: [
           { type: "line", label: "MRR at the end (" + currency + ")", data: rows.map((r) => r.mrr_end), borderColor: "#111827", backgroundColor: "#111827", stack: "mrr" },
-          ...moves.map((m, i) => ({ type: "bar", label: m, data: rows.map((r) => r[m]), backgroundColor: COLORS[i], stack: "moves" })),
+          ...moves.map((m, i) => ({ type: "bar", label: label(mrr, m), data: rows.map((r) => r[m]), backgroundColor: COLORS[i], stack: "moves" })),
         ],
       },
       // One axis: the movements (up and down) and the MRR they lead to are the same money.
@@ -82,7 +89,7 @@
     const rows = aging.rows.filter((r) => r.currency === currency);
     chart("ar-aging", {
       type: "bar",
-      data: { labels: rows.map((r) => r.bucket + " days"), datasets: [{ label: "Owed (" + currency + ")", data: rows.map((r) => r.amount), backgroundColor: [COLORS[1], COLORS[3], COLORS[4], "#7f1d1d"] }] },
+      data: { labels: rows.map((r) => named("bucket", r.bucket)), datasets: [{ label: "Owed (" + currency + ")", data: rows.map((r) => r.amount), backgroundColor: [COLORS[1], COLORS[3], COLORS[4], "#7f1d1d"] }] },
       options: { scales: { y: { beginAtZero: true, ticks: { callback: money(currency) } } } },
     });
   }
@@ -107,8 +114,8 @@
     const kinds = [...new Set(fleet.rows.map((r) => r.kind))];
     chart("fleet", {
       type: "bar",
-      data: { labels: statuses, datasets: kinds.map((k, i) => ({
-        label: k, backgroundColor: COLORS[i], stack: "fleet",
+      data: { labels: statuses.map((s) => named("status", s)), datasets: kinds.map((k, i) => ({
+        label: named("kind", k), backgroundColor: COLORS[i], stack: "fleet",
         data: statuses.map((s) => fleet.rows.filter((r) => r.status === s && r.kind === k).reduce((n, r) => n + r.count, 0)),
       })) },
       options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
