@@ -104,7 +104,7 @@
         label: d, backgroundColor: COLORS[i % COLORS.length], stack: "tickets",
         data: months.map((m) => { const row = tickets.rows.find((r) => r.month === m && r.department_name === d); return row ? row.tickets : 0; }),
       })) },
-      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
+      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } },
     });
   }
 
@@ -118,7 +118,7 @@
         label: named("kind", k), backgroundColor: COLORS[i], stack: "fleet",
         data: statuses.map((s) => fleet.rows.filter((r) => r.status === s && r.kind === k).reduce((n, r) => n + r.count, 0)),
       })) },
-      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
+      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } },
     });
   }
 
