@@ -8,6 +8,7 @@ from servers.views import backups, files, ports, schedules, users
 urlpatterns = [
     path("", views.ServerListView.as_view(), name="home"),
     path("servers/new", views.ServerCreateView.as_view(), name="server_create"),
+    path("servers/status", views.ServerStatusView.as_view(), name="server_status"),
     path("servers/<id:pk>", views.ServerDetailView.as_view(), name="server_detail"),
     path("servers/<id:pk>/edit", views.ServerEditView.as_view(), name="server_edit"),
     path("servers/<id:pk>/delete", views.ServerDeleteView.as_view(), name="server_delete"),
@@ -76,6 +77,7 @@ urlpatterns = [
     path("servers/<id:pk>/ports/do", ports.ServerPortsDoView.as_view(), name="server_ports_do"),
     path("bots", views.BotListView.as_view(), name="bot_list"),
     path("bots/new", views.BotCreateView.as_view(), name="bot_create"),
+    path("bots/status", views.BotStatusView.as_view(), name="bot_status"),
     path("bots/<id:pk>", views.BotDetailView.as_view(), name="bot_detail"),
     path("bots/<id:pk>/edit", views.BotEditView.as_view(), name="bot_edit"),
     path("bots/<id:pk>/delete", views.BotDeleteView.as_view(), name="bot_delete"),

@@ -9,14 +9,17 @@ suspended account is read-only. The usage figures and charts on these pages are 
 (its ``usage`` template tags and the charts' JSON views), named by the templates, not imported.
 """
 
+import hashlib
+import json
 from functools import cached_property
 
 from django.contrib import messages
 from django.db.models import QuerySet
 from django.db.models.functions import Lower
-from django.http import JsonResponse
+from django.http import HttpResponse, HttpResponseNotModified, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.http import parse_etags
 from django.utils.text import get_text_list
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
@@ -26,9 +29,12 @@ from accounts.roles import SCOPES, Role, scopes_allowed_for
 from accounts.second_factor import RecentSignInRequiredMixin
 from events.models import Event
 from events.selectors import events_of_object
+from hosting.api.exceptions import error_response
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.errors import (
     ApplicationError,
+    InvalidParameter,
+    NotFound,
     PlanLimit,
 )
 from servers.filters import BotEventFilter, BotListFilter, ServerEventFilter, ServerListFilter
@@ -50,6 +56,7 @@ from servers.services.permissions import (
     DELETE,
     Caller,
     dashboard_visible_q,
+    grants_by_instance,
     instance_may,
     instance_permissions,
     permissions_summary,
@@ -72,6 +79,14 @@ RESTART_LABELS = {
     "runtime": "runtime",
 }
 LIVE_PARTIAL = "live"
+# How many ids one status request may name (a list page shows at most 100 rows).
+STATUS_IDS_LIMIT = 100
+
+
+def pressable_actions(status: str, permissions: frozenset[str]) -> list[str]:
+    """The power actions the status allows (``transitions``' table) that these permissions
+    may press, in the buttons' order: the header's buttons and the status endpoint's."""
+    return [name for name in allowed_actions(status) if power_permission(name) in permissions]
 
 
 # --- What every page of servers and bots shares -----------------------------------------------
@@ -144,11 +159,13 @@ class InstanceObjectMixin(InstancePageMixin):
     def permissions(self) -> frozenset[str]:
         return instance_permissions(self.caller, self.instance)
 
-    def power_actions(self) -> list[tuple[str, str]]:
-        """The power buttons the status allows and the person may press."""
+    def power_actions(self) -> list[tuple[str, str, bool]]:
+        """Every power button the person may press, and whether the status allows it now: the
+        others are rendered hidden, for status.js to show when the status comes to allow them."""
+        allowed = pressable_actions(self.instance.status, self.permissions)
         return [
-            (name, POWER_LABELS[name])
-            for name in allowed_actions(self.instance.status)
+            (name, POWER_LABELS[name], name in allowed)
+            for name in POWER_ACTIONS
             if power_permission(name) in self.permissions
         ]
 
@@ -261,6 +278,81 @@ class InstanceListView(ListControlsMixin, InstancePageMixin, LivePartialMixin, L
             item.grant_summary = permissions_summary(item.own_permissions or [])
         context["is_guest"] = self.role == Role.GUEST
         return context
+
+
+class InstanceStatusView(InstancePageMixin, View):
+    """``GET``: the statuses of the account's servers or bots the person sees, as JSON for
+    status.js, which asks every few seconds with ``If-None-Match`` and gets 304 until something
+    changed (a status, its reason, or which buttons the person may press).
+
+    ``?id=`` (repeatable) narrows the answer to those instances; one the person does not see
+    (another account's, a deleted one, a guest's ungranted one) answers 404 ``not_found``, as
+    its page does. Each instance carries the power actions its status allows that the person
+    may press (``transitions``' table, within their role and grant): none while the account is
+    suspended, as the pages show none.
+    """
+
+    http_method_names = ["get"]
+
+    def get(self, request, *args, **kwargs):
+        ids = request.GET.getlist("id")
+        if len(ids) > STATUS_IDS_LIMIT or any(len(value) > 64 for value in ids):
+            return error_response(
+                InvalidParameter.named(
+                    "id", "invalid", f"Name at most {STATUS_IDS_LIMIT} ids of 64 characters."
+                ),
+                request,
+            )
+        instances = (
+            self.instances()
+            .select_related(None)
+            .only("id", "name", "status", "status_reason", "account_id")
+            .order_by("id")
+        )
+        if ids:
+            instances = instances.filter(pk__in=ids)
+        found = list(instances)
+        if ids and len(found) != len(set(ids)):
+            return error_response(NotFound(f"No such {self.kind}."), request)
+        grants = grants_by_instance(self.caller, found)
+        may_power = not self.account.is_suspended
+        body = json.dumps(
+            {
+                "success": True,
+                "data": {
+                    self.area: [
+                        {
+                            "id": instance.pk,
+                            "name": instance.name,
+                            "status": instance.status,
+                            "status_label": instance.get_status_display(),
+                            "status_reason": instance.status_reason,
+                            "changing": instance.status in TRANSITIONAL,
+                            "actions": pressable_actions(
+                                instance.status,
+                                instance_permissions(
+                                    self.caller, instance, grant=grants.get(instance.pk)
+                                ),
+                            )
+                            if may_power
+                            else [],
+                        }
+                        for instance in found
+                    ]
+                },
+            },
+            separators=(",", ":"),
+            sort_keys=True,
+        ).encode()
+        etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+        if etag in parse_etags(request.headers.get("If-None-Match", "")):
+            response: HttpResponse = HttpResponseNotModified()
+        else:
+            response = HttpResponse(body, content_type="application/json")
+        response["ETag"] = etag
+        # Asked again every few seconds: a cache may keep it only to revalidate it.
+        response["Cache-Control"] = "private, no-cache"
+        return response
 
 
 class InstanceDetailView(InstanceObjectMixin, LivePartialMixin, TemplateView):
@@ -549,6 +641,10 @@ class ServerConsoleTokenView(ServerPages, InstanceConsoleTokenView):
     pass
 
 
+class ServerStatusView(ServerPages, InstanceStatusView):
+    pass
+
+
 # --- Bots -------------------------------------------------------------------------------------
 
 
@@ -606,4 +702,8 @@ class BotConsoleView(BotPages, InstanceConsoleView):
 
 
 class BotConsoleTokenView(BotPages, InstanceConsoleTokenView):
+    pass
+
+
+class BotStatusView(BotPages, InstanceStatusView):
     pass

@@ -120,4 +120,8 @@
   }
 
   document.querySelectorAll("[data-live]").forEach(schedule);
+  // status.js saw a status change (from outside this page): the regions catch up at once.
+  document.addEventListener("instance-status-change", function () {
+    document.querySelectorAll("[data-live]").forEach(refresh);
+  });
 })();
