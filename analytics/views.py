@@ -29,6 +29,7 @@ from analytics.representations import (
     report_csv_response,
     report_representation,
     report_table,
+    timestamp,
     uptime_representation,
 )
 from analytics.selectors.instances import instances_ever, kinds_readable, usage_readable
@@ -48,6 +49,7 @@ from analytics.selectors.usage import (
     account_usage,
     metrics_plan,
     metrics_series,
+    usage_latest,
 )
 from hosting.money import SUPPORTED_CURRENCIES, minor_units
 from servers.models import Instance, ServerStatus
@@ -182,6 +184,7 @@ class InstanceUsageView(AccountPageMixin, View):
         )
         start, end = uptime_range(None, None, now=now)
         uptime = instances_uptime([instance], start=start, end=end)[instance.pk]
+        latest = usage_latest(instance.pk)
         return JsonResponse(
             {
                 "success": True,
@@ -189,6 +192,10 @@ class InstanceUsageView(AccountPageMixin, View):
                     "metrics": metrics_representation(plan, series),
                     "uptime": uptime_representation(uptime),
                     "memory_limit_bytes": instance.memory_mb * 2**20,
+                    # For the empty state: why a range has no samples (never ran, or not then).
+                    "kind": instance.kind,
+                    "status": instance.status,
+                    "last_sample_at": timestamp(latest.at) if latest else None,
                 },
             }
         )

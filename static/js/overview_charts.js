@@ -4,15 +4,27 @@
   "use strict";
   const root = document.querySelector("[data-overview-charts]");
   const source = document.getElementById("daily-usage");
-  if (!root || !source || !window.Chart) return;
+  if (!root || !source || !window.Chart || !window.ChartScales) return;
   const days = JSON.parse(source.textContent);
   const labels = days.map((d) => d.day.slice(5));
-  const UNITS = ["B", "KB", "MB", "GB", "TB"];
-  function bytes(value) {
-    let unit = 0;
-    while (Math.abs(value) >= 1024 && unit < UNITS.length - 1) { value /= 1024; unit += 1; }
-    return (unit ? value.toFixed(1) : Math.round(value)) + " " + UNITS[unit];
+  const scales = window.ChartScales;
+  const bytes = scales.bytes;
+  // Nothing measured in 30 days: say why instead of drawing empty axes.
+  const measured = days.some((d) => d.cpu_percent !== null || d.memory_bytes !== null || d.network_rx_bytes || d.network_tx_bytes);
+  if (!measured) {
+    const grid = root.querySelector(".chart-grid");
+    const empty = document.createElement("p");
+    empty.className = "chart-empty";
+    empty.dataset.usageEmpty = "";
+    empty.textContent = "No samples yet: none of the account's servers and bots has run in the last 30 days. Usage appears a minute after one starts.";
+    grid.hidden = true;
+    grid.before(empty);
+    root.dataset.drawn = "empty";
+    return;
   }
+  const cpuAxis = scales.percentAxis(scales.largest(days.map((d) => d.cpu_percent)));
+  const memoryAxis = scales.bytesAxis(scales.largest(days.map((d) => d.memory_bytes)));
+  const networkAxis = scales.bytesAxis(scales.largest(days.map((d) => (d.network_rx_bytes || 0) + (d.network_tx_bytes || 0))));
   const common = {
     responsive: true, maintainAspectRatio: false, animation: false,
     interaction: { mode: "index", intersect: false },
@@ -28,11 +40,11 @@
       ],
     },
     options: Object.assign({}, common, {
-      plugins: Object.assign({}, common.plugins, { tooltip: { callbacks: { label: (item) => item.dataset.label + ": " + (item.dataset.yAxisID === "memory" ? bytes(item.parsed.y) : item.parsed.y.toFixed(1) + " %") } } }),
+      plugins: Object.assign({}, common.plugins, { tooltip: { callbacks: { label: (item) => item.dataset.label + ": " + (item.dataset.yAxisID === "memory" ? bytes(item.parsed.y) : item.parsed.y.toFixed(item.parsed.y < 10 ? 2 : 1) + " %") } } }),
       scales: {
         x: { ticks: { maxTicksLimit: 8 } },
-        cpu: { position: "left", beginAtZero: true, ticks: { maxTicksLimit: 5, callback: (v) => v + " %" } },
-        memory: { position: "right", beginAtZero: true, grid: { drawOnChartArea: false }, ticks: { maxTicksLimit: 5, callback: (v) => bytes(v) } },
+        cpu: { position: "left", min: 0, max: cpuAxis.max, ticks: { stepSize: cpuAxis.stepSize, callback: cpuAxis.format } },
+        memory: { position: "right", min: 0, max: memoryAxis.max, grid: { drawOnChartArea: false }, ticks: { stepSize: memoryAxis.stepSize, callback: memoryAxis.format } },
       },
     }),
   });
@@ -47,7 +59,7 @@
     },
     options: Object.assign({}, common, {
       plugins: Object.assign({}, common.plugins, { tooltip: { callbacks: { label: (item) => item.dataset.label + ": " + bytes(item.parsed.y) } } }),
-      scales: { x: { stacked: true, ticks: { maxTicksLimit: 8 } }, y: { stacked: true, beginAtZero: true, ticks: { maxTicksLimit: 5, callback: (v) => bytes(v) } } },
+      scales: { x: { stacked: true, ticks: { maxTicksLimit: 8 } }, y: { stacked: true, min: 0, max: networkAxis.max, ticks: { stepSize: networkAxis.stepSize, callback: networkAxis.format } } },
     }),
   });
   root.dataset.drawn = "true";

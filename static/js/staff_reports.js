@@ -15,11 +15,15 @@
     const found = report.columns.find((c) => c.name === column);
     return found ? found.label : column;
   };
-  const percent = (v) => (v === null ? "–" : (v * 100).toFixed(1) + " %");
+  // Axis labels with the decimals their step needs (chart_scales.js): 0.5 % and 1.0 %, never
+  // "1 %" twice on a small range; money to its minor units at most.
+  const byStep = window.ChartScales ? window.ChartScales.byStep : (format, scale) => (v) => format(v / (scale || 1), 1);
+  const percent = byStep((v, digits) => v.toFixed(digits) + " %", 0.01);
 
   function money(currency) {
-    const scale = Math.pow(10, page.exponents[currency] || 0);
-    return (v) => (v / scale).toLocaleString(undefined, { maximumFractionDigits: 0 }) + " " + currency;
+    const exponent = page.exponents[currency] || 0;
+    const digits = (d) => Math.min(d, exponent);
+    return byStep((v, d) => v.toLocaleString(undefined, { minimumFractionDigits: digits(d), maximumFractionDigits: digits(d) }) + " " + currency, Math.pow(10, exponent));
   }
 
   function firstCurrency(rows) {

@@ -4,16 +4,16 @@
 (function () {
   "use strict";
   const root = document.querySelector("[data-usage-charts]");
-  if (!root || !window.Chart) return;
+  if (!root || !window.Chart || !window.ChartScales) return;
   const status = root.querySelector("[data-usage-status]");
+  const empty = root.querySelector("[data-usage-empty]");
+  const grid = root.querySelector(".chart-grid");
   const charts = {};
-  const BYTES = ["B", "KB", "MB", "GB", "TB"];
-
-  function bytes(value) {
-    let unit = 0;
-    while (Math.abs(value) >= 1024 && unit < BYTES.length - 1) { value /= 1024; unit += 1; }
-    return (unit ? value.toFixed(1) : Math.round(value)) + " " + BYTES[unit];
-  }
+  const scales = window.ChartScales;
+  const bytes = scales.bytes;
+  // The memory limit joins the scale when the data reach a fifth of it; below that the scale
+  // fits the data (70 MB of 9 GB would be a flat line at the bottom) and the limit is named.
+  const LIMIT_IN_SCALE = 5;
 
   // Hours and minutes within a day, the date beside them up to three days, the date alone beyond.
   function timeLabel(ms, spanSeconds) {
@@ -23,6 +23,16 @@
     const date = pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate());
     if (spanSeconds <= 86400) return hm;
     return spanSeconds <= 3 * 86400 ? date + " " + hm : date;
+  }
+
+  // Time labels at a round step, as many as the chart's width holds (at most five).
+  const TIME_STEPS = [5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2880, 4320, 10080].map((m) => m * 60000);
+  function timeTicks(start, end, width) {
+    const most = Math.max(2, Math.min(5, Math.floor(width / 110)));
+    const step = TIME_STEPS.find((s) => (end - start) / s <= most) || TIME_STEPS[TIME_STEPS.length - 1];
+    const ticks = [];
+    for (let t = Math.ceil(start / step) * step; t <= end; t += step) ticks.push({ value: t });
+    return ticks;
   }
 
   // Points as {x, y}, with a break wherever a bucket has no sample (stopped, not zero).
@@ -38,12 +48,15 @@
     return out;
   }
 
-  function draw(name, datasets, metrics, format, suggestedMax) {
+  // One chart; `y` is its value axis ({max, stepSize, format}), `limit` a line drawn at a value.
+  function draw(name, datasets, metrics, y, limit) {
     const canvas = root.querySelector('[data-chart="' + name + '"]');
     if (charts[name]) charts[name].destroy();
     const start = Date.parse(metrics.start), end = Date.parse(metrics.end);
+    delete canvas.dataset.limit;
     charts[name] = new window.Chart(canvas, {
       type: "line",
+      plugins: [scales.limitLine],
       data: { datasets: datasets },
       options: {
         responsive: true, maintainAspectRatio: false, animation: false, parsing: false,
@@ -54,12 +67,15 @@
           legend: { display: datasets.length > 1, labels: { boxWidth: 12 } },
           tooltip: { callbacks: {
             title: (items) => items.length ? new Date(items[0].parsed.x).toISOString().slice(0, 16).replace("T", " ") + " UTC" : "",
-            label: (item) => item.dataset.label + ": " + format(item.parsed.y),
+            label: (item) => item.dataset.label + ": " + (name === "cpu" ? item.parsed.y.toFixed(item.parsed.y < 10 ? 2 : 1) + " %" : bytes(item.parsed.y)),
           } },
+          limitLine: limit || {},
         },
         scales: {
-          x: { type: "linear", min: start, max: end, ticks: { maxTicksLimit: 6, callback: (v) => timeLabel(v, (end - start) / 1000) } },
-          y: { beginAtZero: true, suggestedMax: suggestedMax, ticks: { maxTicksLimit: 5, callback: (v) => format(v) } },
+          // Round times (every 10 min, 3 h, a day…), not the range's odd ends beside them.
+          x: { type: "linear", min: start, max: end, afterBuildTicks: (axis) => { axis.ticks = timeTicks(start, end, axis.chart.width); },
+            ticks: { maxRotation: 0, callback: (v) => timeLabel(v, (end - start) / 1000) } },
+          y: { min: 0, max: y.max, ticks: { stepSize: y.stepSize, callback: (v) => y.format(v) } },
         },
       },
     });
@@ -74,7 +90,7 @@
         rows.get(t)[column] = v;
       }
     });
-    const formats = [(v) => v.toFixed(1), bytes, bytes, bytes];
+    const formats = [(v) => v.toFixed(v < 10 ? 2 : 1), bytes, bytes, bytes];
     body.replaceChildren(...[...rows.keys()].sort().reverse().map((t) => {
       const tr = document.createElement("tr");
       const th = document.createElement("td");
@@ -92,13 +108,14 @@
   function uptime(data) {
     const strip = root.querySelector("[data-uptime-strip]");
     const total = root.querySelector("[data-uptime-total]");
-    total.textContent = data.uptime_percent === null ? "(not meant to run)" : data.uptime_percent.toFixed(2) + " %";
+    // No percentage: it was never meant to be running in these 30 days (stopped by its owner).
+    total.textContent = data.uptime_percent === null ? "Stopped on purpose, so no uptime to measure" : data.uptime_percent.toFixed(2) + " %";
     strip.replaceChildren(...data.days.slice(-30).map((day) => {
       const li = document.createElement("li");
       const p = day.uptime_percent;
       li.dataset.level = p === null ? "off" : p >= 99.9 ? "full" : p >= 95 ? "partial" : "poor";
       const unknown = day.up_seconds === null;
-      li.title = day.date + ": " + (unknown ? "not known" : p === null ? "not meant to run" : p.toFixed(2) + " % up");
+      li.title = day.date + ": " + (unknown ? "not known" : p === null ? "stopped on purpose" : p.toFixed(2) + " % up");
       li.setAttribute("aria-label", li.title);
       return li;
     }));
@@ -115,6 +132,20 @@
     incidents.replaceChildren(list);
   }
 
+  // Why a range has no samples: the instance never ran, is only starting, or was not running then.
+  function emptyText(data, range) {
+    const it = data.kind === "bot" ? "bot" : "server";
+    const running = ["starting", "running"].includes(data.status);
+    if (!data.last_sample_at) {
+      return running
+        ? "No samples yet: usage appears a minute after the " + it + " starts."
+        : "No samples yet: the " + it + " has not run since it was created. Usage appears a minute after it starts.";
+    }
+    const last = data.last_sample_at.replace("T", " ").replace(/:\d\dZ$/, " UTC");
+    return "No samples in the last " + range.replace("h", " h").replace("d", " d") + ": the " + it +
+      " was not running then. The last were measured at " + last + "; a longer range shows them.";
+  }
+
   async function load(range) {
     status.textContent = "Loading…";
     root.querySelectorAll("[data-range]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.range === range)));
@@ -124,16 +155,34 @@
       if (!body.success) throw new Error(body.error.message);
       const metrics = body.data.metrics;
       const [cpu, memory, rx, tx] = metrics.series;
-      draw("cpu", [{ label: "CPU", data: points(cpu, metrics.step), borderColor: "#2563eb", backgroundColor: "#2563eb" }], metrics, (v) => v.toFixed(0) + " %");
-      draw("memory", [{ label: "Memory", data: points(memory, metrics.step), borderColor: "#7c3aed", backgroundColor: "#7c3aed" }], metrics, bytes, body.data.memory_limit_bytes);
+      const values = (series) => series.points.map((p) => p[1]);
+      const samples = metrics.series.reduce((n, s) => n + s.points.length, 0);
+      table(metrics);
+      uptime(body.data.uptime);
+      if (!samples) {
+        Object.values(charts).forEach((chart) => chart.destroy());
+        for (const name in charts) delete charts[name];
+        grid.hidden = true;
+        empty.hidden = false;
+        empty.textContent = emptyText(body.data, range);
+        status.textContent = "";
+        root.dataset.loaded = range;
+        return;
+      }
+      grid.hidden = false;
+      empty.hidden = true;
+      draw("cpu", [{ label: "CPU", data: points(cpu, metrics.step), borderColor: "#2563eb", backgroundColor: "#2563eb" }], metrics,
+        scales.percentAxis(scales.largest(values(cpu))));
+      const limit = body.data.memory_limit_bytes;
+      const memoryMax = scales.largest(values(memory));
+      draw("memory", [{ label: "Memory", data: points(memory, metrics.step), borderColor: "#7c3aed", backgroundColor: "#7c3aed" }], metrics,
+        scales.bytesAxis(memoryMax * LIMIT_IN_SCALE >= limit ? Math.max(memoryMax, limit) : memoryMax),
+        { value: limit, label: "Limit " + bytes(limit) });
       draw("network", [
         { label: "Received", data: points(rx, metrics.step), borderColor: "#0f766e", backgroundColor: "#0f766e" },
         { label: "Sent", data: points(tx, metrics.step), borderColor: "#b45309", backgroundColor: "#b45309" },
-      ], metrics, bytes);
-      table(metrics);
-      uptime(body.data.uptime);
-      const samples = metrics.series.reduce((n, s) => n + s.points.length, 0);
-      status.textContent = samples ? "Every " + (metrics.step >= 60 ? metrics.step / 60 + " min" : metrics.step + " s") + ", times in UTC." : "No usage measured in this range yet.";
+      ], metrics, scales.bytesAxis(Math.max(scales.largest(values(rx)), scales.largest(values(tx)))));
+      status.textContent = "Every " + (metrics.step >= 60 ? metrics.step / 60 + " min" : metrics.step + " s") + ", times in UTC.";
       root.dataset.loaded = range;
     } catch (error) {
       status.textContent = "Usage could not be loaded: " + error.message;

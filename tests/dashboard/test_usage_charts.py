@@ -44,6 +44,9 @@ def test_the_page_offers_the_charts_and_their_data(owner, server):
     assert answer.status_code == 200
     data = answer.json()["data"]
     assert data["memory_limit_bytes"] == 1024 * 2**20
+    # For the empty state: what it is, whether it runs, and when it was last measured.
+    assert (data["kind"], data["status"]) == ("server", "running")
+    assert data["last_sample_at"] is not None and data["last_sample_at"].endswith("Z")
     assert data["metrics"]["step"] == 10
     cpu, memory, rx, tx = data["metrics"]["series"]
     assert [v for _, v in cpu["points"]] == [50.0, 40.0, 30.0, 20.0, 10.0]
@@ -53,6 +56,13 @@ def test_the_page_offers_the_charts_and_their_data(owner, server):
     assert tx["points"] == []
     assert len(data["uptime"]["days"]) in (30, 31)  # the first day may be a part of one
     assert data["uptime"]["days"][-1]["uptime_percent"] == 100.0  # running since created
+
+
+def test_a_server_never_measured_has_no_last_sample(owner, account):
+    server = ServerFactory(account=account, status="stopped")
+    data = signed_in(owner).get(f"/servers/{server.id}/usage").json()["data"]
+    assert data["metrics"]["series"][0]["points"] == []
+    assert (data["status"], data["last_sample_at"]) == ("stopped", None)
 
 
 def test_an_unknown_range_is_the_last_24_hours(owner, server):
