@@ -10,7 +10,7 @@
   const scales = window.ChartScales;
   const bytes = scales.bytes;
   // Nothing measured in 30 days: say why instead of drawing empty axes.
-  const measured = days.some((d) => d.cpu_percent !== null || d.memory_bytes !== null || d.network_rx_bytes || d.network_tx_bytes);
+  const measured = days.some((d) => d.cpu_percent || d.memory_bytes || d.network_rx_bytes || d.network_tx_bytes);
   if (!measured) {
     const grid = root.querySelector(".chart-grid");
     const empty = document.createElement("p");

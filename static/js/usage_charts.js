@@ -109,7 +109,7 @@
     const strip = root.querySelector("[data-uptime-strip]");
     const total = root.querySelector("[data-uptime-total]");
     // No percentage: it was never meant to be running in these 30 days (stopped by its owner).
-    total.textContent = data.uptime_percent === null ? "Stopped on purpose, so no uptime to measure" : data.uptime_percent.toFixed(2) + " %";
+    total.textContent = data.uptime_percent === null ? "· stopped on purpose, so there is no uptime to measure" : "· " + data.uptime_percent.toFixed(2) + " %";
     strip.replaceChildren(...data.days.slice(-30).map((day) => {
       const li = document.createElement("li");
       const p = day.uptime_percent;
@@ -163,6 +163,7 @@
         Object.values(charts).forEach((chart) => chart.destroy());
         for (const name in charts) delete charts[name];
         grid.hidden = true;
+        root.querySelector(".chart-table").hidden = true;
         empty.hidden = false;
         empty.textContent = emptyText(body.data, range);
         status.textContent = "";
@@ -170,6 +171,7 @@
         return;
       }
       grid.hidden = false;
+      root.querySelector(".chart-table").hidden = false;
       empty.hidden = true;
       draw("cpu", [{ label: "CPU", data: points(cpu, metrics.step), borderColor: "#2563eb", backgroundColor: "#2563eb" }], metrics,
         scales.percentAxis(scales.largest(values(cpu))));

@@ -145,6 +145,11 @@ def test_a_server_without_samples_says_why(page, owner, account, screenshot, sta
         expect(page.locator("[data-usage-empty]")).to_contain_text(text)
         expect(page.locator('canvas[data-chart="cpu"]')).to_be_hidden()
         expect(page.locator("[data-uptime-total]")).not_to_contain_text("not meant")
+        expect(page.get_by_text("Show the numbers as a table")).to_be_hidden()
+        if status == ServerStatus.STOPPED:
+            expect(page.locator("[data-uptime-total]")).to_have_text(
+                "· stopped on purpose, so there is no uptime to measure"
+            )
         screenshot(f"chart-empty-{status}-{name}")
 
 
@@ -178,3 +183,34 @@ def test_a_range_without_samples_says_when_the_last_were(page, owner, account):
     expect(page.locator("[data-usage-charts]")).to_have_attribute("data-loaded", "24h")
     expect(page.locator("[data-usage-empty]")).to_be_hidden()
     expect(page.locator('canvas[data-chart="cpu"]')).to_be_visible()
+
+
+def test_the_overview_fits_its_scales_to_tiny_usage_and_says_when_there_is_none(
+    page, owner, account, screenshot
+):
+    sign_in(page, owner)
+    page.goto("/overview")
+    expect(page.locator("[data-overview-charts]")).to_have_attribute("data-drawn", "empty")
+    expect(page.locator("[data-overview-charts] [data-usage-empty]")).to_contain_text(
+        "No samples yet: none of the account's servers and bots has run in the last 30 days."
+    )
+    screenshot("overview-empty-desktop")
+    server = ServerFactory(account=account, name="Quiet lobby", memory_mb=9 * 1024)
+    measure(
+        server,
+        cpu=lambda n: 0.1 + (n % 3) / 10,
+        memory=lambda n: (68 + n % 3) * MB,
+        rx=lambda n: n % 4,
+        tx=lambda n: n % 2,
+    )
+    for viewport, name in ((DESKTOP, "desktop"), (PHONE, "phone")):
+        page.set_viewport_size(viewport)
+        page.goto("/overview")
+        expect(page.locator("[data-overview-charts]")).to_have_attribute("data-drawn", "true")
+        load = page.locator('canvas[data-chart="daily-load"]')
+        axis = "canvas => window.Chart.getChart(canvas).scales[%r].ticks.map(t => String(t.label))"
+        assert_readable(load.evaluate(axis % "cpu"), "%")
+        assert_readable(load.evaluate(axis % "memory"), "MB")
+        network = page.locator('canvas[data-chart="daily-network"]').evaluate(Y_LABELS)
+        assert_readable(network, "B")
+        screenshot(f"overview-tiny-{name}")
