@@ -93,11 +93,120 @@ from billing.services.invoices import (
 from billing.services.ledger import balance_change
 from billing.services.profile import BillingProfileChanges, billing_profile_update
 from hosting.errors import ApplicationError
-from hosting.money import SUPPORTED_CURRENCIES, format_amount
+from hosting.money import SUPPORTED_CURRENCIES, InvalidAmount, format_amount, parse_amount
 from servers.models import BotRuntime
 from servers.selectors import game_catalogue, region_catalogue
 
 CURRENCY_CHOICES = [(code, code) for code in sorted(SUPPORTED_CURRENCIES)]
+
+
+# --- Money as people read and type it -----------------------------------------------------------
+# Amounts are stored in minor units (CONTRACT §1); staff read and type them in the currency's
+# units ("8.99 EUR", "5" or "5.00"), whatever its decimals (none for JPY).
+
+
+def amount_field(label: str, help_text: str, *, required: bool = True) -> forms.CharField:
+    """A form field taking an amount in the currency's units; ``UnitAmountsForm`` turns it
+    into minor units once the currency is known."""
+    return forms.CharField(
+        label=label,
+        required=required,
+        help_text=help_text,
+        widget=forms.TextInput({"inputmode": "decimal", "autocomplete": "off"}),
+    )
+
+
+class UnitAmountsForm(forms.BaseForm):
+    """A form whose ``unit_amounts`` fields are typed in the currency's units: each becomes
+    minor units in ``clean``, or its field says why not (not a number, too many decimals,
+    negative where it may not be)."""
+
+    # field name -> may it be negative?
+    unit_amounts: dict[str, bool] = {}
+
+    def amount_currency(self) -> str | None:
+        return self.cleaned_data.get("currency") or None
+
+    def clean(self):
+        cleaned = super().clean()
+        currency = self.amount_currency()
+        for name, allow_negative in self.unit_amounts.items():
+            text = cleaned.get(name)
+            if text in (None, ""):
+                cleaned[name] = None
+                continue
+            if not currency:
+                del cleaned[name]
+                if not self.has_error("currency"):
+                    self.add_error("currency", "Choose the currency of the amount.")
+                continue
+            try:
+                cleaned[name] = parse_amount(text, currency, allow_negative=allow_negative)
+            except InvalidAmount as refused:
+                self.add_error(name, str(refused))
+        return cleaned
+
+
+def money_shown(field: str, label: str, currency: Callable[[Any], str] | None = None):
+    """An admin column or read-only field showing ``field``'s minor units in its currency."""
+
+    @admin.display(description=label, ordering=field)
+    def shown(self, obj) -> str:
+        value = getattr(obj, field)
+        if value is None:
+            return "-"
+        return format_amount(value, currency(obj) if currency else obj.currency)
+
+    shown.__name__ = f"{field}_shown"
+    return shown
+
+
+class MoneyFieldsAdmin(admin.ModelAdmin):
+    """Shows the ``money_fields`` of an existing row in its currency (a view page, or a change
+    page on which they are read only), where Django would print the stored integer."""
+
+    money_fields: tuple[str, ...] = ()
+
+    def _shown(self, names):
+        return [f"{name}_shown" if name in self.money_fields else name for name in names]
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        return fields if obj is None else self._shown(fields)
+
+    def get_readonly_fields(self, request, obj=None):
+        readonly = super().get_readonly_fields(request, obj)
+        return readonly if obj is None else self._shown(readonly)
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+        if obj is None:
+            return form_class
+        # Shown read only under their ``_shown`` names: the form's own typed fields go.
+        dropped = {name: None for name in self.money_fields if name in form_class.base_fields}
+        return type(form_class.__name__, (form_class,), dropped) if dropped else form_class
+
+
+def address_block(snapshot: dict | None) -> str:
+    """A buyer's or seller's snapshot (``billing.pdf``'s ``BuyerSnapshot``/``SellerSnapshot``)
+    as the address it is, one line each, rather than its JSON."""
+    if not snapshot:
+        return "-"
+    lines = [snapshot.get("name", ""), *snapshot.get("address_lines", [])]
+    lines.append(snapshot.get("country", ""))
+    if snapshot.get("vat_id"):
+        lines.append(f"VAT ID {snapshot['vat_id']}")
+    if snapshot.get("email"):
+        lines.append(snapshot["email"])
+    bank = snapshot.get("bank_account")
+    if bank:
+        lines.append(f"Bank: {bank.get('account_holder', '')}, IBAN {bank.get('iban', '')}")
+        if bank.get("bic"):
+            lines.append(f"BIC {bank['bic']}")
+    shown = [(line,) for line in lines if line]
+    return format_html(
+        '<div class="address">{}</div>', format_html_join(mark_safe("<br>"), "{}", shown)
+    )
 
 
 # --- The catalogue ------------------------------------------------------------------------------
@@ -243,8 +352,19 @@ class ProductAdmin(ServiceAdmin):
         self.run(request, queryset, product_archive, "product", "Archived")
 
 
-class PriceForm(ServiceForm):
+class PriceForm(UnitAmountsForm, ServiceForm):
     currency = forms.ChoiceField(choices=CURRENCY_CHOICES)
+    unit_amount = amount_field("Unit amount", "In the currency's units: 12.50 is 12.50 EUR.")
+    setup_fee = amount_field(
+        "Setup fee", "Charged once, on the first invoice; in the currency's units.", required=False
+    )
+    unit_amounts = {"unit_amount": False, "setup_fee": False}
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("setup_fee") is None and "setup_fee" in cleaned:
+            cleaned["setup_fee"] = 0
+        return cleaned
 
     class Meta:
         model = Price
@@ -257,10 +377,6 @@ class PriceForm(ServiceForm):
             "setup_fee",
             "trial_days",
         ]
-        help_texts = {
-            "unit_amount": "In the currency's minor unit: 1250 is 12.50 EUR.",
-            "setup_fee": "Charged once, on the first invoice; minor units.",
-        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -269,7 +385,7 @@ class PriceForm(ServiceForm):
 
 
 @admin.register(Price)
-class PriceAdmin(ServiceAdmin):
+class PriceAdmin(MoneyFieldsAdmin, ServiceAdmin):
     """Added with ``price_create``; never edited (a new price replaces it), archived by action."""
 
     form = PriceForm
@@ -278,7 +394,7 @@ class PriceAdmin(ServiceAdmin):
         "amount",
         "interval",
         "interval_count",
-        "setup_fee",
+        "setup_fee_shown",
         "trial_days",
         "active",
         "id",
@@ -289,6 +405,9 @@ class PriceAdmin(ServiceAdmin):
     fields = [*PriceForm.Meta.fields, "id", "active", "created_at"]
     readonly_fields = ["id", "active", "created_at"]
     actions = ["archive_selected"]
+    money_fields = ("unit_amount", "setup_fee")
+    unit_amount_shown = money_shown("unit_amount", "Unit amount")
+    setup_fee_shown = money_shown("setup_fee", "Setup fee")
 
     def save_through_service(self, form, *, actor, change):
         return price_create(**form.cleaned_data, actor=actor)
@@ -334,12 +453,16 @@ class TaxRateAdmin(ServiceAdmin):
         self.run(request, queryset, tax_rate_archive, "tax_rate", "Archived")
 
 
-class CouponForm(ServiceForm):
+class CouponForm(UnitAmountsForm, ServiceForm):
     currency = forms.ChoiceField(
         choices=[("", "-"), *CURRENCY_CHOICES],
         required=False,
         help_text="For an amount off only.",
     )
+    amount_off = amount_field(
+        "Amount off", "… or an amount off, in the currency's units (5.00).", required=False
+    )
+    unit_amounts = {"amount_off": False}
 
     class Meta:
         model = Coupon
@@ -357,14 +480,13 @@ class CouponForm(ServiceForm):
         ]
         help_texts = {
             "percent_off": "Either a percentage off (up to 100, two decimals) …",
-            "amount_off": "… or an amount off, in the currency's minor unit.",
             "duration_in_months": "For a repeating coupon only.",
             "products": "None chosen: every product.",
         }
 
 
 @admin.register(Coupon)
-class CouponAdmin(ServiceAdmin):
+class CouponAdmin(MoneyFieldsAdmin, ServiceAdmin):
     """Added with ``coupon_create``; archived (with its promotion codes). Its page changes only
     whether customers may order with its id (``coupon_update``): what it discounts never
     changes once sold."""
@@ -389,10 +511,13 @@ class CouponAdmin(ServiceAdmin):
     readonly_fields = ["id", "times_redeemed", "active", "created_at"]
     actions = ["archive_selected"]
 
+    money_fields = ("amount_off",)
+    amount_off_shown = money_shown("amount_off", "Amount off")
+
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return self.readonly_fields
-        return [name for name in self.fields if name != "directly_redeemable"]
+        return self._shown([name for name in self.fields if name != "directly_redeemable"])
 
     def save_through_service(self, form, *, actor, change):
         if change:
@@ -458,20 +583,24 @@ class PromotionCodeAdmin(ServiceAdmin):
 # --- The ledger and the test clock --------------------------------------------------------------
 
 
-class BalanceAdjustmentForm(ServiceForm):
+class BalanceAdjustmentForm(UnitAmountsForm, ServiceForm):
     currency = forms.ChoiceField(choices=CURRENCY_CHOICES)
+    amount = amount_field(
+        "Amount",
+        "In the currency's units: 5 or 5.00 adds 5.00 of credit, -5.00 takes it away.",
+    )
+    unit_amounts = {"amount": True}
 
     class Meta:
         model = BalanceTransaction
         fields = ["account", "amount", "currency", "description"]
         help_texts = {
-            "amount": "Minor units: 500 adds 5.00 of credit, -500 takes it away.",
             "description": "Why: the customer sees it in their balance's history.",
         }
 
 
 @admin.register(BalanceTransaction)
-class BalanceTransactionAdmin(ServiceAdmin):
+class BalanceTransactionAdmin(MoneyFieldsAdmin, ServiceAdmin):
     """The credit ledger, never changed or deleted; staff add an adjustment (``balance_change``
     with kind ``adjustment``), which records ``customer.balance_changed``."""
 
@@ -512,6 +641,20 @@ class BalanceTransactionAdmin(ServiceAdmin):
         "created_by",
         "created_at",
     ]
+
+    money_fields = ("amount", "ending_balance")
+    amount_shown = money_shown("amount", "Amount")
+    ending_balance_shown = money_shown("ending_balance", "Balance after")
+
+    def get_changeform_initial_data(self, request):
+        # "Add credit" on a customer's page names the account (and its currency).
+        initial = super().get_changeform_initial_data(request)
+        account = initial.get("account")
+        if account and "currency" not in initial:
+            profile = BillingProfile.objects.filter(account_id=account).first()
+            if profile is not None and profile.currency:
+                initial["currency"] = profile.currency
+        return initial
 
     def save_through_service(self, form, *, actor, change):
         return balance_change(**form.cleaned_data, kind="adjustment", actor=actor)
@@ -559,6 +702,10 @@ class BillingClockAdmin(ServiceAdmin):
 # --- Invoices and what settles them -------------------------------------------------------------
 
 
+def _line_currency(line: InvoiceLine) -> str:
+    return line.invoice.currency
+
+
 class InvoiceLineInline(admin.TabularInline):
     model = InvoiceLine
     fields = [
@@ -566,15 +713,19 @@ class InvoiceLineInline(admin.TabularInline):
         "description",
         "price",
         "quantity",
-        "unit_amount",
-        "amount",
-        "discount_amount",
-        "tax_amount",
+        "unit_amount_shown",
+        "amount_shown",
+        "discount_amount_shown",
+        "tax_amount_shown",
         "period_start",
         "period_end",
         "proration",
     ]
     readonly_fields = fields
+    unit_amount_shown = money_shown("unit_amount", "Unit amount", _line_currency)
+    amount_shown = money_shown("amount", "Amount", _line_currency)
+    discount_amount_shown = money_shown("discount_amount", "Discount", _line_currency)
+    tax_amount_shown = money_shown("tax_amount", "Tax", _line_currency)
     extra = 0
     can_delete = False
 
@@ -591,8 +742,24 @@ class MarkPaidForm(forms.Form):
     )
 
 
-class CreditNoteForm(forms.Form):
-    amount = forms.IntegerField(min_value=1, help_text="In the currency's minor unit.")
+class CreditNoteForm(UnitAmountsForm, forms.Form):
+    amount = amount_field("Amount", "In the invoice's currency's units (5.00).")
+    unit_amounts = {"amount": False}
+
+    def __init__(self, *args, currency: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.currency = currency
+        self.fields["amount"].help_text = f"In {currency}, the invoice's currency."
+
+    def amount_currency(self) -> str:
+        return self.currency
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("amount") == 0:
+            self.add_error("amount", "The amount must be more than zero.")
+        return cleaned
+
     reason = forms.ChoiceField(choices=CreditNote.Reason.choices)
     refund_to = forms.ChoiceField(choices=CreditNote.RefundTo.choices)
     memo = forms.CharField(max_length=500, required=False, widget=forms.Textarea({"rows": 3}))
@@ -674,8 +841,8 @@ class InvoiceAdmin(ServiceActionsAdmin):
         "due_date",
         "credit_note_links",
         "payment_links",
-        "buyer",
-        "seller",
+        "buyer_address",
+        "seller_address",
         "notes",
         "attempt_count",
         "next_payment_attempt",
@@ -708,6 +875,14 @@ class InvoiceAdmin(ServiceActionsAdmin):
     def amounts(self, obj: Invoice) -> str:
         shown = invoice_amounts(obj).items()
         return format_html_join(mark_safe("<br>"), "{}: {}", shown)
+
+    @admin.display(description="Buyer")
+    def buyer_address(self, obj: Invoice) -> str:
+        return address_block(obj.buyer)
+
+    @admin.display(description="Seller")
+    def seller_address(self, obj: Invoice) -> str:
+        return address_block(obj.seller)
 
     @admin.display(description="Credit notes")
     def credit_note_links(self, obj: Invoice) -> str:
@@ -827,6 +1002,7 @@ class InvoiceAdmin(ServiceActionsAdmin):
             CreditNoteForm,
             title=f"Issue a credit note for {invoice}",
             initial={"refund_to": "none" if owed else "balance"},
+            form_kwargs={"currency": invoice.currency},
             perform=lambda data, actor: credit_note_create(invoice=invoice, actor=actor, **data),
             done=lambda note: f"Issued credit note {note} for {invoice}.",
         )
@@ -841,10 +1017,12 @@ class InvoiceAdmin(ServiceActionsAdmin):
         perform: Callable[[dict[str, Any], Actor], Model],
         done: Callable[[Model], str],
         initial: dict[str, Any] | None = None,
+        form_kwargs: dict[str, Any] | None = None,
     ) -> HttpResponse:
         """The button's POST shows the form; the form's POST (``confirm``) runs the service.
         A refusal naming a field stays on the form; any other goes back to the invoice."""
-        form = form_class(request.POST if "confirm" in request.POST else None, initial=initial)
+        data = request.POST if "confirm" in request.POST else None
+        form = form_class(data, initial=initial, **(form_kwargs or {}))
         if form.is_bound and form.is_valid():
             try:
                 made = perform(form.cleaned_data, Actor.from_request(request))
@@ -884,12 +1062,12 @@ class CreditNoteAdmin(ReadOnlyAdmin):
         "invoice",
         "account",
         "currency",
-        "amount",
+        "credited",
         "reason",
         "refund_to",
         "memo",
-        "buyer",
-        "seller",
+        "buyer_address",
+        "seller_address",
         "created_by",
         "created_at",
     ]
@@ -898,6 +1076,14 @@ class CreditNoteAdmin(ReadOnlyAdmin):
     @admin.display(description="Amount", ordering="amount")
     def credited(self, obj: CreditNote) -> str:
         return format_amount(obj.amount, obj.currency)
+
+    @admin.display(description="Buyer")
+    def buyer_address(self, obj: CreditNote) -> str:
+        return address_block(obj.buyer)
+
+    @admin.display(description="Seller")
+    def seller_address(self, obj: CreditNote) -> str:
+        return address_block(obj.seller)
 
 
 @admin.register(Payment)
@@ -924,7 +1110,7 @@ class PaymentAdmin(ReadOnlyAdmin):
         "account",
         "gateway",
         "status",
-        "amount",
+        "paid",
         "currency",
         "reference",
         "gateway_reference",

@@ -13,6 +13,7 @@ exactly like the invoice it mirrors. This module is pure: it raises ``ValueError
 the services turn them into application errors.
 """
 
+import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
@@ -78,6 +79,50 @@ def format_amount(amount: int, currency: str) -> str:
     number = f"{major:,}" + (f".{minor:0{exponent}d}" if exponent else "")
     sign = "-" if amount < 0 else ""
     return f"{sign}{number} {currency}"
+
+
+class InvalidAmount(ValueError):
+    """Text that is not an amount of the currency (a person typed it into a form)."""
+
+
+_AMOUNT_TEXT = re.compile(r"^([+-]?)(\d+)(?:\.(\d+))?$")
+
+
+def parse_amount(text: str, currency: str, *, allow_negative: bool = False) -> int:
+    """Minor units of ``text`` written in the currency's units, as people type money:
+    ``"5"`` and ``"5.00"`` are 500 in EUR, ``"1500"`` is 1500 in JPY. ``InvalidAmount`` says
+    why otherwise: not a number, more decimals than the currency has, or below zero when
+    ``allow_negative`` is false. Spaces and "," between thousands are ignored
+    (``"1,234.50"``); a decimal comma is refused rather than guessed."""
+    currency = validate_currency(currency)
+    exponent = _EXPONENTS[currency]
+    cleaned = (text or "").strip().replace(" ", "")
+    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?", cleaned):
+        cleaned = cleaned.replace(",", "")
+    match = _AMOUNT_TEXT.match(cleaned)
+    example = "5" if exponent == 0 else "5." + "0" * exponent
+    if match is None:
+        raise InvalidAmount(f"Not an amount: write it in {currency} like {example}.")
+    sign, major, minor = match.groups()
+    minor = (minor or "").rstrip("0")
+    if len(minor) > exponent:
+        if exponent == 0:
+            raise InvalidAmount(f"{currency} has no decimals: write it like {example}.")
+        raise InvalidAmount(f"{currency} has {exponent} decimals at most: write it like {example}.")
+    amount = int(major) * 10**exponent + int(minor.ljust(exponent, "0") or 0)
+    if sign == "-":
+        amount = -amount
+    if amount < 0 and not allow_negative:
+        raise InvalidAmount("The amount cannot be negative.")
+    return amount
+
+
+def amount_text(amount: int, currency: str) -> str:
+    """Minor units as a form shows them back for editing, no grouping or code: ``"8.99"``."""
+    exponent = _EXPONENTS[validate_currency(currency)]
+    major, minor = divmod(abs(amount), 10**exponent)
+    sign = "-" if amount < 0 else ""
+    return f"{sign}{major}" + (f".{minor:0{exponent}d}" if exponent else "")
 
 
 def divide_half_even(numerator: int, denominator: int) -> int:

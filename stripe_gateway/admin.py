@@ -4,6 +4,7 @@ customers; charges and notifications come from the services)."""
 from django.contrib import admin
 
 from accounts.service_admin import ReadOnlyAdmin
+from hosting.money import format_amount
 from stripe_gateway.models import (
     PaymentMethod,
     StripeCharge,
@@ -47,6 +48,22 @@ class StripeEventAdmin(ReadOnlyAdmin):
 class StripeRefundAdmin(ReadOnlyAdmin):
     """Money given back to cards; a ``failed`` one needs staff (Stripe refused it)."""
 
-    list_display = ["id", "payment", "credit_note", "amount", "status", "refund_id", "created_at"]
+    list_display = [
+        "id",
+        "payment",
+        "credit_note",
+        "refunded",
+        "status",
+        "refund_id",
+        "created_at",
+    ]
     list_filter = ["status"]
+    list_select_related = ["payment"]
     search_fields = ["payment__id", "credit_note__number", "refund_id"]
+    exclude = ["amount"]
+    readonly_fields = ["refunded"]
+
+    @admin.display(description="Amount", ordering="amount")
+    def refunded(self, obj: StripeRefund) -> str:
+        # A refund is in its payment's currency (it gives back part of that payment).
+        return format_amount(obj.amount, obj.payment.currency)

@@ -22,6 +22,7 @@ from billing.services.ledger import balance_change
 from billing.services.payments import payment_refund_record
 from events.services import record_event
 from hosting.errors import InvalidState, ValidationFailed
+from hosting.money import format_amount
 
 OWED = (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE)
 
@@ -69,10 +70,11 @@ def credit_note_create(
     paid_back_left = invoice.total - invoice.amount_credited - invoice.amount_remaining
     if refund_to == CreditNote.RefundTo.NONE:
         if amount > invoice.amount_remaining:
+            owed = format_amount(invoice.amount_remaining, invoice.currency)
             raise ValidationFailed.field(
                 "refund_to",
                 "invalid_choice",
-                f"Only what is still owed ({invoice.amount_remaining}) can simply be forgiven; "
+                f"Only what is still owed ({owed}) can simply be forgiven; "
                 "give what was paid back to the balance or as a refund.",
             )
     elif refund_to in (CreditNote.RefundTo.BALANCE, CreditNote.RefundTo.REFUNDED):
@@ -80,7 +82,8 @@ def credit_note_create(
             raise ValidationFailed.field(
                 "amount",
                 "out_of_range",
-                f"Only {paid_back_left} of what was paid is left to give back.",
+                f"Only {format_amount(paid_back_left, invoice.currency)} of what was paid is "
+                "left to give back.",
             )
     else:
         raise ValidationFailed.field("refund_to", "invalid_choice", "Unknown refund_to.")

@@ -15,7 +15,7 @@ from billing.models import BalanceTransaction, BillingProfile, CreditNote, Invoi
 from billing.representations import balance_transaction_representation
 from events.services import record_event
 from hosting.errors import Conflict, ValidationFailed
-from hosting.money import UnsupportedCurrency, validate_currency
+from hosting.money import UnsupportedCurrency, format_amount, validate_currency
 
 
 def balance_of(account: Account) -> int:
@@ -65,7 +65,8 @@ def balance_change(
     current = balance_of(account)
     if current + amount < 0:
         raise Conflict(
-            f"The account has {current} in credit; {-amount} cannot be taken from it.",
+            f"The account has {format_amount(current, currency)} in credit; "
+            f"{format_amount(-amount, currency)} cannot be taken from it.",
             details={"balance": current},
         )
     entry = BalanceTransaction.objects.create(

@@ -366,7 +366,7 @@ def test_a_price_is_added_through_the_service(admin_client, product):
         {
             "product": product.pk,
             "currency": "USD",
-            "unit_amount": "1500",
+            "unit_amount": "15.00",
             "interval": "year",
             "interval_count": "1",
             "setup_fee": "0",
@@ -457,7 +457,7 @@ def test_a_coupon_is_added_with_its_products(admin_client, product):
             "name": "Five off",
             "duration": "repeating",
             "duration_in_months": "3",
-            "amount_off": "500",
+            "amount_off": "5",
             "currency": "EUR",
             "products": [product.pk],
             "redeem_by_0": "2099-01-01",
@@ -736,21 +736,21 @@ def test_issuing_a_credit_note_from_the_invoice(admin_client, admin_user, accoun
     url = reverse("admin:billing_invoice_credit_note", args=[quote(invoice.pk)])
     form = {
         "confirm": "yes",
-        "amount": "300",
+        "amount": "3.00",
         "reason": "product_unsatisfactory",
         "refund_to": "balance",
         "memo": "Two days of downtime",
     }
 
     button = admin_client.post(url)
-    too_much = admin_client.post(url, {**form, "amount": "1201"})
+    too_much = admin_client.post(url, {**form, "amount": "12.01"})
     done = admin_client.post(url, form)
 
     assert button.status_code == 200
     assert button.context["form"]["refund_to"].value() == "balance"  # nothing is owed
     assert too_much.status_code == 200
     assert too_much.context["form"].errors == {
-        "amount": ["Only 1200 of what was paid is left to give back."]
+        "amount": ["Only 12.00 EUR of what was paid is left to give back."]
     }
     assert done.status_code == 302
     note = CreditNote.objects.get(invoice=invoice)
@@ -825,7 +825,7 @@ def test_staff_adjust_a_balance_through_the_ledger(admin_client, admin_user, acc
         admin_url(BalanceTransaction, "add"),
         {
             "account": account.pk,
-            "amount": "2500",
+            "amount": "25",
             "currency": "EUR",
             "description": "Compensation for the outage",
         },
@@ -848,12 +848,12 @@ def test_an_adjustment_cannot_take_more_than_the_balance(admin_client, account):
 
     response = admin_client.post(
         admin_url(BalanceTransaction, "add"),
-        {"account": account.pk, "amount": "-500", "currency": "EUR", "description": "Clawback"},
+        {"account": account.pk, "amount": "-5.00", "currency": "EUR", "description": "Clawback"},
     )
 
     assert response.status_code == 200
     assert errors_of(response) == {
-        "__all__": ["The account has 100 in credit; 500 cannot be taken from it."]
+        "__all__": ["The account has 1.00 EUR in credit; 5.00 EUR cannot be taken from it."]
     }
     assert balance_of(account) == 100
 
