@@ -3,14 +3,16 @@ few bytes of network get scales of their own (round steps, distinct labels, the 
 call for) with the memory limit named above the scale; near the limit it is a line on it. A
 server that never ran, or has only just started, says why it has no charts yet."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 
 import pytest
 
 from analytics.services.usage import Measurement, usage_record
 from servers.models import ServerStatus
-from tests.factories import ServerFactory
+from tests.analytics.test_reports_mrr import snapshot
+from tests.browser.conftest import give_second_factor, type_second_factor
+from tests.factories import ServerFactory, UserFactory
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -43,11 +45,13 @@ def measure(server, *, cpu, memory, rx, tx, samples: int = 60) -> None:
     )
 
 
-def sign_in(page, user) -> None:
+def sign_in(page, user, secret: str | None = None) -> None:
     page.goto("/login")
     page.get_by_label("E-mail").fill(user.email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in", exact=True).click()
+    if secret:
+        type_second_factor(page, secret)
     page.wait_for_url("/")
 
 
@@ -214,3 +218,27 @@ def test_the_overview_fits_its_scales_to_tiny_usage_and_says_when_there_is_none(
         network = page.locator('canvas[data-chart="daily-network"]').evaluate(Y_LABELS)
         assert_readable(network, "B")
         screenshot(f"overview-tiny-{name}")
+
+
+def test_the_staff_reports_label_their_axes_distinctly(page, measured_staff, screenshot):
+    """MRR of a euro or two (steps of 20 cents) and churn rates: no label twice on an axis."""
+    staff, secret = measured_staff
+    sign_in(page, staff, secret)
+    page.goto("/staff/reports")
+    for chart in ("mrr", "churn"):
+        canvas = page.locator(f'canvas[data-chart="{chart}"]')
+        expect(canvas).to_have_attribute("data-drawn", "true")
+        found = canvas.evaluate(Y_LABELS)
+        assert len(found) >= 3 and len(set(found)) == len(found), (chart, found)
+    screenshot("chart-scales-staff-reports-desktop")
+
+
+@pytest.fixture
+def measured_staff(db):
+    """A staff member with a second factor, and two months of MRR snapshots of cents."""
+    first = datetime.now(UTC).date().replace(day=1)
+    before = date(first.year - (first.month == 1), (first.month - 2) % 12 + 1, 1)
+    snapshot(before, {"acct_A": ("EUR", 100), "acct_B": ("EUR", 50), "acct_C": ("EUR", 20)})
+    snapshot(first, {"acct_A": ("EUR", 120), "acct_B": ("EUR", 50)})
+    staff = UserFactory(email="finance@hosting.example", is_staff=True)
+    return staff, give_second_factor(staff)
