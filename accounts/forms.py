@@ -6,6 +6,7 @@ messages next to the matching field, so a refusal reads like any other form erro
 typed is kept.
 """
 
+import json
 from datetime import timedelta
 
 from allauth.mfa.base.forms import AuthenticateForm, ReauthenticateForm
@@ -159,9 +160,14 @@ class ApiKeyCreateForm(ServiceErrorFormMixin, forms.Form):
         help_text="One IP address or CIDR network per line. Leave empty to allow any address.",
     )
 
-    def __init__(self, *args, grantable: list[str], **kwargs):
+    def __init__(self, *args, grantable: list[str], is_staff: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.grantable = grantable
+        self.is_staff = is_staff
+
+    def preset_actions_json(self) -> str:
+        """For the page's script: which scopes' actions each preset ticks (as ``clean`` does)."""
+        return json.dumps({name: sorted(actions) for name, actions in PRESETS.items()})
 
     def clean(self):
         cleaned = super().clean()
@@ -190,12 +196,15 @@ class ApiKeyCreateForm(ServiceErrorFormMixin, forms.Form):
         groups: dict[str, dict] = {}
         for scope, description in ALL_SCOPES.items():
             area = scope.partition(":")[0]
+            if area == "admin" and not self.is_staff:
+                continue  # staff's scopes: not shown to customers at all
             group = groups.setdefault(area, {"label": SCOPE_AREAS.get(area, area), "scopes": []})
             group["scopes"].append(
                 {
                     "value": scope,
                     "description": description,
                     "id": "scope-" + scope.replace(":", "-").replace("_", "-"),
+                    "action": scope.partition(":")[2],
                     "enabled": scope in self.grantable,
                     "checked": scope in ticked,
                 }

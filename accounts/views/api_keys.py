@@ -72,7 +72,10 @@ class ApiKeyCreateView(AccountChangeMixin, RecentSignInRequiredMixin, FormView):
 
     def get_form_kwargs(self):
         grantable = api_key_scopes_offered(account=self.account, user=self.request.user)
-        return super().get_form_kwargs() | {"grantable": grantable}
+        return super().get_form_kwargs() | {
+            "grantable": grantable,
+            "is_staff": self.request.user.is_staff,
+        }
 
     def form_valid(self, form):
         data = form.cleaned_data
