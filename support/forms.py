@@ -167,10 +167,21 @@ class DeskReplyForm(ServiceErrorFormMixin, forms.Form):
         help_text="Only for a reply; a reply marks the ticket answered unless you choose.",
     )
     attachments = UploadsField(label="Files", required=False)
+    take = forms.BooleanField(
+        label="Take the ticket: assign it to me",
+        required=False,
+    )
 
-    def __init__(self, *args, ticket: Ticket, macros: list, **kwargs):
+    def __init__(self, *args, ticket: Ticket, macros: list, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.ticket = ticket
+        self.user = user
+        # Offered when the ticket is not already the replier's; ticked when nobody has it.
+        self.offers_take = user is not None and ticket.assignee_id != user.pk
+        if not self.offers_take:
+            del self.fields["take"]
+        else:
+            self.fields["take"].initial = ticket.assignee_id is None
         self.macros = {macro.pk: macro for macro in macros}
         self.fields["macro"].choices = [("", "Choose a macro…")] + [
             (macro.pk, macro.name) for macro in macros
@@ -196,7 +207,9 @@ class DeskReplyForm(ServiceErrorFormMixin, forms.Form):
             data["body"] = f"{typed}\n\n{macro.body}" if typed else macro.body
             if macro.set_status:
                 data["set_status"] = macro.set_status
-        return type(self)(data, ticket=self.ticket, macros=list(self.macros.values()))
+        return type(self)(
+            data, ticket=self.ticket, macros=list(self.macros.values()), user=self.user
+        )
 
 
 class AssignForm(forms.Form):

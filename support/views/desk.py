@@ -19,6 +19,7 @@ from functools import cached_property
 
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.db import transaction
 from django.db.models import Case, Count, F, Q, QuerySet, When
 from django.db.models.functions import Coalesce, Least
 from django.http import Http404, HttpResponse
@@ -151,13 +152,13 @@ class DeskQueueView(ListControlsMixin, DeskMixin, ListView):
         desk = reverse("desk")
         queues = [
             {
-                "name": "All of mine",
+                "name": "All my departments",
                 "url": desk,
                 "count": counts["all"],
                 "current": applied == (None, None),
             },
             {
-                "name": "Mine",
+                "name": "Assigned to me",
                 "url": f"{desk}?assignee=me",
                 "count": counts["mine"],
                 "current": applied == (None, "me"),
@@ -199,7 +200,9 @@ class DeskTicketView(DeskMixin, View):
         return list(macros_for_ticket(self.ticket))
 
     def reply_form(self, *args, **kwargs) -> DeskReplyForm:
-        return DeskReplyForm(*args, ticket=self.ticket, macros=self.macros, **kwargs)
+        return DeskReplyForm(
+            *args, ticket=self.ticket, macros=self.macros, user=self.request.user, **kwargs
+        )
 
     def get(self, request, *args, **kwargs):
         return self.page(self.reply_form())
@@ -213,20 +216,29 @@ class DeskTicketView(DeskMixin, View):
         data = form.cleaned_data
         internal = data["kind"] == DeskReplyForm.NOTE
         try:
-            ticket_reply(
-                ticket=self.ticket,
-                body=data["body"],
-                actor=self.actor(),
-                by_staff=True,
-                channel=Channel.WEB,
-                internal=internal,
-                set_status=data["set_status"] or None,
-                uploads=data["attachments"],
-            )
+            with transaction.atomic():  # taken and answered together, or neither
+                if data.get("take"):
+                    ticket_assign(ticket=self.ticket, assignee=request.user, actor=self.actor())
+                self._reply(data, internal)
         except ApplicationError as error:
             return self.refused(error, form=form)
-        messages.success(request, "Internal note added." if internal else "Reply sent.")
+        done = "Internal note added." if internal else "Reply sent."
+        if data.get("take"):
+            done = f"{done[:-1]}; the ticket is yours."
+        messages.success(request, done)
         return redirect("desk_ticket", ticket_id=self.ticket.pk)
+
+    def _reply(self, data: dict, internal: bool) -> None:
+        ticket_reply(
+            ticket=self.ticket,
+            body=data["body"],
+            actor=self.actor(),
+            by_staff=True,
+            channel=Channel.WEB,
+            internal=internal,
+            set_status=data["set_status"] or None,
+            uploads=data["attachments"],
+        )
 
     def form_invalid(self, form: DeskReplyForm) -> HttpResponse:
         return self.page(form)

@@ -139,15 +139,23 @@ def test_a_customer_opens_a_ticket_and_staff_answer_it_from_the_desk(
         [re.compile("^Creative lobby"), re.compile("^Survival SMP")]
     )
 
-    # An internal note first, then the reply to the customer.
+    # The side panel's status menu chooses nothing by itself (it used to preselect "Closed").
+    expect(desk_page.locator("#status-select")).to_have_value("")
+
+    # An internal note first (it takes the unassigned ticket), then the reply to the customer.
     reply_form = desk_page.locator("#reply-form")
     reply_form.get_by_label("Internal note").check()
+    expect(reply_form.get_by_label("Take the ticket: assign it to me")).to_be_checked()
     reply_form.get_by_label("Message").fill(NOTE)
     reply_form.get_by_role("button", name="Send", exact=True).click()
-    expect(desk_page.get_by_role("status")).to_have_text("Internal note added.")
+    expect(desk_page.get_by_role("status")).to_have_text(
+        "Internal note added; the ticket is yours."
+    )
     note_entry = desk_page.locator("#conversation li", has_text=NOTE)
-    expect(note_entry).to_contain_text("Internal note")
+    expect(note_entry).to_contain_text("Internal note · only staff see this")
+    expect(note_entry).to_have_class(re.compile("ticket-entry-internal"))
     expect(desk_page.locator("#ticket-status")).to_have_text("Open")
+    expect(reply_form.locator("#take-field")).to_have_count(0)  # it is the agent's now
 
     reply_form.get_by_label("Reply to customer").check()
     reply_form.get_by_label("Message").fill(REPLY)

@@ -120,7 +120,12 @@ def test_staff_in_two_departments_see_both_queues(
 
     everything = client.get("/desk")
     assert sorted(rows(everything)) == [tech.number, money.number]
-    assert queue_names(everything) == ["All of mine", "Mine", "Billing", "Technical"]
+    assert queue_names(everything) == [
+        "All my departments",
+        "Assigned to me",
+        "Billing",
+        "Technical",
+    ]
     assert [queue["count"] for queue in everything.context["queues"]] == [2, 0, 1, 1]
     assert rows(client.get("/desk", {"department": billing_department.pk})) == [money.number]
     assert rows(client.get("/desk", {"department": technical.pk})) == [tech.number]
@@ -253,7 +258,8 @@ def test_the_page_shows_the_whole_conversation(owner, account, technical, agent)
 
     body = signed_in(agent).get(ticket_url(ticket)).content.decode()
     assert "It stops at &#x27;Loading world&#x27;." in body
-    assert "Internal note</span>" in body and "Checking the logs" in body
+    assert "Internal note · only staff see this</span>" in body and "Checking the logs" in body
+    assert "ticket-entry-internal" in body
     assert "System entry</span>" in body and "Status: On hold." in body
 
 
@@ -437,3 +443,43 @@ def test_a_guest_ticket_shows_only_the_requester_address(technical, agent):
     response = signed_in(agent).get(ticket_url(ticket))
     assert response.context["customer"] is None
     assert 'Guest: <span class="strong">guest@elsewhere.example</span>' in response.content.decode()
+
+
+def test_replying_offers_to_take_the_ticket_and_takes_it_only_with_the_reply(
+    owner, account, technical, agent, both_agent
+):
+    from support.services.tickets import ticket_assign
+
+    ticket = open_ticket(owner, account, technical)
+    client = signed_in(agent)
+    page = client.get(ticket_url(ticket)).content.decode()
+    assert 'id="take-field"' in page and 'name="take" id="id_take" checked' in page
+
+    # A refused reply (no text) takes nothing: both happen together or neither.
+    refused = client.post(ticket_url(ticket), {"kind": "reply", "body": "", "take": "on"})
+    assert refused.status_code == 200
+    ticket.refresh_from_db()
+    assert ticket.assignee is None
+
+    client.post(ticket_url(ticket), {"kind": "reply", "body": "On it.", "take": "on"})
+    ticket.refresh_from_db()
+    assert ticket.assignee == agent
+    assert "Reply sent; the ticket is yours." in messages_of(client.get(ticket_url(ticket)))
+    assert 'id="take-field"' not in client.get(ticket_url(ticket)).content.decode()
+
+    # Someone else's ticket: offered, not ticked; a reply without it leaves the assignee.
+    ticket_assign(ticket=ticket, assignee=both_agent, actor=Actor(user=both_agent))
+    page = client.get(ticket_url(ticket)).content.decode()
+    assert 'id="take-field"' in page and 'name="take" id="id_take" checked' not in page
+    client.post(ticket_url(ticket), {"kind": "note", "body": "FYI"})
+    ticket.refresh_from_db()
+    assert ticket.assignee == both_agent
+
+
+def test_the_status_menu_preselects_nothing(owner, account, technical, agent):
+    ticket = open_ticket(owner, account, technical)
+    page = signed_in(agent).get(ticket_url(ticket)).content.decode()
+    assert '<option value="" selected disabled>Choose a status…</option>' in page
+    refused = signed_in(agent).post(ticket_url(ticket, "/status"), {"status": ""})
+    ticket.refresh_from_db()
+    assert refused.status_code == 302 and ticket.status == "open"
