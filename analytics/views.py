@@ -16,6 +16,8 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -278,24 +280,27 @@ def report_value_names() -> dict[str, dict[str, str]]:
     }
 
 
-def mrr_empty_note(*, now: datetime) -> str:
+def mrr_empty_note(*, now: datetime) -> SafeString:
     """Why the MRR and churn reports have no row, and when that changes: they are read from
     the daily snapshots housekeeping takes (on its first run of each UTC day)."""
     latest = mrr_snapshot_latest()
     tomorrow = (now.astimezone(UTC) + timedelta(days=1)).date()
     if latest is None:
-        return (
-            "No MRR snapshot has been taken yet: these reports are read from the daily "
-            "snapshots, and housekeeping (manage.py housekeeping) takes the first one on its "
-            "next run, then one on its first run of each UTC day. manage.py mrr_snapshot "
+        return mark_safe(  # constant text, no value in it
+            "No MRR snapshot has been taken yet. These reports read the daily snapshots: "
+            "housekeeping (<code>manage.py housekeeping</code>) takes the first on its next "
+            "run, then one on its first run of each UTC day; <code>manage.py mrr_snapshot</code> "
             "takes one now."
         )
-    return (
-        f"No paying subscription in the MRR snapshots of this range. The latest snapshot, of "
-        f"{latest.day:%d %b %Y} (taken {latest.taken_at.astimezone(UTC):%H:%M} UTC), counted "
-        f"{latest.accounts} paying account{'' if latest.accounts == 1 else 's'}; subscriptions "
-        f"paid since count from the next, which housekeeping takes on {tomorrow:%d %b %Y} "
-        f"on its first run after 00:00 UTC."
+    return format_html(
+        "No paying subscription in the MRR snapshots of this range. The latest snapshot, of "
+        "{} (taken {} UTC), counted {} paying account{}; subscriptions paid since count from "
+        "the next, which housekeeping takes on {} on its first run after 00:00 UTC.",
+        f"{latest.day:%d %b %Y}",
+        f"{latest.taken_at.astimezone(UTC):%H:%M}",
+        latest.accounts,
+        "" if latest.accounts == 1 else "s",
+        f"{tomorrow:%d %b %Y}",
     )
 
 

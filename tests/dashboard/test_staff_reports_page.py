@@ -104,7 +104,8 @@ def test_it_says_when_the_first_mrr_snapshot_comes_when_none_was_taken(staff):
     html = page(staff).content.decode()
     notes = html.count("No MRR snapshot has been taken yet")
     assert notes == 2  # the MRR report and the churn report
-    assert "housekeeping" in html and "manage.py mrr_snapshot" in html
+    assert "<code>manage.py housekeeping</code>" in html
+    assert "<code>manage.py mrr_snapshot</code> takes one now" in html
     assert "Nothing to report" not in html.split('data-report="revenue"')[0]
 
 
