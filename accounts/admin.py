@@ -1,11 +1,16 @@
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import quote, unquote
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import UserChangeForm
-from django.urls import reverse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.translation import ngettext
+from django.views.decorators.http import require_POST
 
 from accounts.actors import Actor
 from accounts.forms import ProfileForm
@@ -14,7 +19,9 @@ from accounts.models import Account, ApiKey, Invitation, Membership, SshKey, Use
 from accounts.service_admin import ReadOnlyAdmin
 from accounts.services import (
     ACCOUNT_LIMITS,
+    ACCOUNT_NOTE_LIMIT,
     account_changes_clean,
+    account_note_add,
     account_suspend,
     account_unsuspend,
     account_update,
@@ -22,7 +29,7 @@ from accounts.services import (
     ssh_key_delete,
     user_update_profile,
 )
-from hosting.errors import ValidationFailed
+from hosting.errors import ApplicationError, ValidationFailed
 
 
 class MembershipInline(admin.TabularInline):
@@ -167,6 +174,11 @@ class AccountAdmin(admin.ModelAdmin):
     (with its ``account.updated`` event), suspension through the actions."""
 
     form = AccountAdminForm
+    # The customer 360: below the account's own fields and its members, each higher app's
+    # section (servers and bots, subscriptions, invoices and balance, tickets, activity) from
+    # its template tag library, named by the template and never imported here (the layers of
+    # pyproject.toml); staff notes and the suspend buttons are accounts' own.
+    change_form_template = "admin/accounts/account/change_form.html"
 
     list_display = ["name", "id", "status", "suspended_at", "max_api_keys", "created_at"]
     list_filter = ["status", "require_second_factor", "created_at"]
@@ -194,6 +206,75 @@ class AccountAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         changes = {field: form.cleaned_data[field] for field in form.changed_data}
         account_update(account=obj, actor=Actor.from_request(request), **changes)
+
+    # --- The customer 360's own actions: suspend, unsuspend, a staff note ---------------------
+
+    def get_urls(self):
+        def route(suffix: str, view, name: str):
+            return path(
+                f"<path:object_id>/{suffix}",
+                self.admin_site.admin_view(require_POST(view)),
+                name=f"accounts_account_{name}",
+            )
+
+        # Ahead of the defaults, whose catch-all "<path:object_id>/" would take them otherwise.
+        return [
+            route("suspend/", self.suspend_view, "suspend"),
+            route("unsuspend/", self.unsuspend_view, "unsuspend"),
+            route("notes/", self.note_view, "note"),
+            *super().get_urls(),
+        ]
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            context["customer"] = obj
+            context["may_suspend"] = self.has_change_permission(request, obj)
+            context["notes"] = obj.staff_notes.select_related("author")[:20]
+            context["note_limit"] = ACCOUNT_NOTE_LIMIT
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def _account(self, request: HttpRequest, object_id: str, *, change: bool) -> Account:
+        account = self.get_object(request, unquote(object_id))
+        if account is None:
+            raise Http404
+        allowed = (
+            self.has_change_permission(request, account)
+            if change
+            else self.has_view_permission(request, account)
+        )
+        if not allowed:
+            raise PermissionDenied
+        return account
+
+    def _back(self, account: Account, anchor: str = "") -> HttpResponse:
+        url = reverse("admin:accounts_account_change", args=[quote(account.pk)])
+        return redirect(url + anchor)
+
+    def suspend_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        account = self._account(request, object_id, change=True)
+        self.suspend_accounts(request, Account.objects.filter(pk=account.pk))
+        return self._back(account)
+
+    def unsuspend_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        account = self._account(request, object_id, change=True)
+        self.unsuspend_accounts(request, Account.objects.filter(pk=account.pk))
+        return self._back(account)
+
+    def note_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """A staff note (``account_note_add``): any staff member who may see the account."""
+        account = self._account(request, object_id, change=False)
+        try:
+            note = account_note_add(
+                account=account,
+                body=request.POST.get("body", ""),
+                actor=Actor.from_request(request),
+            )
+        except ApplicationError as refusal:
+            self.message_user(request, f"Note not added: {refusal.message}", messages.ERROR)
+        else:
+            self.log_change(request, account, f"Added a staff note ({note.pk}).")
+            self.message_user(request, "Note added.", messages.SUCCESS)
+        return self._back(account, "#customer-notes")
 
     @admin.display(description="Invoices")
     def invoices_link(self, obj: Account) -> str:

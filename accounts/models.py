@@ -394,3 +394,24 @@ class SshKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.fingerprint})"
+
+
+class AccountNote(models.Model):
+    """A staff member's note on a customer (the customer 360 in admin): what staff should know
+    next time ("prefers e-mail", "promised a refund on the 3rd"). Only staff ever see notes:
+    like a ticket's internal note they record no event, since an account's events are its
+    members' Activity page and webhooks; admin's history (LogEntry) records who added one."""
+
+    id = PrefixedIdField(prefix="anote")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="staff_notes")
+    author = models.ForeignKey(
+        "accounts.User", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    body = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.body[:60]

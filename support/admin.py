@@ -10,15 +10,22 @@ department is deactivated and a policy in use stays (the database refuses to dro
 import json
 
 from django import forms
-from django.contrib import admin
-from django.urls import reverse
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html
 
-from accounts.models import User
-from accounts.service_admin import ReadOnlyAdmin, ServiceAdmin, ServiceForm
-from support.models import Department, Macro, SlaPolicy, Ticket
+from accounts.actors import Actor
+from accounts.models import Account, User
+from accounts.service_admin import ReadOnlyAdmin, ServiceAdmin, ServiceForm, add_refusal
+from hosting.errors import ApplicationError
+from support.models import Channel, Department, Macro, Priority, SlaPolicy, Ticket
 from support.services.departments import department_save, sla_policy_save
 from support.services.macros import macro_create, macro_delete, macro_update
+from support.services.tickets import Requester, ticket_open
 
 CALENDAR_EXAMPLE = (
     '{"time_zone": "Europe/Berlin", "hours": {"mon": [["09:00", "17:00"]], '
@@ -164,6 +171,27 @@ class MacroAdmin(ServiceAdmin):
         self.run(request, queryset, macro_delete, "macro", "Deleted")
 
 
+class OpenTicketForm(forms.Form):
+    requester = forms.ModelChoiceField(
+        queryset=User.objects.none(), help_text="The member the ticket is for: replies reach them."
+    )
+    department = forms.ModelChoiceField(queryset=Department.objects.filter(active=True))
+    priority = forms.ChoiceField(
+        choices=[("", "The department's default"), *Priority.choices], required=False
+    )
+    subject = forms.CharField(max_length=200)
+    body = forms.CharField(widget=forms.Textarea({"rows": 6}), label="First message")
+
+    def __init__(self, *args, account: Account, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["requester"].queryset = User.objects.filter(
+            memberships__account=account, is_active=True
+        ).order_by("email")
+        self.fields["requester"].label_from_instance = lambda user: (
+            f"{user.name} <{user.email}>" if user.name else user.email
+        )
+
+
 @admin.register(Ticket)
 class TicketAdmin(ReadOnlyAdmin):
     """Every ticket, to find and count; each opens in the desk, where it is worked."""
@@ -199,6 +227,53 @@ class TicketAdmin(ReadOnlyAdmin):
         "updated_at",
     ]
     show_full_result_count = False
+
+    # --- "Open a ticket for this customer" (the customer 360's action) -----------------------
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.open_view)
+        return [path("open/", view, name="support_ticket_open"), *super().get_urls()]
+
+    def open_view(self, request: HttpRequest) -> HttpResponse:
+        """A ticket staff open for a customer (``ticket_open(by_staff=True)``), for one of its
+        members, then worked in the desk: for staff who work the desk (``accounts/roles.py``)."""
+        if not (request.user.works_desk and self.has_view_permission(request)):
+            raise PermissionDenied
+        account = Account.objects.filter(pk=request.GET.get("account", "")).first()
+        if account is None:
+            raise Http404("No such account.")
+        form = OpenTicketForm(request.POST if request.method == "POST" else None, account=account)
+        if form.is_bound and form.is_valid():
+            data = form.cleaned_data
+            member = data["requester"]
+            try:
+                ticket, _ = ticket_open(
+                    requester=Requester(
+                        email=member.email, name=member.name, user=member, account=account
+                    ),
+                    subject=data["subject"],
+                    body=data["body"],
+                    department=data["department"],
+                    priority=data["priority"] or None,
+                    channel=Channel.WEB,
+                    actor=Actor.from_request(request),
+                    by_staff=True,
+                )
+            except ApplicationError as refusal:
+                add_refusal(form, refusal, {})
+            else:
+                self.message_user(
+                    request, f"Opened ticket #{ticket.number} for {account}.", messages.SUCCESS
+                )
+                return redirect("desk_ticket", ticket.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Open a ticket for {account.name}",
+            "account": account,
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/support/ticket/open.html", context)
 
     @admin.display(description="Desk")
     def desk_link(self, obj: Ticket) -> str:

@@ -10,11 +10,13 @@ below.
 
 from accounts.services.accounts import (
     ACCOUNT_LIMITS,
+    ACCOUNT_NOTE_LIMIT,
     UNBILLED_ALLOWANCE,
     account_changes_clean,
     account_create,
     account_lock,
     account_locked,
+    account_note_add,
     account_require_second_factor,
     account_suspend,
     account_unsuspend,
@@ -69,6 +71,7 @@ from accounts.services.users import (
 
 __all__ = [
     "ACCOUNT_LIMITS",
+    "ACCOUNT_NOTE_LIMIT",
     "MAX_ROTATION_GRACE",
     "UNBILLED_ALLOWANCE",
     "ApiKeyPrincipal",
@@ -76,6 +79,7 @@ __all__ = [
     "account_create",
     "account_lock",
     "account_locked",
+    "account_note_add",
     "account_require_second_factor",
     "account_suspend",
     "account_unsuspend",

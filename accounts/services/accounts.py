@@ -7,7 +7,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.actors import SYSTEM, Actor
-from accounts.models import Account, Membership, User
+from accounts.models import Account, AccountNote, Membership, User
 from accounts.representations import (
     account_representation,
     member_representation,
@@ -264,3 +264,19 @@ def account_require_second_factor(*, account: Account, required: bool, actor: Ac
         previous_attributes=previous,
     )
     return account
+
+
+ACCOUNT_NOTE_LIMIT = 5000
+
+
+@transaction.atomic
+def account_note_add(*, account: Account, body: str, actor: Actor) -> AccountNote:
+    """A staff note on the account (``AccountNote``): staff-only, so no event (see the model)."""
+    text = (body or "").strip()
+    if not text:
+        raise ValidationFailed.field("body", "required", "Write the note first.")
+    if len(text) > ACCOUNT_NOTE_LIMIT:
+        raise ValidationFailed.field(
+            "body", "too_long", f"A note has at most {ACCOUNT_NOTE_LIMIT} characters."
+        )
+    return AccountNote.objects.create(account=account, author=actor.user, body=text)
