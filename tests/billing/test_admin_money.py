@@ -249,3 +249,19 @@ def test_a_yen_price_reads_without_decimals(product):
         product=product, currency="JPY", unit_amount=1500, interval="month", actor=STAFF
     )
     assert str(price) == "Survival 4 GB: 1,500 JPY / month"
+
+
+def test_mrr_snapshots_read_in_units(admin_client):
+    from datetime import date
+
+    from analytics.models import MrrSnapshot
+
+    snapshot = MrrSnapshot.objects.create(
+        day=date(2026, 11, 1), account_id="acct_A", currency="EUR", mrr=89900, subscriptions=3
+    )
+
+    listed = admin_client.get(admin_url(MrrSnapshot, "changelist")).content.decode()
+    shown = admin_client.get(admin_url(MrrSnapshot, "change", snapshot.pk)).content.decode()
+
+    assert "899.00 EUR" in listed and "899.00 EUR" in shown
+    assert ">89900<" not in listed
