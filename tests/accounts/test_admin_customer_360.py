@@ -2,6 +2,9 @@
 bots, subscriptions, invoices and balance, tickets, recent activity and staff notes, with the
 actions staff take from there, each shown and allowed only to the staff roles that may."""
 
+import html
+import re
+
 import pytest
 from django.contrib.admin.utils import quote
 from django.contrib.messages import get_messages
@@ -244,3 +247,33 @@ def test_staff_without_access_to_accounts_get_no_360(company, customer):
     )
     assert note.status_code == 403
     assert not AccountNote.objects.filter(body="Hi").exists()
+
+
+def test_each_section_s_links_open_the_customer_s_own_rows(company, customer):
+    client = admin_client(staff_member(company, StaffRole.ADMINISTRATOR))
+    page = page_of(client, customer).content.decode()
+    other = AccountFactory(name="Someone else")
+    ServerFactory(account=other, name="Not theirs")
+
+    links = {
+        label: html.unescape(url)
+        for url, label in re.findall(
+            r'<a href="([^"]+)">(All [a-z ]+|Balance history|Whole event log)</a>', page
+        )
+    }
+
+    assert set(links) == {
+        "All servers",
+        "All bots",
+        "All subscriptions",
+        "All invoices",
+        "Balance history",
+        "All tickets",
+        "Whole event log",
+    }
+    for label, url in links.items():
+        response = client.get(url)
+        assert response.status_code == 200, label
+        assert response.context["cl"].result_count >= 1, label
+    servers = client.get(links["All servers"]).content.decode()
+    assert "Survival SMP" in servers and "Not theirs" not in servers
