@@ -182,6 +182,9 @@
     var command = input.value;
     if (!command.trim()) { return; }
     if (send("send command", [command])) {
+      // Echo what was typed, in its own colour, as a terminal would; control characters are
+      // left out so a pasted escape sequence cannot restyle the terminal.
+      terminal.writeln("\x1b[36m> " + command.replace(/[\x00-\x1f\x7f]/g, "") + "\x1b[0m");
       history.push(command);
       historyAt = history.length;
       input.value = "";

@@ -2,6 +2,19 @@
 (function () {
   "use strict";
 
+  // On a phone the main menu folds behind its "Menu" button (the CSS folds it only once this
+  // ran, so without JavaScript it stays open).
+  var toggle = document.getElementById("menu-toggle");
+  var sidebar = toggle && toggle.closest(".sidebar");
+  if (sidebar) {
+    sidebar.classList.add("menu-folds");
+    toggle.hidden = false;
+    toggle.addEventListener("click", function () {
+      var open = sidebar.classList.toggle("menu-open");
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    });
+  }
+
   function copyText(text) {
     if (navigator.clipboard && window.isSecureContext) {
       return navigator.clipboard.writeText(text);

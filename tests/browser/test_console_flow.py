@@ -139,6 +139,8 @@ def test_the_console_shows_output_takes_commands_and_live_usage(
     expect(rows).to_contain_text(f"{READY} {server.address}")
 
     send_command(page, rows, "say hello browser", "[Server] hello browser")
+    # The command typed is echoed in the terminal, as a terminal would (issue 34).
+    expect(rows).to_contain_text("> say hello browser")
 
     # The Live usage figures come from the socket's stats events.
     usage = page.get_by_role("region", name="Live usage")
