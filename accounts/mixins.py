@@ -10,20 +10,42 @@ from functools import cached_property
 
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 
 from accounts.actors import Actor
 from accounts.forms import AccountCreateForm
-from accounts.roles import SCOPES, role_can, scopes_allowed_for
+from accounts.models import Membership
+from accounts.roles import SCOPES, Right, Role, role_can, scopes_allowed_for
 from hosting.dashboard.refusals import ServiceRefusalMixin
+
+
+def not_allowed(request, what: str, roles: list[Role]) -> HttpResponse:
+    """A page the person's role does not open, where the page's existence is no secret (an area
+    of every account: billing, activity, webhooks…): the 403 page says which roles open it and
+    whom to ask, rather than the 404 page pretending it is not there. An object's own page
+    never says so: this is answered before any object is looked up."""
+    owners = list(
+        Membership.objects.filter(account=request.account, role=Role.OWNER)
+        .exclude(user=request.user)
+        .select_related("user")
+        .order_by("created_at")
+        .values_list("user__email", flat=True)[:3]
+    )
+    context = {
+        "what": what[0].lower() + what[1:],
+        "roles": [role.label for role in roles],
+        "role": request.membership.get_role_display(),
+        "owners": owners,
+    }
+    return render(request, "dashboard/not_allowed.html", context, status=403)
 
 
 class AccountPageMixin(ServiceRefusalMixin, LoginRequiredMixin):
     """A page of the current account, optionally only for roles holding ``required_right``.
 
     A user without any account gets the "create an account" page instead; a missing right is
-    a 404, like an object of another account.
+    the 403 page naming the roles that have it (``not_allowed``).
     """
 
     required_right: str | None = None
@@ -34,7 +56,8 @@ class AccountPageMixin(ServiceRefusalMixin, LoginRequiredMixin):
         if request.account is None:
             return render(request, "dashboard/no_account.html", {"form": AccountCreateForm()})
         if self.required_right and not role_can(request.membership.role, self.required_right):
-            raise Http404("No such page.")
+            allowed = [role for role in Role if role_can(role, self.required_right)]
+            return not_allowed(request, Right(self.required_right).label, allowed)
         self.account, self.role = request.account, request.membership.role
         if refusal := self.refuse(request):
             return refusal
@@ -78,7 +101,9 @@ class AreaPageMixin(AccountChangeMixin):
 
     def refuse(self, request) -> HttpResponse | None:
         if not self.role_may("read"):
-            raise Http404("No such page.")
+            scope = f"{self.area}:read"
+            allowed = [role for role in Role if scope in scopes_allowed_for(role, is_staff=False)]
+            return not_allowed(request, SCOPES[scope], allowed)
         if (request.method == "POST" or self.form_page) and not self.role_may("write"):
             scope = SCOPES[f"{self.area}:write"]
             role = request.membership.get_role_display()

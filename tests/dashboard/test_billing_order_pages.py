@@ -210,11 +210,13 @@ def test_a_viewer_sees_subscriptions_but_cannot_order_or_cancel(owner, account, 
     assert Subscription.objects.get().status == "active"
 
 
-def test_a_developer_without_billing_gets_not_found_and_no_order_button(owner, account, plans):
+def test_a_developer_without_billing_is_told_its_role_does_not_open_it_and_no_order_button(
+    owner, account, plans
+):
     developer = MembershipFactory(account=account, role=Role.DEVELOPER).user
     client = signed_in(developer, account)
-    assert client.get("/billing/order").status_code == 404
-    assert client.get("/billing/subscriptions").status_code == 404
+    assert client.get("/billing/order").status_code == 403
+    assert client.get("/billing/subscriptions").status_code == 403
     assert 'id="order-server"' not in client.get("/").content.decode()
     assert 'id="order-server"' in signed_in(owner, account).get("/").content.decode()
 

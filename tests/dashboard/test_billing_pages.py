@@ -329,7 +329,7 @@ def test_the_payments_list_pages_with_bounded_queries(
 
 
 def test_only_those_who_see_billing_see_the_payments(teammate, outsider, payments):
-    assert signed_in(teammate).get("/billing/payments").status_code == 404
+    assert signed_in(teammate).get("/billing/payments").status_code == 403
     theirs = paid_by(signed_in(outsider).get("/billing/payments"))  # their own account's
     assert len(theirs) == 1 and theirs[0] not in {payment.id for payment in payments}
 
@@ -644,7 +644,9 @@ def test_billing_members_and_admins_see_and_pay(account, role):
 
 
 @pytest.mark.parametrize("role", [Role.DEVELOPER, Role.SUPPORT])
-def test_roles_without_billing_get_404_and_no_navigation_entry(account, role):
+def test_roles_without_billing_are_told_their_role_does_not_open_it_and_no_navigation_entry(
+    account, role
+):
     invoice = issue(account)
     credit(account, 1200)
     note = credit_note_create(
@@ -657,9 +659,9 @@ def test_roles_without_billing_get_404_and_no_navigation_entry(account, role):
         invoice_url(invoice, "/pdf"),
         f"/billing/credit-notes/{note.id}/pdf",
     ]:
-        assert client.get(path).status_code == 404, path
-    assert client.post(invoice_url(invoice, "/pay")).status_code == 404
-    assert client.post("/billing/profile", PROFILE).status_code == 404
+        assert client.get(path).status_code == 403, path
+    assert client.post(invoice_url(invoice, "/pay")).status_code == 403
+    assert client.post("/billing/profile", PROFILE).status_code == 403
     invoice.refresh_from_db()
     assert invoice.status == "open"
     assert not BillingProfile.objects.filter(account=account, legal_name__gt="").exists()
@@ -719,3 +721,17 @@ def test_a_suspended_account_reads_its_billing_but_changes_nothing(owner, accoun
         assert messages_of(response) == [SUSPENDED], path
     invoice.refresh_from_db()
     assert invoice.status == "open"
+
+
+def test_a_page_the_role_does_not_open_says_which_roles_do_and_whom_to_ask(account, owner):
+    """Issue 34: missing rights used to look like missing pages (the 404 page)."""
+    support = MembershipFactory(account=account, role=Role.SUPPORT).user
+    answer = signed_in(support).get("/billing/invoices")
+    body = answer.content.decode()
+    assert answer.status_code == 403 and 'id="not-allowed"' in body
+    assert "read plans, subscriptions, invoices and payments" in body
+    for role in ("Owner", "Admin", "Billing"):
+        assert f"<strong>{role}</strong>" in body
+    assert "You are <strong>Support</strong>" in body and owner.email in body
+    activity = signed_in(support).get("/settings/activity").content.decode()
+    assert "read the account&#x27;s activity log" in activity or "activity log" in activity

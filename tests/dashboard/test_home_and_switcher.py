@@ -60,7 +60,7 @@ def test_a_user_of_several_accounts_switches_between_them(owner, account, other_
     assert response.context["current_account"] == other_account
     assert messages_of(response) == [f"Switched to {other_account.name}."]
     assert client.session[SESSION_ACCOUNT_KEY] == other_account.id
-    assert client.get("/settings/activity").status_code == 404  # a viewer there
+    assert client.get("/settings/activity").status_code == 403  # a viewer there
 
 
 def test_switching_to_an_account_one_is_not_in_is_404(owner, account, other_account):

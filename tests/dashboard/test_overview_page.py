@@ -76,7 +76,7 @@ def test_the_owner_sees_the_fleet_usage_and_tickets(owner, fleet):
 def test_a_role_without_analytics_read_has_no_overview(account, fleet):
     support = MembershipFactory(account=account, role=Role.SUPPORT).user
     client = signed_in(support)
-    assert client.get("/overview").status_code == 404
+    assert client.get("/overview").status_code == 403
     assert 'href="/overview"' not in client.get("/").content.decode()
 
 

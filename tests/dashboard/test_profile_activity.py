@@ -61,10 +61,10 @@ def test_owners_and_admins_see_the_activity_log(owner, teammate, account, make_t
 
 
 @pytest.mark.parametrize("role", [Role.DEVELOPER, Role.BILLING, Role.SUPPORT, Role.VIEWER])
-def test_other_roles_get_404_and_no_link(account, role):
+def test_other_roles_are_told_their_role_does_not_open_it_and_no_link(account, role):
     user = MembershipFactory(account=account, role=role).user
     client = signed_in(user)
-    assert client.get("/settings/activity").status_code == 404
+    assert client.get("/settings/activity").status_code == 403
     assert 'href="/settings/activity"' not in client.get("/").content.decode()
 
 

@@ -266,10 +266,10 @@ def test_an_unknown_endpoint_is_404(owner, endpoint):
 
 
 @pytest.mark.parametrize("role", [Role.BILLING, Role.SUPPORT])
-def test_roles_without_webhooks_read_get_404(account, endpoint, role):
+def test_roles_without_webhooks_read_are_told_their_role_does_not_open_it(account, endpoint, role):
     client = signed_in(MembershipFactory(account=account, role=role).user)
-    assert client.get(edit_url(endpoint)).status_code == 404
-    assert client.post(edit_url(endpoint), edit(endpoint, description="x")).status_code == 404
+    assert client.get(edit_url(endpoint)).status_code == 403
+    assert client.post(edit_url(endpoint), edit(endpoint, description="x")).status_code == 403
 
 
 def test_a_suspended_account_cannot_open_or_save_the_edit_page(owner, account, endpoint):

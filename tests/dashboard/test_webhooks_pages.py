@@ -638,11 +638,11 @@ def test_a_developer_manages_webhooks(teammate, account):
 
 
 @pytest.mark.parametrize("role", [Role.BILLING, Role.SUPPORT])
-def test_roles_without_webhooks_read_get_404(account, endpoint, role):
+def test_roles_without_webhooks_read_are_told_their_role_does_not_open_it(account, endpoint, role):
     client = signed_in(MembershipFactory(account=account, role=role).user)
-    assert client.get("/settings/webhooks").status_code == 404
-    assert client.get(detail_url(endpoint)).status_code == 404
-    assert client.post("/settings/webhooks/new", NEW_ENDPOINT).status_code == 404
+    assert client.get("/settings/webhooks").status_code == 403
+    assert client.get(detail_url(endpoint)).status_code == 403
+    assert client.post("/settings/webhooks/new", NEW_ENDPOINT).status_code == 403
 
 
 BUTTONS = [

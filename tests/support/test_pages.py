@@ -432,7 +432,9 @@ def test_rating_an_unfinished_ticket_is_refused(owner, ticket):
 # --- Who may see and do what ------------------------------------------------------------------
 
 
-def test_a_role_without_tickets_read_gets_404_and_no_navigation_entry(viewer, ticket, monkeypatch):
+def test_a_role_without_tickets_read_is_told_its_role_does_not_open_it_and_no_navigation_entry(
+    viewer, ticket, monkeypatch
+):
     # Every role reads tickets today; the rule holds for one that would not.
     monkeypatch.setitem(ROLE_SCOPES, Role.VIEWER, ROLE_SCOPES[Role.VIEWER] - {"tickets:read"})
     message = Message.objects.get(ticket=ticket)
@@ -451,8 +453,8 @@ def test_a_role_without_tickets_read_gets_404_and_no_navigation_entry(viewer, ti
         ticket_url(ticket),
         f"/support/attachments/{attachment.id}",
     ]:
-        assert client.get(path).status_code == 404, path
-    assert client.post(ticket_url(ticket, "/close")).status_code == 404
+        assert client.get(path).status_code == 403, path
+    assert client.post(ticket_url(ticket, "/close")).status_code == 403
     assert 'href="/support"' not in client.get("/").content.decode()
     assert Message.objects.filter(ticket=ticket).exclude(pk=message.pk).count() == 1
 
