@@ -29,7 +29,16 @@ from billing.services.subscriptions import (
     subscription_order_preview,
 )
 from hosting.errors import ApplicationError
+from servers.models import Bot, Server
 from servers.selectors import game_catalogue
+
+
+def size_text(megabytes: int) -> str:
+    """``2048`` as ``2 GB``, ``1536`` as ``1.5 GB``, ``512`` as ``512 MB``."""
+    if megabytes < 1024:
+        return f"{megabytes} MB"
+    gigabytes = megabytes / 1024
+    return f"{gigabytes:.1f}".removesuffix(".0") + " GB"
 
 
 class OrderView(BillingPageMixin, TemplateView):
@@ -79,27 +88,77 @@ class OrderView(BillingPageMixin, TemplateView):
             raise Http404("This plan does not run that game.")
         return game
 
+    @cached_property
+    def currencies(self) -> list[str]:
+        """The currencies plans of this kind are sold in."""
+        products = products_for_sale().filter(kind=self.kind)
+        return sorted({price.currency for product in products for price in product.active_prices})
+
+    @cached_property
+    def currency(self) -> str | None:
+        """The account's currency once it has one (its first order sets it); before that, the
+        one asked for (``?currency=``), else the first on sale: one currency at a time."""
+        if self.profile.currency:
+            return self.profile.currency
+        asked = self.request.GET.get("currency", "").upper()
+        if asked in self.currencies:
+            return asked
+        return self.currencies[0] if self.currencies else None
+
     def plans(self) -> list:
         products = list(products_for_sale().filter(kind=self.kind))
-        currency = self.profile.currency
+        names = dict(game_catalogue().values_list("slug", "name"))
         for product in products:
             product.offers = [
                 (price, price_label(price))
                 for price in product.active_prices
-                if not currency or price.currency == currency
+                if price.currency == self.currency
             ]
+            product.game_names = [names.get(slug, slug) for slug in product.games]
+            product.memory_text = size_text(product.memory_mb)
+            product.disk_text = size_text(product.disk_mb)
         return [product for product in products if product.offers]
 
     def form(self, data=None):
         product = self.price.product
         if product.kind == ProductKind.BOT:
-            return OrderBotForm(data, product=product)
-        return OrderServerForm(data, product=product, game=self.game)
+            form = OrderBotForm(data, product=product)
+        else:
+            form = OrderServerForm(data, product=product, game=self.game)
+        if data is None:
+            form.initial["region"] = self._default_region(form.fields["region"].queryset)
+        return form
+
+    def _default_region(self, regions):
+        """The region the account used last (its newest server or bot there), else the first
+        by name (rather than whichever the catalogue lists first)."""
+        used = (
+            Server.objects.filter(account=self.account, region__in=regions)
+            .order_by("-created_at")
+            .values_list("region_id", "created_at")
+            .first()
+        )
+        used_bot = (
+            Bot.objects.filter(account=self.account, region__in=regions)
+            .order_by("-created_at")
+            .values_list("region_id", "created_at")
+            .first()
+        )
+        latest = max(
+            (each for each in (used, used_bot) if each), key=lambda each: each[1], default=None
+        )
+        if latest is not None:
+            return latest[0]
+        first = regions.order_by("name").first()
+        return first.pk if first else None
 
     def get_context_data(self, **kwargs):
         context = {"kind": self.kind, "kinds": ProductKind.choices, "price": self.price}
         if self.price is None:
             context["step"], context["plans"] = "plan", self.plans()
+            context["currency"] = self.currency
+            # Before the first order, the person picks the currency; after, it is the account's.
+            context["currencies"] = [] if self.profile.currency else self.currencies
         else:
             context["price_text"] = price_label(self.price)
             needs_game = self.kind == ProductKind.SERVER and self.game is None

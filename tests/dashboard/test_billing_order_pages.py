@@ -323,3 +323,46 @@ def test_new_server_says_up_front_when_only_a_plan_will_do(owner, account, plans
     account.unbilled_instances = 1
     account.save()
     assert 'id="plan-needed"' not in client.get("/servers/new").content.decode()
+
+
+# --- Issue 34, item 4: names, sizes, one currency, a sensible region ----------------------------
+
+
+def test_plans_show_game_names_sizes_in_gb_and_one_currency_at_a_time(owner, account, plans):
+    PriceFactory(product=plans["big"].product, currency="USD", unit_amount=1300)
+    client = signed_in(owner)
+    page = client.get("/billing/order").content.decode()
+    assert "minecraft-java" not in page and "Minecraft: Java Edition" in page
+    assert "4 GB" in page and "20 GB" in page and "4096 MB" not in page
+    # No currency yet: the first on sale, and a choice; never two currencies mixed.
+    assert 'id="currency-choice"' in page
+    assert "12.00 EUR" in page and "13.00 USD" not in page
+    usd = client.get("/billing/order?currency=usd").content.decode()
+    assert "13.00 USD" in usd and "12.00 EUR" not in usd and "Minecraft 2 GB" not in usd
+
+
+def test_once_the_account_has_a_currency_only_it_is_offered(owner, account, plans):
+    from billing.selectors import billing_profile_of
+
+    PriceFactory(product=plans["big"].product, currency="USD", unit_amount=1300)
+    profile = billing_profile_of(account)
+    profile.currency = "USD"
+    profile.save()
+    page = signed_in(owner).get("/billing/order?currency=EUR").content.decode()
+    assert 'id="currency-choice"' not in page
+    assert "13.00 USD" in page and "EUR" not in page.split('id="plan-form"')[1].split("</form>")[0]
+
+
+def test_the_region_defaults_to_the_last_used_then_the_first_by_name(owner, account, plans):
+    from servers.models import Region
+
+    url = f"/billing/order?price={plans['small'].id}&game=minecraft-java"
+    first_by_name = Region.objects.order_by("name").first()
+    form = signed_in(owner).get(url).context["form"]
+    assert form["region"].value() == first_by_name.pk
+    used = Region.objects.exclude(pk=first_by_name.pk).order_by("name").last()
+    from tests.factories import ServerFactory
+
+    ServerFactory(account=account, region_id=used.pk)
+    form = signed_in(owner).get(url).context["form"]
+    assert form["region"].value() == used.pk
