@@ -59,6 +59,23 @@ def region_catalogue() -> QuerySet[Region]:
     return Region.objects.all()
 
 
+def region_default_for(*, account_id: str, regions: QuerySet[Region]) -> str | None:
+    """Where a new server or bot of the account goes by default, among ``regions``: where its
+    newest server or bot is, else the first region by name (not whichever the catalogue lists
+    first)."""
+    newest = [
+        model.objects.filter(account_id=account_id, region__in=regions)
+        .order_by("-created_at")
+        .values_list("created_at", "region_id")
+        .first()
+        for model in (Server, Bot)
+    ]
+    used = max((each for each in newest if each is not None), default=None)
+    if used is not None:
+        return used[1]
+    return regions.order_by("name").values_list("pk", flat=True).first()
+
+
 def _given(model, field: str):
     """What the node's live instances of ``model`` were given of ``field`` (a subquery)."""
     sums = (

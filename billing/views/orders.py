@@ -29,8 +29,7 @@ from billing.services.subscriptions import (
     subscription_order_preview,
 )
 from hosting.errors import ApplicationError
-from servers.models import Bot, Server
-from servers.selectors import game_catalogue
+from servers.selectors import game_catalogue, region_default_for
 
 
 def size_text(megabytes: int) -> str:
@@ -126,31 +125,9 @@ class OrderView(BillingPageMixin, TemplateView):
         else:
             form = OrderServerForm(data, product=product, game=self.game)
         if data is None:
-            form.initial["region"] = self._default_region(form.fields["region"].queryset)
+            regions = form.fields["region"].queryset
+            form.initial["region"] = region_default_for(account_id=self.account.pk, regions=regions)
         return form
-
-    def _default_region(self, regions):
-        """The region the account used last (its newest server or bot there), else the first
-        by name (rather than whichever the catalogue lists first)."""
-        used = (
-            Server.objects.filter(account=self.account, region__in=regions)
-            .order_by("-created_at")
-            .values_list("region_id", "created_at")
-            .first()
-        )
-        used_bot = (
-            Bot.objects.filter(account=self.account, region__in=regions)
-            .order_by("-created_at")
-            .values_list("region_id", "created_at")
-            .first()
-        )
-        latest = max(
-            (each for each in (used, used_bot) if each), key=lambda each: each[1], default=None
-        )
-        if latest is not None:
-            return latest[0]
-        first = regions.order_by("name").first()
-        return first.pk if first else None
 
     def get_context_data(self, **kwargs):
         context = {"kind": self.kind, "kinds": ProductKind.choices, "price": self.price}
