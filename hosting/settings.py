@@ -251,6 +251,10 @@ MFA_FORMS = {
 }
 MFA_TOTP_ISSUER = env_str("MFA_TOTP_ISSUER") or "Hosting Management"
 MFA_RECOVERY_CODE_COUNT = 10
+# A code of the 30-second period before or after the current one is taken too (RFC 6238's one
+# step of drift): a code typed as it ticks over, or a phone's clock a few seconds off, still
+# works. allauth keeps a used code refused for the whole window, so a replay stays refused.
+MFA_TOTP_TOLERANCE = 1
 # Shown once, as the issue asks: regenerating gives a new set.
 MFA_RECOVERY_CODES_SHOW_ONCE = True
 # Single sign-on: the providers the host configured (hosting/sso_env.py), PKCE on for each;

@@ -85,6 +85,20 @@ def test_with_totp_set_up_the_password_alone_signs_no_one_in(person):
     assert again.status_code == 200
 
 
+@pytest.mark.parametrize(("offset", "taken"), [(-1, True), (1, True), (-2, False), (2, False)])
+def test_a_code_one_period_off_is_taken_two_are_not(person, monkeypatch, offset, taken):
+    """One 30-second step of drift either way (RFC 6238): a code typed as it ticks over works."""
+    client = signed_in(person)
+    secret = activate_totp(client)
+    client.post("/logout")
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now)  # one instant for the code and its check
+    other = Client()
+    other.post("/login", {"username": person.email, "password": PASSWORD})
+    answer = other.post("/auth/2fa/authenticate/", {"code": totp_code(secret, offset)})
+    assert (answer.status_code == 302) is taken
+
+
 def test_recovery_codes_are_shown_once_and_each_signs_in_once(person):
     client = signed_in(person)
     activate_totp(client)
