@@ -267,8 +267,8 @@ class InvitationSignupForm(SetPasswordMixin, forms.ModelForm):
 class ProfileForm(ServiceErrorFormMixin, forms.ModelForm):
     class Meta:
         model = User
-        fields = ["name", "email"]
-        labels = {"name": "Name", "email": "E-mail"}
+        fields = ["name", "email", "language"]
+        labels = {"name": "Name", "email": "E-mail", "language": "Language"}
 
     def clean_email(self) -> str:
         email = self.cleaned_data["email"].strip().lower()

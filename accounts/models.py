@@ -3,6 +3,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from functools import reduce
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.db import models
 from django.db.models import Q
@@ -65,6 +66,13 @@ class User(AbstractBaseUser, PermissionsMixin):
         default=True, help_text="Inactive users cannot sign in and their API keys stop working."
     )
     date_joined = models.DateTimeField(default=timezone.now)
+    # The dashboard's and e-mails' language (hosting/i18n.py); blank: the browser's, else English.
+    language = models.CharField(
+        max_length=8,
+        choices=settings.LANGUAGES,
+        blank=True,
+        help_text="The language of the dashboard and e-mails; blank: the browser's.",
+    )
     # SFTP (agent/PROTOCOL.md "SFTP"): the <login> of <login>.<server short id>, given once
     # from the e-mail's local part when first needed (accounts.services.sftp), and a password
     # for SFTP only, kept as Django keeps passwords (a hash), blank when none is set.

@@ -9,13 +9,18 @@ below, so each rule is written once:
   add up to the amount exactly.
 
 Both helpers are symmetric around zero (``f(-n, d) == -f(n, d)``), so a credit note rounds
-exactly like the invoice it mirrors. This module is pure: it raises ``ValueError`` subclasses and
+exactly like the invoice it mirrors. This module is pure (only ``format_amount`` reads the
+active language): it raises ``ValueError`` subclasses and
 the services turn them into application errors.
 """
 
 import re
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from types import MappingProxyType
+
+from django.utils.formats import number_format
+from django.utils.translation import get_language
 
 
 class UnsupportedCurrency(ValueError):
@@ -70,14 +75,24 @@ def format_amount(amount: int, currency: str) -> str:
 
     The code follows the number rather than a symbol in front of it: "$" is shared by USD, CAD
     and AUD and "kr" by SEK, NOK and DKK, and an invoice must not leave the currency in doubt.
-    Digits are grouped by "," with "." before the minor units, the English convention of the
-    rest of the service's text.
+    In English, digits are grouped by "," with "." before the minor units; in another active
+    language (a German page: ``"1.234,50 EUR"``) by that locale's separators. The API and the
+    worker always run in English (hosting/i18n.py), so what programs read never changes.
     """
     currency = validate_currency(currency)
     exponent = _EXPONENTS[currency]
     major, minor = divmod(abs(amount), 10**exponent)
-    number = f"{major:,}" + (f".{minor:0{exponent}d}" if exponent else "")
     sign = "-" if amount < 0 else ""
+    language = get_language() or "en"
+    if language.split("-")[0] != "en":
+        number = number_format(
+            Decimal(abs(amount)).scaleb(-exponent),
+            decimal_pos=exponent,
+            use_l10n=True,
+            force_grouping=True,
+        )
+        return f"{sign}{number}\N{NO-BREAK SPACE}{currency}"
+    number = f"{major:,}" + (f".{minor:0{exponent}d}" if exponent else "")
     return f"{sign}{number} {currency}"
 
 

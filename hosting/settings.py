@@ -89,6 +89,8 @@ MIDDLEWARE = [
     "hosting.middleware.MethodNotAllowedPageMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # The person's language (Profile), else the browser's; the API always in English.
+    "hosting.i18n.LanguageMiddleware",
     "accounts.middleware.CurrentAccountMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",
@@ -182,7 +184,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# The dashboard, e-mails and PDFs in English, German, French or Spanish; the API in English
+# (hosting/i18n.py). Translations live in locale/<language>/LC_MESSAGES/django.po (README,
+# "The customer's language"); dates are written by hosting/formats/<language>/formats.py.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français"), ("es", "Español")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+FORMAT_MODULE_PATH = ["hosting.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

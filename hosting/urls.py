@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path, re_path, register_converter
 from django.views.generic import RedirectView
+from django.views.i18n import JavaScriptCatalog, set_language
 
 from hosting.api.views import api_not_found
 from hosting.health import healthz
@@ -16,6 +17,10 @@ urlpatterns = [
     path("v1/", include("hosting.api.urls")),
     re_path(r"^v1$", api_not_found),
     path("healthz", healthz, name="healthz"),
+    # The sign-in pages' language picker (a cookie); signed in, Profile keeps the choice.
+    path("i18n/setlang/", set_language, name="set_language"),
+    # The dashboard scripts' own strings in the page's language (gettext() in static/js).
+    path("i18n/js/", JavaScriptCatalog.as_view(), name="javascript_catalog"),
     # Browsers ask for /favicon.ico whatever the pages' <link rel="icon"> says.
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"))),
     path("admin/", admin.site.urls),

@@ -15,16 +15,23 @@ from hosting.errors import (
 
 
 @transaction.atomic
-def user_update_profile(*, user: User, name: str, email: str, actor: Actor) -> User:
-    """Change a user's name or e-mail; an e-mail change is noted in each of their accounts."""
+def user_update_profile(
+    *, user: User, name: str, email: str, actor: Actor, language: str | None = None
+) -> User:
+    """Change a user's name, e-mail or language (None: leave it); a change is noted in each of
+    their accounts."""
     email = email.strip().lower()
     if User.objects.filter(email__iexact=email).exclude(pk=user.pk).exists():
         raise ValidationFailed.field("email", "unique", "Another user has this e-mail address.")
+    if language is not None and language and language not in dict(settings.LANGUAGES):
+        raise ValidationFailed.field("language", "invalid", "Not a language of the dashboard.")
     user = User.objects.select_for_update().get(pk=user.pk)
-    before = {"id": user.id, "email": user.email, "name": user.name}
+    before = {"id": user.id, "email": user.email, "name": user.name, "language": user.language}
     user.name, user.email = name.strip(), email
-    user.save(update_fields=["name", "email"])
-    after = {"id": user.id, "email": user.email, "name": user.name}
+    if language is not None:
+        user.language = language
+    user.save(update_fields=["name", "email", "language"])
+    after = {"id": user.id, "email": user.email, "name": user.name, "language": user.language}
     if previous := changed_attributes(before, after):
         for account in Account.objects.filter(memberships__user=user):
             record_event(

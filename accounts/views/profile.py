@@ -1,8 +1,11 @@
 """The signed-in person's profile."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.shortcuts import redirect
+from django.utils import translation
+from django.utils.translation import gettext as _
 from django.views.generic import UpdateView
 
 from accounts.actors import Actor
@@ -46,9 +49,21 @@ class ProfileView(ServiceRefusalMixin, LoginRequiredMixin, UpdateView):
                 user=self.request.user,
                 name=form.cleaned_data["name"],
                 email=form.cleaned_data["email"],
+                language=form.cleaned_data["language"],
                 actor=Actor.from_request(self.request),
             )
         except ApplicationError as error:
             return self.refused(error, form=form)
-        messages.success(self.request, "Your profile has been saved.")
-        return redirect("profile")
+        language = form.cleaned_data["language"]
+        # The new language from this answer on (the message below is written in it).
+        translation.activate(language or translation.get_language_from_request(self.request))
+        messages.success(self.request, _("Your profile has been saved."))
+        response = redirect("profile")
+        if language:  # signed out, the sign-in page keeps it
+            response.set_cookie(
+                settings.LANGUAGE_COOKIE_NAME,
+                language,
+                max_age=settings.LANGUAGE_COOKIE_AGE,
+                samesite="Lax",
+            )
+        return response

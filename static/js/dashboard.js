@@ -138,3 +138,8 @@
     document.querySelectorAll("[data-live]").forEach(refresh);
   });
 })();
+
+// The sign-in pages' language picker changes the language as soon as one is chosen.
+document.querySelectorAll(".language-picker select").forEach((select) => {
+  select.addEventListener("change", () => select.form.submit());
+});

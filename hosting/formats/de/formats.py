@@ -1,0 +1,5 @@
+DATE_FORMAT = "j. F Y"
+DATETIME_FORMAT = "j. F Y, H:i e"
+SHORT_DATE_FORMAT = "d.m.Y"
+SHORT_DATETIME_FORMAT = "d.m.Y H:i"
+TIME_FORMAT = "H:i"
