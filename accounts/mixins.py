@@ -12,6 +12,10 @@ from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from django.utils.text import get_text_list
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.forms import AccountCreateForm
@@ -32,11 +36,19 @@ def not_allowed(request, what: str, roles: list[Role]) -> HttpResponse:
         .order_by("created_at")
         .values_list("user__email", flat=True)[:3]
     )
+    labels = [str(role.label) for role in roles]
     context = {
         "what": what[0].lower() + what[1:],
-        "roles": [role.label for role in roles],
+        "roles": labels,
+        # One sentence for the translators: "a, b or c", each name in bold.
+        "roles_text": mark_safe(  # noqa: S308 - each item is escaped by format_html
+            get_text_list([format_html("<strong>{}</strong>", label) for label in labels], _("or"))
+        ),
         "role": request.membership.get_role_display(),
         "owners": owners,
+        "owner_links": format_html_join(
+            ", ", '<a href="mailto:{0}">{0}</a>', ((email,) for email in owners)
+        ),
     }
     return render(request, "dashboard/not_allowed.html", context, status=403)
 
@@ -54,6 +66,8 @@ class AccountPageMixin(ServiceRefusalMixin, LoginRequiredMixin):
         if not request.user.is_authenticated:
             return self.handle_no_permission()
         if request.account is None:
+            if request.user.is_staff and request.path == "/":
+                return redirect("staff_home")  # staff's own home; an account stays one click away
             return render(request, "dashboard/no_account.html", {"form": AccountCreateForm()})
         if self.required_right and not role_can(request.membership.role, self.required_right):
             allowed = [role for role in Role if role_can(role, self.required_right)]
@@ -77,7 +91,7 @@ class AccountChangeMixin(AccountPageMixin):
 
     def refuse(self, request) -> HttpResponse | None:
         if request.method == "POST" and self.account.is_suspended:
-            messages.error(request, "This account is suspended, so its data cannot be changed.")
+            messages.error(request, _("This account is suspended, so its data cannot be changed."))
             return redirect(self.refused_url)
         return None
 
@@ -107,7 +121,11 @@ class AreaPageMixin(AccountChangeMixin):
         if (request.method == "POST" or self.form_page) and not self.role_may("write"):
             scope = SCOPES[f"{self.area}:write"]
             role = request.membership.get_role_display()
-            messages.error(request, f"As {role}, you may not {scope[0].lower()}{scope[1:]}.")
+            messages.error(
+                request,
+                _("As %(role)s, you may not %(action)s.")
+                % {"role": role, "action": f"{scope[0].lower()}{scope[1:]}"},
+            )
             return redirect(self.refused_url)
         if self.form_page and request.method == "GET" and self.account.is_suspended:
             return redirect(self.refused_url)

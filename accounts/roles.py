@@ -9,49 +9,50 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Role(models.TextChoices):
-    OWNER = "owner", "Owner"
-    ADMIN = "admin", "Admin"
-    DEVELOPER = "developer", "Developer"
-    BILLING = "billing", "Billing"
-    SUPPORT = "support", "Support"
-    VIEWER = "viewer", "Viewer"
+    OWNER = "owner", _("Owner")
+    ADMIN = "admin", _("Admin")
+    DEVELOPER = "developer", _("Developer")
+    BILLING = "billing", _("Billing")
+    SUPPORT = "support", _("Support")
+    VIEWER = "viewer", _("Viewer")
     # Invited for one server or bot: the role opens nothing of the account; what a guest may do
     # comes from their per-server grants (servers/permissions.py).
-    GUEST = "guest", "Guest"
+    GUEST = "guest", _("Guest")
 
 
 # Scope name -> what it lets a key do. Order is the order shown to people.
 SCOPES: dict[str, str] = {
-    "servers:read": "List and read game servers",
-    "servers:write": "Create, configure and delete game servers",
-    "servers:power": "Start, stop, restart and kill game servers",
-    "bots:read": "List and read Discord bots",
-    "bots:write": "Create, configure and delete Discord bots",
-    "bots:power": "Start, stop, restart and kill Discord bots",
-    "files:read": "List, read and download the files of servers and bots",
-    "files:write": "Upload, edit, move and delete the files of servers and bots",
-    "backups:read": "List and download the backups of servers and bots",
-    "backups:write": "Back up, restore, lock and delete the backups of servers and bots",
-    "databases:read": "List the databases of servers and bots and their connection details",
-    "databases:write": "Create and delete the databases of servers and bots, rotate passwords",
-    "schedules:read": "List and read the schedules of servers and bots and their runs",
-    "schedules:write": "Create, change, pause, run and delete the schedules of servers and bots",
-    "billing:read": "Read plans, subscriptions, invoices and payments",
-    "billing:write": "Change subscriptions and payment methods",
-    "tickets:read": "Read support tickets",
-    "tickets:write": "Open, answer and close support tickets",
-    "analytics:read": "Read usage data, metrics and reports",
-    "webhooks:read": "Read webhook endpoints and deliveries",
-    "webhooks:write": "Create, change and delete webhook endpoints",
-    "account:read": "Read the account and its members",
-    "account:write": "Change the account, its members and their roles",
-    "api_keys:read": "List and read API keys",
-    "api_keys:write": "Create, rotate and revoke API keys",
-    "profile:read": "Read your own profile and SSH keys (never another member's)",
-    "profile:write": "Change your own SSH keys, SFTP password and SFTP login",
+    "servers:read": _("List and read game servers"),
+    "servers:write": _("Create, configure and delete game servers"),
+    "servers:power": _("Start, stop, restart and kill game servers"),
+    "bots:read": _("List and read Discord bots"),
+    "bots:write": _("Create, configure and delete Discord bots"),
+    "bots:power": _("Start, stop, restart and kill Discord bots"),
+    "files:read": _("List, read and download the files of servers and bots"),
+    "files:write": _("Upload, edit, move and delete the files of servers and bots"),
+    "backups:read": _("List and download the backups of servers and bots"),
+    "backups:write": _("Back up, restore, lock and delete the backups of servers and bots"),
+    "databases:read": _("List the databases of servers and bots and their connection details"),
+    "databases:write": _("Create and delete the databases of servers and bots, rotate passwords"),
+    "schedules:read": _("List and read the schedules of servers and bots and their runs"),
+    "schedules:write": _("Create, change, pause, run and delete the schedules of servers and bots"),
+    "billing:read": _("Read plans, subscriptions, invoices and payments"),
+    "billing:write": _("Change subscriptions and payment methods"),
+    "tickets:read": _("Read support tickets"),
+    "tickets:write": _("Open, answer and close support tickets"),
+    "analytics:read": _("Read usage data, metrics and reports"),
+    "webhooks:read": _("Read webhook endpoints and deliveries"),
+    "webhooks:write": _("Create, change and delete webhook endpoints"),
+    "account:read": _("Read the account and its members"),
+    "account:write": _("Change the account, its members and their roles"),
+    "api_keys:read": _("List and read API keys"),
+    "api_keys:write": _("Create, rotate and revoke API keys"),
+    "profile:read": _("Read your own profile and SSH keys (never another member's)"),
+    "profile:write": _("Change your own SSH keys, SFTP password and SFTP login"),
 }
 # The key's own user's profile: every role may grant these, as they open nothing of the account.
 _PROFILE = frozenset({"profile:read", "profile:write"})
@@ -59,16 +60,20 @@ _PROFILE = frozenset({"profile:read", "profile:write"})
 # (``/v1/admin/...``). ``admin:read`` and ``admin:write`` cover every staff area (what staff keys
 # held before staff roles, and what administrators hold); ``admin:<area>:read|write`` one area.
 STAFF_SCOPES: dict[str, str] = {
-    "admin:read": "Read everything staff may read (hosting staff only)",
-    "admin:write": "Change everything staff may change (hosting staff only)",
-    "admin:customers:read": "Read every customer account and its members (hosting staff only)",
-    "admin:customers:write": "Create, change and suspend customer accounts (hosting staff only)",
-    "admin:billing:read": "Read invoices, subscriptions, balances and the catalogue (staff only)",
-    "admin:billing:write": "Mark paid, void, credit, and change the catalogue (hosting staff only)",
-    "admin:support:read": "Read every ticket of the desk (hosting staff only)",
-    "admin:support:write": "Answer, assign and change tickets (hosting staff only)",
-    "admin:nodes:read": "Read nodes, their allocations and the fleet (hosting staff only)",
-    "admin:nodes:write": "Add, change and remove nodes and allocations (hosting staff only)",
+    "admin:read": _("Read everything staff may read (hosting staff only)"),
+    "admin:write": _("Change everything staff may change (hosting staff only)"),
+    "admin:customers:read": _("Read every customer account and its members (hosting staff only)"),
+    "admin:customers:write": _("Create, change and suspend customer accounts (hosting staff only)"),
+    "admin:billing:read": _(
+        "Read invoices, subscriptions, balances and the catalogue (staff only)"
+    ),
+    "admin:billing:write": _(
+        "Mark paid, void, credit, and change the catalogue (hosting staff only)"
+    ),
+    "admin:support:read": _("Read every ticket of the desk (hosting staff only)"),
+    "admin:support:write": _("Answer, assign and change tickets (hosting staff only)"),
+    "admin:nodes:read": _("Read nodes, their allocations and the fleet (hosting staff only)"),
+    "admin:nodes:write": _("Add, change and remove nodes and allocations (hosting staff only)"),
 }
 ALL_SCOPES: dict[str, str] = SCOPES | STAFF_SCOPES
 # What each staff scope of every area stands for: admin:read is admin:<each area>:read.
@@ -158,12 +163,12 @@ def unknown_scopes(scopes: Iterable[str]) -> list[str]:
 class Right(models.TextChoices):
     """Dashboard rights that are not simply "holds scope X"."""
 
-    MANAGE_ACCOUNT = "manage_account", "Rename the account and change its settings"
-    MANAGE_TEAM = "manage_team", "Invite members, change roles below owner, remove members"
-    MANAGE_OWNERS = "manage_owners", "Make, demote and remove owners"
-    MANAGE_ALL_KEYS = "manage_all_keys", "See and revoke every API key of the account"
-    VIEW_ACTIVITY = "view_activity", "Read the account's activity log"
-    SET_SIGN_IN_POLICY = "set_sign_in_policy", "Require a second factor of every member"
+    MANAGE_ACCOUNT = "manage_account", _("Rename the account and change its settings")
+    MANAGE_TEAM = "manage_team", _("Invite members, change roles below owner, remove members")
+    MANAGE_OWNERS = "manage_owners", _("Make, demote and remove owners")
+    MANAGE_ALL_KEYS = "manage_all_keys", _("See and revoke every API key of the account")
+    VIEW_ACTIVITY = "view_activity", _("Read the account's activity log")
+    SET_SIGN_IN_POLICY = "set_sign_in_policy", _("Require a second factor of every member")
 
 
 ROLE_RIGHTS: dict[str, frozenset[str]] = {
@@ -205,19 +210,19 @@ def grantable_scopes(
 
 
 class StaffRole(models.TextChoices):
-    SUPPORT_AGENT = "support_agent", "Support agent"
-    BILLING = "billing", "Billing"
-    FLEET = "fleet", "Fleet and nodes"
-    ADMINISTRATOR = "administrator", "Administrator"
+    SUPPORT_AGENT = "support_agent", _("Support agent")
+    BILLING = "billing", _("Billing")
+    FLEET = "fleet", _("Fleet and nodes")
+    ADMINISTRATOR = "administrator", _("Administrator")
 
 
 class StaffArea(models.TextChoices):
     """The parts of the staff API; a staff endpoint's area names the scopes it needs."""
 
-    CUSTOMERS = "customers", "Customer accounts"
-    BILLING = "billing", "Billing back office"
-    SUPPORT = "support", "Support desk"
-    NODES = "nodes", "Nodes and the fleet"
+    CUSTOMERS = "customers", _("Customer accounts")
+    BILLING = "billing", _("Billing back office")
+    SUPPORT = "support", _("Support desk")
+    NODES = "nodes", _("Nodes and the fleet")
 
 
 # Django admin access: "view" lets a role read a model's pages, "manage" also add, change and
