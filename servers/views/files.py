@@ -166,7 +166,8 @@ class InstanceFileEditView(InstanceFilesMixin, TemplateView):
             read, _ = file_call(self.instance, FileCall("GET", "contents", query={"path": path}))
             context.update(file=read)
         except ApplicationError as error:
-            context.update(file_error=error.message)
+            # The agent's message (English, like its API) says when the file is one to download.
+            context.update(file_error=error.message, offer_download="download" in error.message)
         context["folder_url"] = f"{self.url('files')}?{urlencode({'path': _parent(path)})}"
         return super().get_context_data(**context, **kwargs)
 

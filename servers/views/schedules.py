@@ -13,6 +13,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -38,6 +39,19 @@ from servers.views import BotPages, InstanceObjectMixin, ServerPages
 PER_PAGE = 25
 SPARE_ROWS = 3
 COMMON_ZONES = ("UTC", "Europe/London", "Europe/Berlin", "America/New_York", "America/Los_Angeles")
+# A run's tasks (JSON) by their status and action codes, in words in the reader's language.
+TASK_STATUS_LABELS = {
+    "pending": gettext_lazy("pending"),
+    "running": gettext_lazy("running"),
+    "succeeded": gettext_lazy("succeeded"),
+    "failed": gettext_lazy("failed"),
+    "skipped": gettext_lazy("skipped"),
+}
+TASK_ACTION_LABELS = {
+    ScheduleTaskAction.POWER: gettext_lazy("power"),
+    ScheduleTaskAction.COMMAND: gettext_lazy("command"),
+    ScheduleTaskAction.BACKUP: gettext_lazy("backup"),
+}
 
 
 class InstanceSchedulesMixin(InstanceObjectMixin):
@@ -233,7 +247,7 @@ class InstanceScheduleRunsView(InstanceSchedulesMixin, TemplateView):
         return super().get_context_data(
             schedule=schedule,
             description=schedule_describe(schedule.cron, schedule.time_zone),
-            runs=list(page.object_list),
+            runs=[_with_task_labels(run) for run in page.object_list],
             page=page,
             running=any(run.status == "running" for run in page.object_list),
             **kwargs,
@@ -270,3 +284,16 @@ class BotSchedulesDoView(BotPages, InstanceSchedulesDoView):
 
 class BotScheduleRunsView(BotPages, InstanceScheduleRunsView):
     pass
+
+
+def _with_task_labels(run: ScheduleRun) -> ScheduleRun:
+    """``run`` with each task's status and action in words (not saved)."""
+    run.tasks = [
+        task
+        | {
+            "status_label": TASK_STATUS_LABELS.get(task.get("status"), task.get("status")),
+            "action_label": TASK_ACTION_LABELS.get(task.get("action"), task.get("action")),
+        }
+        for task in run.tasks
+    ]
+    return run
