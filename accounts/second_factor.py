@@ -32,7 +32,7 @@ from hosting.errors import PermissionDenied
 
 FACTOR_TYPES = SECOND_FACTOR_TYPES
 # Where staff work: every page under these paths asks staff for a second factor.
-STAFF_AREAS = ("/admin/", "/desk", "/staff/")
+STAFF_AREAS = ("/admin/", "/desk", "/staff")
 # What a person whose factor is asked for may still open: setting it up, typing it, their
 # profile and sessions, signing out, another account, their own new account.
 OPEN_PATHS = (

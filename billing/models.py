@@ -588,3 +588,20 @@ class BillingClock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.account_id} at {self.now:%Y-%m-%d %H:%M}"
+
+
+class BillingRunDay(models.Model):
+    """What the billing job did on one day (UTC): how many passes, the last one's time, and the
+    day's totals by step (the staff home's billing panel). One row a day, added to by each full
+    pass (a test clock's walk over one account is not one)."""
+
+    day = models.DateField(primary_key=True)
+    runs = models.PositiveIntegerField(default=0)
+    last_run_at = models.DateTimeField()
+    counts = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-day"]
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.runs} runs"

@@ -17,15 +17,18 @@ from accounts.models import Account
 from billing.models import (
     BalanceTransaction,
     BillingProfile,
+    BillingRunDay,
     Coupon,
     CreditNote,
     Invoice,
     InvoiceStatus,
     Payment,
+    PaymentStatus,
     Price,
     Product,
     PromotionCode,
     Subscription,
+    SubscriptionStatus,
     TaxRate,
 )
 from billing.rules.pricing import tax_decision_of
@@ -153,6 +156,33 @@ def tax_decision(account: Account) -> TaxDecision:
         "country", "region", "percentage", "inclusive"
     )
     return tax_decision_of(profile, list(rates))
+
+
+# --- The staff home's billing panel ------------------------------------------------------------
+
+
+def billing_today(*, now: datetime, failures: int = 5) -> dict:
+    """Today (UTC) in billing: the job's passes (``BillingRunDay``), the payments that
+    succeeded and failed since midnight (the last few failures with their reasons), and what
+    waits on customers: open invoices past their due date, subscriptions past due or unpaid
+    (suspended)."""
+    midnight = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    payments = Payment.objects.filter(created_at__gte=midnight)
+    return {
+        "run": BillingRunDay.objects.filter(day=midnight.date()).first(),
+        "succeeded": payments.filter(status=PaymentStatus.SUCCEEDED).count(),
+        "failed": payments.filter(status=PaymentStatus.FAILED).count(),
+        "failures": list(
+            payments.filter(status=PaymentStatus.FAILED)
+            .select_related("account", "invoice")
+            .order_by("-created_at")[:failures]
+        ),
+        "overdue_invoices": Invoice.objects.filter(
+            status=InvoiceStatus.OPEN, due_date__lt=now
+        ).count(),
+        "past_due": Subscription.objects.filter(status=SubscriptionStatus.PAST_DUE).count(),
+        "unpaid": Subscription.objects.filter(status=SubscriptionStatus.UNPAID).count(),
+    }
 
 
 # --- Documents as their PDFs show them (billing/pdf.py) --------------------------------------

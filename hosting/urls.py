@@ -7,6 +7,7 @@ from django.views.generic import RedirectView
 from django.views.i18n import JavaScriptCatalog, set_language
 
 from hosting.api.views import api_not_found
+from hosting.dashboard.staff_home import StaffHomeView
 from hosting.health import healthz
 from hosting.ids import IdConverter
 
@@ -24,6 +25,8 @@ urlpatterns = [
     # Browsers ask for /favicon.ico whatever the pages' <link rel="icon"> says.
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"))),
     path("admin/", admin.site.urls),
+    # The staff home: queues, today's billing, the nodes' health (hosting/dashboard/staff_home.py).
+    path("staff", StaffHomeView.as_view(), name="staff_home"),
     path("", include("accounts.urls")),
     # django-allauth's pages we use: the second factor at sign-in and its set-up, the sessions,
     # re-authentication. Not its sign-in, sign-up or password pages: ours stay the only ones

@@ -50,3 +50,23 @@ class ServersConfig(AppConfig):
         invitation_details_register(invitation_grants_described)
         # A sub-user may put on a key the scopes their grants need.
         api_key_scopes_register(grant_key_scopes)
+        from hosting.dashboard.staff_home import StaffPanel, area_visible, register_staff_panel
+
+        # The staff home's nodes panel: the fleet's health.
+        register_staff_panel(
+            StaffPanel(
+                key="nodes",
+                order=30,
+                template="staff/nodes_panel.html",
+                context=_nodes_panel,
+                visible=area_visible("nodes"),
+            )
+        )
+
+
+def _nodes_panel(user) -> dict:
+    from django.utils import timezone
+
+    from servers.selectors import NODE_QUIET_MINUTES, fleet_health
+
+    return {"fleet": fleet_health(now=timezone.now()), "quiet_minutes": NODE_QUIET_MINUTES}

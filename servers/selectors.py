@@ -1,5 +1,7 @@
 """Read-side queries for servers, bots, actions and the catalogues."""
 
+from datetime import datetime, timedelta
+
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
@@ -110,3 +112,64 @@ def games_with_usage() -> QuerySet[Game]:
             "servers", filter=Q(servers__deleted_at__isnull=False), distinct=True
         ),
     ).order_by("name", "slug")
+
+
+# A node whose servers run reports their usage every AGENT_BATCH_SECONDS (15 by default): one
+# silent this long while some of them run is not reporting. An idle node calls only when it
+# (re)connects, so its silence says nothing.
+NODE_QUIET_MINUTES = 5
+
+
+def _counted(model, status: str):
+    """How many of the node's live instances of ``model`` are in ``status`` (a subquery: a
+    join beside the allocations' would multiply their counts)."""
+    counts = (
+        model.objects.filter(node=OuterRef("pk"), deleted_at=None, status=status)
+        .order_by()
+        .values("node")
+        .annotate(total=Count("pk"))
+        .values("total")
+    )
+    return Coalesce(Subquery(counts), 0)
+
+
+def _percent(part: int, whole: int) -> int:
+    return round(100 * part / whole) if whole else 0
+
+
+def fleet_health(*, now: datetime, shown: int = 10) -> dict:
+    """The staff home's nodes panel: every node with what it was given, how many of its
+    servers run, failed to install or are stopped, when its agent last called, and what needs
+    a look (``problems``); the nodes with problems first, then by name, ``shown`` of them."""
+    nodes = list(
+        nodes_with_usage()
+        .select_related("region")
+        .annotate(
+            running=_counted(Server, "running"),
+            install_failed=_counted(Server, "install_failed"),
+            bots_running=_counted(Bot, "running"),
+        )
+    )
+    quiet_since = now - timedelta(minutes=NODE_QUIET_MINUTES)
+    for node in nodes:
+        problems = []
+        if node.last_seen_at is None:
+            problems.append("never_connected")
+        elif node.last_seen_at < quiet_since and (node.running or node.bots_running):
+            problems.append("not_reporting")
+        if node.isolation_flagged:
+            problems.append("not_isolated")
+        if node.install_failed:
+            problems.append("install_failed")
+        if node.memory_mb and node.used_memory_mb >= node.memory_mb:
+            problems.append("full")
+        node.problems = problems
+        node.memory_percent = _percent(node.used_memory_mb, node.memory_mb)
+        node.disk_percent = _percent(node.used_disk_mb, node.disk_mb)
+    nodes.sort(key=lambda node: (not node.problems, node.region_id, node.name))
+    return {
+        "nodes": nodes[:shown],
+        "total": len(nodes),
+        "with_problems": sum(1 for node in nodes if node.problems),
+        "maintenance": sum(1 for node in nodes if node.maintenance),
+    }

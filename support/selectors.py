@@ -2,11 +2,28 @@
 note) and what a staff member sees (the tickets of their departments; all of them for
 superusers)."""
 
-from django.db.models import Q, QuerySet
+from datetime import datetime, timedelta
+
+from django.db.models import Case, Count, F, Q, QuerySet, When
+from django.db.models.functions import Coalesce, Least
 
 from accounts.models import User, desk_staff_q
 from support.models import Attachment, Department, Macro, Message, MessageKind, Ticket
 from support.representations import PUBLIC_KINDS
+from support.transitions import FINISHED
+
+# When a ticket next needs staff: its first response while none was given (or the resolution,
+# should that come first), then its resolution. Tickets without a target sort last.
+NEXT_DUE = Case(
+    When(
+        first_response_at__isnull=True,
+        then=Least(
+            Coalesce("first_response_due_at", "resolution_due_at"),
+            Coalesce("resolution_due_at", "first_response_due_at"),
+        ),
+    ),
+    default=F("resolution_due_at"),
+)
 
 
 def tickets_of_account(*, account_id: str) -> QuerySet[Ticket]:
@@ -86,3 +103,26 @@ def macros_for_ticket(ticket: Ticket) -> QuerySet[Macro]:
     return Macro.objects.filter(
         Q(department_id=ticket.department_id) | Q(department__isnull=True)
     ).order_by("name", "id")
+
+
+def desk_summary(user: User, *, now: datetime, soonest: int = 5) -> dict:
+    """The staff home's desk panel: the unfinished tickets of ``user``'s departments and their
+    own, counted (all, mine, unassigned, breached, due within the hour), and the few due
+    soonest. One aggregate and one short list."""
+    unfinished = tickets_for_staff(user).exclude(status__in=FINISHED).annotate(next_due_at=NEXT_DUE)
+    breached = Q(first_response_breached=True) | Q(resolution_breached=True)
+    counted = unfinished.aggregate(
+        open=Count("pk"),
+        mine=Count("pk", filter=Q(assignee=user)),
+        unassigned=Count("pk", filter=Q(assignee__isnull=True)),
+        breached=Count("pk", filter=breached),
+        due_soon=Count(
+            "pk", filter=Q(next_due_at__gte=now, next_due_at__lt=now + timedelta(hours=1))
+        ),
+    )
+    due = list(
+        unfinished.filter(next_due_at__isnull=False)
+        .select_related("department", "assignee")
+        .order_by("next_due_at", "number")[:soonest]
+    )
+    return {**counted, "due": due}

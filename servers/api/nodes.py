@@ -72,7 +72,11 @@ class NodeAgentSerializer(serializers.Serializer):
         "its own) or `none` (tenants are not isolated: a development agent); null when it did "
         "not say (an agent older than the sandbox) or has not said hello.",
     )
-    last_seen_at = serializers.DateTimeField(allow_null=True)
+    last_seen_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When its agent last called the control plane (its hello, usage samples, "
+        "events), to the minute; null until it first said hello.",
+    )
 
 
 class NodeSerializer(serializers.Serializer):

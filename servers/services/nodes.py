@@ -9,6 +9,7 @@ the same port nor overbook a node; the unique allocation of a server backs this 
 import ipaddress
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -415,7 +416,22 @@ def node_authenticate(header: str) -> Node:
     ):
         raise InvalidNodeToken()
     assert node is not None  # token_matches refuses a missing digest
+    _seen_now(node)
     return node
+
+
+# How stale ``Node.last_seen_at`` may get before an agent's call writes it again: one write a
+# minute at most per node, whatever the number of calls (samples, events, SFTP sign-ins).
+LAST_SEEN_EVERY = timedelta(minutes=1)
+
+
+def _seen_now(node: Node) -> None:
+    """Each call of a node's agent is a sign of life (the staff home's nodes panel): its last
+    contact moves on, at most once a minute. A node that never said hello stays so."""
+    now = timezone.now()
+    if node.last_seen_at is not None and now - node.last_seen_at >= LAST_SEEN_EVERY:
+        Node.objects.filter(pk=node.pk).update(last_seen_at=now)
+        node.last_seen_at = now
 
 
 def node_seen(node: Node, *, boot_id: str, version: str, limits: str, isolation: str) -> Node:

@@ -40,7 +40,7 @@ def sign_in(page, user: User, secret: str | None = None) -> None:
     page.get_by_role("button", name="Sign in", exact=True).click()
     if secret:
         type_second_factor(page, secret)
-    page.wait_for_url("/")
+    page.wait_for_url(re.compile(r".*/(staff)?$"))  # staff with no account: their home
 
 
 def server_names(page) -> list[str]:
@@ -218,6 +218,10 @@ def test_staff_in_no_account_find_admin_and_stop_a_running_server_there(page, sc
     server = ServerFactory(name="Busy lobby", status=ServerStatus.RUNNING)
     sign_in(page, staff, secret)
 
+    # No account of their own: their home is the staff home, not a page saying they lack one.
+    expect(page).to_have_url(re.compile(r".*/staff$"))
+    expect(page.get_by_role("heading", level=1)).to_have_text("Staff home")
+    expect(page.locator("body")).not_to_contain_text("You are not a member of any account")
     menu = page.get_by_role("navigation", name="Main")
     expect(menu.get_by_role("link", name="Admin")).to_be_visible()
     expect(menu.get_by_role("link", name="Profile")).to_be_visible()

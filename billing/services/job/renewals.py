@@ -42,6 +42,7 @@ from billing.clock import billing_clock_advance
 from billing.models import (
     BillingClock,
     BillingReason,
+    BillingRunDay,
     Invoice,
     InvoiceStatus,
     PaymentStatus,
@@ -546,7 +547,23 @@ def billing_run(
         if _mine(ended.id, shard):
             with transaction.atomic():
                 report.add("terminated_late", instance_terminate(ended))
+    if account_id is None:
+        _note_run(report, now)
     return report
+
+
+def _note_run(report: RunReport, now: datetime) -> None:
+    """Add this pass to its day's row (``BillingRunDay``), under the row's lock: passes of
+    several workers (shards) add up."""
+    with transaction.atomic():
+        day, _ = BillingRunDay.objects.select_for_update().get_or_create(
+            day=now.date(), defaults={"last_run_at": now}
+        )
+        day.runs += 1
+        day.last_run_at = max(day.last_run_at, now)
+        for step, count in report.counts.items():
+            day.counts[step] = day.counts.get(step, 0) + count
+        day.save()
 
 
 # --- test clocks ----------------------------------------------------------------------------
