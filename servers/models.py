@@ -5,6 +5,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Account, ApiKey, Invitation, User
 from hosting.fields import StorableJSONField
@@ -17,15 +18,15 @@ slug_validator = RegexValidator(
 
 
 class ServerStatus(models.TextChoices):
-    PROVISIONING = "provisioning", "Provisioning"
-    INSTALLING = "installing", "Installing"
-    INSTALL_FAILED = "install_failed", "Install failed"
-    STOPPED = "stopped", "Stopped"
-    STARTING = "starting", "Starting"
-    RUNNING = "running", "Running"
-    STOPPING = "stopping", "Stopping"
-    SUSPENDED = "suspended", "Suspended"
-    DELETING = "deleting", "Deleting"
+    PROVISIONING = "provisioning", _("Provisioning")
+    INSTALLING = "installing", _("Installing")
+    INSTALL_FAILED = "install_failed", _("Install failed")
+    STOPPED = "stopped", _("Stopped")
+    STARTING = "starting", _("Starting")
+    RUNNING = "running", _("Running")
+    STOPPING = "stopping", _("Stopping")
+    SUSPENDED = "suspended", _("Suspended")
+    DELETING = "deleting", _("Deleting")
 
 
 class Region(models.Model):
@@ -397,10 +398,10 @@ class OfOneInstance:
 
 
 class ActionStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
+    PENDING = "pending", _("Pending")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
 
 
 ACTIVE_ACTION = Q(status__in=[ActionStatus.PENDING, ActionStatus.RUNNING])
@@ -475,14 +476,14 @@ class Action(models.Model):
 
 
 class BackupStatus(models.TextChoices):
-    RUNNING = "running", "Running"
-    COMPLETED = "completed", "Completed"
-    FAILED = "failed", "Failed"
+    RUNNING = "running", _("Running")
+    COMPLETED = "completed", _("Completed")
+    FAILED = "failed", _("Failed")
 
 
 class BackupStorage(models.TextChoices):
-    NODE = "node", "On the node"
-    S3 = "s3", "S3-compatible store"
+    NODE = "node", _("On the node")
+    S3 = "s3", _("S3-compatible store")
 
 
 class Backup(OfOneInstance, models.Model):
@@ -583,9 +584,9 @@ class InstanceCount(models.Model):
 
 
 class ScheduleTaskAction(models.TextChoices):
-    POWER = "power", "Power action"
-    COMMAND = "command", "Console command"
-    BACKUP = "backup", "Backup"
+    POWER = "power", _("Power action")
+    COMMAND = "command", _("Console command")
+    BACKUP = "backup", _("Backup")
 
 
 class Schedule(OfOneInstance, models.Model):
@@ -662,16 +663,16 @@ class ScheduleTask(models.Model):
 
 
 class ScheduleRunStatus(models.TextChoices):
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-    SKIPPED = "skipped", "Skipped"
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+    SKIPPED = "skipped", _("Skipped")
 
 
 class ScheduleRunTrigger(models.TextChoices):
-    TICK = "tick", "On time"
-    LATE = "late", "Late (a missed tick)"
-    MANUAL = "manual", "Run now"
+    TICK = "tick", _("On time")
+    LATE = "late", _("Late (a missed tick)")
+    MANUAL = "manual", _("Run now")
 
 
 class ScheduleRun(models.Model):
