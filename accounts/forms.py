@@ -13,8 +13,11 @@ from allauth.mfa.base.forms import AuthenticateForm, ReauthenticateForm
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm, SetPasswordMixin
+from django.contrib.auth.forms import PasswordResetForm as DjangoPasswordResetForm
 from django.core.exceptions import ValidationError
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from accounts.roles import ALL_SCOPES, Role
@@ -27,6 +30,7 @@ from accounts.services.sftp import (
 from accounts.sign_in import FactorCodeLimitMixin, SignInLimitFormMixin
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from hosting.errors import ApplicationError
+from hosting.i18n import language_of
 
 
 def _email_is_taken(email: str, *, exclude: User | None = None) -> bool:
@@ -42,14 +46,14 @@ def _email_is_taken(email: str, *, exclude: User | None = None) -> bool:
 class SignupForm(ServiceErrorFormMixin, SetPasswordMixin, forms.Form):
     service_field_names = {"name": "account_name"}
 
-    name = forms.CharField(label="Your name", max_length=150)
+    name = forms.CharField(label=_("Your name"), max_length=150)
     email = forms.EmailField(
-        label="E-mail", max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"})
+        label=_("E-mail"), max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"})
     )
     account_name = forms.CharField(
-        label="Account name",
+        label=_("Account name"),
         max_length=150,
-        help_text="Your company or project; you can invite your team to it later.",
+        help_text=_("Your company or project; you can invite your team to it later."),
     )
     password1, password2 = SetPasswordMixin.create_password_fields()
 
@@ -57,7 +61,7 @@ class SignupForm(ServiceErrorFormMixin, SetPasswordMixin, forms.Form):
         email = self.cleaned_data["email"].strip().lower()
         if _email_is_taken(email):
             raise ValidationError(
-                "An account with this e-mail address already exists; sign in instead.",
+                _("An account with this e-mail address already exists; sign in instead."),
                 code="unique",
             )
         return email
@@ -73,10 +77,20 @@ class LoginForm(SignInLimitFormMixin, AuthenticationForm):
     """Django's sign-in form with the e-mail as the user name, under the sign-in limits."""
 
     username = forms.EmailField(
-        label="E-mail",
+        label=_("E-mail"),
         max_length=254,
         widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"}),
     )
+
+
+class PasswordResetForm(DjangoPasswordResetForm):
+    """Django's, with the e-mail in the language its recipient chose in Profile (else the one
+    the reset was asked in)."""
+
+    def send_mail(self, subject_template_name, email_template_name, context, *args, **kwargs):
+        language = language_of(context.get("user")) or translation.get_language()
+        with translation.override(language):
+            super().send_mail(subject_template_name, email_template_name, context, *args, **kwargs)
 
 
 class AdminLoginForm(SignInLimitFormMixin, AdminAuthenticationForm):
@@ -86,7 +100,7 @@ class AdminLoginForm(SignInLimitFormMixin, AdminAuthenticationForm):
 class AccountCreateForm(ServiceErrorFormMixin, forms.Form):
     service_field_names = {"name": "account_name"}
 
-    account_name = forms.CharField(label="Account name", max_length=150)
+    account_name = forms.CharField(label=_("Account name"), max_length=150)
 
 
 class SwitchAccountForm(forms.Form):
@@ -96,23 +110,23 @@ class SwitchAccountForm(forms.Form):
 # --- API keys -------------------------------------------------------------------------------
 
 SCOPE_AREAS = {
-    "servers": "Servers",
-    "bots": "Bots",
-    "billing": "Billing",
-    "tickets": "Tickets",
-    "analytics": "Analytics",
-    "webhooks": "Webhooks",
-    "account": "Account",
-    "api_keys": "API keys",
-    "profile": "Your profile",
-    "admin": "Staff",
+    "servers": _("Servers"),
+    "bots": _("Bots"),
+    "billing": _("Billing"),
+    "tickets": _("Tickets"),
+    "analytics": _("Analytics"),
+    "webhooks": _("Webhooks"),
+    "account": _("Account"),
+    "api_keys": _("API keys"),
+    "profile": _("Your profile"),
+    "admin": _("Staff"),
 }
 PRESETS = {"read": {"read"}, "write": {"read", "write"}, "power": {"read", "write", "power"}}
 EXPIRY_CHOICES = [
-    ("30", "30 days"),
-    ("90", "90 days"),
-    ("365", "1 year"),
-    ("never", "Never"),
+    ("30", _("30 days")),
+    ("90", _("90 days")),
+    ("365", _("1 year")),
+    ("never", _("Never")),
 ]
 
 
@@ -121,7 +135,7 @@ def scope_summary(scopes: list[str]) -> list[tuple[str, str]]:
     order = {scope: position for position, scope in enumerate(ALL_SCOPES)}
     actions: dict[str, list[str]] = {}
     for scope in sorted(scopes, key=lambda scope: order.get(scope, len(order))):
-        area, _, action = scope.partition(":")
+        area, _colon, action = scope.partition(":")
         actions.setdefault(area, []).append(action)
     return [(SCOPE_AREAS.get(area, area), ", ".join(names)) for area, names in actions.items()]
 
@@ -136,28 +150,30 @@ class ApiKeyCreateForm(ServiceErrorFormMixin, forms.Form):
     service_field_names = {"expires_at": "expiry"}
 
     name = forms.CharField(
+        label=_("Name"),
         max_length=100,
-        help_text="What the key is for, e.g. “CI deploys” or “Billing export”.",
+        help_text=_("What the key is for, e.g. “CI deploys” or “Billing export”."),
     )
     preset = forms.ChoiceField(
+        label=_("Preset"),
         required=False,
         choices=[
-            ("", "Custom: the scopes ticked below"),
-            ("read", "Read only: every read scope you may grant"),
-            ("write", "Read and write"),
-            ("power", "Read, write and power"),
+            ("", _("Custom: the scopes ticked below")),
+            ("read", _("Read only: every read scope you may grant")),
+            ("write", _("Read and write")),
+            ("power", _("Read, write and power")),
         ],
-        help_text="A preset replaces the ticked scopes with every such scope you may grant.",
+        help_text=_("A preset replaces the ticked scopes with every such scope you may grant."),
     )
     scopes = forms.MultipleChoiceField(
         required=False, choices=list(ALL_SCOPES.items()), widget=forms.CheckboxSelectMultiple
     )
-    expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="90", label="Expires after")
+    expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="90", label=_("Expires after"))
     allowed_ips = forms.CharField(
         required=False,
-        label="Allowed IP addresses",
+        label=_("Allowed IP addresses"),
         widget=forms.Textarea(attrs={"rows": 3, "placeholder": "203.0.113.7\n198.51.100.0/24"}),
-        help_text="One IP address or CIDR network per line. Leave empty to allow any address.",
+        help_text=_("One IP address or CIDR network per line. Leave empty to allow any address."),
     )
 
     def __init__(self, *args, grantable: list[str], is_staff: bool = False, **kwargs):
@@ -220,8 +236,8 @@ def role_choices(*, may_grant_owner: bool) -> list[tuple[str, str]]:
 
 
 class InviteForm(ServiceErrorFormMixin, forms.Form):
-    email = forms.EmailField(label="E-mail", max_length=254)
-    role = forms.ChoiceField(choices=Role.choices, initial=Role.DEVELOPER)
+    email = forms.EmailField(label=_("E-mail"), max_length=254)
+    role = forms.ChoiceField(label=_("Role"), choices=Role.choices, initial=Role.DEVELOPER)
 
     def __init__(self, *args, may_grant_owner: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
@@ -235,7 +251,7 @@ class InviteForm(ServiceErrorFormMixin, forms.Form):
 
 
 class MemberRoleForm(forms.Form):
-    role = forms.ChoiceField(choices=Role.choices)
+    role = forms.ChoiceField(label=_("Role"), choices=Role.choices)
 
 
 class InvitationSignupForm(SetPasswordMixin, forms.ModelForm):
@@ -246,7 +262,7 @@ class InvitationSignupForm(SetPasswordMixin, forms.ModelForm):
     class Meta:
         model = User
         fields = ["name"]
-        labels = {"name": "Your name"}
+        labels = {"name": _("Your name")}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -255,7 +271,7 @@ class InvitationSignupForm(SetPasswordMixin, forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         if _email_is_taken(self.instance.email):
-            raise ValidationError("A user with this e-mail address exists; sign in instead.")
+            raise ValidationError(_("A user with this e-mail address exists; sign in instead."))
         self.validate_passwords()
         self.validate_password_for_user(self.instance)
         return cleaned
@@ -268,12 +284,12 @@ class ProfileForm(ServiceErrorFormMixin, forms.ModelForm):
     class Meta:
         model = User
         fields = ["name", "email", "language"]
-        labels = {"name": "Name", "email": "E-mail", "language": "Language"}
+        labels = {"name": _("Name"), "email": _("E-mail"), "language": _("Language")}
 
     def clean_email(self) -> str:
         email = self.cleaned_data["email"].strip().lower()
         if _email_is_taken(email, exclude=self.instance):
-            raise ValidationError("Another user has this e-mail address.", code="unique")
+            raise ValidationError(_("Another user has this e-mail address."), code="unique")
         return email
 
 
@@ -282,33 +298,37 @@ class ProfileForm(ServiceErrorFormMixin, forms.ModelForm):
 
 class SshKeyAddForm(ServiceErrorFormMixin, forms.Form):
     public_key = forms.CharField(
-        label="Public key",
+        label=_("Public key"),
         max_length=MAX_PUBLIC_KEY_LENGTH,
         widget=forms.Textarea(
             attrs={"rows": 3, "placeholder": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA… you@laptop"}
         ),
-        help_text="The contents of your <code>.pub</code> file (e.g. "
-        "<code>~/.ssh/id_ed25519.pub</code>): ed25519, ECDSA, or RSA of at least 2,048 bits.",
+        help_text=_(
+            "The contents of your <code>.pub</code> file (e.g. "
+            "<code>~/.ssh/id_ed25519.pub</code>): ed25519, ECDSA, or RSA of at least 2,048 bits."
+        ),
     )
     name = forms.CharField(
-        label="Name",
+        label=_("Name"),
         max_length=100,
         required=False,
-        help_text="Empty: the key's comment (<code>you@laptop</code>).",
+        help_text=_("Empty: the key's comment (<code>you@laptop</code>)."),
     )
 
 
 class SftpPasswordForm(ServiceErrorFormMixin, forms.Form):
     password = forms.CharField(
-        label="New SFTP password",
+        label=_("New SFTP password"),
         max_length=MAX_SFTP_PASSWORD_LENGTH,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text="Not your account's password: one for SFTP only, with the same rules (at "
-        "least 8 characters, not common, not all digits).",
+        help_text=_(
+            "Not your account's password: one for SFTP only, with the same rules (at "
+            "least 8 characters, not common, not all digits)."
+        ),
     )
     confirm = forms.CharField(
-        label="Repeat it",
+        label=_("Repeat it"),
         max_length=MAX_SFTP_PASSWORD_LENGTH,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
@@ -317,17 +337,20 @@ class SftpPasswordForm(ServiceErrorFormMixin, forms.Form):
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("password") and cleaned.get("password") != cleaned.get("confirm"):
-            self.add_error("confirm", "The two passwords differ.")
+            self.add_error("confirm", _("The two passwords differ."))
         return cleaned
 
 
 class SftpLoginForm(ServiceErrorFormMixin, forms.Form):
     sftp_login = forms.CharField(
-        label="SFTP login",
+        label=_("SFTP login"),
         max_length=LOGIN_MAX,
         strip=False,
-        help_text=f"{LOGIN_RULES} Your SFTP user name for a server is this, a dot and the "
-        "server's short id.",
+        help_text=format_lazy(
+            "{} {}",
+            _(LOGIN_RULES),  # marked where it is written (gettext_noop)
+            _("Your SFTP user name for a server is this, a dot and the server's short id."),
+        ),
     )
 
 

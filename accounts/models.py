@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, Permis
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts.roles import (
     STAFF_ROLE_RIGHTS,
@@ -314,6 +315,19 @@ class ApiKey(models.Model):
     @property
     def status(self) -> str:
         return self.status_at()
+
+    @property
+    def status_label(self) -> str:
+        """The status as the dashboard says it, in the page's language."""
+        return API_KEY_STATUS_LABELS[self.status]
+
+
+# What the dashboard shows for an API key's status (the API returns the code).
+API_KEY_STATUS_LABELS = {
+    "active": gettext_lazy("active"),
+    "expired": gettext_lazy("expired"),
+    "revoked": gettext_lazy("revoked"),
+}
 
 
 class InvitationQuerySet(StatusQuerySet):

@@ -29,6 +29,7 @@ from allauth.mfa.webauthn.forms import (
 from allauth.mfa.webauthn.internal import auth
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import User
 from accounts.services import factor_event_record
@@ -36,13 +37,13 @@ from accounts.services.passkeys import passkey_failure_record
 from accounts.sign_in import STAFF_SSO_ONLY_REFUSAL, count_attempt, count_factor_attempt
 from hosting.http import client_ip
 
-PASSKEY_REFUSED = (
+PASSKEY_REFUSED = gettext_lazy(
     "That passkey was not accepted: it is not registered to an account here (it may have been "
     "removed), or the sign-in took too long. Try again, or sign in with your password."
 )
-INACTIVE = "This account is deactivated: it cannot sign in. Ask the host's support."
-NO_PASSKEY = "No passkey was offered. Try again, or sign in with your password."
-FACTOR_REFUSED = (
+INACTIVE = gettext_lazy("This account is deactivated: it cannot sign in. Ask the host's support.")
+NO_PASSKEY = gettext_lazy("No passkey was offered. Try again, or sign in with your password.")
+FACTOR_REFUSED = gettext_lazy(
     "That security key or passkey was not accepted: it is not one registered to your account "
     "(it may have been removed), or it took too long. Try again, or type a code instead."
 )
@@ -78,7 +79,8 @@ class PasskeyLoginForm(LoginWebAuthnForm):
         ip = client_ip(context.request)
         if retry_after := count_attempt(f"login-ip:{ip}"):
             raise ValidationError(
-                f"Too many sign-in attempts; try again in {retry_after} seconds.",
+                gettext("Too many sign-in attempts; try again in %(seconds)s seconds.")
+                % {"seconds": retry_after},
                 code="rate_limited",
             )
         credential = self.cleaned_data["credential"]

@@ -132,7 +132,7 @@ def expand_implied(scopes: Iterable[str]) -> frozenset[str]:
     for scope in scopes:
         expanded |= STAFF_UMBRELLA.get(scope, frozenset())
     for scope in list(expanded):
-        area, _, action = scope.rpartition(":")
+        area, _colon, action = scope.rpartition(":")
         if action in {"write", "power"}:
             expanded.add(f"{area}:read")
     return frozenset(expanded)

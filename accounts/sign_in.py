@@ -13,6 +13,8 @@ from allauth.core import context
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from accounts.services import lockout_notify, login_failure_record
 from hosting.api.throttling import RateLimitExceeded, rate_limit_hit
@@ -20,7 +22,7 @@ from hosting.http import client_ip
 
 # Set on the request by ``sign_in_limited`` for ``SignInLimitFormMixin`` to read.
 _REFUSAL_ATTRIBUTE = "sign_in_refusal"
-STAFF_SSO_ONLY_REFUSAL = (
+STAFF_SSO_ONLY_REFUSAL = gettext_lazy(
     "Staff sign in with single sign-on only: use the “Sign in with …” button below."
 )
 
@@ -51,7 +53,9 @@ def sign_in_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
         ip = client_ip(request)
         retry_after = count_attempt(f"login-ip:{ip}", *([f"login-email:{email}"] if email else []))
         if retry_after:
-            refusal = f"Too many sign-in attempts; try again in {retry_after} seconds."
+            refusal = _("Too many sign-in attempts; try again in %(seconds)s seconds.") % {
+                "seconds": retry_after
+            }
             setattr(request, _REFUSAL_ATTRIBUTE, refusal)
             if email:
                 lockout_notify(email=email, retry_after=retry_after, ip=ip)
@@ -135,6 +139,7 @@ def count_factor_attempt(user) -> None:
     if retry_after:
         lockout_notify(email=email, retry_after=retry_after, ip=ip)
         raise ValidationError(
-            f"Too many sign-in attempts; try again in {retry_after} seconds.",
+            _("Too many sign-in attempts; try again in %(seconds)s seconds.")
+            % {"seconds": retry_after},
             code="rate_limited",
         )

@@ -25,6 +25,8 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from accounts.models import User
 from accounts.services import sso_failure_record
@@ -39,7 +41,7 @@ TRUSTED_PROVIDER = "openid_connect"
 class SocialAccountAdapter(DefaultSocialAccountAdapter):
     error_messages = {
         **DefaultSocialAccountAdapter.error_messages,
-        "no_password": (
+        "no_password": gettext_lazy(
             "This is your only way to sign in: set a password (Forgot your password? on the "
             "sign-in page) or link another provider before removing it."
         ),
@@ -54,7 +56,7 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
         provider = sociallogin.provider
         if sociallogin.is_existing:
             if not sociallogin.user.is_active:
-                self._refuse(request, sociallogin, "This account is deactivated.", "inactive")
+                self._refuse(request, sociallogin, _("This account is deactivated."), "inactive")
             return
         addresses = sociallogin.email_addresses
         verified = [address.email for address in addresses if address.verified]
@@ -65,8 +67,11 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
                     self._refuse(
                         request,
                         sociallogin,
-                        f"Your account is linked to another identity at {provider.name}; sign "
-                        "in with that one, or with your password.",
+                        _(
+                            "Your account is linked to another identity at %(provider)s; sign "
+                            "in with that one, or with your password."
+                        )
+                        % {"provider": provider.name},
                         "another identity linked",
                     )
                 sociallogin.state[AUTO_CONNECTED] = True
@@ -76,16 +81,22 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
             self._refuse(
                 request,
                 sociallogin,
-                f"{provider.name} has not verified your e-mail address, so it cannot be matched "
-                f"to an account here. Sign in with your password, then link {provider.name} "
-                "under Profile → Security.",
+                _(
+                    "%(provider)s has not verified your e-mail address, so it cannot be matched "
+                    "to an account here. Sign in with your password, then link %(provider)s "
+                    "under Profile → Security."
+                )
+                % {"provider": provider.name},
                 "e-mail not verified",
             )
         self._refuse(
             request,
             sociallogin,
-            f"No account here is linked to this {provider.name} identity. Sign in with your "
-            f"password, then link {provider.name} under Profile → Security.",
+            _(
+                "No account here is linked to this %(provider)s identity. Sign in with your "
+                "password, then link %(provider)s under Profile → Security."
+            )
+            % {"provider": provider.name},
             "not linked",
         )
 
@@ -94,13 +105,14 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
     ) -> None:
         extra_context = extra_context or {}
         if error == AuthError.CANCELLED:
-            reason, text = "cancelled", f"Sign-in with {provider.name} was cancelled."
+            reason = "cancelled"
+            text = _("Sign-in with %(provider)s was cancelled.") % {"provider": provider.name}
         else:
             reason = _reason(exception, extra_context)
-            text = (
-                f"Sign-in with {provider.name} failed ({reason}). Try again, or sign in with "
+            text = _(
+                "Sign-in with %(provider)s failed (%(reason)s). Try again, or sign in with "
                 "your password."
-            )
+            ) % {"provider": provider.name, "reason": reason}
         _failure_record(request, provider=provider.sub_id, reason=reason)
         state = extra_context.get("state") or {}
         messages.error(request, text)
@@ -111,8 +123,10 @@ class SocialAccountAdapter(DefaultSocialAccountAdapter):
         others = accounts.exclude(pk=account.pk)
         if settings.STAFF_SSO_ONLY and account.user.is_staff and not others.exists():
             raise ValidationError(
-                "Staff sign in with single sign-on only: link another provider before removing "
-                "your last one.",
+                _(
+                    "Staff sign in with single sign-on only: link another provider before "
+                    "removing your last one."
+                ),
                 code="sso_only",
             )
 

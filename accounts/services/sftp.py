@@ -26,6 +26,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.actors import Actor
 from accounts.models import Account, SshKey, User
@@ -44,7 +45,8 @@ LAST_USED_WRITE_INTERVAL = timedelta(seconds=60)
 # beginning and ending with a letter or digit (the agent splits the SSH user name at its last
 # dot, so a login may hold dots; ending with one would make "alice..Ab3dE6gH").
 LOGIN_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9._-]{1,30})[a-z0-9]$")
-LOGIN_RULES = (
+# Marked for the translators (the dashboard's form shows it translated); the API's text is English.
+LOGIN_RULES = gettext_noop(
     "3 to 32 characters: lowercase letters, digits, '-', '_' and '.', beginning and ending "
     "with a letter or digit."
 )

@@ -3,6 +3,7 @@
 import hashlib
 import secrets
 from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import timedelta
 
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.models import Account, ApiKey, Invitation, Membership, User
@@ -31,6 +33,7 @@ from hosting.errors import (
     PermissionDenied,
     ValidationFailed,
 )
+from hosting.i18n import in_language_of
 
 INVITATION_LIFETIME = timedelta(days=7)
 
@@ -60,20 +63,22 @@ def invitation_details_register(provider: Callable[[Invitation], list[str]]) -> 
 
 
 def _send_invitation(invitation: Invitation, token: str) -> None:
-    details = [line for provider in _INVITATION_DETAILS for line in provider(invitation)]
-    context = {
-        "invitation": invitation,
-        "accept_url": f"{settings.SITE_URL}/invitations/{token}",
-        "inviter": invitation.invited_by,
-        "details": details,
-        "guest": invitation.role == Role.GUEST,
-    }
-    send_mail(
-        subject=f"You're invited to {invitation.account.name}",
-        message=render_to_string("accounts/email/invitation.txt", context),
-        from_email=None,
-        recipient_list=[invitation.email],
-    )
+    """In the language of the invited address's user; an address nobody has yet gets the
+    language the invitation was sent in (the inviter's)."""
+    recipient = User.objects.filter(email__iexact=invitation.email).first()
+    language = in_language_of(recipient) if recipient is not None else nullcontext()
+    with language:
+        details = [line for provider in _INVITATION_DETAILS for line in provider(invitation)]
+        context = {
+            "invitation": invitation,
+            "accept_url": f"{settings.SITE_URL}/invitations/{token}",
+            "inviter": invitation.invited_by,
+            "details": details,
+            "guest": invitation.role == Role.GUEST,
+        }
+        subject = _("You're invited to %(account)s") % {"account": invitation.account.name}
+        message = render_to_string("accounts/email/invitation.txt", context)
+    send_mail(subject=subject, message=message, from_email=None, recipient_list=[invitation.email])
 
 
 @transaction.atomic

@@ -5,6 +5,7 @@ from django.core.cache import cache
 from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.models import Account, User
@@ -12,6 +13,7 @@ from events.services import changed_attributes, record_event
 from hosting.errors import (
     ValidationFailed,
 )
+from hosting.i18n import in_language_of
 
 
 @transaction.atomic
@@ -81,20 +83,18 @@ def lockout_notify(*, email: str, retry_after: int, ip: str | None) -> None:
     user = User.objects.filter(email__iexact=email.strip()).first()
     if user is None or not cache.add(f"lockout-mail:{user.pk}", 1, timeout=max(retry_after, 60)):
         return
-    send_mail(
-        subject="Too many sign-in attempts on your account",
-        message=render_to_string(
+    with in_language_of(user):
+        subject = _("Too many sign-in attempts on your account")
+        message = render_to_string(
             "accounts/email/lockout.txt",
             {
                 "user": user,
-                "ip": ip or "an unknown address",
+                "ip": ip or _("an unknown address"),
                 "minutes": max(1, retry_after // 60),
                 "reset_url": f"{settings.SITE_URL}/password/reset",
             },
-        ),
-        from_email=None,
-        recipient_list=[user.email],
-    )
+        )
+    send_mail(subject=subject, message=message, from_email=None, recipient_list=[user.email])
 
 
 def sign_in_record(
@@ -116,17 +116,15 @@ def sign_in_record(
         obj["provider"] = provider
     _record_for_person(user, type="user.signed_in", obj=obj, actor=Actor(user=user, ip=ip))
     if new_device:
-        send_mail(
-            subject="A new sign-in to your account",
-            message=render_to_string(
+        with in_language_of(user):
+            subject = _("A new sign-in to your account")
+            message = render_to_string(
                 "accounts/email/new_device.txt",
                 {
                     "user": user,
-                    "ip": ip or "an unknown address",
-                    "device": user_agent or "an unknown device",
+                    "ip": ip or _("an unknown address"),
+                    "device": user_agent or _("an unknown device"),
                     "sessions_url": f"{settings.SITE_URL}/auth/sessions/",
                 },
-            ),
-            from_email=None,
-            recipient_list=[user.email],
-        )
+            )
+        send_mail(subject=subject, message=message, from_email=None, recipient_list=[user.email])

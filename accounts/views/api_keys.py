@@ -4,6 +4,8 @@ from django.contrib import messages
 from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.generic import FormView, ListView, TemplateView
 
@@ -42,7 +44,7 @@ class ApiKeyListView(ListControlsMixin, AccountPageMixin, ListView):
     template_name = "accounts/api_keys/list.html"
     context_object_name = "api_keys"
     search_fields = ("name", "user__email")
-    search_label = "Name or member's e-mail"
+    search_label = gettext_lazy("Name or member's e-mail")
     filterset_class = ApiKeyListFilter
     sort_fields = {
         "name": Lower("name"),
@@ -107,9 +109,12 @@ class ApiKeyCreatedView(AccountPageMixin, TemplateView):
         except SecretNoLongerShown as late:
             messages.error(
                 request,
-                f"The token of the key “{late.context['name']}” is no longer shown: it is shown "
-                f"only within {SHOWN_FOR_SECONDS // 60} minutes of creating the key. "
-                "Revoke that key and create a new one.",
+                _(
+                    "The token of the key “%(name)s” is no longer shown: it is shown "
+                    "only within %(minutes)s minutes of creating the key. "
+                    "Revoke that key and create a new one."
+                )
+                % {"name": late.context["name"], "minutes": SHOWN_FOR_SECONDS // 60},
             )
             return redirect("api_keys")
         if created is None:
@@ -130,13 +135,19 @@ class ApiKeyRevokeView(AccountChangeMixin, TemplateView):
     def get(self, request, *args, **kwargs):
         api_key = self.get_api_key()
         if api_key.status != "active":
-            messages.info(request, f"The key “{api_key.name}” is already {api_key.status}.")
+            messages.info(
+                request,
+                _("The key “%(name)s” is already %(status)s.")
+                % {"name": api_key.name, "status": api_key.status_label},
+            )
             return redirect("api_keys")
         return self.render_to_response(self.get_context_data(api_key=api_key))
 
     def post(self, request, *args, **kwargs):
         api_key = api_key_revoke(api_key=self.get_api_key(), actor=self.actor())
         messages.success(
-            request, f"The key “{api_key.name}” ({api_key.display_prefix}) has been revoked."
+            request,
+            _("The key “%(name)s” (%(prefix)s) has been revoked.")
+            % {"name": api_key.name, "prefix": api_key.display_prefix},
         )
         return redirect("api_keys")

@@ -7,6 +7,7 @@ from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import FormView
 
@@ -14,6 +15,7 @@ from accounts.actors import Actor
 from accounts.forms import (
     AccountCreateForm,
     LoginForm,
+    PasswordResetForm,
     SignupForm,
     SwitchAccountForm,
 )
@@ -39,7 +41,9 @@ from hosting.text import full_stop
 
 
 def too_many_attempts(view, form, retry_after: int) -> HttpResponse:
-    form.add_error(None, f"Too many attempts; try again in {retry_after} seconds.")
+    form.add_error(
+        None, _("Too many attempts; try again in %(seconds)s seconds.") % {"seconds": retry_after}
+    )
     response = view.form_invalid(form)
     response.status_code = 429
     response["Retry-After"] = str(retry_after)
@@ -71,7 +75,9 @@ class SignupView(ServiceRefusalMixin, FormView):
             return self.refused(error, form=form)
         sign_in_with_new_password(self.request, account.members.get())
         self.request.session[SESSION_ACCOUNT_KEY] = account.id
-        messages.success(self.request, f"Welcome! Your account {account.name} is ready.")
+        messages.success(
+            self.request, _("Welcome! Your account %(name)s is ready.") % {"name": account.name}
+        )
         return redirect("home")
 
 
@@ -86,6 +92,7 @@ class DashboardLoginView(SecondFactorLoginMixin, auth_views.LoginView):
 
 class PasswordResetView(auth_views.PasswordResetView):
     email_template_name = "registration/password_reset_email.txt"
+    form_class = PasswordResetForm
 
     def form_valid(self, form):
         email = form.cleaned_data["email"].strip().lower()[:254]
@@ -112,7 +119,7 @@ class SwitchAccountView(LoginRequiredMixin, View):
             accounts_of_user(user=request.user), id=form.cleaned_data["account_id"]
         )
         request.session[SESSION_ACCOUNT_KEY] = account.id
-        messages.success(request, f"Switched to {full_stop(account.name)}")
+        messages.success(request, _("Switched to %(name)s") % {"name": full_stop(account.name)})
         return redirect("home")
 
 
@@ -132,5 +139,7 @@ class AccountNewView(ServiceRefusalMixin, LoginRequiredMixin, FormView):
         except ApplicationError as error:
             return self.refused(error, form=form)
         self.request.session[SESSION_ACCOUNT_KEY] = account.id
-        messages.success(self.request, f"Created the account {full_stop(account.name)}")
+        messages.success(
+            self.request, _("Created the account %(name)s") % {"name": full_stop(account.name)}
+        )
         return redirect("home")

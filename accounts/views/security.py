@@ -7,6 +7,8 @@ from functools import wraps
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views import View
 
 from accounts.mixins import AccountChangeMixin
@@ -38,7 +40,7 @@ def _last_factor_removed(request: HttpRequest, kind: str, pk: int | None) -> boo
 
 def _requirers(user) -> list[str]:
     """Who asks this person for a second factor: "staff", and the accounts that do."""
-    names = ["the hosting company (you are staff)"] if staff_must_pass_factor(user) else []
+    names = [_("the hosting company (you are staff)")] if staff_must_pass_factor(user) else []
     names += list(
         Membership.objects.filter(user_id=user.pk, account__require_second_factor=True)
         .order_by("account__name")
@@ -64,9 +66,14 @@ def last_factor_guard(kind: str) -> Callable:
             if requirers := _requirers(request.user):
                 messages.error(
                     request,
-                    "This is your last second factor, and "
-                    f"{' and '.join(requirers)} require{'s' if len(requirers) == 1 else ''} "
-                    "one: add another before removing it.",
+                    ngettext(
+                        "This is your last second factor, and %(requirers)s requires one: add "
+                        "another before removing it.",
+                        "This is your last second factor, and %(requirers)s require one: add "
+                        "another before removing it.",
+                        len(requirers),
+                    )
+                    % {"requirers": _(" and ").join(requirers)},
                 )
                 return redirect("mfa_index")
             if not recently_authenticated(request, LAST_FACTOR_FRESH_SECONDS):
@@ -94,7 +101,7 @@ class RequireSecondFactorView(AccountChangeMixin, View):
         except ApplicationError as error:
             return self.refused(error, back_to="team")
         if required:
-            messages.success(request, "Every member now signs in with a second factor.")
+            messages.success(request, _("Every member now signs in with a second factor."))
         else:
-            messages.success(request, "Members may sign in without a second factor again.")
+            messages.success(request, _("Members may sign in without a second factor again."))
         return redirect("team")

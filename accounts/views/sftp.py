@@ -8,6 +8,7 @@ form posts to the page with its ``task``, and a refused form is shown again in p
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext as _
 from django.views.generic import TemplateView
 
 from accounts.actors import Actor
@@ -55,11 +56,11 @@ class SftpSettingsView(ServiceRefusalMixin, LoginRequiredMixin, TemplateView):
         actor = Actor.from_request(request)
         if task == "remove_password":
             sftp_password_remove(user=request.user, actor=actor)
-            messages.success(request, "Your SFTP password has been removed.")
+            messages.success(request, _("Your SFTP password has been removed."))
             return redirect("sftp_settings")
         form_class = FORMS.get(task)
         if form_class is None:
-            messages.error(request, "Unknown request.")
+            messages.error(request, _("Unknown request."))
             return redirect("sftp_settings")
         form = form_class(request.POST, prefix=task)
         if not form.is_valid():
@@ -73,13 +74,16 @@ class SftpSettingsView(ServiceRefusalMixin, LoginRequiredMixin, TemplateView):
                     public_key=data["public_key"],
                     actor=actor,
                 )
-                message = f"The key “{ssh_key.name}” ({ssh_key.fingerprint}) has been added."
+                message = _("The key “%(name)s” (%(fingerprint)s) has been added.") % {
+                    "name": ssh_key.name,
+                    "fingerprint": ssh_key.fingerprint,
+                }
             elif task == "password":
                 sftp_password_set(user=request.user, password=data["password"], actor=actor)
-                message = "Your SFTP password has been set."
+                message = _("Your SFTP password has been set.")
             else:
                 user = sftp_login_change(user=request.user, login=data["sftp_login"], actor=actor)
-                message = f"Your SFTP login is now “{user.sftp_login}”."
+                message = _("Your SFTP login is now “%(login)s”.") % {"login": user.sftp_login}
         except ApplicationError as error:
             form.add_service_error(error)
             return self.render_to_response(self.get_context_data(**{task: form}))
@@ -100,6 +104,8 @@ class SshKeyDeleteView(ServiceRefusalMixin, LoginRequiredMixin, TemplateView):
         ssh_key = self.get_ssh_key()
         ssh_key_delete(ssh_key=ssh_key, actor=Actor.from_request(request))
         messages.success(
-            request, f"The key “{ssh_key.name}” ({ssh_key.fingerprint}) has been deleted."
+            request,
+            _("The key “%(name)s” (%(fingerprint)s) has been deleted.")
+            % {"name": ssh_key.name, "fingerprint": ssh_key.fingerprint},
         )
         return redirect("sftp_settings")

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
@@ -96,7 +97,7 @@ class TeamInviteView(AccountChangeMixin, TeamView):
 
     def form_valid(self, form):
         try:
-            invitation, _ = invitation_create(
+            invitation, _token = invitation_create(
                 account=self.account,
                 email=form.cleaned_data["email"],
                 role=form.cleaned_data["role"],
@@ -106,7 +107,8 @@ class TeamInviteView(AccountChangeMixin, TeamView):
             return self.refused(error, form=form)
         messages.success(
             self.request,
-            f"Invitation sent to {invitation.email} as {invitation.get_role_display()}.",
+            _("Invitation sent to %(email)s as %(role)s.")
+            % {"email": invitation.email, "role": invitation.get_role_display()},
         )
         return redirect("team")
 
@@ -126,7 +128,7 @@ class TeamMemberRoleView(TeamMemberMixin, View):
         membership = self.get_membership()
         form = MemberRoleForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "Choose one of the roles.")
+            messages.error(request, _("Choose one of the roles."))
             return redirect("team")
         try:
             membership = member_change_role(
@@ -135,7 +137,9 @@ class TeamMemberRoleView(TeamMemberMixin, View):
         except ApplicationError as error:
             return self.refused(error, back_to="team")
         messages.success(
-            request, f"{membership.user.email} is now {membership.get_role_display()}."
+            request,
+            _("%(email)s is now %(role)s.")
+            % {"email": membership.user.email, "role": membership.get_role_display()},
         )
         return redirect("team")
 
@@ -159,9 +163,14 @@ class TeamMemberRemoveView(TeamMemberMixin, TemplateView):
             return self.refused(error, back_to="team")
         if membership.user == request.user:
             request.session.pop(SESSION_ACCOUNT_KEY, None)
-            messages.success(request, f"You have left {full_stop(self.account.name)}")
+            messages.success(
+                request, _("You have left %(name)s") % {"name": full_stop(self.account.name)}
+            )
             return redirect("home")
-        messages.success(request, f"{membership.user.email} was removed from the account.")
+        messages.success(
+            request,
+            _("%(email)s was removed from the account.") % {"email": membership.user.email},
+        )
         return redirect("team")
 
 
@@ -177,7 +186,9 @@ class TeamInvitationRevokeView(AccountChangeMixin, View):
             invitation_revoke(invitation=invitation, actor=self.actor())
         except ApplicationError as error:
             return self.refused(error, back_to="team")
-        messages.success(request, f"The invitation of {invitation.email} was revoked.")
+        messages.success(
+            request, _("The invitation of %(email)s was revoked.") % {"email": invitation.email}
+        )
         return redirect("team")
 
 
@@ -245,6 +256,7 @@ class InvitationAcceptView(TemplateView):
         self.request.session[SESSION_ACCOUNT_KEY] = membership.account_id
         messages.success(
             self.request,
-            f"Welcome to {membership.account.name}! You joined as {membership.get_role_display()}.",
+            _("Welcome to %(name)s! You joined as %(role)s.")
+            % {"name": membership.account.name, "role": membership.get_role_display()},
         )
         return redirect("home")

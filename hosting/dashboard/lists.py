@@ -42,6 +42,8 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.expressions import Combinable
 from django.http import QueryDict
 from django.utils.text import Truncator
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 SEARCH_PARAM = "q"
 SORT_PARAM = "sort"
@@ -96,7 +98,7 @@ class ListControlsMixin:
     """
 
     search_fields: Sequence[str] = ()
-    search_label = "Search"
+    search_label = gettext_lazy("Search")
     filterset_class: type[django_filters.FilterSet] | None = None
     sort_fields: Mapping[str, str | Combinable] = {}
     default_sort = ""
@@ -123,7 +125,8 @@ class ListControlsMixin:
         if len(text) > MAX_SEARCH_LENGTH:
             text = text[:MAX_SEARCH_LENGTH]
             self.list_notices.append(
-                f"The search was cut to its first {MAX_SEARCH_LENGTH} characters."
+                _("The search was cut to its first %(length)s characters.")
+                % {"length": MAX_SEARCH_LENGTH}
             )
         self.search_text = self.list_params[SEARCH_PARAM] = text
         matches = (Q(**{search_lookup(field): text}) for field in self.search_fields)
@@ -146,7 +149,10 @@ class ListControlsMixin:
             for name, errors in filterset.errors.items():
                 field = filterset.form.fields.get(name)
                 label = (field.label if field else None) or name
-                self.list_notices.append(f"The {label.lower()} filter was left out: {errors[0]}")
+                self.list_notices.append(
+                    _("The %(filter)s filter was left out: %(error)s")
+                    % {"filter": str(label).lower(), "error": errors[0]}
+                )
                 data.pop(name, None)
             # The menus show what was applied, not the value that was left out.
             self.filter_form = filterset.get_form_class()(data, prefix=filterset.form_prefix)
@@ -163,7 +169,8 @@ class ListControlsMixin:
         elif requested:
             shown = Truncator(requested).chars(40)
             self.list_notices.append(
-                f"This list cannot be sorted by “{shown}”: it is in its usual order."
+                _("This list cannot be sorted by “%(sort)s”: it is in its usual order.")
+                % {"sort": shown}
             )
         if self.sort != self.default_sort:
             self.list_params[SORT_PARAM] = self.sort
@@ -201,10 +208,14 @@ class ListControlsMixin:
         try:
             return paginator.validate_number(raw)
         except PageNotAnInteger:
-            self.list_notices.append(f"“{shown}” is not a page number: this is page 1.")
+            self.list_notices.append(
+                _("“%(page)s” is not a page number: this is page 1.") % {"page": shown}
+            )
             return 1
         except EmptyPage:
-            self.list_notices.append(f"There is no page {shown}: this is the last page.")
+            self.list_notices.append(
+                _("There is no page %(page)s: this is the last page.") % {"page": shown}
+            )
             return paginator.num_pages
 
     # --- What the templates get ---------------------------------------------------------------
