@@ -5,6 +5,8 @@ from collections.abc import Iterable
 from functools import reduce
 
 import django_filters
+from django.utils.functional import lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from events.catalogue import EVENT_PATTERNS, EVENT_TYPES, pattern_q
 from events.models import Event
@@ -44,6 +46,12 @@ class EventFilter(CreatedRangeFilterSet):
 # --- Dashboard lists (hosting/dashboard/lists.py): one value, chosen from a menu --------------
 
 
+# The menu is built when the filter classes are defined: its words are read in the page's language
+# when it is drawn. A group's name is the catalogue's (marked where the webhooks' picker names it).
+_lazy_gettext = lazy(gettext, str)
+_every = lazy(lambda area: gettext("Every %(area)s event") % {"area": area}, str)
+
+
 def event_type_choices(groups: Iterable[str] | None = None) -> list:
     """The event catalogue as a grouped menu: per group, "every … event" for each of its areas
     (``server.*``), then each type. ``groups`` keeps only those groups ("Servers", "Actions")."""
@@ -52,8 +60,13 @@ def event_type_choices(groups: Iterable[str] | None = None) -> list:
         if groups is not None and group not in groups:
             continue
         areas = dict.fromkeys(event_type.split(".")[0] for event_type in types)
-        wildcards = [(f"{area}.*", f"Every {area.replace('_', ' ')} event") for area in areas]
-        menu.append((group, [*wildcards, *((event_type, event_type) for event_type in types)]))
+        wildcards = [(f"{area}.*", _every(area.replace("_", " "))) for area in areas]
+        menu.append(
+            (
+                _lazy_gettext(group),
+                [*wildcards, *((event_type, event_type) for event_type in types)],
+            )
+        )
     return menu
 
 
@@ -62,8 +75,8 @@ class EventTypeChoiceFilter(django_filters.ChoiceFilter):
     them (``events.catalogue.pattern_q``)."""
 
     def __init__(self, *args, groups: Iterable[str] | None = None, **kwargs):
-        kwargs.setdefault("label", "Event type")
-        kwargs.setdefault("empty_label", "All events")
+        kwargs.setdefault("label", gettext_lazy("Event type"))
+        kwargs.setdefault("empty_label", gettext_lazy("All events"))
         super().__init__(*args, choices=event_type_choices(groups), **kwargs)
 
     def filter(self, qs, value):

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django.views.generic import ListView
 
 from accounts.mixins import AccountPageMixin
@@ -23,7 +24,7 @@ class ActivityView(ListControlsMixin, AccountPageMixin, ListView):
     paginate_by = 50
     required_right = Right.VIEW_ACTIVITY
     search_fields = ("=object_id", "data__object__name", "data__object__email")
-    search_label = "Name, e-mail or ID"
+    search_label = _("Name, e-mail or ID")
     filterset_class = ActivityFilter
     sort_fields = {"created_at": "created_at"}
     default_sort = "-created_at"
@@ -63,10 +64,10 @@ OBJECT_PAGES = {
 }
 # An object whose newest event is one of these no longer exists.
 GONE_EVENTS = {
-    "server.deleted": "deleted",
-    "bot.deleted": "deleted",
-    "webhook_endpoint.deleted": "deleted",
-    "member.removed": "removed",
+    "server.deleted": _("deleted"),
+    "bot.deleted": _("deleted"),
+    "webhook_endpoint.deleted": _("deleted"),
+    "member.removed": _("removed"),
 }
 
 
@@ -108,4 +109,6 @@ def name_event_objects(events: QuerySet[Event] | list[Event], *, account_id: str
         elif object_type in OBJECT_PAGES and object_id:
             url_name, takes_id = OBJECT_PAGES[object_type]
             url = reverse(url_name, args=[object_id] if takes_id else [])
-        event.subject = EventObject(name=name, url=url, note=" · ".join(filter(None, notes)))
+        event.subject = EventObject(
+            name=name, url=url, note=" · ".join(map(str, filter(None, notes)))
+        )

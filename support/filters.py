@@ -5,6 +5,7 @@ so the API's ``search`` and date range are left out."""
 
 import django_filters
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from hosting.api.filters import (
     BooleanParameterFilter,
@@ -100,13 +101,15 @@ class TicketListFilter(TicketFilter):
     """The tickets page: by status, priority and department."""
 
     status = django_filters.ChoiceFilter(
-        choices=TicketStatus.choices, label="Status", empty_label="Any status"
+        choices=TicketStatus.choices, label=_("Status"), empty_label=_("Any status")
     )
     priority = django_filters.ChoiceFilter(
-        choices=Priority.choices, label="Priority", empty_label="Any priority"
+        choices=Priority.choices, label=_("Priority"), empty_label=_("Any priority")
     )
     department = django_filters.ModelChoiceFilter(
-        queryset=departments_for_customers(), label="Department", empty_label="Any department"
+        queryset=departments_for_customers(),
+        label=_("Department"),
+        empty_label=_("Any department"),
     )
     created_after = created_before = server = search = None
 
@@ -116,26 +119,26 @@ class DeskTicketFilter(StaffTicketFilter):
     holds the unfinished tickets (neither resolved nor closed); "Any status" shows them all."""
 
     status = django_filters.ChoiceFilter(
-        choices=[(ANY_STATUS, "Any status"), *TicketStatus.choices],
-        label="Status",
-        empty_label="Unfinished",
+        choices=[(ANY_STATUS, _("Any status")), *TicketStatus.choices],
+        label=_("Status"),
+        empty_label=_("Unfinished"),
         method="_status",
     )
     priority = django_filters.ChoiceFilter(
-        choices=Priority.choices, label="Priority", empty_label="Any priority"
+        choices=Priority.choices, label=_("Priority"), empty_label=_("Any priority")
     )
     department = django_filters.ModelChoiceFilter(
         queryset=lambda request: departments_of_staff(request.user).order_by("name"),
-        label="Department",
-        empty_label="All my departments",
+        label=_("Department"),
+        empty_label=_("All my departments"),
     )
     assignee = django_filters.ChoiceFilter(
-        label="Assignee", empty_label="Anyone", method="_assignee_choice"
+        label=_("Assignee"), empty_label=_("Anyone"), method="_assignee_choice"
     )
     breached = django_filters.ChoiceFilter(
-        choices=[("true", "Target missed"), ("false", "Within targets")],
+        choices=[("true", _("Target missed")), ("false", _("Within targets"))],
         label="SLA",
-        empty_label="Any SLA",
+        empty_label=_("Any SLA"),
         method="_breached_choice",
     )
     created_after = created_before = server = search = account = ordering = None
@@ -145,8 +148,8 @@ class DeskTicketFilter(StaffTicketFilter):
         user = self.request.user
         teammates = staff_of_departments(departments_of_staff(user)).exclude(pk=user.pk)
         self.filters["assignee"].extra["choices"] = [
-            ("me", "Me"),
-            ("none", "Nobody"),
+            ("me", _("Me")),
+            ("none", _("Nobody")),
             *((member.pk, staff_member_name(member)) for member in teammates),
         ]
 

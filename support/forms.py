@@ -9,6 +9,8 @@ field they name, so every rule is written once. The lists' menus are ``support/f
 
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext_lazy
 
 from accounts.models import User
 from hosting.dashboard.refusals import ServiceErrorFormMixin
@@ -36,8 +38,12 @@ class AttachmentsField(forms.FileField):
         kwargs.setdefault("required", False)
         kwargs.setdefault(
             "help_text",
-            "Screenshots, PDF, text, logs, JSON, CSV or archives; "
-            f"at most {settings.SUPPORT_ATTACHMENTS_PER_MESSAGE} files.",
+            ngettext_lazy(
+                "Screenshots, PDF, text, logs, JSON, CSV or archives; at most %(number)d file.",
+                "Screenshots, PDF, text, logs, JSON, CSV or archives; at most %(number)d files.",
+                "number",
+            )
+            % {"number": settings.SUPPORT_ATTACHMENTS_PER_MESSAGE},
         )
         super().__init__(**kwargs)
 
@@ -54,7 +60,7 @@ class AttachmentsField(forms.FileField):
 
 def _body_field(**kwargs) -> forms.CharField:
     return forms.CharField(
-        label="Message",
+        label=gettext_lazy("Message"),
         max_length=BODY_LIMIT,
         widget=forms.Textarea(attrs={"rows": 8}),
         **kwargs,
@@ -65,19 +71,24 @@ class TicketCreateForm(ServiceErrorFormMixin, forms.Form):
     """A new ticket: where it goes, what it is about, the first message and its files."""
 
     department = forms.ModelChoiceField(
-        queryset=departments_for_customers(), empty_label="Choose a department…"
+        label=gettext_lazy("Department"),
+        queryset=departments_for_customers(),
+        empty_label=gettext_lazy("Choose a department…"),
     )
-    subject = forms.CharField(max_length=SUBJECT_LIMIT)
-    body = _body_field(help_text="What happened, what you expected, and what you tried.")
+    subject = forms.CharField(label=gettext_lazy("Subject"), max_length=SUBJECT_LIMIT)
+    body = _body_field(
+        help_text=gettext_lazy("What happened, what you expected, and what you tried.")
+    )
     priority = forms.ChoiceField(
-        choices=[("", "The department's usual"), *Priority.choices],
+        label=gettext_lazy("Priority"),
+        choices=[("", gettext_lazy("The department's usual")), *Priority.choices],
         required=False,
-        help_text="Urgent: something is down and cannot wait.",
+        help_text=gettext_lazy("Urgent: something is down and cannot wait."),
     )
     about = forms.ChoiceField(
-        label="Server or bot",
+        label=gettext_lazy("Server or bot"),
         required=False,
-        help_text="The server or bot of this account the ticket is about, if any.",
+        help_text=gettext_lazy("The server or bot of this account the ticket is about, if any."),
     )
     attachments = AttachmentsField()
 
@@ -89,10 +100,10 @@ class TicketCreateForm(ServiceErrorFormMixin, forms.Form):
         servers = servers_of_account(account_id=account_id).order_by("name", "id")
         bots = bots_of_account(account_id=account_id).order_by("name", "id")
         self.kinds: dict[str, str] = {}
-        choices: list = [("", "Nothing in particular")]
-        for label, kind, instances in (("Servers", "server", servers), ("Bots", "bot", bots)):
+        choices: list = [("", _("Nothing in particular"))]
+        for label, kind, instances in ((_("Servers"), "server", servers), (_("Bots"), "bot", bots)):
             group = [(pk, name) for pk, name in instances.values_list("id", "name")]
-            self.kinds.update(dict.fromkeys((pk for pk, _ in group), kind))
+            self.kinds.update(dict.fromkeys((pk for pk, _name in group), kind))
             if group:
                 choices.append((label, group))
         self.fields["about"].choices = choices
@@ -117,10 +128,13 @@ class TicketRateForm(ServiceErrorFormMixin, forms.Form):
         choices=[(score, str(score)) for score in range(1, 6)],
         coerce=int,
         widget=forms.RadioSelect,
-        label="Rating",
+        label=gettext_lazy("Rating"),
     )
     comment = forms.CharField(
-        required=False, max_length=1000, widget=forms.Textarea(attrs={"rows": 3})
+        label=gettext_lazy("Comment"),
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 3}),
     )
 
 
@@ -152,23 +166,25 @@ class DeskReplyForm(ServiceErrorFormMixin, forms.Form):
     REPLY, NOTE = "reply", "note"
 
     kind = forms.ChoiceField(
-        label="Send as",
-        choices=[(REPLY, "Reply to customer"), (NOTE, "Internal note")],
+        label=gettext_lazy("Send as"),
+        choices=[(REPLY, gettext_lazy("Reply to customer")), (NOTE, gettext_lazy("Internal note"))],
         widget=forms.RadioSelect,
         initial=REPLY,
     )
-    macro = forms.ChoiceField(label="Macro", required=False)
+    macro = forms.ChoiceField(label=gettext_lazy("Macro"), required=False)
     body = forms.CharField(
-        label="Message", required=False, widget=forms.Textarea(attrs={"rows": 8})
+        label=gettext_lazy("Message"), required=False, widget=forms.Textarea(attrs={"rows": 8})
     )
     set_status = forms.ChoiceField(
-        label="Then set the status to",
+        label=gettext_lazy("Then set the status to"),
         required=False,
-        help_text="Only for a reply; a reply marks the ticket answered unless you choose.",
+        help_text=gettext_lazy(
+            "Only for a reply; a reply marks the ticket answered unless you choose."
+        ),
     )
-    attachments = UploadsField(label="Files", required=False)
+    attachments = UploadsField(label=gettext_lazy("Files"), required=False)
     take = forms.BooleanField(
-        label="Take the ticket: assign it to me",
+        label=gettext_lazy("Take the ticket: assign it to me"),
         required=False,
     )
 
@@ -183,10 +199,10 @@ class DeskReplyForm(ServiceErrorFormMixin, forms.Form):
         else:
             self.fields["take"].initial = ticket.assignee_id is None
         self.macros = {macro.pk: macro for macro in macros}
-        self.fields["macro"].choices = [("", "Choose a macro…")] + [
+        self.fields["macro"].choices = [("", _("Choose a macro…"))] + [
             (macro.pk, macro.name) for macro in macros
         ]
-        self.fields["set_status"].choices = [("", "As the reply sets it")] + [
+        self.fields["set_status"].choices = [("", _("As the reply sets it"))] + [
             (status, TicketStatus(status).label) for status in transitions.allowed(ticket.status)
         ]
 
@@ -194,7 +210,7 @@ class DeskReplyForm(ServiceErrorFormMixin, forms.Form):
         cleaned = super().clean()
         if cleaned.get("kind") == self.NOTE and cleaned.get("set_status"):
             self.add_error(
-                "set_status", "A note leaves the status as it is: change it beside the ticket."
+                "set_status", _("A note leaves the status as it is: change it beside the ticket.")
             )
         return cleaned
 
@@ -215,28 +231,32 @@ class DeskReplyForm(ServiceErrorFormMixin, forms.Form):
 class AssignForm(forms.Form):
     """Whom the ticket is given to: a staff member of its department, or nobody."""
 
-    assignee = forms.ChoiceField(label="Assignee", required=False)
+    assignee = forms.ChoiceField(label=gettext_lazy("Assignee"), required=False)
 
     def __init__(self, *args, members: list[User], **kwargs):
         super().__init__(*args, **kwargs)
         self.members = {member.pk: member for member in members}
-        self.fields["assignee"].choices = [("", "Nobody")] + [
+        self.fields["assignee"].choices = [("", _("Nobody"))] + [
             (member.pk, staff_member_name(member)) for member in members
         ]
 
 
 class StatusForm(forms.Form):
-    status = forms.ChoiceField(label="Status", choices=TicketStatus.choices)
+    status = forms.ChoiceField(label=gettext_lazy("Status"), choices=TicketStatus.choices)
 
 
 class TicketFieldsForm(forms.Form):
     """The department, priority and tags (comma-separated) of a ticket."""
 
     department = forms.ModelChoiceField(
-        label="Department", queryset=Department.objects.filter(active=True), empty_label=None
+        label=gettext_lazy("Department"),
+        queryset=Department.objects.filter(active=True),
+        empty_label=None,
     )
-    priority = forms.ChoiceField(label="Priority", choices=Priority.choices)
-    tags = forms.CharField(label="Tags", required=False, help_text="Separated by commas.")
+    priority = forms.ChoiceField(label=gettext_lazy("Priority"), choices=Priority.choices)
+    tags = forms.CharField(
+        label=gettext_lazy("Tags"), required=False, help_text=gettext_lazy("Separated by commas.")
+    )
 
     def changes(self, ticket: Ticket) -> dict:
         """What differs from ``ticket``, as ``ticket_update`` takes it."""

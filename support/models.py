@@ -9,6 +9,7 @@ may become is ``support/transitions.py``; every change goes through ``support.se
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Account, User
 from billing.models import Invoice
@@ -17,25 +18,25 @@ from servers.models import Bot, Server
 
 
 class Priority(models.TextChoices):
-    LOW = "low", "Low"
-    NORMAL = "normal", "Normal"
-    HIGH = "high", "High"
-    URGENT = "urgent", "Urgent"
+    LOW = "low", _("Low")
+    NORMAL = "normal", _("Normal")
+    HIGH = "high", _("High")
+    URGENT = "urgent", _("Urgent")
 
 
 class TicketStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    PENDING_CUSTOMER = "pending_customer", "Answered"  # waits on the customer
-    PENDING_STAFF = "pending_staff", "Customer replied"  # waits on staff
-    ON_HOLD = "on_hold", "On hold"
-    RESOLVED = "resolved", "Resolved"
-    CLOSED = "closed", "Closed"
+    OPEN = "open", _("Open")
+    PENDING_CUSTOMER = "pending_customer", _("Answered")  # waits on the customer
+    PENDING_STAFF = "pending_staff", _("Customer replied")  # waits on staff
+    ON_HOLD = "on_hold", _("On hold")
+    RESOLVED = "resolved", _("Resolved")
+    CLOSED = "closed", _("Closed")
 
 
 class Channel(models.TextChoices):
-    WEB = "web", "Web"
-    API = "api", "API"
-    EMAIL = "email", "E-mail"
+    WEB = "web", _("Web")
+    API = "api", _("API")
+    EMAIL = "email", _("E-mail")
 
 
 class SlaPolicy(models.Model):
@@ -187,9 +188,9 @@ class Ticket(models.Model):
 
 
 class MessageKind(models.TextChoices):
-    PUBLIC = "public", "Reply"
-    INTERNAL = "internal", "Internal note"
-    SYSTEM = "system", "System entry"
+    PUBLIC = "public", _("Reply")
+    INTERNAL = "internal", _("Internal note")
+    SYSTEM = "system", _("System entry")
 
 
 class Message(models.Model):

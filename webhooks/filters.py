@@ -2,6 +2,7 @@
 ``GET /v1/webhooks/{id}/deliveries``."""
 
 import django_filters
+from django.utils.translation import gettext_lazy as _
 
 from hosting.api.filters import ChoiceInFilter
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
@@ -11,10 +12,10 @@ class WebhookListFilter(django_filters.FilterSet):
     """The webhooks page: the endpoints that are enabled, or those that are disabled."""
 
     status = django_filters.ChoiceFilter(
-        choices=[("enabled", "Enabled"), ("disabled", "Disabled")],
+        choices=[("enabled", _("Enabled")), ("disabled", _("Disabled"))],
         method="filter_status",
-        label="Status",  # not a field of the model: django-filter could not name it
-        empty_label="Any status",
+        label=_("Status"),  # not a field of the model: django-filter could not name it
+        empty_label=_("Any status"),
     )
 
     class Meta:

@@ -6,14 +6,53 @@ rules; its refusals come back through ``ServiceErrorFormMixin`` next to the fiel
 
 from django import forms
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from events.catalogue import EVENT_TYPES
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from webhooks.models import WebhookEndpoint
 
 ALL_EVENTS = "*"
-# How "All <noun> events" names a resource whose prefix does not read as a word.
-_NOUNS = {"api_key": "API key", "webhook_endpoint": "webhook endpoint"}
+# How "All <noun> events" names each resource (the prefix of its event types).
+_NOUNS = {
+    "account": gettext_lazy("account"),
+    "action": gettext_lazy("action"),
+    "api_key": gettext_lazy("API key"),
+    "backup": gettext_lazy("backup"),
+    "bot": gettext_lazy("bot"),
+    "credit_note": gettext_lazy("credit note"),
+    "customer": gettext_lazy("customer"),
+    "database": gettext_lazy("database"),
+    "invoice": gettext_lazy("invoice"),
+    "member": gettext_lazy("member"),
+    "payment": gettext_lazy("payment"),
+    "payment_method": gettext_lazy("payment method"),
+    "schedule": gettext_lazy("schedule"),
+    "server": gettext_lazy("server"),
+    "ssh_key": gettext_lazy("SSH key"),
+    "subscription": gettext_lazy("subscription"),
+    "ticket": gettext_lazy("ticket"),
+    "user": gettext_lazy("user"),
+    "webhook": gettext_lazy("webhook"),
+    "webhook_endpoint": gettext_lazy("webhook endpoint"),
+}
+# The event catalogue's groups (events.catalogue.EVENT_TYPES), as the picker's headings read.
+_GROUP_LABELS = {
+    "Servers": gettext_lazy("Servers"),
+    "Bots": gettext_lazy("Bots"),
+    "Backups": gettext_lazy("Backups"),
+    "Databases": gettext_lazy("Databases"),
+    "Schedules": gettext_lazy("Schedules"),
+    "Actions": gettext_lazy("Actions"),
+    "API keys": gettext_lazy("API keys"),
+    "Team": gettext_lazy("Team"),
+    "Account": gettext_lazy("Account"),
+    "SSH keys and SFTP": gettext_lazy("SSH keys and SFTP"),
+    "Billing": gettext_lazy("Billing"),
+    "Support": gettext_lazy("Support"),
+    "Webhooks": gettext_lazy("Webhooks"),
+}
 
 
 def _prefixes(types: list[str]) -> list[str]:
@@ -23,9 +62,12 @@ def _prefixes(types: list[str]) -> list[str]:
 
 def event_choices() -> list[tuple[str, str]]:
     """Every pattern a person may tick: all events, each area's ``<prefix>.*``, each type."""
-    choices = [(ALL_EVENTS, "All events")]
+    choices = [(ALL_EVENTS, _("All events"))]
     for types in EVENT_TYPES.values():
-        choices += [(f"{prefix}.*", f"All {prefix}.* events") for prefix in _prefixes(types)]
+        choices += [
+            (f"{prefix}.*", _("All %(pattern)s events") % {"pattern": f"{prefix}.*"})
+            for prefix in _prefixes(types)
+        ]
         choices += [(event_type, event_type) for event_type in types]
     return choices
 
@@ -33,10 +75,13 @@ def event_choices() -> list[tuple[str, str]]:
 def events_summary(patterns: list[str], *, shown: int = 3) -> str:
     """``["server.*", "bot.crashed"]`` as "server.*, bot.crashed"; ``["*"]`` as "All events"."""
     if ALL_EVENTS in patterns:
-        return "All events"
+        return _("All events")
     summary = ", ".join(patterns[:shown])
     if len(patterns) > shown:
-        summary += f" and {len(patterns) - shown} more"
+        more = len(patterns) - shown
+        summary = ngettext(
+            "%(patterns)s and %(more)d more", "%(patterns)s and %(more)d more", more
+        ) % {"patterns": summary, "more": more}
     return summary
 
 
@@ -48,28 +93,31 @@ class WebhookEndpointForm(ServiceErrorFormMixin, forms.Form):
     """URL, description, event types (grouped by area) and whether a new endpoint is enabled."""
 
     url = forms.URLField(
-        label="URL",
+        label=gettext_lazy("URL"),
         max_length=2000,
         assume_scheme="https",
         widget=forms.URLInput(attrs={"placeholder": "https://example.com/webhooks"}),
-        help_text="Events are POSTed here as JSON, signed with the endpoint's secret.",
+        help_text=gettext_lazy(
+            "Events are POSTed here as JSON, signed with the endpoint's secret."
+        ),
     )
     description = forms.CharField(
+        label=gettext_lazy("Description"),
         required=False,
         max_length=500,
-        help_text="What receives these events, e.g. “Deploy bot” or “Status page”.",
+        help_text=gettext_lazy("What receives these events, e.g. “Deploy bot” or “Status page”."),
     )
     enabled_events = forms.MultipleChoiceField(
-        label="Events",
+        label=gettext_lazy("Events"),
         choices=event_choices,
         widget=forms.CheckboxSelectMultiple,
-        error_messages={"required": "Choose at least one event type, or all events."},
+        error_messages={"required": gettext_lazy("Choose at least one event type, or all events.")},
     )
     enabled = forms.BooleanField(
         required=False,
         initial=True,
-        label="Enabled",
-        help_text="A disabled endpoint receives nothing until it is enabled again.",
+        label=gettext_lazy("Enabled"),
+        help_text=gettext_lazy("A disabled endpoint receives nothing until it is enabled again."),
     )
 
     def event_groups(self) -> list[dict]:
@@ -92,7 +140,7 @@ class WebhookEndpointForm(ServiceErrorFormMixin, forms.Form):
             ]
             groups.append(
                 {
-                    "label": label,
+                    "label": _GROUP_LABELS.get(label, label),
                     "id": "events-" + slugify(label),
                     "wildcards": wildcards,
                     "types": [box(event_type) for event_type in types],

@@ -15,6 +15,8 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.generic import FormView, ListView, TemplateView
@@ -89,7 +91,7 @@ class WebhookListView(ListControlsMixin, WebhookPageMixin, ListView):
     template_name = "webhooks/list.html"
     context_object_name = "endpoints"
     search_fields = ("url", "description")
-    search_label = "URL or description"
+    search_label = gettext_lazy("URL or description")
     filterset_class = WebhookListFilter
     sort_fields = {"url": "url", "created_at": "created_at", "last_delivery_at": "last_delivery_at"}
     default_sort = "-created_at"
@@ -136,11 +138,19 @@ class WebhookSecretView(WebhookPageMixin, TemplateView):
         try:
             shown = secret_take(request, NEW_SECRET_SESSION_KEY)
         except SecretNoLongerShown as late:
+            minutes = SHOWN_FOR_SECONDS // 60
             messages.error(
                 request,
-                f"The signing secret of {late.context['url']} is no longer shown: it is shown only "
-                f"within {SHOWN_FOR_SECONDS // 60} minutes. Rotate the secret on the endpoint's "
-                "page to get a new one.",
+                ngettext(
+                    "The signing secret of %(url)s is no longer shown: it is shown only within "
+                    "%(minutes)d minute. Rotate the secret on the endpoint's page to get a new "
+                    "one.",
+                    "The signing secret of %(url)s is no longer shown: it is shown only within "
+                    "%(minutes)d minutes. Rotate the secret on the endpoint's page to get a new "
+                    "one.",
+                    minutes,
+                )
+                % {"url": late.context["url"], "minutes": minutes},
             )
             return redirect("webhook_detail", endpoint_id=late.context["endpoint_id"])
         if shown is None:
@@ -184,7 +194,7 @@ class WebhookDetailView(WebhookObjectMixin, ListView):
         counts = dict(
             self.endpoint.deliveries.order_by().values_list("status").annotate(Count("id"))
         )
-        tabs = [{"status": None, "label": "All", "count": sum(counts.values())}]
+        tabs = [{"status": None, "label": _("All"), "count": sum(counts.values())}]
         tabs += [
             {"status": status.value, "label": status.label, "count": counts.get(status, 0)}
             for status in DELIVERY_FILTERS
@@ -222,7 +232,7 @@ class WebhookEditView(WebhookObjectMixin, FormView):
             endpoint_update(endpoint=self.endpoint, actor=self.actor(), **form.changes())
         except ApplicationError as error:
             return self.refused(error, form=form)
-        messages.success(self.request, "Saved the webhook endpoint.")
+        messages.success(self.request, _("Saved the webhook endpoint."))
         return redirect("webhook_detail", endpoint_id=self.endpoint.id)
 
 
@@ -235,9 +245,9 @@ class WebhookEnableView(WebhookObjectMixin, View):
         enabled = request.POST.get("enabled") == "true"
         endpoint = endpoint_update(endpoint=self.endpoint, enabled=enabled, actor=self.actor())
         if endpoint.enabled:
-            messages.success(request, "The endpoint is enabled: new events are sent to it.")
+            messages.success(request, _("The endpoint is enabled: new events are sent to it."))
         else:
-            messages.success(request, "The endpoint is disabled: no events are sent to it.")
+            messages.success(request, _("The endpoint is disabled: no events are sent to it."))
         return redirect(self.refused_url)
 
 
@@ -247,7 +257,7 @@ class WebhookSendTestView(WebhookObjectMixin, View):
     def post(self, request, *args, **kwargs):
         endpoint_send_test(endpoint=self.endpoint, actor=self.actor())
         messages.success(
-            request, "A webhook.test event is on its way; its delivery is listed below."
+            request, _("A webhook.test event is on its way; its delivery is listed below.")
         )
         return redirect(self.refused_url)
 
@@ -269,7 +279,7 @@ class WebhookDeleteView(WebhookObjectMixin, TemplateView):
     def post(self, request, *args, **kwargs):
         url = self.endpoint.url
         endpoint_delete(endpoint=self.endpoint, actor=self.actor())
-        messages.success(request, f"Deleted the webhook endpoint {url}.")
+        messages.success(request, _("Deleted the webhook endpoint %(url)s.") % {"url": url})
         return redirect("webhooks")
 
 
@@ -284,5 +294,7 @@ class WebhookDeliveryRetryView(WebhookObjectMixin, View):
             delivery_retry(delivery=delivery)
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
-        messages.success(request, f"Delivery {delivery.id} will be sent again now.")
+        messages.success(
+            request, _("Delivery %(id)s will be sent again now.") % {"id": delivery.id}
+        )
         return redirect(self.refused_url)

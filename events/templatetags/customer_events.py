@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 from django import template
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
 
 from events.selectors import events_of_account
 
@@ -16,16 +17,16 @@ SHOWN = 15
 @register.inclusion_tag("admin/accounts/account/panel.html", takes_context=True)
 def customer_activity(context, account) -> dict:
     user = context["request"].user
-    panel: dict = {"key": "activity", "title": "Recent activity"}
+    panel: dict = {"key": "activity", "title": _("Recent activity")}
     if not user.has_perm("events.view_event"):
-        panel["refused"] = "Your staff role does not see the event log."
+        panel["refused"] = _("Your staff role does not see the event log.")
         return {"panel": panel}
     events = events_of_account(account_id=account.pk).select_related("actor_user", "actor_api_key")[
         :SHOWN
     ]
     query = urlencode({"account__id__exact": account.pk})
     panel |= {
-        "headers": ["When", "Event", "Object", "By"],
+        "headers": [_("When"), _("Event"), _("Object"), _("By")],
         "rows": [
             [
                 each.created_at.strftime("%Y-%m-%d %H:%M"),
@@ -39,7 +40,7 @@ def customer_activity(context, account) -> dict:
             ]
             for each in events
         ],
-        "empty": "Nothing recorded yet.",
-        "more": [("Whole event log", reverse("admin:events_event_changelist") + "?" + query)],
+        "empty": _("Nothing recorded yet."),
+        "more": [(_("Whole event log"), reverse("admin:events_event_changelist") + "?" + query)],
     }
     return {"panel": panel}

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 import filetype
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.utils.translation import gettext as _
 
 from hosting.errors import ValidationFailed
 from support.mail_in import safe_filename
@@ -70,7 +71,10 @@ def too_large(filename: str) -> ValidationFailed:
     """The refusal of a file over ``SUPPORT_ATTACHMENT_MAX_BYTES`` (also for one not read)."""
     limit = settings.SUPPORT_ATTACHMENT_MAX_BYTES / (1024 * 1024)
     return ValidationFailed.field(
-        "attachments", "too_large", f"{safe_filename(filename)} is larger than {limit:g} MB."
+        "attachments",
+        "too_large",
+        _("%(name)s is larger than %(limit)s MB.")
+        % {"name": safe_filename(filename), "limit": f"{limit:g}"},
     )
 
 
@@ -84,13 +88,14 @@ def check_upload(upload: Upload) -> tuple[str, str]:
         raise ValidationFailed.field(
             "attachments",
             "type_not_allowed",
-            f"{name}: only images, PDF, text, logs and archives can be attached.",
+            _("%(name)s: only images, PDF, text, logs and archives can be attached.")
+            % {"name": name},
         )
     if content_kind(upload.content) != _kind(declared):
         raise ValidationFailed.field(
             "attachments",
             "type_mismatch",
-            f"{name} is not the kind of file its name says.",
+            _("%(name)s is not the kind of file its name says.") % {"name": name},
         )
     return name, declared
 
@@ -170,7 +175,8 @@ def attachments_add(*, message: Message, uploads: list[Upload]) -> list[Attachme
         raise ValidationFailed.field(
             "attachments",
             "too_many",
-            f"At most {settings.SUPPORT_ATTACHMENTS_PER_MESSAGE} files per message.",
+            _("At most %(limit)s files per message.")
+            % {"limit": settings.SUPPORT_ATTACHMENTS_PER_MESSAGE},
         )
     checked = [(upload, *check_upload(upload)) for upload in uploads]
     kept = []
@@ -200,7 +206,7 @@ def attachments_orphans_remove(*, now: datetime) -> int:
     for folder in sorted({f"support/{moment:%Y/%m}" for moment in (last_month, now)}):
         if not storage.exists(folder):
             continue
-        _, names = storage.listdir(folder)
+        _folders, names = storage.listdir(folder)
         paths = [f"{folder}/{name}" for name in names]
         known = set(Attachment.objects.filter(file__in=paths).values_list("file", flat=True))
         for path in paths:

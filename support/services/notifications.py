@@ -15,6 +15,9 @@
   says so then.
 - **Who is named.** Customers' mail names staff as ``author_shown`` does on every other page
   (the team's name by default), never a staff member's address.
+- **Language.** Each recipient reads the mail in the language of their Profile
+  (``hosting.i18n.in_language_of``); an address no user has (a customer who wrote in by mail)
+  reads it in English. Recipients of different languages get one mail per language.
 
 Nothing is sent in the request: the service that wrote the message queues one task in its own
 transaction (the task table is in the same database, so a rollback queues nothing), and the
@@ -26,12 +29,14 @@ from email.utils import formataddr
 
 from django.conf import settings
 from django.core.mail import EmailMessage
+from django.db.models import Q
 from django.tasks import task
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.crypto import salted_hmac
 
 from accounts.models import User, desk_staff_q
+from hosting.i18n import in_language_of, language_of
 from support.models import Message, MessageKind, Ticket
 from support.representations import author_shown
 
@@ -97,22 +102,44 @@ def _subject(ticket: Ticket) -> str:
     return f"[#{ticket.number}] {ticket.subject}"
 
 
+def _by_language(addresses: list[str]) -> list[tuple[User | None, list[str]]]:
+    """``addresses`` grouped by the language their users read, each group with one of its users
+    (``in_language_of`` takes a user) or None (English: no user has the address), in order."""
+    query = Q()
+    for address in addresses:
+        query |= Q(email__iexact=address)
+    users = {user.email.lower(): user for user in User.objects.filter(query)} if addresses else {}
+    groups: dict[str, tuple[User | None, list[str]]] = {}
+    for address in addresses:
+        user = users.get(address.lower())
+        language = language_of(user) or settings.LANGUAGE_CODE
+        groups.setdefault(language, (user if language_of(user) else None, []))[1].append(address)
+    return list(groups.values())
+
+
 def _send(
     ticket: Ticket, *, to: list[str], template: str, context: dict, headers: dict[str, str]
-) -> None:
-    body = render_to_string(
-        f"support/email/{template}.txt",
-        {"ticket": ticket, "ticket_url": _page_url("support_ticket", ticket), **context},
-    )
+) -> int:
+    """Mail ``to``, each in their own language: returns how many mails were sent."""
     sender = formataddr((ticket.department.name, settings.SUPPORT_REPLY_ADDRESS))
-    EmailMessage(
-        subject=_subject(ticket),
-        body=body,
-        from_email=sender,
-        to=to,
-        reply_to=[reply_address(ticket)],
-        headers=headers,
-    ).send()
+    sent = 0
+    for reader, addresses in _by_language(to):
+        with in_language_of(reader):
+            body = render_to_string(
+                f"support/email/{template}.txt",
+                {"ticket": ticket, "ticket_url": _page_url("support_ticket", ticket), **context},
+            )
+            subject = _subject(ticket)
+        EmailMessage(
+            subject=subject,
+            body=body,
+            from_email=sender,
+            to=addresses,
+            reply_to=[reply_address(ticket)],
+            headers=headers,
+        ).send()
+        sent += 1
+    return sent
 
 
 @task
@@ -136,19 +163,18 @@ def ticket_message_mail_send(message_id: str) -> int:
     threading = {"In-Reply-To": root, "References": root} if root and root != own_id else {}
     to = customer_recipients(ticket, author_email=author_email)
     if to:
-        _send(
+        sent += _send(
             ticket,
             to=to,
             template="reply",
             context={"message": message, "author": author_shown(message)},
             headers={"Message-ID": message_id_header(message), **threading},
         )
-        sent += 1
     if not message.from_staff:
         staff = [each for each in staff_recipients(ticket) if each.lower() != author_email.lower()]
         if staff:
             opened = root == own_id or root is None
-            _send(
+            sent += _send(
                 ticket,
                 to=staff,
                 template="staff_new" if opened else "staff_reply",
@@ -159,7 +185,6 @@ def ticket_message_mail_send(message_id: str) -> int:
                 },
                 headers={"Auto-Submitted": "auto-generated", **threading},
             )
-            sent += 1
     return sent
 
 
@@ -172,14 +197,13 @@ def ticket_assigned_mail_send(ticket_id: str, assignee_id: str) -> int:
         return 0
     if not assignee.is_active:
         return 0
-    _send(
+    return _send(
         ticket,
         to=[assignee.email],
         template="staff_assigned",
         context={"desk_url": _page_url("desk_ticket", ticket)},
         headers={"Auto-Submitted": "auto-generated"},
     )
-    return 1
 
 
 def _page_url(name: str, ticket: Ticket) -> str:

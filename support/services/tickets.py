@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import SYSTEM, Actor
 from accounts.models import Account, User, desk_staff_q
@@ -85,7 +86,9 @@ def _cc(account: Account | None, addresses: list[str] | None) -> list[str]:
         return []
     if not isinstance(addresses, list) or len(addresses) > CC_LIMIT:
         raise ValidationFailed.field(
-            "cc", "invalid", f"A list of at most {CC_LIMIT} e-mail addresses."
+            "cc",
+            "invalid",
+            _("A list of at most %(limit)s e-mail addresses.") % {"limit": CC_LIMIT},
         )
     kept = teammates(account, addresses)
     strangers = sorted(
@@ -95,7 +98,8 @@ def _cc(account: Account | None, addresses: list[str] | None) -> list[str]:
         raise ValidationFailed.field(
             "cc",
             "not_a_member",
-            f"Only members of the account can be copied; not: {', '.join(strangers)}.",
+            _("Only members of the account can be copied; not: %(addresses)s.")
+            % {"addresses": ", ".join(strangers)},
         )
     return kept
 
@@ -113,11 +117,13 @@ def _ticket_number() -> int:
 def required_text(name: str, value: Any, limit: int) -> str:
     """``value`` stripped, refused (naming ``name``) when empty, not text or over ``limit``."""
     if not isinstance(value, str) or not value.strip():
-        raise ValidationFailed.field(name, "required", "This field is required.")
+        raise ValidationFailed.field(name, "required", _("This field is required."))
     value = value.strip()
     if len(value) > limit:
         raise ValidationFailed.field(
-            name, "max_length", f"Ensure this field has no more than {limit} characters."
+            name,
+            "max_length",
+            _("Ensure this field has no more than %(limit)s characters.") % {"limit": limit},
         )
     return value
 
@@ -137,7 +143,12 @@ def _linked(account: Account | None, links: dict[str, str | None]) -> dict[str, 
             else None
         )
         if obj is None:
-            raise ValidationFailed.field(name, "not_found", f"No {name} {wanted} in this account.")
+            missing = {
+                "server": _("No server %(id)s in this account."),
+                "bot": _("No bot %(id)s in this account."),
+                "invoice": _("No invoice %(id)s in this account."),
+            }[name]
+            raise ValidationFailed.field(name, "not_found", missing % {"id": wanted})
         found[name] = obj
     return found
 
@@ -213,10 +224,10 @@ def ticket_open(
     subject = required_text("subject", subject, SUBJECT_LIMIT)
     body = required_text("body", body, BODY_LIMIT)
     if not department.active:
-        raise ValidationFailed.field("department", "not_found", "No such department.")
+        raise ValidationFailed.field("department", "not_found", _("No such department."))
     priority = priority or department.default_priority
     if priority not in Priority.values:
-        raise ValidationFailed.field("priority", "invalid", "Not a priority.")
+        raise ValidationFailed.field("priority", "invalid", _("Not a priority."))
     found = _linked(requester.account, links or {})
     cc = _cc(requester.account, cc)
     now = timezone.now()
@@ -308,11 +319,11 @@ def ticket_reply(
         body = "Attached: " + ", ".join(safe_filename(each.filename) for each in uploads)
     body = required_text("body", body, BODY_LIMIT)
     if internal and not by_staff:
-        raise PermissionDenied("Only staff write internal notes.")
+        raise PermissionDenied(_("Only staff write internal notes."))
     if ticket.status == TicketStatus.CLOSED:
         raise transitions.refusal(ticket.status, "reply")
     if email_message_id and Message.objects.filter(email_message_id=email_message_id).exists():
-        raise Conflict("This e-mail is already on a ticket.")
+        raise Conflict(_("This e-mail is already on a ticket."))
     now = timezone.now()
     message = Message.objects.create(
         ticket=ticket,
@@ -360,10 +371,10 @@ def ticket_status_change(*, ticket: Ticket, status: str, actor: Actor, by_staff:
     (``ticket_close`` and ``ticket_reopen`` say it in words); staff move it anywhere allowed.
     A system entry notes the change in the conversation."""
     if status not in TicketStatus.values:
-        raise ValidationFailed.field("status", "invalid", "Not a ticket status.")
+        raise ValidationFailed.field("status", "invalid", _("Not a ticket status."))
     ticket = _locked(ticket)
     if not by_staff and status not in (TicketStatus.CLOSED, TicketStatus.OPEN):
-        raise PermissionDenied("Customers may only close or reopen a ticket.")
+        raise PermissionDenied(_("Customers may only close or reopen a ticket."))
     if not by_staff and status == TicketStatus.OPEN and ticket.status != TicketStatus.RESOLVED:
         raise transitions.refusal(ticket.status, "reopen it")
     now = timezone.now()
@@ -397,7 +408,9 @@ def ticket_assign(*, ticket: Ticket, assignee: User | None, actor: Actor) -> Tic
         assignee.works_desk and ticket.department.members.filter(pk=assignee.pk).exists()
     ):
         raise ValidationFailed.field(
-            "assignee", "not_in_department", "Assign to a staff member of the ticket's department."
+            "assignee",
+            "not_in_department",
+            _("Assign to a staff member of the ticket's department."),
         )
     if ticket.assignee_id == (assignee.pk if assignee else None):
         return ticket
@@ -425,17 +438,17 @@ def ticket_update(*, ticket: Ticket, changes: dict[str, Any], actor: Actor) -> T
     )
     unknown = sorted(set(changes) - {"department", "priority", "tags", "server", "bot", "invoice"})
     if unknown:
-        raise ValidationFailed.field(unknown[0], "unknown_field", "This field is not accepted.")
+        raise ValidationFailed.field(unknown[0], "unknown_field", _("This field is not accepted."))
     if "department" in changes:
         department = Department.objects.filter(pk=changes["department"], active=True).first()
         if department is None:
-            raise ValidationFailed.field("department", "not_found", "No such department.")
+            raise ValidationFailed.field("department", "not_found", _("No such department."))
         ticket.department = department
         if ticket.assignee_id and not department.members.filter(pk=ticket.assignee_id).exists():
             ticket.assignee = None
     if "priority" in changes:
         if changes["priority"] not in Priority.values:
-            raise ValidationFailed.field("priority", "invalid", "Not a priority.")
+            raise ValidationFailed.field("priority", "invalid", _("Not a priority."))
         ticket.priority = changes["priority"]
     if "tags" in changes:
         ticket.tags = _tags(changes["tags"])
@@ -460,11 +473,14 @@ def ticket_update(*, ticket: Ticket, changes: dict[str, Any], actor: Actor) -> T
 
 def _tags(value: Any) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
-        raise ValidationFailed.field("tags", "invalid", "Must be a list of words.")
+        raise ValidationFailed.field("tags", "invalid", _("Must be a list of words."))
     tags = sorted({tag.strip().lower() for tag in value if tag.strip()})
     if len(tags) > TAGS_PER_TICKET or any(len(tag) > TAG_LIMIT for tag in tags):
         raise ValidationFailed.field(
-            "tags", "invalid", f"At most {TAGS_PER_TICKET} tags of {TAG_LIMIT} characters."
+            "tags",
+            "invalid",
+            _("At most %(tags)s tags of %(limit)s characters.")
+            % {"tags": TAGS_PER_TICKET, "limit": TAG_LIMIT},
         )
     return tags
 
@@ -476,9 +492,9 @@ def ticket_rate(*, ticket: Ticket, rating: Any, comment: str = "", actor: Actor)
     if ticket.status not in transitions.FINISHED:
         raise transitions.refusal(ticket.status, "rate it before it is resolved")
     if isinstance(rating, bool) or not isinstance(rating, int) or not 1 <= rating <= 5:
-        raise ValidationFailed.field("rating", "invalid", "A rating is a whole number, 1 to 5.")
+        raise ValidationFailed.field("rating", "invalid", _("A rating is a whole number, 1 to 5."))
     if not isinstance(comment, str) or len(comment) > 1000:
-        raise ValidationFailed.field("comment", "invalid", "At most 1000 characters of text.")
+        raise ValidationFailed.field("comment", "invalid", _("At most 1000 characters of text."))
     previous = {"rating": ticket.rating, "rating_comment": ticket.rating_comment}
     ticket.rating, ticket.rating_comment = rating, comment.strip()
     ticket.updated_at = timezone.now()
@@ -492,7 +508,7 @@ def ticket_merge(*, source: Ticket, target: Ticket, actor: Actor) -> Ticket:
     """Staff fold a duplicate into ``target``: its messages move there, it is closed with
     ``merged_into`` set. Both must be of the same account (or the same guest address)."""
     if source.pk == target.pk:
-        raise ValidationFailed.field("into", "invalid", "A ticket cannot be merged into itself.")
+        raise ValidationFailed.field("into", "invalid", _("A ticket cannot be merged into itself."))
     first, second = sorted([source.pk, target.pk])
     locked = {each.pk: each for each in (_locked(Ticket(pk=first)), _locked(Ticket(pk=second)))}
     source, target = locked[source.pk], locked[target.pk]
@@ -503,7 +519,7 @@ def ticket_merge(*, source: Ticket, target: Ticket, actor: Actor) -> Ticket:
     )
     if not same_owner:
         raise ValidationFailed.field(
-            "into", "other_requester", "Only tickets of the same customer are merged."
+            "into", "other_requester", _("Only tickets of the same customer are merged.")
         )
     if target.status == TicketStatus.CLOSED:
         raise transitions.refusal(target.status, "merge into it")

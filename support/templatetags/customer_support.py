@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 from django import template
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
 
 from support.models import Ticket
 
@@ -16,9 +17,9 @@ SHOWN = 10
 @register.inclusion_tag("admin/accounts/account/panel.html", takes_context=True)
 def customer_tickets(context, account) -> dict:
     user = context["request"].user
-    panel: dict = {"key": "tickets", "title": "Tickets"}
+    panel: dict = {"key": "tickets", "title": _("Tickets")}
     if not user.has_perm("support.view_ticket"):
-        panel["refused"] = "Your staff role does not see tickets."
+        panel["refused"] = _("Your staff role does not see tickets.")
         return {"panel": panel}
     tickets = (
         Ticket.objects.filter(account=account)
@@ -36,10 +37,10 @@ def customer_tickets(context, account) -> dict:
     actions = []
     if desk:
         url = reverse("admin:support_ticket_open") + "?" + urlencode({"account": account.pk})
-        actions.append({"label": "Open a ticket for this customer", "url": url})
+        actions.append({"label": _("Open a ticket for this customer"), "url": url})
     query = urlencode({"account__id__exact": account.pk})
     panel |= {
-        "headers": ["Ticket", "Status", "Department", "Assignee", "Updated"],
+        "headers": [_("Ticket"), _("Status"), _("Department"), _("Assignee"), _("Updated")],
         "rows": [
             [
                 opened(each),
@@ -50,8 +51,8 @@ def customer_tickets(context, account) -> dict:
             ]
             for each in tickets
         ],
-        "empty": "No tickets.",
+        "empty": _("No tickets."),
         "actions": actions,
-        "more": [("All tickets", reverse("admin:support_ticket_changelist") + "?" + query)],
+        "more": [(_("All tickets"), reverse("admin:support_ticket_changelist") + "?" + query)],
     }
     return {"panel": panel}

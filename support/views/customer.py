@@ -19,6 +19,8 @@ from django.db.models.functions import Cast, Concat
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
@@ -77,7 +79,7 @@ class TicketListView(ListControlsMixin, TicketPageMixin, ListView):
     # ``reference`` is ``#1042``: a search for 1042 or #1042 finds it, as part of the text,
     # the way the invoices page finds invoice numbers.
     search_fields = ("reference", "subject", "=id")
-    search_label = "Number or subject"
+    search_label = gettext_lazy("Number or subject")
     filterset_class = TicketListFilter
     sort_fields = {"number": "number", "created_at": "created_at", "updated_at": "updated_at"}
     default_sort = "-updated_at"
@@ -109,7 +111,7 @@ class TicketCreateView(TicketPageMixin, FormView):
         data = form.cleaned_data
         user = self.request.user
         try:
-            ticket, _ = ticket_open(
+            ticket, _created = ticket_open(
                 requester=Requester(
                     email=user.email, name=user.name, user=user, account=self.account
                 ),
@@ -125,7 +127,9 @@ class TicketCreateView(TicketPageMixin, FormView):
         except ApplicationError as error:
             return self.refused(error, form=form)
         messages.success(
-            self.request, f"Ticket #{ticket.number} is open: our answer will show on this page."
+            self.request,
+            _("Ticket #%(number)s is open: our answer will show on this page.")
+            % {"number": ticket.number},
         )
         return redirect("support_ticket", ticket_id=ticket.id)
 
@@ -176,7 +180,7 @@ class TicketDetailView(TicketObjectMixin, TemplateView):
             except ApplicationError as error:
                 form.add_service_error(error)
             else:
-                messages.success(request, "Your reply is sent.")
+                messages.success(request, _("Your reply is sent."))
                 return redirect(self.refused_url)
         return self.render_to_response(self.get_context_data(reply_form=form))
 
@@ -191,7 +195,7 @@ class TicketCloseView(TicketObjectMixin, View):
             ticket = ticket_close(ticket=self.ticket, actor=self.actor())
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
-        messages.success(request, f"Ticket #{ticket.number} is closed.")
+        messages.success(request, _("Ticket #%(number)s is closed.") % {"number": ticket.number})
         return redirect(self.refused_url)
 
 
@@ -205,7 +209,9 @@ class TicketReopenView(TicketObjectMixin, View):
             ticket = ticket_reopen(ticket=self.ticket, actor=self.actor())
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
-        messages.success(request, f"Ticket #{ticket.number} is open again.")
+        messages.success(
+            request, _("Ticket #%(number)s is open again.") % {"number": ticket.number}
+        )
         return redirect(self.refused_url)
 
 
@@ -228,7 +234,7 @@ class TicketRateView(TicketDetailView):
             except ApplicationError as error:
                 form.add_service_error(error)
             else:
-                messages.success(request, "Thank you for rating this ticket.")
+                messages.success(request, _("Thank you for rating this ticket."))
                 return redirect(self.refused_url)
         return self.render_to_response(self.get_context_data(rate_form=form))
 

@@ -26,6 +26,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import ListView
 
@@ -104,7 +106,7 @@ class DeskQueueView(ListControlsMixin, DeskMixin, ListView):
     template_name = "support/desk/queue.html"
     context_object_name = "tickets"
     search_fields = ("subject", "requester_email")
-    search_label = "Number, subject or e-mail"
+    search_label = gettext_lazy("Number, subject or e-mail")
     filterset_class = DeskTicketFilter
     sort_fields = {
         "due": "next_due_at",
@@ -152,13 +154,13 @@ class DeskQueueView(ListControlsMixin, DeskMixin, ListView):
         desk = reverse("desk")
         queues = [
             {
-                "name": "All my departments",
+                "name": _("All my departments"),
                 "url": desk,
                 "count": counts["all"],
                 "current": applied == (None, None),
             },
             {
-                "name": "Assigned to me",
+                "name": _("Assigned to me"),
                 "url": f"{desk}?assignee=me",
                 "count": counts["mine"],
                 "current": applied == (None, "me"),
@@ -222,9 +224,14 @@ class DeskTicketView(DeskMixin, View):
                 self._reply(data, internal)
         except ApplicationError as error:
             return self.refused(error, form=form)
-        done = "Internal note added." if internal else "Reply sent."
         if data.get("take"):
-            done = f"{done[:-1]}; the ticket is yours."
+            done = (
+                _("Internal note added; the ticket is yours.")
+                if internal
+                else _("Reply sent; the ticket is yours.")
+            )
+        else:
+            done = _("Internal note added.") if internal else _("Reply sent.")
         messages.success(request, done)
         return redirect("desk_ticket", ticket_id=self.ticket.pk)
 
@@ -345,7 +352,9 @@ class DeskAssignView(DeskTicketChangeView):
     def change(self, ticket, form):
         assignee = form.members.get(form.cleaned_data["assignee"])
         ticket_assign(ticket=ticket, assignee=assignee, actor=self.actor())
-        return f"Assigned to {staff_member_name(assignee)}." if assignee else "Unassigned."
+        if assignee is None:
+            return _("Unassigned.")
+        return _("Assigned to %(name)s.") % {"name": staff_member_name(assignee)}
 
 
 class DeskStatusView(DeskTicketChangeView):
@@ -357,7 +366,7 @@ class DeskStatusView(DeskTicketChangeView):
     def change(self, ticket, form):
         status = form.cleaned_data["status"]
         ticket_status_change(ticket=ticket, status=status, actor=self.actor(), by_staff=True)
-        return f"Status: {TicketStatus(status).label}."
+        return _("Status: %(status)s.") % {"status": TicketStatus(status).label}
 
 
 class DeskUpdateView(DeskTicketChangeView):
@@ -369,9 +378,9 @@ class DeskUpdateView(DeskTicketChangeView):
     def change(self, ticket, form):
         changes = form.changes(ticket)
         if not changes:
-            return "Nothing was changed."
+            return _("Nothing was changed.")
         updated = ticket_update(ticket=ticket, changes=changes, actor=self.actor())
-        return f"Ticket #{updated.number} updated."
+        return _("Ticket #%(number)s updated.") % {"number": updated.number}
 
 
 class DeskAttachmentView(DeskMixin, View):

@@ -22,6 +22,8 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.tasks import TaskResultStatus, task
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django_tasks_db.models import DBTaskResult
 
 from accounts.actors import SYSTEM
@@ -32,6 +34,7 @@ from events.models import Event
 from events.services import changed_attributes, record_event
 from events.visibility import can_see
 from hosting.errors import Conflict
+from hosting.i18n import in_language_of, language_of
 from webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.representations import webhook_endpoint_representation
 from webhooks.services.signing import payload_of, signature_header
@@ -137,7 +140,7 @@ def delivery_retry(*, delivery: WebhookDelivery) -> WebhookDelivery:
     """Send a delivery again now (a person pressed retry): same event, same ``webhook-id``."""
     delivery = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
     if delivery.status == DeliveryStatus.PENDING and delivery.attempt_count == 0:
-        raise Conflict("This delivery has not been attempted yet.")
+        raise Conflict(_("This delivery has not been attempted yet."))
     delivery.status = DeliveryStatus.PENDING
     delivery.next_attempt_at = timezone.now()
     delivery.save(update_fields=["status", "next_attempt_at"])
@@ -296,9 +299,9 @@ def _settle(
         endpoint.failure_streak += 1
         endpoint.failing_since = endpoint.failing_since or now
         if status_code == 410:
-            _disable(endpoint, "The endpoint answered 410 Gone.")
+            _disable(endpoint, gettext_noop("The endpoint answered 410 Gone."))
         elif now - endpoint.failing_since >= DISABLE_AFTER:
-            _disable(endpoint, "Every delivery failed for 5 days.")
+            _disable(endpoint, gettext_noop("Every delivery failed for 5 days."))
         delay = next_retry_delay(delivery.attempt_count, retry_after) if endpoint.enabled else None
         if delay is None:
             delivery.status, delivery.next_attempt_at = "failed", None
@@ -327,23 +330,36 @@ def _disable(endpoint: WebhookEndpoint, reason: str) -> None:
         actor=SYSTEM,
         previous_attributes=changed_attributes(before, after),
     )
-    owners = list(
-        Membership.objects.filter(account_id=endpoint.account_id, role=Role.OWNER).values_list(
-            "user__email", flat=True
-        )
-    )
-    message = (
-        f"Webhook deliveries to {endpoint.url} are switched off: {reason}\n\n"
-        f"Re-enable the endpoint under Settings → Webhooks once it answers again:\n"
-        f"{settings.SITE_URL}/settings/webhooks/{endpoint.id}\n"
-    )
+    owners = [
+        membership.user
+        for membership in Membership.objects.filter(
+            account_id=endpoint.account_id, role=Role.OWNER
+        ).select_related("user")
+    ]
+    # Each owner reads it in their own language (``reason`` is stored in English, marked with
+    # gettext_noop, and translated here and on the endpoint's page); one mail per language.
+    by_language: dict[str, list] = {}
+    for owner in owners:
+        by_language.setdefault(language_of(owner) or settings.LANGUAGE_CODE, []).append(owner)
+    mails = []
+    for readers in by_language.values():
+        with in_language_of(readers[0]):
+            message = _(
+                "Webhook deliveries to %(url)s are switched off: %(reason)s\n\n"
+                "Re-enable the endpoint under Settings → Webhooks once it answers again:\n"
+                "%(page)s\n"
+            ) % {
+                "url": endpoint.url,
+                "reason": _(reason),
+                "page": f"{settings.SITE_URL}/settings/webhooks/{endpoint.id}",
+            }
+            subject = _("A webhook endpoint was disabled")
+        mails.append((subject, message, [reader.email for reader in readers]))
     transaction.on_commit(
-        lambda: send_mail(
-            subject="A webhook endpoint was disabled",
-            message=message,
-            from_email=None,
-            recipient_list=owners,
-        )
+        lambda: [
+            send_mail(subject=subject, message=message, from_email=None, recipient_list=to)
+            for subject, message, to in mails
+        ]
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import OperationalError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from psycopg.errors import DeadlockDetected
 
 from accounts.actors import Actor
@@ -31,12 +32,14 @@ def clean_patterns(patterns: Any) -> list[str]:
     is the same, and the endpoint says what it receives in its shortest form."""
     if not isinstance(patterns, list) or not patterns:
         raise ValidationFailed.field(
-            "enabled_events", "required", 'List the event types to send, or ["*"] for all.'
+            "enabled_events", "required", _('List the event types to send, or ["*"] for all.')
         )
     for index, pattern in enumerate(patterns):
         if not is_event_pattern(pattern):
             raise ValidationFailed.field(
-                f"enabled_events.{index}", "invalid_choice", f"Unknown event type {pattern!r}."
+                f"enabled_events.{index}",
+                "invalid_choice",
+                _("Unknown event type %(pattern)s.") % {"pattern": repr(pattern)},
             )
     wildcards = [pattern for pattern in patterns if pattern.endswith("*")]
     return sorted(
@@ -51,7 +54,7 @@ def clean_patterns(patterns: Any) -> list[str]:
 def validate_url(url: Any) -> str:
     """A URL webhooks may be sent to now, or a field error saying why not."""
     if not isinstance(url, str) or len(url) > 2000:
-        raise ValidationFailed.field("url", "invalid", "url must be an https:// URL.")
+        raise ValidationFailed.field("url", "invalid", _("url must be an https:// URL."))
     try:
         resolve_target(url)
     except UnsafeTarget as refused:
@@ -100,7 +103,8 @@ def endpoint_create(
     account_lock(account.pk)
     if account.webhook_endpoints.count() >= settings.WEBHOOKS_MAX_ENDPOINTS:
         raise QuotaExceeded(
-            f"An account may have {settings.WEBHOOKS_MAX_ENDPOINTS} webhook endpoints.",
+            _("An account may have %(limit)s webhook endpoints.")
+            % {"limit": settings.WEBHOOKS_MAX_ENDPOINTS},
             details={"limit": settings.WEBHOOKS_MAX_ENDPOINTS, "quota": "webhook_endpoints"},
         )
     secret = _new_secret()

@@ -6,6 +6,7 @@ import socket
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 
 class UnsafeTarget(Exception):
@@ -37,16 +38,16 @@ def check_url(url: str) -> str:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port outside 0-65535
     except ValueError:
-        raise UnsafeTarget("The URL is not valid (check its host and port).") from None
+        raise UnsafeTarget(_("The URL is not valid (check its host and port).")) from None
     allowed = {"https", "http"} if settings.WEBHOOKS_ALLOW_HTTP else {"https"}
     if parts.scheme not in allowed:
         raise UnsafeTarget(
-            "Webhook URLs must use https://."
+            _("Webhook URLs must use https://.")
             if not settings.WEBHOOKS_ALLOW_HTTP
-            else "Webhook URLs must use http:// or https://."
+            else _("Webhook URLs must use http:// or https://.")
         )
     if not parts.hostname or parts.username or parts.password:
-        raise UnsafeTarget("The URL needs a host and must not carry credentials.")
+        raise UnsafeTarget(_("The URL needs a host and must not carry credentials."))
     return parts.hostname
 
 
@@ -68,12 +69,13 @@ def public_addresses(host: str, port: int, *, allow_private: bool = False) -> li
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
-        raise Unresolvable(f"The host {host} does not resolve.") from None
+        raise Unresolvable(_("The host %(host)s does not resolve.") % {"host": host}) from None
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     if not allow_private:
         refused = [a for a in addresses if refused_address(ipaddress.ip_address(a))]
         if refused:
             raise UnsafeTarget(
-                f"{host} resolves to {refused[0]}, a private, loopback or reserved address."
+                _("%(host)s resolves to %(address)s, a private, loopback or reserved address.")
+                % {"host": host, "address": refused[0]}
             )
     return addresses
