@@ -9,6 +9,8 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from servers.models import RESOURCE_LIMITS, Bot, BotRuntime, Game, Region, Server
@@ -18,9 +20,9 @@ from servers.transitions import POWER_ACTIONS
 
 # What the create services fill in when a resource is left out; shown as the starting values.
 RESOURCE_LABELS = {
-    "memory_mb": ("Memory (MB)", 256),
-    "cpu_percent": ("CPU (% of one core)", 10),
-    "disk_mb": ("Disk (MB)", 1024),
+    "memory_mb": (gettext_lazy("Memory (MB)"), 256),
+    "cpu_percent": (gettext_lazy("CPU (% of one core)"), 10),
+    "disk_mb": (gettext_lazy("Disk (MB)"), 1024),
 }
 VARIABLE_PREFIX = "variable_"
 
@@ -36,12 +38,12 @@ class InstanceForm(ServiceErrorFormMixin, forms.Form):
     ``resources.memory_mb`` and ``variables.EULA`` each point at an input of their own.
     """
 
-    name = forms.CharField(max_length=100)
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=100)
     auto_restart = forms.BooleanField(
         required=False,
         initial=True,
-        label="Restart automatically after a crash",
-        help_text="At most 3 times in 10 minutes.",
+        label=gettext_lazy("Restart automatically after a crash"),
+        help_text=gettext_lazy("At most 3 times in 10 minutes."),
     )
 
     def __init__(self, *args, resources: dict[str, int], **kwargs):
@@ -53,13 +55,13 @@ class InstanceForm(ServiceErrorFormMixin, forms.Form):
                 label=label,
                 required=False,
                 initial=resources[name],
-                help_text=f"{low} to {high}.",
+                help_text=_("%(low)s to %(high)s.") % {"low": low, "high": high},
                 widget=forms.NumberInput(attrs={"min": low, "max": high, "step": step}),
             )
 
     def field_for(self, service_name: str) -> str | None:
         """The input a service's field name points at: ``resources.memory_mb`` → memory_mb."""
-        area, _, rest = service_name.partition(".")
+        area, _dot, rest = service_name.partition(".")
         name = {"resources": rest, "variables": VARIABLE_PREFIX + rest}.get(area, area)
         return name if name in self.fields else None
 
@@ -83,7 +85,10 @@ class GameChoiceForm(forms.Form):
     """The first step of creating a server: the game decides which variables the form asks for."""
 
     game = forms.ModelChoiceField(
-        queryset=game_catalogue(), to_field_name="slug", empty_label="Choose a game…"
+        queryset=game_catalogue(),
+        to_field_name="slug",
+        label=gettext_lazy("Game"),
+        empty_label=gettext_lazy("Choose a game…"),
     )
 
 
@@ -92,7 +97,7 @@ def variable_field(definition: dict[str, Any]) -> forms.Field:
     kind, label = definition["type"], definition["name"]
     hints = []
     if definition.get("required"):
-        hints.append("Required.")
+        hints.append(_("Required."))
     if kind == "boolean":
         field = forms.BooleanField(required=False, label=label)
     elif kind == "enum":
@@ -103,7 +108,7 @@ def variable_field(definition: dict[str, Any]) -> forms.Field:
     elif kind == "integer":
         low, high = definition.get("min"), definition.get("max")
         if low is not None and high is not None:
-            hints.append(f"{low} to {high}.")
+            hints.append(_("%(low)s to %(high)s.") % {"low": low, "high": high})
         attrs = {key: value for key, value in (("min", low), ("max", high)) if value is not None}
         field = forms.IntegerField(required=False, label=label, widget=forms.NumberInput(attrs))
     else:
@@ -123,9 +128,11 @@ class ServerForm(InstanceForm):
     restart_when_not_responding = forms.BooleanField(
         required=False,
         initial=False,
-        label="Restart when it stops responding",
-        help_text="When the game stops answering its status query while its process runs "
-        "(games with a query only), as after a crash: at most 3 times in 10 minutes.",
+        label=gettext_lazy("Restart when it stops responding"),
+        help_text=gettext_lazy(
+            "When the game stops answering its status query while its process runs "
+            "(games with a query only), as after a crash: at most 3 times in 10 minutes."
+        ),
     )
 
     def __init__(self, *args, game: Game, values: dict[str, Any] | None = None, **kwargs):
@@ -138,7 +145,7 @@ class ServerForm(InstanceForm):
                 field.initial = values[definition["key"]]
             if definition.get("editable", True) is False:
                 field.disabled = True
-                field.help_text = "Set by the host."
+                field.help_text = _("Set by the host.")
             self.fields[VARIABLE_PREFIX + definition["key"]] = field
 
     def variable_fields(self) -> list[forms.BoundField]:
@@ -168,9 +175,11 @@ class ServerForm(InstanceForm):
 
 
 class ServerCreateForm(ServerForm):
-    region = RegionChoiceField(queryset=region_catalogue(), empty_label=None)
+    region = RegionChoiceField(
+        queryset=region_catalogue(), empty_label=None, label=gettext_lazy("Region")
+    )
     start_on_install = forms.BooleanField(
-        required=False, label="Start the server as soon as it is installed"
+        required=False, label=gettext_lazy("Start the server as soon as it is installed")
     )
 
     def __init__(self, *args, game: Game, **kwargs):
@@ -216,52 +225,64 @@ class EnvironmentField(forms.CharField):
             key, equals, item = line.partition("=")
             key = key.strip()
             if not equals or not key:
-                raise ValidationError(f"Line {number}: write KEY=value.", code="invalid")
+                raise ValidationError(
+                    _("Line %(number)s: write KEY=value.") % {"number": number}, code="invalid"
+                )
             if key in environment:
-                raise ValidationError(f"Line {number}: {key} is set twice.", code="duplicate")
+                raise ValidationError(
+                    _("Line %(number)s: %(key)s is set twice.") % {"number": number, "key": key},
+                    code="duplicate",
+                )
             environment[key] = item
         return environment
 
 
 class BotForm(InstanceForm):
-    runtime = forms.ChoiceField(choices=BotRuntime.choices)
+    runtime = forms.ChoiceField(label=gettext_lazy("Runtime"), choices=BotRuntime.choices)
     start_command = forms.CharField(
+        label=gettext_lazy("Start command"),
         max_length=500,
         widget=forms.TextInput(attrs={"placeholder": "python bot.py", "spellcheck": "false"}),
     )
     environment = EnvironmentField(
-        help_text="One <code>KEY=value</code> per line; names are letters, digits and _."
+        label=gettext_lazy("Environment"),
+        help_text=gettext_lazy(
+            "One <code>KEY=value</code> per line; names are letters, digits and _."
+        ),
     )
     # Never rendered back: a form sent with an error comes back with this input empty.
     token = forms.CharField(
-        label="Discord bot token",
+        label=gettext_lazy("Discord bot token"),
         widget=forms.PasswordInput(
             render_value=False, attrs={"autocomplete": "off", "spellcheck": "false"}
         ),
-        help_text="Stored encrypted; nobody, you included, can read it back.",
+        help_text=gettext_lazy("Stored encrypted; nobody, you included, can read it back."),
     )
 
     source_kind = forms.ChoiceField(
-        label="Code",
+        label=gettext_lazy("Code"),
         required=False,
         choices=[
-            ("", "None: the start command needs no code from us"),
-            ("git", "A git repository"),
-            ("archive", "An archive at a URL (.tar.gz, .zip)"),
-            ("upload", "Upload an archive (.tar.gz, .zip)"),
+            ("", gettext_lazy("None: the start command needs no code from us")),
+            ("git", gettext_lazy("A git repository")),
+            ("archive", gettext_lazy("An archive at a URL (.tar.gz, .zip)")),
+            ("upload", gettext_lazy("Upload an archive (.tar.gz, .zip)")),
         ],
-        help_text="Fetched onto the node at install; change it, then reinstall.",
+        help_text=gettext_lazy("Fetched onto the node at install; change it, then reinstall."),
     )
     source_url = forms.CharField(
-        label="Repository or archive URL",
+        label=gettext_lazy("Repository or archive URL"),
         required=False,
         max_length=500,
         widget=forms.URLInput(attrs={"placeholder": "https://github.com/you/your-bot.git"}),
     )
     source_ref = forms.CharField(
-        label="Branch or tag", required=False, max_length=100, help_text="git only; optional."
+        label=gettext_lazy("Branch or tag"),
+        required=False,
+        max_length=100,
+        help_text=gettext_lazy("git only; optional."),
     )
-    source_file = forms.FileField(label="Archive", required=False)
+    source_file = forms.FileField(label=gettext_lazy("Archive"), required=False)
 
     def field_for(self, service_name: str) -> str | None:
         """``source.url`` is the URL input, ``source.ref`` the branch, ``file`` the archive."""
@@ -276,9 +297,9 @@ class BotForm(InstanceForm):
         cleaned = super().clean()
         kind = cleaned.get("source_kind")
         if kind in {"git", "archive"} and not cleaned.get("source_url"):
-            self.add_error("source_url", "Give the URL of the code.")
+            self.add_error("source_url", _("Give the URL of the code."))
         if kind == "upload" and not cleaned.get("source_file") and not self.has_upload():
-            self.add_error("source_file", "Choose the archive to upload.")
+            self.add_error("source_file", _("Choose the archive to upload."))
         return cleaned
 
     def has_upload(self) -> bool:
@@ -310,7 +331,9 @@ class BotForm(InstanceForm):
 
 
 class BotCreateForm(BotForm):
-    region = RegionChoiceField(queryset=region_catalogue(), empty_label=None)
+    region = RegionChoiceField(
+        queryset=region_catalogue(), empty_label=None, label=gettext_lazy("Region")
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, resources=DEFAULT_BOT_RESOURCES, **kwargs)
@@ -333,10 +356,14 @@ class BotEditForm(BotForm):
         super().__init__(*args, resources=resources, **kwargs)
         if bot.source_type == "upload":
             name = bot.source_archive.name.rsplit("/", 1)[-1]
-            self.fields["source_file"].help_text = f"Now: {name}. Choose a file to replace it."
+            self.fields["source_file"].help_text = _(
+                "Now: %(name)s. Choose a file to replace it."
+            ) % {"name": name}
         token = self.fields["token"]
-        token.required, token.label = False, "New Discord bot token"
-        token.help_text = f"Leave empty to keep the current token (…{bot.token_last4})."
+        token.required, token.label = False, _("New Discord bot token")
+        token.help_text = _("Leave empty to keep the current token (…%(last4)s).") % {
+            "last4": bot.token_last4
+        }
 
     def has_upload(self) -> bool:
         return self.bot.source_type == "upload"

@@ -21,6 +21,8 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import parse_etags
 from django.utils.text import get_text_list
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
@@ -67,20 +69,75 @@ from servers.transitions import POWER_ACTIONS, allowed_actions
 
 # Statuses the worker is still moving away from: a page showing one refreshes itself.
 TRANSITIONAL = frozenset({S.PROVISIONING, S.INSTALLING, S.STARTING, S.STOPPING, S.DELETING})
-POWER_LABELS = {name: name.capitalize() for name in POWER_ACTIONS}
+POWER_LABELS = {
+    "start": gettext_lazy("Start"),
+    "stop": gettext_lazy("Stop"),
+    "restart": gettext_lazy("Restart"),
+    "kill": gettext_lazy("Kill"),
+    "reinstall": gettext_lazy("Reinstall"),
+}
+assert set(POWER_LABELS) == set(POWER_ACTIONS)
+# "Power requested for …" (the message after a button), in a language's own word order.
+POWER_REQUESTED = {
+    "start": gettext_lazy("Start requested for “%(name)s”."),
+    "stop": gettext_lazy("Stop requested for “%(name)s”."),
+    "restart": gettext_lazy("Restart requested for “%(name)s”."),
+    "kill": gettext_lazy("Kill requested for “%(name)s”."),
+    "reinstall": gettext_lazy("Reinstall requested for “%(name)s”."),
+}
 RESTART_LABELS = {
-    "memory_mb": "memory",
-    "cpu_percent": "CPU",
-    "disk_mb": "disk",
-    "variables": "variables",
-    "start_command": "start command",
-    "environment": "environment",
-    "token": "token",
-    "runtime": "runtime",
+    "memory_mb": gettext_lazy("memory"),
+    "cpu_percent": gettext_lazy("CPU"),
+    "disk_mb": gettext_lazy("disk"),
+    "variables": gettext_lazy("variables"),
+    "start_command": gettext_lazy("start command"),
+    "environment": gettext_lazy("environment"),
+    "token": gettext_lazy("token"),
+    "runtime": gettext_lazy("runtime"),
+}
+# A tab's refusal, one whole sentence for each (tab, verb, kind): see area_refusal.
+AREA_REFUSALS = {
+    ("backups", "see", "server"): gettext_lazy(
+        "As %(role)s, you may not see this server's backups."
+    ),
+    ("backups", "see", "bot"): gettext_lazy("As %(role)s, you may not see this bot's backups."),
+    ("backups", "change", "server"): gettext_lazy(
+        "As %(role)s, you may not change this server's backups."
+    ),
+    ("backups", "change", "bot"): gettext_lazy(
+        "As %(role)s, you may not change this bot's backups."
+    ),
+    ("files", "read", "server"): gettext_lazy("As %(role)s, you may not read this server's files."),
+    ("files", "read", "bot"): gettext_lazy("As %(role)s, you may not read this bot's files."),
+    ("files", "change", "server"): gettext_lazy(
+        "As %(role)s, you may not change this server's files."
+    ),
+    ("files", "change", "bot"): gettext_lazy("As %(role)s, you may not change this bot's files."),
+    ("schedules", "see", "server"): gettext_lazy(
+        "As %(role)s, you may not see this server's schedules."
+    ),
+    ("schedules", "see", "bot"): gettext_lazy("As %(role)s, you may not see this bot's schedules."),
+    ("schedules", "change", "server"): gettext_lazy(
+        "As %(role)s, you may not change this server's schedules."
+    ),
+    ("schedules", "change", "bot"): gettext_lazy(
+        "As %(role)s, you may not change this bot's schedules."
+    ),
+    ("users", "see", "server"): gettext_lazy("As %(role)s, you may not see this server's users."),
+    ("users", "see", "bot"): gettext_lazy("As %(role)s, you may not see this bot's users."),
+    ("users", "manage", "server"): gettext_lazy(
+        "As %(role)s, you may not manage this server's users."
+    ),
+    ("users", "manage", "bot"): gettext_lazy("As %(role)s, you may not manage this bot's users."),
 }
 LIVE_PARTIAL = "live"
 # How many ids one status request may name (a list page shows at most 100 rows).
 STATUS_IDS_LIMIT = 100
+
+
+def area_refusal(area: str, doing: str, kind: str, role: str) -> str:
+    """ "As Viewer, you may not change this server's backups." in the reader's language."""
+    return AREA_REFUSALS[(area, doing, kind)] % {"role": role}
 
 
 def pressable_actions(status: str, permissions: frozenset[str]) -> list[str]:
@@ -123,7 +180,11 @@ class InstancePageMixin(AccountChangeMixin):
         if self.needs and not self.role_may(self.needs):
             scope = SCOPES[f"{self.area}:{self.needs}"]
             role = request.membership.get_role_display()
-            messages.error(request, f"As {role}, you may not {scope[0].lower()}{scope[1:]}.")
+            messages.error(
+                request,
+                _("As %(role)s, you may not %(action)s.")
+                % {"role": role, "action": f"{scope[0].lower()}{scope[1:]}"},
+            )
             return redirect(self.refused_url)
         return super().refuse(request)
 
@@ -179,7 +240,12 @@ class InstanceObjectMixin(InstancePageMixin):
     def refuse(self, request):
         refused = super().refuse(request)  # the role's refusal first, in its words
         if refused is None and self.permission and self.permission not in self.permissions:
-            messages.error(request, f"You may not do this on this {self.kind}.")
+            messages.error(
+                request,
+                _("You may not do this on this server.")
+                if self.kind == "server"
+                else _("You may not do this on this bot."),
+            )
             return redirect(reverse(f"{self.kind}_detail", args=[self.kwargs["pk"]]))
         return refused
 
@@ -253,7 +319,7 @@ class InstanceListView(ListControlsMixin, InstancePageMixin, LivePartialMixin, L
     """
 
     search_fields = ("name", "=id")
-    search_label = "Name or ID"
+    search_label = gettext_lazy("Name or ID")
     # The columns both lists have; each adds its own.
     sort_fields = {
         "name": Lower("name"),
@@ -299,7 +365,9 @@ class InstanceStatusView(InstancePageMixin, View):
         if len(ids) > STATUS_IDS_LIMIT or any(len(value) > 64 for value in ids):
             return error_response(
                 InvalidParameter.named(
-                    "id", "invalid", f"Name at most {STATUS_IDS_LIMIT} ids of 64 characters."
+                    "id",
+                    "invalid",
+                    _("Name at most %(limit)s ids of 64 characters.") % {"limit": STATUS_IDS_LIMIT},
                 ),
                 request,
             )
@@ -313,7 +381,10 @@ class InstanceStatusView(InstancePageMixin, View):
             instances = instances.filter(pk__in=ids)
         found = list(instances)
         if ids and len(found) != len(set(ids)):
-            return error_response(NotFound(f"No such {self.kind}."), request)
+            return error_response(
+                NotFound(_("No such server.") if self.kind == "server" else _("No such bot.")),
+                request,
+            )
         grants = grants_by_instance(self.caller, found)
         may_power = not self.account.is_suspended
         body = json.dumps(
@@ -397,7 +468,7 @@ class InstanceConsoleTokenView(InstanceObjectMixin, View):
                     "success": False,
                     "error": {
                         "code": "permission_denied",
-                        "message": "You may not use this console.",
+                        "message": _("You may not use this console."),
                     },
                 },
                 status=403,
@@ -446,14 +517,15 @@ class InstanceEditView(InstanceObjectMixin, FormView):
             return self.refused(error, form=form)
         if restart_for:
             changed = get_text_list(
-                [RESTART_LABELS.get(field, field) for field in restart_for], "and"
+                [str(RESTART_LABELS.get(field, field)) for field in restart_for], _("and")
             )
             messages.warning(
                 self.request,
-                f"Saved. Restart “{instance.name}” for the new {changed} to take effect.",
+                _("Saved. Restart “%(name)s” for the new %(changed)s to take effect.")
+                % {"name": instance.name, "changed": changed},
             )
         else:
-            messages.success(self.request, f"Saved “{instance.name}”.")
+            messages.success(self.request, _("Saved “%(name)s”.") % {"name": instance.name})
         return redirect(self.url("detail"))
 
 
@@ -472,7 +544,9 @@ class InstanceDeleteView(InstanceObjectMixin, RecentSignInRequiredMixin, Templat
         except ApplicationError as error:
             return self.refused(error, back_to=self.url("detail"))
         messages.success(
-            request, f"“{instance.name}” is being deleted; it leaves this list once it is gone."
+            request,
+            _("“%(name)s” is being deleted; it leaves this list once it is gone.")
+            % {"name": instance.name},
         )
         return redirect(self.list_url_name)
 
@@ -486,19 +560,24 @@ class InstanceActionView(InstanceObjectMixin, View):
     def post(self, request, *args, **kwargs):
         form = PowerActionForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "Choose one of the power actions.")
+            messages.error(request, _("Choose one of the power actions."))
             return redirect(self.url("detail"))
         action_type = form.cleaned_data["type"]
         if power_permission(action_type) not in self.permissions:
-            messages.error(request, f"You may not {action_type} this {self.kind}.")
+            messages.error(
+                request,
+                _("You may not %(action)s this server.")
+                % {"action": POWER_LABELS[action_type].lower()}
+                if self.kind == "server"
+                else _("You may not %(action)s this bot.")
+                % {"action": POWER_LABELS[action_type].lower()},
+            )
             return redirect(self.url("detail"))
         try:
             action_request(instance=self.instance, action_type=action_type, actor=self.actor())
         except ApplicationError as error:
             return self.refused(error, back_to=self.url("detail"))
-        messages.success(
-            request, f"{POWER_LABELS[action_type]} requested for “{self.instance.name}”."
-        )
+        messages.success(request, POWER_REQUESTED[action_type] % {"name": self.instance.name})
         return redirect(self.url("detail"))
 
 
@@ -537,7 +616,7 @@ def event_summary(event: Event) -> str:
         reason = obj.get("status_reason")
         return f"{previous['status']} → {obj.get('status')}" + (f": {reason}" if reason else "")
     if previous:
-        return "Changed " + ", ".join(sorted(previous))
+        return _("Changed %(fields)s") % {"fields": ", ".join(sorted(previous))}
     return ""
 
 
@@ -580,7 +659,7 @@ class ServerCreateView(UnbilledRoomMixin, ServerPages, InstancePageMixin, Templa
     def post(self, request, *args, **kwargs):
         chooser = GameChoiceForm(request.GET)
         if not chooser.is_valid():
-            messages.error(request, "Choose a game first.")
+            messages.error(request, _("Choose a game first."))
             return redirect("server_create")
         game = chooser.cleaned_data["game"]
         form = ServerCreateForm(request.POST, game=game)
@@ -598,7 +677,9 @@ class ServerCreateView(UnbilledRoomMixin, ServerPages, InstancePageMixin, Templa
                 form.add_service_error(error)
             else:
                 messages.success(
-                    request, f"Created “{server.name}”: it is being provisioned and installed."
+                    request,
+                    _("Created “%(name)s”: it is being provisioned and installed.")
+                    % {"name": server.name},
                 )
                 return redirect("server_detail", pk=server.pk)
         return self.render_to_response(self.get_context_data(game=game, form=form))
@@ -670,7 +751,9 @@ class BotCreateView(UnbilledRoomMixin, BotPages, InstancePageMixin, FormView):
             )
         except ApplicationError as error:
             return self.refused(error, form=form)
-        messages.success(self.request, f"Created “{bot.name}”: it is being provisioned.")
+        messages.success(
+            self.request, _("Created “%(name)s”: it is being provisioned.") % {"name": bot.name}
+        )
         return redirect("bot_detail", pk=bot.pk)
 
 

@@ -16,6 +16,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -36,7 +37,7 @@ from servers.services.backups import (
     backups_used_bytes,
     retention_set,
 )
-from servers.views import BotPages, InstanceObjectMixin, ServerPages
+from servers.views import BotPages, InstanceObjectMixin, ServerPages, area_refusal
 
 PER_PAGE = 25
 RULES = ("keep_last", "daily", "weekly", "monthly")
@@ -70,7 +71,7 @@ class InstanceBackupsMixin(InstanceObjectMixin):
             role = request.membership.get_role_display()
             reading = permission == "backups.read"
             doing = "see" if reading else "change"
-            messages.error(request, f"As {role}, you may not {doing} this {self.kind}'s backups.")
+            messages.error(request, area_refusal("backups", doing, self.kind, role))
             return redirect(self.url("detail") if reading else self.url("backups"))
         return super().refuse(request)
 
@@ -160,7 +161,9 @@ class InstanceBackupsDoView(InstanceBackupsMixin, View):
             backup = backup_create(
                 instance=self.instance, actor=actor, name=form.get("name", ""), ignore=ignore
             )
-            return f"Backing up as “{backup.name}”: the list shows when it is done."
+            return _("Backing up as “%(name)s”: the list shows when it is done.") % {
+                "name": backup.name
+            }
         if op == "retention":
             values: dict[str, Any] = {}
             for rule in RULES:
@@ -171,17 +174,18 @@ class InstanceBackupsDoView(InstanceBackupsMixin, View):
                     values[rule] = int(text)
                 else:
                     raise ValidationFailed.field(
-                        rule, "invalid", "Each rule is a whole number, or empty."
+                        rule, "invalid", _("Each rule is a whole number, or empty.")
                     )
             retention_set(instance=self.instance, retention=Retention(**values), actor=actor)
-            return "Retention saved: it applies after the next backup."
+            return _("Retention saved: it applies after the next backup.")
         backup = backup_of(self.instance, form.get("backup_id", ""))
         if op in ("lock", "unlock"):
             backup_update(backup=backup, actor=actor, locked=op == "lock")
-            return f"“{backup.name}” is {'locked' if op == 'lock' else 'unlocked'}."
+            done = _("“%(name)s” is locked.") if op == "lock" else _("“%(name)s” is unlocked.")
+            return done % {"name": backup.name}
         if op == "delete":
             backup_delete(backup=backup, actor=actor)
-            return f"“{backup.name}” is deleted."
+            return _("“%(name)s” is deleted.") % {"name": backup.name}
         raise Http404("No such operation.")
 
 
@@ -197,7 +201,7 @@ class InstanceBackupRestoreView(InstanceBackupsMixin, TemplateView):
     def post(self, request, *args, **kwargs):
         backup = self.backup()
         if request.POST.get("confirm") != backup.id:
-            messages.error(request, "Confirm the restore on its page first.")
+            messages.error(request, _("Confirm the restore on its page first."))
             return redirect(self.url("backups"))
         try:
             backup_restore(
@@ -210,8 +214,18 @@ class InstanceBackupRestoreView(InstanceBackupsMixin, TemplateView):
         else:
             messages.success(
                 request,
-                f"Restoring “{backup.name}”: the {self.kind} is stopped, restored and started "
-                "again if it was running.",
+                (
+                    _(
+                        "Restoring “%(name)s”: the server is stopped, restored and started again "
+                        "if it was running."
+                    )
+                    if self.kind == "server"
+                    else _(
+                        "Restoring “%(name)s”: the bot is stopped, restored and started again "
+                        "if it was running."
+                    )
+                )
+                % {"name": backup.name},
             )
         return redirect(self.url("backups"))
 

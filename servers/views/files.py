@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.http import HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -22,7 +23,7 @@ from accounts.actors import Actor
 from hosting.errors import ApplicationError, ValidationFailed
 from servers.services.files import FileCall, file_call, files_delete, transfer_url
 from servers.services.sftp import sftp_connection
-from servers.views import BotPages, InstanceObjectMixin, ServerPages
+from servers.views import BotPages, InstanceObjectMixin, ServerPages, area_refusal
 
 PER_PAGE = 50
 MAX_PAGE = 1_000_000
@@ -60,11 +61,9 @@ class InstanceFilesMixin(InstanceObjectMixin):
 
     def refuse(self, request):
         if not self.may_files(self.files_needs):
-            messages.error(
-                request,
-                f"As {request.membership.get_role_display()}, you may not "
-                f"{'read' if self.files_needs == 'read' else 'change'} this {self.kind}'s files.",
-            )
+            doing = "read" if self.files_needs == "read" else "change"
+            role = request.membership.get_role_display()
+            messages.error(request, area_refusal("files", doing, self.kind, role))
             return redirect(self.url("detail"))
         return super().refuse(request)
 
@@ -98,12 +97,12 @@ class InstanceFilesView(InstanceFilesMixin, TemplateView):
         context: dict[str, Any] = {"path": path, "search": search, "sort": sort, "crumbs": []}
         try:
             if search:
-                found, _ = file_call(
+                found, _answered = file_call(
                     self.instance, FileCall("GET", "search", query={"path": path, "query": search})
                 )
                 context.update(entries=found["entries"], truncated=found["truncated"], total=None)
             else:
-                listed, _ = file_call(
+                listed, _answered = file_call(
                     self.instance,
                     FileCall(
                         "GET",
@@ -163,7 +162,9 @@ class InstanceFileEditView(InstanceFilesMixin, TemplateView):
         path = self.request.GET.get("path", "")
         context: dict[str, Any] = {"path": path, "name": path.rsplit("/", 1)[-1]}
         try:
-            read, _ = file_call(self.instance, FileCall("GET", "contents", query={"path": path}))
+            read, _answered = file_call(
+                self.instance, FileCall("GET", "contents", query={"path": path})
+            )
             context.update(file=read)
         except ApplicationError as error:
             # The agent's message (English, like its API) says when the file is one to download.
@@ -200,7 +201,9 @@ class InstanceFilesDoView(InstanceFilesMixin, View):
                     "success": False,
                     "error": {
                         "code": "permission_denied",
-                        "message": f"You may not change this {self.kind}'s files.",
+                        "message": _("You may not change this server's files.")
+                        if self.kind == "server"
+                        else _("You may not change this bot's files."),
                     },
                 },
                 status=403,
@@ -212,11 +215,11 @@ class InstanceFilesDoView(InstanceFilesMixin, View):
         try:
             body = json.loads(request.body or b"{}")
             if not isinstance(body, dict) or not isinstance(body.get("op"), str):
-                raise ValidationFailed.field("op", "required", "Say which operation.")
+                raise ValidationFailed.field("op", "required", _("Say which operation."))
             data = self.perform(body.pop("op"), body)
         except ValueError:
             return JsonResponse(
-                {"success": False, "error": {"code": "invalid_json", "message": "Not JSON."}},
+                {"success": False, "error": {"code": "invalid_json", "message": _("Not JSON.")}},
                 status=400,
             )
         except ApplicationError as error:
@@ -231,7 +234,7 @@ class InstanceFilesDoView(InstanceFilesMixin, View):
         if op in ("upload_url", "download_url"):
             path = body.get("path")
             if not isinstance(path, str) or not path:
-                raise ValidationFailed.field("path", "required", "Name the file.")
+                raise ValidationFailed.field("path", "required", _("Name the file."))
             return transfer_url(
                 instance=instance,
                 user_id=self.request.user.pk,
@@ -239,7 +242,9 @@ class InstanceFilesDoView(InstanceFilesMixin, View):
                 direction=op.removesuffix("_url"),
             )
         if op not in OPERATIONS:
-            raise ValidationFailed.field("op", "invalid", f"No operation {op!r}.")
+            raise ValidationFailed.field(
+                "op", "invalid", _("No operation %(op)s.") % {"op": repr(op)}
+            )
         method, operation = OPERATIONS[op]
         headers = {}
         if op == "write" and isinstance(body.get("version"), str):
@@ -248,10 +253,10 @@ class InstanceFilesDoView(InstanceFilesMixin, View):
         if op == "delete":
             paths = body.get("paths")
             if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
-                raise ValidationFailed.field("paths", "invalid", "Name the files to delete.")
+                raise ValidationFailed.field("paths", "invalid", _("Name the files to delete."))
             actor = Actor.from_request(self.request)
             return {"deleted": files_delete(instance=instance, paths=paths, actor=actor)}
-        answer, _ = file_call(
+        answer, _answered = file_call(
             instance, FileCall(method, operation, body=body, headers=headers or None)
         )
         return answer

@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -74,22 +75,24 @@ class ServerPortsDoView(ServerPages, InstanceObjectMixin, View):
         if op == "add":
             port = form.get("port", "").strip()
             if port and not port.isdigit():
-                raise ValidationFailed.field("port", "invalid", "A port is a whole number.")
+                raise ValidationFailed.field("port", "invalid", _("A port is a whole number."))
             allocation = allocation_add(
                 server=server,
                 actor=actor,
                 port=int(port) if port else None,
                 note=form.get("note", ""),
             )
-            return f"{allocation.address} is now this server's too."
+            return _("%(address)s is now this server's too.") % {"address": allocation.address}
         allocation = allocation_of(server, form.get("allocation_id", ""))
         if op == "note":
             allocation_update(allocation=allocation, actor=actor, note=form.get("note", ""))
-            return f"The note of {allocation.address} is saved."
+            return _("The note of %(address)s is saved.") % {"address": allocation.address}
         if op == "primary":
             allocation_update(allocation=allocation, actor=actor, is_primary=True)
-            return f"{allocation.address} is the primary port from the next start."
+            return _("%(address)s is the primary port from the next start.") % {
+                "address": allocation.address
+            }
         if op == "remove":
             allocation_remove(allocation=allocation, actor=actor)
-            return f"{allocation.address} went back to the node."
+            return _("%(address)s went back to the node.") % {"address": allocation.address}
         raise Http404("No such operation.")

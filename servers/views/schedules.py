@@ -13,6 +13,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import TemplateView
@@ -34,7 +35,7 @@ from servers.services.schedules import (
     schedule_update,
     schedules_of,
 )
-from servers.views import BotPages, InstanceObjectMixin, ServerPages
+from servers.views import BotPages, InstanceObjectMixin, ServerPages, area_refusal
 
 PER_PAGE = 25
 SPARE_ROWS = 3
@@ -69,7 +70,7 @@ class InstanceSchedulesMixin(InstanceObjectMixin):
         if not self.may_schedules(verb):
             role = request.membership.get_role_display()
             doing = "see" if verb == "read" else "change"
-            messages.error(request, f"As {role}, you may not {doing} this {self.kind}'s schedules.")
+            messages.error(request, area_refusal("schedules", doing, self.kind, role))
             return redirect(self.url("detail") if verb == "read" else self.url("schedules"))
         return super().refuse(request)
 
@@ -117,14 +118,15 @@ def _tasks_from(form) -> list[dict[str, Any]]:
             raise ValidationFailed.field(
                 f"tasks.{len(rows)}.offset_seconds",
                 "invalid",
-                f"Task {number}: the offset is a whole number of seconds.",
+                _("Task %(number)s: the offset is a whole number of seconds.") % {"number": number},
             )
         order = form.get(f"task-{index}-order", "").strip() or str(index + 1)
         if not order.isdigit():
             raise ValidationFailed.field(
                 f"tasks.{len(rows)}.order",
                 "invalid",
-                f"Task {number}: the order is a whole number (1 runs first).",
+                _("Task %(number)s: the order is a whole number (1 runs first).")
+                % {"number": number},
             )
         task = {
             "action": action,
@@ -133,7 +135,7 @@ def _tasks_from(form) -> list[dict[str, Any]]:
             "continue_on_failure": form.get(f"task-{index}-continue") == "on",
         }
         rows.append((int(order), index, task))
-    return [task for _, _, task in sorted(rows, key=lambda row: row[:2])]
+    return [task for _order, _index, task in sorted(rows, key=lambda row: row[:2])]
 
 
 class InstanceScheduleFormView(InstanceSchedulesMixin, TemplateView):
@@ -201,7 +203,7 @@ class InstanceScheduleFormView(InstanceSchedulesMixin, TemplateView):
         except ApplicationError as error:
             messages.error(request, error.message)
             return self.render_to_response(self.get_context_data(values=values))
-        messages.success(request, f"“{schedule.name}” is saved.")
+        messages.success(request, _("“%(name)s” is saved.") % {"name": schedule.name})
         return redirect(self.url("schedules"))
 
 
@@ -218,13 +220,17 @@ class InstanceSchedulesDoView(InstanceSchedulesMixin, View):
             schedule = schedule_of(self.instance, request.POST.get("schedule_id", ""))
             if op in ("pause", "resume"):
                 schedule_update(schedule=schedule, actor=actor, active=op == "resume")
-                done = f"“{schedule.name}” is {'paused' if op == 'pause' else 'resumed'}."
+                done = (
+                    _("“%(name)s” is paused.") if op == "pause" else _("“%(name)s” is resumed.")
+                ) % {"name": schedule.name}
             elif op == "run":
                 schedule_run_now(schedule=schedule, actor=actor)
-                done = f"“{schedule.name}” is running now: its runs show how it goes."
+                done = _("“%(name)s” is running now: its runs show how it goes.") % {
+                    "name": schedule.name
+                }
             elif op == "delete":
                 schedule_delete(schedule=schedule, actor=actor)
-                done = f"“{schedule.name}” is deleted."
+                done = _("“%(name)s” is deleted.") % {"name": schedule.name}
             else:
                 raise Http404("No such operation.")
         except ApplicationError as error:

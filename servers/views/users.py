@@ -7,6 +7,7 @@ the list with a message."""
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -15,7 +16,7 @@ from accounts.roles import Right, Role, role_can
 from hosting.errors import ApplicationError, ValidationFailed
 from servers.services.grants import grant_create, grant_delete, grant_of, grant_update, grants_of
 from servers.services.permissions import PRESETS, permission_groups, permissions_summary
-from servers.views import BotPages, InstanceObjectMixin, ServerPages
+from servers.views import BotPages, InstanceObjectMixin, ServerPages, area_refusal
 
 
 def chosen_permissions(form) -> list[str]:
@@ -39,7 +40,7 @@ class InstanceUsersMixin(InstanceObjectMixin):
         if self.role == Role.GUEST or (request.method == "POST" and not self.may_manage()):
             role = request.membership.get_role_display()
             doing = "see" if request.method != "POST" else "manage"
-            messages.error(request, f"As {role}, you may not {doing} this {self.kind}'s users.")
+            messages.error(request, area_refusal("users", doing, self.kind, role))
             return redirect(self.url("detail") if request.method != "POST" else self.url("users"))
         return None
 
@@ -56,7 +57,7 @@ class InstanceUsersView(InstanceUsersMixin, TemplateView):
         return super().get_context_data(
             grants=grants,
             groups=permission_groups(),
-            presets=[(key, label) for key, (label, _) in PRESETS.items()],
+            presets=[(key, label) for key, (label, _rights) in PRESETS.items()],
             can_manage_users=self.may_manage(),
             **kwargs,
         )
@@ -82,7 +83,7 @@ class InstanceUsersDoView(InstanceUsersMixin, View):
         if op == "create":
             email = form.get("email", "").strip()
             if not email or len(email) > 254 or "@" not in email:
-                raise ValidationFailed.field("email", "invalid", "Enter an e-mail address.")
+                raise ValidationFailed.field("email", "invalid", _("Enter an e-mail address."))
             grant = grant_create(
                 instance=self.instance,
                 email=email,
@@ -90,16 +91,28 @@ class InstanceUsersDoView(InstanceUsersMixin, View):
                 actor=actor,
             )
             if grant.user_id:
-                return f"{email} may now use this {self.kind}."
-            return f"{email} is invited: the permissions apply once they join."
+                done = (
+                    _("%(email)s may now use this server.")
+                    if self.kind == "server"
+                    else _("%(email)s may now use this bot.")
+                )
+                return done % {"email": email}
+            return _("%(email)s is invited: the permissions apply once they join.") % {
+                "email": email
+            }
         grant = grant_of(self.instance, form.get("grant_id", ""))
         who = grant.user.email if grant.user_id else grant.invitation.email
         if op == "update":
             grant_update(grant=grant, permissions=chosen_permissions(form), actor=actor)
-            return f"{who}'s permissions are saved."
+            return _("%(who)s's permissions are saved.") % {"who": who}
         if op == "delete":
             grant_delete(grant=grant, actor=actor)
-            return f"{who} no longer has access to this {self.kind}."
+            done = (
+                _("%(who)s no longer has access to this server.")
+                if self.kind == "server"
+                else _("%(who)s no longer has access to this bot.")
+            )
+            return done % {"who": who}
         raise Http404("No such operation.")
 
 
