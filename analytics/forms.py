@@ -5,6 +5,8 @@ from datetime import date
 
 from django import forms
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from analytics.reporting import month_start
 from hosting.money import SUPPORTED_CURRENCIES
@@ -17,7 +19,7 @@ MAX_MONTHS = 120
 def _month(value: str) -> date:
     match = MONTH.fullmatch(value or "")
     if match is None or not 1 <= int(match[2]) <= 12 or int(match[1]) < 1970:
-        raise forms.ValidationError("A month written YYYY-MM, 1970 on.")
+        raise forms.ValidationError(_("A month written YYYY-MM, 1970 on."))
     return date(int(match[1]), int(match[2]), 1)
 
 
@@ -29,7 +31,8 @@ class ReportRangeForm(forms.Form):
     end_month = forms.CharField(required=False, widget=forms.TextInput(attrs={"type": "month"}))
     currency = forms.ChoiceField(
         required=False,
-        choices=[("", "Every currency")] + [(c, c) for c in sorted(SUPPORTED_CURRENCIES)],
+        choices=[("", gettext_lazy("Every currency"))]
+        + [(c, c) for c in sorted(SUPPORTED_CURRENCIES)],
     )
 
     def clean(self):
@@ -37,15 +40,15 @@ class ReportRangeForm(forms.Form):
         current = month_start(timezone.now())
         last = _month(data["end_month"]) if data.get("end_month") else current
         if last > current:
-            raise forms.ValidationError("The range may not end after this month.")
+            raise forms.ValidationError(_("The range may not end after this month."))
         if data.get("start_month"):
             first = _month(data["start_month"])
         else:
             index = last.year * 12 + last.month - 1 - (DEFAULT_MONTHS - 1)
             first = date(index // 12, index % 12 + 1, 1)
         if first > last:
-            raise forms.ValidationError("The first month may not be after the last.")
+            raise forms.ValidationError(_("The first month may not be after the last."))
         if (last.year - first.year) * 12 + last.month - first.month >= MAX_MONTHS:
-            raise forms.ValidationError(f"At most {MAX_MONTHS} months.")
+            raise forms.ValidationError(_("At most %(months)s months.") % {"months": MAX_MONTHS})
         data["first"], data["last"] = first, last
         return data

@@ -6,6 +6,8 @@ from typing import Any
 
 from django.http import HttpResponse
 from django.template.defaultfilters import filesizeformat
+from django.utils.formats import number_format
+from django.utils.translation import gettext
 
 from analytics.reporting import Report
 from hosting.csv_export import csv_response, csv_text
@@ -151,6 +153,11 @@ def account_usage_representation(
 # -- reports (analytics.reporting): in the envelope, or as a CSV download of the same rows --
 
 
+def report_labels(report: Report) -> dict[str, str]:
+    """The report's columns' labels in the active language, by column name (for a page)."""
+    return {column.name: gettext(column.label) for column in report.columns}
+
+
 def report_representation(report: Report) -> dict[str, Any]:
     """``{"name", "parameters", "columns", "rows"}``; a money column names the row's column
     that holds its currency (``"currency": "currency"``)."""
@@ -208,13 +215,13 @@ def _cell(
     if column_type == "money":
         return format_amount(value, row["currency"])
     if column_type == "percent":
-        return f"{value * 100:.2f} %"
+        return f"{number_format(value * 100, 2)} %"
     if column_type == "seconds":
         return duration_label(value)
     if column_type == "bytes":
         return filesizeformat(value)
     if column_type in ("count", "integer"):
-        return f"{value:,}"
+        return number_format(value, force_grouping=True)
     return str(value)
 
 
@@ -225,7 +232,8 @@ def report_table(
     people (money with its currency, percentages, durations, sizes). ``values``: a column's
     name → its values' names (``{"status": {"install_failed": "Install failed"}}``). An id
     column followed by its name column (``department_id``, ``department_name``) shows only
-    the name, under the id column's label: people read names, the CSV keeps both."""
+    the name, under the id column's label: people read names, the CSV keeps both. The labels
+    are in the active language (the API's report shape keeps them in English)."""
     values = values or {}
     by_name = {column.name: column for column in report.columns}
     shown, labels = [], []
@@ -236,7 +244,9 @@ def report_table(
         id_column = by_name.get(column.name.removesuffix("_name") + "_id")
         shown.append(column)
         labels.append(
-            id_column.label if column.name.endswith("_name") and id_column else column.label
+            gettext(
+                id_column.label if column.name.endswith("_name") and id_column else column.label
+            )
         )
     return {
         "labels": labels,

@@ -16,8 +16,11 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -29,6 +32,7 @@ from analytics.representations import (
     account_usage_representation,
     metrics_representation,
     report_csv_response,
+    report_labels,
     report_representation,
     report_table,
     timestamp,
@@ -76,7 +80,7 @@ class AccountOverviewView(AreaPageMixin, TemplateView):
         bots = bots_of_account(account_id=account_id)
         labels = dict(ServerStatus.choices)
         fleet = []
-        for kind, queryset in (("Servers", servers), ("Bots", bots)):
+        for kind, queryset in ((_("Servers"), servers), (_("Bots"), bots)):
             counts = dict(queryset.order_by().values_list("status").annotate(n=Count("pk")))
             fleet.append(
                 {
@@ -169,7 +173,7 @@ class InstanceUsageView(AccountPageMixin, View):
                     "success": False,
                     "error": {
                         "code": "permission_denied",
-                        "message": "Your role may not read usage.",
+                        "message": _("Your role may not read usage."),
                     },
                 },
                 status=403,
@@ -259,13 +263,13 @@ class StaffPageMixin(LoginRequiredMixin):
 
 
 STAFF_REPORT_TITLES = {
-    "mrr": "MRR and its movements",
-    "revenue": "Revenue: billed and collected",
-    "churn": "Customer and revenue churn",
-    "ar-aging": "Accounts receivable aging",
-    "tickets": "Tickets: response, resolution and SLA",
-    "fleet": "Fleet: servers and bots per status",
-    "nodes": "Nodes: capacity given",
+    "mrr": gettext_lazy("MRR and its movements"),
+    "revenue": gettext_lazy("Revenue: billed and collected"),
+    "churn": gettext_lazy("Customer and revenue churn"),
+    "ar-aging": gettext_lazy("Accounts receivable aging"),
+    "tickets": gettext_lazy("Tickets: response, resolution and SLA"),
+    "fleet": gettext_lazy("Fleet: servers and bots per status"),
+    "nodes": gettext_lazy("Nodes: capacity given"),
 }
 
 
@@ -273,9 +277,9 @@ def report_value_names() -> dict[str, dict[str, str]]:
     """What the reports' machine values are called on the page (the CSV and the API keep the
     values): aging buckets, statuses, kinds and regions by their names."""
     return {
-        "bucket": dict(zip(BUCKETS, BUCKET_LABELS, strict=True)),
-        "status": dict(ServerStatus.choices),
-        "kind": {"server": "Server", "bot": "Bot"},
+        "bucket": {b: _(label) for b, label in zip(BUCKETS, BUCKET_LABELS, strict=True)},
+        "status": {value: str(label) for value, label in ServerStatus.choices},
+        "kind": {"server": _("Server"), "bot": _("Bot")},
         "region": dict(region_catalogue().values_list("slug", "name")),
     }
 
@@ -286,21 +290,32 @@ def mrr_empty_note(*, now: datetime) -> SafeString:
     latest = mrr_snapshot_latest()
     tomorrow = (now.astimezone(UTC) + timedelta(days=1)).date()
     if latest is None:
-        return mark_safe(  # constant text, no value in it
-            "No MRR snapshot has been taken yet. These reports read the daily snapshots: "
-            "housekeeping (<code>manage.py housekeeping</code>) takes the first on its next "
-            "run, then one on its first run of each UTC day; <code>manage.py mrr_snapshot</code> "
-            "takes one now."
+        # Constant text, no value in it (its translation is trusted as a template is).
+        return mark_safe(  # noqa: S308
+            _(
+                "No MRR snapshot has been taken yet. These reports read the daily snapshots: "
+                "housekeeping (<code>manage.py housekeeping</code>) takes the first on its next "
+                "run, then one on its first run of each UTC day; "
+                "<code>manage.py mrr_snapshot</code> takes one now."
+            )
         )
-    return format_html(
+    text = ngettext(
         "No paying subscription in the MRR snapshots of this range. The latest snapshot, of "
-        "{} (taken {} UTC), counted {} paying account{}; subscriptions paid since count from "
-        "the next, which housekeeping takes on {} on its first run after 00:00 UTC.",
-        f"{latest.day:%d %b %Y}",
-        f"{latest.taken_at.astimezone(UTC):%H:%M}",
+        "{day} (taken {time} UTC), counted {accounts} paying account; subscriptions paid since "
+        "count from the next, which housekeeping takes on {tomorrow} on its first run after "
+        "00:00 UTC.",
+        "No paying subscription in the MRR snapshots of this range. The latest snapshot, of "
+        "{day} (taken {time} UTC), counted {accounts} paying accounts; subscriptions paid since "
+        "count from the next, which housekeeping takes on {tomorrow} on its first run after "
+        "00:00 UTC.",
         latest.accounts,
-        "" if latest.accounts == 1 else "s",
-        f"{tomorrow:%d %b %Y}",
+    )
+    return format_html(
+        text,
+        day=date_format(latest.day, "j M Y"),
+        time=f"{latest.taken_at.astimezone(UTC):%H:%M}",
+        accounts=latest.accounts,
+        tomorrow=date_format(tomorrow, "j M Y"),
     )
 
 
@@ -333,6 +348,7 @@ class StaffReportsView(StaffPageMixin, TemplateView):
             ],
             charts={
                 "reports": {name: report_representation(r) for name, r in reports.items()},
+                "labels": {name: report_labels(r) for name, r in reports.items()},
                 # How many decimals each currency's minor units are (EUR 2, JPY 0).
                 "exponents": {code: minor_units(code) for code in SUPPORTED_CURRENCIES},
                 "names": names,

@@ -27,6 +27,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from accounts.actors import SYSTEM, Actor
 from databases import engines
@@ -285,8 +287,11 @@ def _unavailable(database_host: DatabaseHost, error: Exception) -> DatabaseHostU
     # The driver's words stay in the log: they may name the host's internals.
     logger.warning("Database host %s (%s): %s", database_host.name, database_host.pk, error)
     return DatabaseHostUnavailable(
-        f"The database host {database_host.name} did not answer or refused the change; "
-        "try again in a few minutes."
+        _(
+            "The database host %(name)s did not answer or refused the change; "
+            "try again in a few minutes."
+        )
+        % {"name": database_host.name}
     )
 
 
@@ -321,7 +326,7 @@ def database_of(instance: Instance, database_id: str) -> ServerDatabase:
     """One of the instance's databases; 404 for any other id."""
     database = databases_of(instance).filter(pk=database_id).first()
     if database is None:
-        raise NotFound("No such database.")
+        raise NotFound(_("No such database."))
     return database
 
 
@@ -350,7 +355,7 @@ def _clean_name(name: str) -> str:
         raise ValidationFailed.field(
             "name",
             "invalid",
-            "A name is 1 to 20 lowercase letters, digits and underscores, a letter first.",
+            _("A name is 1 to 20 lowercase letters, digits and underscores, a letter first."),
         )
     return name
 
@@ -362,13 +367,17 @@ def _clean_remote(remote: str | None, engine: str) -> str:
             raise ValidationFailed.field(
                 "remote",
                 "unsupported",
-                "A PostgreSQL host decides itself who may connect (its pg_hba.conf): remote "
-                "is % there.",
+                _(
+                    "A PostgreSQL host decides itself who may connect (its pg_hba.conf): remote "
+                    "is %% there."
+                ),
             )
         return remote
     if remote == "%" or IPV4_WILDCARD.fullmatch(remote):
         if remote != "%" and any(int(part) > 255 for part in remote.split(".")[:-1]):
-            raise ValidationFailed.field("remote", "invalid", "Each part of an IPv4 is 0 to 255.")
+            raise ValidationFailed.field(
+                "remote", "invalid", _("Each part of an IPv4 is 0 to 255.")
+            )
         return remote
     try:
         return str(ipaddress.ip_address(remote))
@@ -376,7 +385,11 @@ def _clean_remote(remote: str | None, engine: str) -> str:
         raise ValidationFailed.field(
             "remote",
             "invalid",
-            "remote is % (anywhere), an IP address, or an IPv4 prefix ending in % (203.0.113.%).",
+            _(
+                "remote is %% (anywhere), an IP address, or an IPv4 prefix ending in %% "
+                "(203.0.113.%%)."
+            )
+            % {},
         ) from None
 
 
@@ -444,26 +457,63 @@ def database_create(
             instance = instance_locked(instance)
             if instance.status in CLOSED:
                 raise InvalidState(
-                    f"A {instance.kind} that is {instance.status} gets no new database.",
+                    (
+                        _("A server that is %(status)s gets no new database.")
+                        if instance.kind == "server"
+                        else _("A bot that is %(status)s gets no new database.")
+                    )
+                    % {"status": instance.status},
                     details={"status": instance.status, "allowed_actions": []},
                 )
             limit = database_limit(instance)
             mine = databases_of(instance)
             if mine.count() >= limit:
                 raise DatabaseLimitReached(
-                    f"This {instance.kind} has {limit} database{'s' if limit != 1 else ''}, "
-                    "as many as its plan allows; delete one first.",
+                    (
+                        ngettext(
+                            "This server has %(limit)s database, as many as its plan allows; "
+                            "delete one first.",
+                            "This server has %(limit)s databases, as many as its plan allows; "
+                            "delete one first.",
+                            limit,
+                        )
+                        if instance.kind == "server"
+                        else ngettext(
+                            "This bot has %(limit)s database, as many as its plan allows; "
+                            "delete one first.",
+                            "This bot has %(limit)s databases, as many as its plan allows; "
+                            "delete one first.",
+                            limit,
+                        )
+                    )
+                    % {"limit": limit},
                     details={"limit": limit},
                 )
             if mine.filter(name=name).exists():
                 raise ValidationFailed.field(
-                    "name", "unique", f"This {instance.kind} already has a database {name}."
+                    "name",
+                    "unique",
+                    (
+                        _("This server already has a database %(name)s.")
+                        if instance.kind == "server"
+                        else _("This bot already has a database %(name)s.")
+                    )
+                    % {"name": name},
                 )
             chosen = _hosts_for(instance, engine).first()
             if chosen is None:
                 raise NoDatabaseHost(
-                    f"No {DatabaseEngine(engine).label} host can take a database for this "
-                    f"{instance.kind} now; ask support."
+                    (
+                        _(
+                            "No %(engine)s host can take a database for this server now; "
+                            "ask support."
+                        )
+                        if instance.kind == "server"
+                        else _(
+                            "No %(engine)s host can take a database for this bot now; ask support."
+                        )
+                    )
+                    % {"engine": DatabaseEngine(engine).label}
                 )
             database_host = DatabaseHost.objects.select_for_update().get(pk=chosen.pk)
             try:
@@ -482,7 +532,7 @@ def database_create(
                     )
             except IntegrityError:
                 raise Conflict(
-                    "A database of this name was just created; pick another name."
+                    _("A database of this name was just created; pick another name.")
                 ) from None
             _record(database, "created", actor)
             try:
@@ -527,7 +577,12 @@ def database_password_rotate(
     instance = database.instance
     if instance.status in CLOSED:
         raise InvalidState(
-            f"The databases of a {instance.kind} that is {instance.status} keep their passwords.",
+            (
+                _("The databases of a server that is %(status)s keep their passwords.")
+                if instance.kind == "server"
+                else _("The databases of a bot that is %(status)s keep their passwords.")
+            )
+            % {"status": instance.status},
             details={"status": instance.status, "allowed_actions": []},
         )
     password = new_password()

@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.generic import TemplateView
@@ -53,9 +54,14 @@ class InstanceDatabasesMixin(InstanceObjectMixin):
     def refuse(self, request):
         verb = "write" if request.method == "POST" else "read"
         if not self.may_databases(verb):
+            refusals = {
+                ("read", "server"): _("As %(role)s, you may not see this server's databases."),
+                ("read", "bot"): _("As %(role)s, you may not see this bot's databases."),
+                ("write", "server"): _("As %(role)s, you may not change this server's databases."),
+                ("write", "bot"): _("As %(role)s, you may not change this bot's databases."),
+            }
             role = request.membership.get_role_display()
-            doing = "see" if verb == "read" else "change"
-            messages.error(request, f"As {role}, you may not {doing} this {self.kind}'s databases.")
+            messages.error(request, refusals[verb, self.kind] % {"role": role})
             return redirect(self.url("detail") if verb == "read" else self.url("databases"))
         return super().refuse(request)
 
@@ -72,8 +78,11 @@ class InstanceDatabasesView(InstanceDatabasesMixin, TemplateView):
         except SecretNoLongerShown as late:
             messages.error(
                 self.request,
-                f"The password of {late.context['database']} is no longer shown: it is shown "
-                f"only within {SHOWN_FOR_SECONDS // 60} minutes. Rotate it to get a new one.",
+                _(
+                    "The password of %(database)s is no longer shown: it is shown only within "
+                    "%(minutes)s minutes. Rotate it to get a new one."
+                )
+                % {"database": late.context["database"], "minutes": SHOWN_FOR_SECONDS // 60},
             )
             return None
 
@@ -114,16 +123,20 @@ class InstanceDatabasesDoView(InstanceDatabasesMixin, View):
                     engine=form.get("engine", "") or DatabaseEngine.MARIADB,
                     actor=actor,
                 )
-                done = f"The database {database.db_name} is created."
+                done = _("The database %(name)s is created.") % {"name": database.db_name}
             elif op == "rotate":
                 database, password = database_password_rotate(
                     database=self.database(form), actor=actor
                 )
-                done = f"{database.db_name} has a new password; the old one no longer works."
+                done = _("%(name)s has a new password; the old one no longer works.") % {
+                    "name": database.db_name
+                }
             elif op == "delete":
                 database = self.database(form)
                 database_delete(database=database, actor=actor)
-                done = f"The database {database.db_name} and its user are deleted."
+                done = _("The database %(name)s and its user are deleted.") % {
+                    "name": database.db_name
+                }
             else:
                 raise Http404("No such operation.")
         except ApplicationError as error:

@@ -26,6 +26,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce, TruncMonth
+from django.utils.translation import gettext_noop
 
 from analytics.reporting import (
     Column,
@@ -67,66 +68,71 @@ LINE_CHARGED = (
 OTHER = None  # the product of lines without one (manual lines)
 
 REVENUE_FIGURES = (
-    Column("billed", "money", "Billed (tax included)"),
-    Column("tax", "money", "Of which tax"),
-    Column("credited", "money", "Credited"),
-    Column("collected", "money", "Collected"),
-    Column("credit_applied", "money", "Paid with account credit"),
+    Column("billed", "money", gettext_noop("Billed (tax included)")),
+    Column("tax", "money", gettext_noop("Of which tax")),
+    Column("credited", "money", gettext_noop("Credited")),
+    Column("collected", "money", gettext_noop("Collected")),
+    Column("credit_applied", "money", gettext_noop("Paid with account credit")),
 )
 REVENUE_COLUMNS = {
     "product": (
-        Column("month", "month", "Month"),
-        Column("currency", "string", "Currency"),
-        Column("product_id", "string", "Product"),
-        Column("product_name", "string", "Product name"),
+        Column("month", "month", gettext_noop("Month")),
+        Column("currency", "string", gettext_noop("Currency")),
+        Column("product_id", "string", gettext_noop("Product")),
+        Column("product_name", "string", gettext_noop("Product name")),
         *REVENUE_FIGURES,
     ),
     "month": (
-        Column("month", "month", "Month"),
-        Column("currency", "string", "Currency"),
+        Column("month", "month", gettext_noop("Month")),
+        Column("currency", "string", gettext_noop("Currency")),
         *REVENUE_FIGURES,
     ),
 }
 BUCKETS = ("days_0_30", "days_31_60", "days_61_90", "days_over_90")
 # En dashes between the days.
-BUCKET_LABELS = ("0\u201330 days", "31\u201360 days", "61\u201390 days", "Over 90 days")
+BUCKET_LABELS = (
+    gettext_noop("0\u201330 days"),
+    gettext_noop("31\u201360 days"),
+    gettext_noop("61\u201390 days"),
+    gettext_noop("Over 90 days"),
+)
 AGING_COLUMNS = {
     "bucket": (
-        Column("currency", "string", "Currency"),
-        Column("bucket", "string", "Days past due"),
-        Column("invoices", "count", "Invoices"),
-        Column("amount", "money", "Amount due"),
+        Column("currency", "string", gettext_noop("Currency")),
+        Column("bucket", "string", gettext_noop("Days past due")),
+        Column("invoices", "count", gettext_noop("Invoices")),
+        Column("amount", "money", gettext_noop("Amount due")),
     ),
     "account": (
-        Column("account_id", "string", "Account"),
-        Column("account_name", "string", "Account name"),
-        Column("currency", "string", "Currency"),
-        Column("invoices", "count", "Invoices"),
+        Column("account_id", "string", gettext_noop("Account")),
+        Column("account_name", "string", gettext_noop("Account name")),
+        Column("currency", "string", gettext_noop("Currency")),
+        Column("invoices", "count", gettext_noop("Invoices")),
         *(
             Column(bucket, "money", label)
             for bucket, label in zip(BUCKETS, BUCKET_LABELS, strict=True)
         ),
-        Column("total", "money", "Total due"),
+        Column("total", "money", gettext_noop("Total due")),
     ),
 }
 SPEND_FIGURES = (
-    Column("invoices", "count", "Invoices"),
-    Column("billed", "money", "Billed (tax included)"),
-    Column("paid", "money", "Paid"),
-    Column("credited", "money", "Credited"),
-    Column("outstanding", "money", "Still due"),
+    Column("invoices", "count", gettext_noop("Invoices")),
+    Column("billed", "money", gettext_noop("Billed (tax included)")),
+    Column("paid", "money", gettext_noop("Paid")),
+    Column("credited", "money", gettext_noop("Credited")),
+    Column("outstanding", "money", gettext_noop("Still due")),
 )
 SPEND_COLUMNS = {
     "month": (
-        Column("month", "month", "Month"),
-        Column("currency", "string", "Currency"),
+        Column("month", "month", gettext_noop("Month")),
+        Column("currency", "string", gettext_noop("Currency")),
         *SPEND_FIGURES,
     ),
     "server": (
-        Column("kind", "string", "Server, bot or other"),
-        Column("instance_id", "string", "Server or bot"),
-        Column("name", "string", "Name"),
-        Column("currency", "string", "Currency"),
+        Column("kind", "string", gettext_noop("Server, bot or other")),
+        Column("instance_id", "string", gettext_noop("Server or bot")),
+        Column("name", "string", gettext_noop("Name")),
+        Column("currency", "string", gettext_noop("Currency")),
         *SPEND_FIGURES,
     ),
 }

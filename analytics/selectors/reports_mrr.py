@@ -28,6 +28,7 @@ from itertools import groupby
 from operator import itemgetter
 
 from django.db.models import Min
+from django.utils.translation import gettext_noop
 
 from analytics.models import MrrSnapshot, MrrSnapshotDay
 from analytics.reporting import Column, Report, month_after, month_label, months, share
@@ -36,29 +37,29 @@ Key = tuple[str, str]  # (account id, currency)
 MOVEMENTS = ("new", "reactivation", "expansion", "contraction", "churn")
 
 MRR_COLUMNS = (
-    Column("month", "month", "Month"),
-    Column("currency", "string", "Currency"),
-    Column("mrr_start", "money", "MRR at the start"),
-    Column("new", "money", "New"),
-    Column("reactivation", "money", "Reactivation"),
-    Column("expansion", "money", "Expansion"),
-    Column("contraction", "money", "Contraction"),
-    Column("churn", "money", "Churn"),
-    Column("mrr_end", "money", "MRR at the end"),
+    Column("month", "month", gettext_noop("Month")),
+    Column("currency", "string", gettext_noop("Currency")),
+    Column("mrr_start", "money", gettext_noop("MRR at the start")),
+    Column("new", "money", gettext_noop("New")),
+    Column("reactivation", "money", gettext_noop("Reactivation")),
+    Column("expansion", "money", gettext_noop("Expansion")),
+    Column("contraction", "money", gettext_noop("Contraction")),
+    Column("churn", "money", gettext_noop("Churn")),
+    Column("mrr_end", "money", gettext_noop("MRR at the end")),
 )
 CHURN_COLUMNS = (
-    Column("month", "month", "Month"),
-    Column("currency", "string", "Currency"),
-    Column("customers_start", "count", "Paying customers at the start"),
-    Column("customers_churned", "count", "Of them, paying nothing at the end"),
-    Column("customer_churn_rate", "percent", "Customer churn rate"),
-    Column("mrr_start", "money", "MRR at the start"),
-    Column("churn", "money", "Churn"),
-    Column("contraction", "money", "Contraction"),
-    Column("expansion", "money", "Expansion"),
-    Column("reactivation", "money", "Reactivation"),
-    Column("gross_revenue_churn_rate", "percent", "Gross revenue churn rate"),
-    Column("net_revenue_churn_rate", "percent", "Net revenue churn rate"),
+    Column("month", "month", gettext_noop("Month")),
+    Column("currency", "string", gettext_noop("Currency")),
+    Column("customers_start", "count", gettext_noop("Paying customers at the start")),
+    Column("customers_churned", "count", gettext_noop("Of them, paying nothing at the end")),
+    Column("customer_churn_rate", "percent", gettext_noop("Customer churn rate")),
+    Column("mrr_start", "money", gettext_noop("MRR at the start")),
+    Column("churn", "money", gettext_noop("Churn")),
+    Column("contraction", "money", gettext_noop("Contraction")),
+    Column("expansion", "money", gettext_noop("Expansion")),
+    Column("reactivation", "money", gettext_noop("Reactivation")),
+    Column("gross_revenue_churn_rate", "percent", gettext_noop("Gross revenue churn rate")),
+    Column("net_revenue_churn_rate", "percent", gettext_noop("Net revenue churn rate")),
 )
 
 

@@ -16,6 +16,7 @@ from datetime import date
 from typing import Any
 
 from django.db.models import Count
+from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from analytics.reporting import (
@@ -36,45 +37,49 @@ from support.services.sla import calendar_of
 from support.transitions import FINISHED
 
 TICKET_COLUMNS = (
-    Column("month", "month", "Month"),
-    Column("department_id", "string", "Department"),
-    Column("department_name", "string", "Department name"),
-    Column("tickets", "count", "Tickets opened"),
-    Column("responded", "count", "Of them, answered"),
-    Column("first_response_p50", "seconds", "First response, median (business time)"),
-    Column("first_response_p90", "seconds", "First response, 90th percentile"),
-    Column("resolved", "count", "Of them, resolved or closed"),
-    Column("resolution_p50", "seconds", "Resolution, median (business time waiting on staff)"),
-    Column("resolution_p90", "seconds", "Resolution, 90th percentile"),
-    Column("sla_breached", "count", "Of them, past an SLA target"),
-    Column("sla_breach_rate", "percent", "SLA breach rate"),
+    Column("month", "month", gettext_noop("Month")),
+    Column("department_id", "string", gettext_noop("Department")),
+    Column("department_name", "string", gettext_noop("Department name")),
+    Column("tickets", "count", gettext_noop("Tickets opened")),
+    Column("responded", "count", gettext_noop("Of them, answered")),
+    Column("first_response_p50", "seconds", gettext_noop("First response, median (business time)")),
+    Column("first_response_p90", "seconds", gettext_noop("First response, 90th percentile")),
+    Column("resolved", "count", gettext_noop("Of them, resolved or closed")),
+    Column(
+        "resolution_p50",
+        "seconds",
+        gettext_noop("Resolution, median (business time waiting on staff)"),
+    ),
+    Column("resolution_p90", "seconds", gettext_noop("Resolution, 90th percentile")),
+    Column("sla_breached", "count", gettext_noop("Of them, past an SLA target")),
+    Column("sla_breach_rate", "percent", gettext_noop("SLA breach rate")),
 )
 CAPACITY = (
-    Column("memory_mb", "integer", "Memory (MB)"),
-    Column("memory_allocated_mb", "integer", "Memory given to servers and bots (MB)"),
-    Column("memory_allocated_rate", "percent", "Memory given"),
-    Column("disk_mb", "integer", "Disk (MB)"),
-    Column("disk_allocated_mb", "integer", "Disk given to servers and bots (MB)"),
-    Column("disk_allocated_rate", "percent", "Disk given"),
-    Column("allocations_total", "count", "Addresses (ip:port)"),
-    Column("allocations_used", "count", "Addresses held by servers"),
+    Column("memory_mb", "integer", gettext_noop("Memory (MB)")),
+    Column("memory_allocated_mb", "integer", gettext_noop("Memory given to servers and bots (MB)")),
+    Column("memory_allocated_rate", "percent", gettext_noop("Memory given")),
+    Column("disk_mb", "integer", gettext_noop("Disk (MB)")),
+    Column("disk_allocated_mb", "integer", gettext_noop("Disk given to servers and bots (MB)")),
+    Column("disk_allocated_rate", "percent", gettext_noop("Disk given")),
+    Column("allocations_total", "count", gettext_noop("Addresses (ip:port)")),
+    Column("allocations_used", "count", gettext_noop("Addresses held by servers")),
 )
 FLEET_COLUMNS = {
     "status": (
-        Column("kind", "string", "Server or bot"),
-        Column("region", "string", "Region"),
-        Column("status", "string", "Status"),
-        Column("count", "count", "How many"),
+        Column("kind", "string", gettext_noop("Server or bot")),
+        Column("region", "string", gettext_noop("Region")),
+        Column("status", "string", gettext_noop("Status")),
+        Column("count", "count", gettext_noop("How many")),
     ),
     "node": (
-        Column("node_id", "string", "Node"),
-        Column("node_name", "string", "Node name"),
-        Column("region", "string", "Region"),
+        Column("node_id", "string", gettext_noop("Node")),
+        Column("node_name", "string", gettext_noop("Node name")),
+        Column("region", "string", gettext_noop("Region")),
         *CAPACITY,
     ),
     "region": (
-        Column("region", "string", "Region"),
-        Column("nodes", "count", "Nodes"),
+        Column("region", "string", gettext_noop("Region")),
+        Column("nodes", "count", gettext_noop("Nodes")),
         *CAPACITY,
     ),
 }

@@ -13,6 +13,7 @@ from datetime import date
 
 from django.db.models import Max, Sum
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from analytics.models import UsageDay
 from analytics.reporting import (
@@ -29,31 +30,31 @@ from analytics.selectors.instances import instances_ever
 from analytics.selectors.uptime import instances_uptime
 
 INSTANCE_COLUMNS = (
-    Column("month", "month", "Month"),
-    Column("kind", "string", "Server or bot"),
-    Column("instance_id", "string", "Id"),
-    Column("name", "string", "Name"),
+    Column("month", "month", gettext_noop("Month")),
+    Column("kind", "string", gettext_noop("Server or bot")),
+    Column("instance_id", "string", gettext_noop("Id")),
+    Column("name", "string", gettext_noop("Name")),
 )
 USAGE_COLUMNS = (
     *INSTANCE_COLUMNS,
-    Column("samples", "count", "Samples"),
-    Column("cpu_percent_avg", "number", "CPU, % of one core (average)"),
-    Column("cpu_percent_max", "number", "CPU, % of one core (peak)"),
-    Column("memory_bytes_avg", "bytes", "Memory (average)"),
-    Column("memory_bytes_max", "bytes", "Memory (peak)"),
-    Column("disk_bytes_max", "bytes", "Disk (most used)"),
-    Column("players_max", "count", "Players (peak)"),
-    Column("network_rx_bytes", "bytes", "Received"),
-    Column("network_tx_bytes", "bytes", "Sent"),
-    Column("deleted_at", "time", "Deleted"),
+    Column("samples", "count", gettext_noop("Samples")),
+    Column("cpu_percent_avg", "number", gettext_noop("CPU, % of one core (average)")),
+    Column("cpu_percent_max", "number", gettext_noop("CPU, % of one core (peak)")),
+    Column("memory_bytes_avg", "bytes", gettext_noop("Memory (average)")),
+    Column("memory_bytes_max", "bytes", gettext_noop("Memory (peak)")),
+    Column("disk_bytes_max", "bytes", gettext_noop("Disk (most used)")),
+    Column("players_max", "count", gettext_noop("Players (peak)")),
+    Column("network_rx_bytes", "bytes", gettext_noop("Received")),
+    Column("network_tx_bytes", "bytes", gettext_noop("Sent")),
+    Column("deleted_at", "time", gettext_noop("Deleted")),
 )
 UPTIME_COLUMNS = (
     *INSTANCE_COLUMNS,
-    Column("uptime", "percent", "Uptime"),
-    Column("up_seconds", "seconds", "Running"),
-    Column("down_seconds", "seconds", "Meant to run, not running"),
-    Column("incidents", "count", "Incidents (crashes)"),
-    Column("deleted_at", "time", "Deleted"),
+    Column("uptime", "percent", gettext_noop("Uptime")),
+    Column("up_seconds", "seconds", gettext_noop("Running")),
+    Column("down_seconds", "seconds", gettext_noop("Meant to run, not running")),
+    Column("incidents", "count", gettext_noop("Incidents (crashes)")),
+    Column("deleted_at", "time", gettext_noop("Deleted")),
 )
 
 

@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 from django import template
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
 
 from billing.models import Invoice, Subscription
 from billing.selectors import billing_profile_of
@@ -23,9 +24,9 @@ def _link(url_name: str, obj) -> str:
 @register.inclusion_tag("admin/accounts/account/panel.html", takes_context=True)
 def customer_subscriptions(context, account) -> dict:
     user = context["request"].user
-    panel: dict = {"key": "subscriptions", "title": "Subscriptions"}
+    panel: dict = {"key": "subscriptions", "title": _("Subscriptions")}
     if not user.has_perm("billing.view_subscription"):
-        panel["refused"] = "Your staff role does not see subscriptions."
+        panel["refused"] = _("Your staff role does not see subscriptions.")
         return {"panel": panel}
     subscriptions = (
         Subscription.objects.filter(account=account)
@@ -34,21 +35,28 @@ def customer_subscriptions(context, account) -> dict:
     )
     query = urlencode({"account__id__exact": account.pk})
     panel |= {
-        "headers": ["Subscription", "Plan and price", "For", "Status", "Renews or ends"],
+        "headers": [
+            _("Subscription"),
+            _("Plan and price"),
+            _("For"),
+            _("Status"),
+            _("Renews or ends"),
+        ],
         "rows": [
             [
                 _link("admin:billing_subscription_change", each),
                 str(each.price),
                 each.server.name if each.server else (each.bot.name if each.bot else "-"),
-                each.get_status_display()
-                + (" (cancels at period end)" if each.cancel_at_period_end else ""),
+                _("%(status)s (cancels at period end)") % {"status": each.get_status_display()}
+                if each.cancel_at_period_end
+                else each.get_status_display(),
                 each.current_period_end.strftime("%Y-%m-%d") if each.current_period_end else "-",
             ]
             for each in subscriptions
         ],
-        "empty": "No subscriptions.",
+        "empty": _("No subscriptions."),
         "more": [
-            ("All subscriptions", reverse("admin:billing_subscription_changelist") + "?" + query)
+            (_("All subscriptions"), reverse("admin:billing_subscription_changelist") + "?" + query)
         ],
     }
     return {"panel": panel}
@@ -57,9 +65,9 @@ def customer_subscriptions(context, account) -> dict:
 @register.inclusion_tag("admin/accounts/account/panel.html", takes_context=True)
 def customer_invoices(context, account) -> dict:
     user = context["request"].user
-    panel: dict = {"key": "invoices", "title": "Invoices and balance"}
+    panel: dict = {"key": "invoices", "title": _("Invoices and balance")}
     if not user.has_perm("billing.view_invoice"):
-        panel["refused"] = "Your staff role does not see invoices or balances."
+        panel["refused"] = _("Your staff role does not see invoices or balances.")
         return {"panel": panel}
     currency = billing_profile_of(account).currency
     balance = balance_of(account)
@@ -69,10 +77,13 @@ def customer_invoices(context, account) -> dict:
         for each in Invoice.objects.filter(account=account, status="open")
     ]
     summary = [
-        f"Balance (credit): {format_amount(balance, currency)}"
+        _("Balance (credit): %(amount)s") % {"amount": format_amount(balance, currency)}
         if currency
-        else "Balance (credit): none yet (no billing currency)",
-        f"Open invoices: {len(owed)}" + (f" ({', '.join(owed)} owed)" if owed else ""),
+        else _("Balance (credit): none yet (no billing currency)"),
+        _("Open invoices: %(count)s (%(amounts)s owed)")
+        % {"count": len(owed), "amounts": ", ".join(owed)}
+        if owed
+        else _("Open invoices: %(count)s") % {"count": len(owed)},
     ]
     query = urlencode({"account__id__exact": account.pk})
     actions = []
@@ -82,10 +93,10 @@ def customer_invoices(context, account) -> dict:
             + "?"
             + urlencode({"account": account.pk})
         )
-        actions.append({"label": "Add credit", "url": url})
+        actions.append({"label": _("Add credit"), "url": url})
     panel |= {
         "summary": summary,
-        "headers": ["Invoice", "Status", "Total", "Remaining", "Due", "Created"],
+        "headers": [_("Invoice"), _("Status"), _("Total"), _("Remaining"), _("Due"), _("Created")],
         "rows": [
             [
                 _link("admin:billing_invoice_change", each),
@@ -97,12 +108,12 @@ def customer_invoices(context, account) -> dict:
             ]
             for each in invoices
         ],
-        "empty": "No invoices.",
+        "empty": _("No invoices."),
         "actions": actions,
         "more": [
-            ("All invoices", reverse("admin:billing_invoice_changelist") + "?" + query),
+            (_("All invoices"), reverse("admin:billing_invoice_changelist") + "?" + query),
             (
-                "Balance history",
+                _("Balance history"),
                 reverse("admin:billing_balancetransaction_changelist") + "?" + query,
             ),
         ],

@@ -3,10 +3,30 @@
 // (1, 2, 2.5 or 5 times a power of ten), as many decimals as the step needs (so no two labels
 // read the same), and for bytes the unit the data's size calls for. And "limitLine", a Chart.js
 // plugin of our own drawing a limit (a server's memory) as a dashed line, or naming it at the
-// top when it is far above the data.
+// top when it is far above the data. Numbers are written in the page's language (<html lang>).
 window.ChartScales = (function () {
   "use strict";
+  const gettext = window.gettext || ((s) => s);
   const BYTES = ["B", "KB", "MB", "GB", "TB"];
+  const LANGUAGE = document.documentElement.lang || undefined;
+  const formats = new Map();
+
+  // `value` with `digits` decimals (at most `digits`, trailing zeros dropped, when `trim`), in
+  // the page's language: 1,234.5 in English, 1.234,5 in German.
+  function number(value, digits, trim) {
+    digits = digits || 0;
+    const key = digits + (trim ? "t" : "");
+    if (!formats.has(key)) {
+      let format;
+      try {
+        format = new Intl.NumberFormat(LANGUAGE, { minimumFractionDigits: trim ? 0 : digits, maximumFractionDigits: digits });
+      } catch (error) {
+        format = new Intl.NumberFormat(undefined, { minimumFractionDigits: trim ? 0 : digits, maximumFractionDigits: digits });
+      }
+      formats.set(key, format);
+    }
+    return formats.get(key).format(value);
+  }
 
   // The smallest round step of which `count` reach `max`; whole steps only when `whole`.
   function niceStep(max, count, whole) {
@@ -32,7 +52,7 @@ window.ChartScales = (function () {
     return {
       max: top * scale,
       stepSize: step * scale,
-      format: (v) => (v / scale).toFixed(digits) + suffix,
+      format: (v) => number(v / scale, digits) + suffix,
     };
   }
 
@@ -80,7 +100,7 @@ window.ChartScales = (function () {
     let unit = 0;
     while (Math.abs(value) >= 1024 && unit < BYTES.length - 1) { value /= 1024; unit += 1; }
     const digits = unit === 0 || Math.abs(value) >= 100 ? 0 : 1;
-    return Number(value.toFixed(digits)) + " " + BYTES[unit];
+    return number(value, digits, true) + " " + BYTES[unit];
   }
 
   // options.plugins.limitLine = {value, label}: a dashed line at `value` when the axis
@@ -104,7 +124,7 @@ window.ChartScales = (function () {
         chart.canvas.dataset.limit = "line";
       } else {
         ctx.textBaseline = "top";
-        ctx.fillText("▲ " + options.label + " (above this scale)", area.right - 4, area.top + 2);
+        ctx.fillText("▲ " + interpolate(gettext("%(label)s (above this scale)"), { label: options.label }, true), area.right - 4, area.top + 2);
         chart.canvas.dataset.limit = "above";
       }
       ctx.restore();
@@ -121,5 +141,5 @@ window.ChartScales = (function () {
     };
   }
 
-  return { bytesAxis, percentAxis, countAxis, moneyAxis, largest, bytes, byStep, decimals, limitLine };
+  return { bytesAxis, percentAxis, countAxis, moneyAxis, largest, bytes, number, byStep, decimals, limitLine };
 })();

@@ -16,6 +16,24 @@
   var socket = null;
   var retries = 0;
   var closedByPage = false;
+  var gettext = window.gettext || function (s) { return s; };
+  var ngettext = window.ngettext || function (one, many, n) { return n === 1 ? one : many; };
+  var interpolate = window.interpolate || function (text, values) {
+    return text.replace(/%\((\w+)\)s/g, function (m, key) { return values[key]; });
+  };
+  var LANGUAGE = document.documentElement.lang || undefined;
+  function number(value, digits) {
+    try {
+      return Number(value).toLocaleString(LANGUAGE, {minimumFractionDigits: digits, maximumFractionDigits: digits});
+    } catch (ignored) {
+      return Number(value).toFixed(digits);
+    }
+  }
+  // The process's states the agent reports (agent/PROTOCOL.md), as people read them.
+  var PROCESS_STATES = {
+    offline: gettext("offline"), starting: gettext("starting"), running: gettext("running"),
+    stopping: gettext("stopping"), stopped: gettext("stopped"),
+  };
 
   function csrfToken() {
     var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
@@ -30,8 +48,8 @@
   function say(text) { message.textContent = text || ""; }
 
   if (typeof window.Terminal !== "function") {
-    state("Unavailable", "stopped");
-    say("The terminal could not load. Reload the page.");
+    state(gettext("Unavailable"), "stopped");
+    say(gettext("The terminal could not load. Reload the page."));
     return;
   }
   var terminal = new window.Terminal({
@@ -52,7 +70,7 @@
     }).then(function (response) {
       return response.json().then(function (body) {
         if (!response.ok || !body.success) {
-          var error = new Error((body.error && body.error.message) || "The console is unavailable.");
+          var error = new Error((body.error && body.error.message) || gettext("The console is unavailable."));
           error.permanent = response.status < 500;
           throw error;
         }
@@ -65,26 +83,30 @@
   function bytes(value) {
     var at = 0;
     while (value >= 1024 && at < units.length - 1) { value /= 1024; at += 1; }
-    return value.toFixed(at ? 1 : 0) + " " + units[at];
+    return number(value, at ? 1 : 0) + " " + units[at];
   }
   function duration(seconds) {
     var d = Math.floor(seconds / 86400), h = Math.floor(seconds % 86400 / 3600);
     var m = Math.floor(seconds % 3600 / 60);
-    return (d ? d + "d " : "") + (d || h ? h + "h " : "") + m + "m";
+    var minutes = interpolate(gettext("%(m)sm"), {m: m}, true);
+    if (d) { return interpolate(gettext("%(d)sd %(h)sh %(m)sm"), {d: d, h: h, m: m}, true); }
+    return h ? interpolate(gettext("%(h)sh %(m)sm"), {h: h, m: m}, true) : minutes;
   }
   function showStats(sample) {
     var figures = {
-      cpu_percent: sample.cpu_percent == null ? "–" : Number(sample.cpu_percent).toFixed(1) + " %",
+      cpu_percent: sample.cpu_percent == null ? "–" : number(sample.cpu_percent, 1) + " %",
       memory_bytes: sample.memory_bytes == null ? "–" : bytes(sample.memory_bytes),
       disk_bytes: sample.disk_bytes == null ? "–" : bytes(sample.disk_bytes),
       uptime_seconds: sample.uptime_seconds ? duration(sample.uptime_seconds) : "–",
-      at: new Date().toLocaleTimeString(),
+      at: new Date().toLocaleTimeString(LANGUAGE),
     };
     var players = document.querySelector('[data-usage="players"]');
     if (players && sample.responding != null) {  // a game that answers a query (agent/query.py)
-      players.textContent = sample.responding === false ? "Not responding"
+      players.textContent = sample.responding === false ? gettext("Not responding")
         : sample.players == null ? "–"
-        : sample.players + (sample.max_players == null ? "" : " / " + sample.max_players) + " players";
+        : sample.max_players == null
+          ? interpolate(gettext("%(players)s players"), {players: sample.players}, true)
+          : interpolate(gettext("%(players)s / %(max)s players"), {players: sample.players, max: sample.max_players}, true);
     }
     Object.keys(figures).forEach(function (key) {
       var cell = document.querySelector('[data-usage="' + key + '"]');
@@ -119,7 +141,7 @@
   }
 
   function connect() {
-    state("Connecting…");
+    state(gettext("Connecting…"));
     fetchToken().then(function (console) {
       socket = new WebSocket(console.socket_url);
       socket.addEventListener("open", function () { send("auth", [console.token]); });
@@ -130,7 +152,7 @@
         switch (frame.event) {
           case "auth success":
             retries = 0;
-            state("Connected", "running");
+            state(gettext("Connected"), "running");
             say("");
             input.disabled = false;
             break;
@@ -138,20 +160,20 @@
             args.forEach(function (line) { terminal.writeln(String(line)); });
             break;
           case "status":
-            say(args[0] === "running" ? "" : "The process is " + args[0] + ".");
+            say(args[0] === "running" ? "" : interpolate(gettext("The process is %(state)s."), {state: PROCESS_STATES[args[0]] || args[0]}, true));
             break;
           case "stats":
             if (args[0]) { showStats(args[0]); }
             break;
           case "console throttled":
-            terminal.writeln("\x1b[33m[" + args[0] + " lines skipped: output too fast]\x1b[0m");
+            terminal.writeln("\x1b[33m[" + interpolate(ngettext("%(n)s line skipped: output too fast", "%(n)s lines skipped: output too fast", Number(args[0])), {n: args[0]}, true) + "]\x1b[0m");
             break;
           case "token expiring":
             renew();
             break;
           case "auth failed":
           case "error":
-            say(String(args[0] || "The console refused the request."));
+            say(String(args[0] || gettext("The console refused the request.")));
             break;
         }
       });
@@ -160,15 +182,15 @@
         if (closedByPage) { return; }
         retries += 1;
         if (retries > 5) {
-          state("Disconnected", "stopped");
-          say("The console is unreachable. Reload the page to try again.");
+          state(gettext("Disconnected"), "stopped");
+          say(gettext("The console is unreachable. Reload the page to try again."));
           return;
         }
-        state("Reconnecting…", "starting");
+        state(gettext("Reconnecting…"), "starting");
         window.setTimeout(connect, Math.min(1000 * Math.pow(2, retries), 15000));
       });
     }).catch(function (error) {
-      state("Unavailable", "stopped");
+      state(gettext("Unavailable"), "stopped");
       say(error.message);
       if (!error.permanent && retries < 5) {
         retries += 1;
@@ -189,7 +211,7 @@
       historyAt = history.length;
       input.value = "";
     } else {
-      say("Not connected: the command was not sent.");
+      say(gettext("Not connected: the command was not sent."));
     }
   });
   input.addEventListener("keydown", function (event) {

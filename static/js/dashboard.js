@@ -1,6 +1,7 @@
 // Progressive touches only: every page works without this file.
 (function () {
   "use strict";
+  var gettext = window.gettext || function (s) { return s; };
 
   // On a phone the main menu folds behind its "Menu" button (the CSS folds it only once this
   // ran, so without JavaScript it stays open).
@@ -47,10 +48,10 @@
     button.addEventListener("click", function () {
       copyText(target.textContent.trim()).then(
         function () {
-          button.textContent = "Copied";
+          button.textContent = gettext("Copied");
         },
         function () {
-          button.textContent = "Select and copy by hand";
+          button.textContent = gettext("Select and copy by hand");
         }
       );
     });

@@ -4,6 +4,11 @@
 // version it was read at, so a change someone made meanwhile is never overwritten unasked).
 (function () {
   "use strict";
+  var gettext = window.gettext || function (s) { return s; };
+  var ngettext = window.ngettext || function (one, many, n) { return n === 1 ? one : many; };
+  var interpolate = window.interpolate || function (text, values) {
+    return text.replace(/%\((\w+)\)s/g, function (m, key) { return values[key]; });
+  };
 
   function csrfToken() {
     var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
@@ -19,7 +24,7 @@
       body: JSON.stringify(body),
     }).then(function (response) {
       return response.json().catch(function () {
-        return {success: false, error: {code: "internal_error", message: "The answer was not understood."}};
+        return {success: false, error: {code: "internal_error", message: gettext("The answer was not understood.")}};
       }).then(function (answer) {
         if (!answer.success) {
           answer.error.status = response.status;
@@ -40,7 +45,7 @@
     var doUrl = root.dataset.doUrl, folder = root.dataset.path;
     var message = document.getElementById("files-message");
     var say = function (text) { message.textContent = text; };
-    var fail = function (error) { say(error.message || "That did not work."); };
+    var fail = function (error) { say(error.message || gettext("That did not work.")); };
     var reload = function () { window.location.reload(); };
     var boxes = Array.prototype.slice.call(root.querySelectorAll(".file-select"));
     var selected = function () {
@@ -53,7 +58,7 @@
       if (renameButton) renameButton.disabled = count !== 1;
       if (deleteButton) {
         deleteButton.disabled = count === 0;
-        deleteButton.textContent = count > 1 ? "Delete " + count : "Delete";
+        deleteButton.textContent = count > 1 ? interpolate(gettext("Delete %(count)s"), {count: count}, true) : gettext("Delete");
       }
     }
     boxes.forEach(function (box) { box.addEventListener("change", selectionChanged); });
@@ -69,11 +74,11 @@
       if (element) element.addEventListener("click", handler);
     };
     on("files-new-folder", function () {
-      var name = window.prompt("Name of the new folder");
+      var name = window.prompt(gettext("Name of the new folder"));
       if (name) call(doUrl, {op: "folder", path: join(folder, name)}).then(reload, fail);
     });
     on("files-new-file", function () {
-      var name = window.prompt("Name of the new file");
+      var name = window.prompt(gettext("Name of the new file"));
       if (!name) return;
       var path = join(folder, name);
       call(doUrl, {op: "write", path: path, content: ""}).then(function () {
@@ -82,15 +87,20 @@
     });
     on("files-rename", function () {
       var from = selected()[0];
-      var name = window.prompt("New name (or a path such as /plugins/old.jar)", from.split("/").pop());
+      var name = window.prompt(gettext("New name (or a path such as /plugins/old.jar)"), from.split("/").pop());
       if (!name) return;
       var to = name.charAt(0) === "/" ? name : join(folder, name);
       call(doUrl, {op: "rename", from: from, to: to}).then(reload, fail);
     });
     on("files-delete", function () {
       var paths = selected();
-      var what = paths.length === 1 ? paths[0] : paths.length + " files and folders";
-      if (!window.confirm("Delete " + what + "? Folders go with everything in them. This cannot be undone.")) return;
+      var question = paths.length === 1
+        ? interpolate(gettext("Delete %(path)s? Folders go with everything in them. This cannot be undone."), {path: paths[0]}, true)
+        : interpolate(ngettext(
+          "Delete %(count)s file or folder? Folders go with everything in them. This cannot be undone.",
+          "Delete %(count)s files and folders? Folders go with everything in them. This cannot be undone.",
+          paths.length), {count: paths.length}, true);
+      if (!window.confirm(question)) return;
       call(doUrl, {op: "delete", paths: paths}).then(reload, fail);
     });
 
@@ -110,10 +120,10 @@
       return call(doUrl, {op: "upload_url", path: path}).then(function (transfer) {
         return send(transfer.url, file, 0, bar, 3);
       }).then(function () {
-        label.textContent = file.name + " uploaded ";
+        label.textContent = interpolate(gettext("%(name)s uploaded"), {name: file.name}, true) + " ";
         bar.value = bar.max;
       }, function (error) {
-        label.textContent = file.name + ": " + (error.message || "the upload failed") + " ";
+        label.textContent = file.name + ": " + (error.message || gettext("the upload failed")) + " ";
         item.classList.add("error");
         throw error;
       });
@@ -132,14 +142,14 @@
           if (request.status === 200 || request.status === 201) return resolve();
           var answer = {};
           try { answer = JSON.parse(request.responseText); } catch (ignored) { /* not JSON */ }
-          reject((answer && answer.error) || {message: "The node answered " + request.status + "."});
+          reject((answer && answer.error) || {message: interpolate(gettext("The node answered %(status)s."), {status: request.status}, true)});
         };
         request.onerror = function () {
-          if (retries <= 0) return reject({message: "The connection to the node broke."});
+          if (retries <= 0) return reject({message: gettext("The connection to the node broke.")});
           fetch(url, {method: "HEAD"}).then(function (response) {
             var held = parseInt(response.headers.get("Upload-Offset") || "0", 10);
             resolve(send(url, file, held, bar, retries - 1));
-          }, function () { reject({message: "The node cannot be reached."}); });
+          }, function () { reject({message: gettext("The node cannot be reached.")}); });
         };
         request.send(file.size > 0 ? file.slice(offset) : file);
       });
@@ -187,28 +197,28 @@
     if (window.HMSEditor) {
       var languages = window.HMSEditor;
       view = languages.create(root, textarea.value, languages.languageOf(path), function () {
-        state.textContent = "Not saved";
+        state.textContent = gettext("Not saved");
       });
       textarea.hidden = true;
       if (root.dataset.canWrite !== "true") view.contentDOM.setAttribute("contenteditable", "false");
     } else {
-      textarea.addEventListener("input", function () { state.textContent = "Not saved"; });
+      textarea.addEventListener("input", function () { state.textContent = gettext("Not saved"); });
     }
     var text = function () { return view ? view.state.doc.toString() : textarea.value; };
     function save(overwrite) {
       var body = {op: "write", path: path, content: text()};
       if (!overwrite) body.version = version;
-      state.textContent = "Saving…";
+      state.textContent = gettext("Saving…");
       call(doUrl, body).then(function (written) {
         version = written.version;
         conflict.hidden = true;
-        state.textContent = "Saved";
+        state.textContent = gettext("Saved");
       }, function (error) {
         if (error.code === "version_mismatch") {
           conflict.hidden = false;
-          state.textContent = "Not saved";
+          state.textContent = gettext("Not saved");
         } else {
-          state.textContent = error.message || "Not saved";
+          state.textContent = error.message || gettext("Not saved");
         }
       });
     }

@@ -9,6 +9,7 @@
   const labels = days.map((d) => d.day.slice(5));
   const scales = window.ChartScales;
   const bytes = scales.bytes;
+  const gettext = window.gettext || ((s) => s);
   // Nothing measured in 30 days: say why instead of drawing empty axes.
   const measured = days.some((d) => d.cpu_percent || d.memory_bytes || d.network_rx_bytes || d.network_tx_bytes);
   if (!measured) {
@@ -16,7 +17,7 @@
     const empty = document.createElement("p");
     empty.className = "chart-empty";
     empty.dataset.usageEmpty = "";
-    empty.textContent = "No samples yet: none of the account's servers and bots has run in the last 30 days. Usage appears a minute after one starts.";
+    empty.textContent = gettext("No samples yet: none of the account's servers and bots has run in the last 30 days. Usage appears a minute after one starts.");
     grid.hidden = true;
     grid.before(empty);
     root.dataset.drawn = "empty";
@@ -35,12 +36,12 @@
     data: {
       labels: labels,
       datasets: [
-        { label: "CPU %", data: days.map((d) => d.cpu_percent), borderColor: "#2563eb", backgroundColor: "#2563eb", yAxisID: "cpu", pointRadius: 2 },
-        { label: "Memory", data: days.map((d) => d.memory_bytes), borderColor: "#7c3aed", backgroundColor: "#7c3aed", yAxisID: "memory", pointRadius: 2 },
+        { label: gettext("CPU %"), data: days.map((d) => d.cpu_percent), borderColor: "#2563eb", backgroundColor: "#2563eb", yAxisID: "cpu", pointRadius: 2 },
+        { label: gettext("Memory"), data: days.map((d) => d.memory_bytes), borderColor: "#7c3aed", backgroundColor: "#7c3aed", yAxisID: "memory", pointRadius: 2 },
       ],
     },
     options: Object.assign({}, common, {
-      plugins: Object.assign({}, common.plugins, { tooltip: { callbacks: { label: (item) => item.dataset.label + ": " + (item.dataset.yAxisID === "memory" ? bytes(item.parsed.y) : item.parsed.y.toFixed(item.parsed.y < 10 ? 2 : 1) + " %") } } }),
+      plugins: Object.assign({}, common.plugins, { tooltip: { callbacks: { label: (item) => item.dataset.label + ": " + (item.dataset.yAxisID === "memory" ? bytes(item.parsed.y) : scales.number(item.parsed.y, item.parsed.y < 10 ? 2 : 1) + " %") } } }),
       scales: {
         x: { ticks: { maxTicksLimit: 8 } },
         cpu: { position: "left", min: 0, max: cpuAxis.max, ticks: { stepSize: cpuAxis.stepSize, callback: cpuAxis.format } },
@@ -53,8 +54,8 @@
     data: {
       labels: labels,
       datasets: [
-        { label: "Received", data: days.map((d) => d.network_rx_bytes), backgroundColor: "#0f766e" },
-        { label: "Sent", data: days.map((d) => d.network_tx_bytes), backgroundColor: "#b45309" },
+        { label: gettext("Received"), data: days.map((d) => d.network_rx_bytes), backgroundColor: "#0f766e" },
+        { label: gettext("Sent"), data: days.map((d) => d.network_tx_bytes), backgroundColor: "#b45309" },
       ],
     },
     options: Object.assign({}, common, {

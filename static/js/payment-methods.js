@@ -2,6 +2,7 @@
 // Payment methods, and confirming a payment the bank wants confirmed (3-D Secure).
 (function () {
   "use strict";
+  const gettext = window.gettext || ((s) => s);
 
   function say(text) {
     var message = document.getElementById("card-message");
@@ -17,7 +18,7 @@
 
   function stripeOr(explain) {
     if (typeof window.Stripe !== "function") {
-      say("Card entry could not load (Stripe.js is unreachable). Check your connection and reload the page.");
+      say(gettext("Card entry could not load (Stripe.js is unreachable). Check your connection and reload the page."));
       return null;
     }
     return explain;
@@ -38,7 +39,7 @@
       }).then(function (response) {
         return response.json().then(function (body) {
           if (!response.ok || !body.success) {
-            throw new Error((body.error && body.error.message) || "The card could not be saved.");
+            throw new Error((body.error && body.error.message) || gettext("The card could not be saved."));
           }
           return body.data.setup_intent;
         });

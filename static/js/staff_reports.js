@@ -7,23 +7,30 @@
   if (!source || !window.Chart) return;
   const page = JSON.parse(source.textContent);
   const reports = page.reports;
+  const gettext = window.gettext || ((s) => s);
+  const interpolate = window.interpolate || ((text, values) => text.replace(/%\((\w+)\)s/g, (m, key) => values[key]));
+  const LANGUAGE = document.documentElement.lang || undefined;
   const COLORS = ["#2563eb", "#0f766e", "#7c3aed", "#b45309", "#c62828", "#64748b", "#0891b2"];
   // The page's names of the reports' machine values (aging buckets, statuses, kinds, regions).
   const names = page.names || {};
   const named = (column, value) => (names[column] && names[column][value]) || value;
+  // The columns' labels in the page's language (page.labels), else the report's own (English).
+  const labels = page.labels || {};
   const label = (report, column) => {
+    if (labels[report.name] && labels[report.name][column]) return labels[report.name][column];
     const found = report.columns.find((c) => c.name === column);
     return found ? found.label : column;
   };
+  const number = window.ChartScales ? window.ChartScales.number : (v, digits) => v.toFixed(digits);
   // Axis labels with the decimals their step needs (chart_scales.js): 0.5 % and 1.0 %, never
   // "1 %" twice on a small range; money to its minor units at most.
   const byStep = window.ChartScales ? window.ChartScales.byStep : (format, scale) => (v) => format(v / (scale || 1), 1);
-  const percent = byStep((v, digits) => v.toFixed(digits) + " %", 0.01);
+  const percent = byStep((v, digits) => number(v, digits) + " %", 0.01);
 
   function money(currency) {
     const exponent = page.exponents[currency] || 0;
     const digits = (d) => Math.min(d, exponent);
-    return byStep((v, d) => v.toLocaleString(undefined, { minimumFractionDigits: digits(d), maximumFractionDigits: digits(d) }) + " " + currency, Math.pow(10, exponent));
+    return byStep((v, d) => v.toLocaleString(LANGUAGE, { minimumFractionDigits: digits(d), maximumFractionDigits: digits(d) }) + " " + currency, Math.pow(10, exponent));
   }
 
   function firstCurrency(rows) {
@@ -52,7 +59,7 @@
       data: {
         labels: rows.map((r) => r.month),
         datasets: [
-          { type: "line", label: "MRR at the end (" + currency + ")", data: rows.map((r) => r.mrr_end), borderColor: "#111827", backgroundColor: "#111827", stack: "mrr" },
+          { type: "line", label: interpolate(gettext("MRR at the end (%(currency)s)"), { currency: currency }, true), data: rows.map((r) => r.mrr_end), borderColor: "#111827", backgroundColor: "#111827", stack: "mrr" },
           ...moves.map((m, i) => ({ type: "bar", label: label(mrr, m), data: rows.map((r) => r[m]), backgroundColor: COLORS[i], stack: "moves" })),
         ],
       },
@@ -68,8 +75,8 @@
     chart("revenue", {
       type: "bar",
       data: { labels: rows.map((r) => r.month), datasets: [
-        { label: "Billed (" + currency + ")", data: rows.map((r) => r.billed), backgroundColor: COLORS[0] },
-        { label: "Collected", data: rows.map((r) => r.collected + r.credit_applied), backgroundColor: COLORS[1] },
+        { label: interpolate(gettext("Billed (%(currency)s)"), { currency: currency }, true), data: rows.map((r) => r.billed), backgroundColor: COLORS[0] },
+        { label: gettext("Collected"), data: rows.map((r) => r.collected + r.credit_applied), backgroundColor: COLORS[1] },
       ] },
       options: { scales: { y: { beginAtZero: true, ticks: { callback: money(currency) } } } },
     });
@@ -79,7 +86,7 @@
   if (churn && churn.rows.length) {
     const currency = firstCurrency(churn.rows);
     const rows = churn.rows.filter((r) => r.currency === currency);
-    const lines = [["customer_churn_rate", "Customer churn"], ["gross_revenue_churn_rate", "Gross revenue churn"], ["net_revenue_churn_rate", "Net revenue churn"]];
+    const lines = [["customer_churn_rate", gettext("Customer churn")], ["gross_revenue_churn_rate", gettext("Gross revenue churn")], ["net_revenue_churn_rate", gettext("Net revenue churn")]];
     chart("churn", {
       type: "line",
       data: { labels: rows.map((r) => r.month), datasets: lines.map(([key, label], i) => ({ label: label, data: rows.map((r) => r[key]), borderColor: COLORS[i], backgroundColor: COLORS[i], spanGaps: false })) },
@@ -93,7 +100,7 @@
     const rows = aging.rows.filter((r) => r.currency === currency);
     chart("ar-aging", {
       type: "bar",
-      data: { labels: rows.map((r) => named("bucket", r.bucket)), datasets: [{ label: "Owed (" + currency + ")", data: rows.map((r) => r.amount), backgroundColor: [COLORS[1], COLORS[3], COLORS[4], "#7f1d1d"] }] },
+      data: { labels: rows.map((r) => named("bucket", r.bucket)), datasets: [{ label: interpolate(gettext("Owed (%(currency)s)"), { currency: currency }, true), data: rows.map((r) => r.amount), backgroundColor: [COLORS[1], COLORS[3], COLORS[4], "#7f1d1d"] }] },
       options: { scales: { y: { beginAtZero: true, ticks: { callback: money(currency) } } } },
     });
   }
@@ -131,8 +138,8 @@
     chart("nodes", {
       type: "bar",
       data: { labels: nodes.rows.map((r) => r.node_name), datasets: [
-        { label: "Memory given", data: nodes.rows.map((r) => r.memory_allocated_rate), backgroundColor: COLORS[2] },
-        { label: "Disk given", data: nodes.rows.map((r) => r.disk_allocated_rate), backgroundColor: COLORS[5] },
+        { label: gettext("Memory given"), data: nodes.rows.map((r) => r.memory_allocated_rate), backgroundColor: COLORS[2] },
+        { label: gettext("Disk given"), data: nodes.rows.map((r) => r.disk_allocated_rate), backgroundColor: COLORS[5] },
       ] },
       options: { indexAxis: "y", scales: { x: { beginAtZero: true, suggestedMax: 1, ticks: { callback: percent } } } },
     });

@@ -12,6 +12,10 @@
   "use strict";
 
   var POLL_MILLISECONDS = 4000;
+  var gettext = window.gettext || function (s) { return s; };
+  var interpolate = window.interpolate || function (text, values) {
+    return text.replace(/%\((\w+)\)s/g, function (m, key) { return values[key]; });
+  };
   var first = document.querySelector("[data-instance-status][data-status-url]");
   if (!first || !window.fetch) {
     return;
@@ -83,7 +87,7 @@
   }
 
   function sentence(item) {
-    var text = "\u201c" + item.name + "\u201d is now " + item.status_label + ".";
+    var text = interpolate(gettext("\u201c%(name)s\u201d is now %(status)s."), {name: item.name, status: item.status_label}, true);
     if (item.status_reason && item.status !== "running") {
       text += " " + item.status_reason;
     }

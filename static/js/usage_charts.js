@@ -11,6 +11,10 @@
   const charts = {};
   const scales = window.ChartScales;
   const bytes = scales.bytes;
+  const number = scales.number;
+  const gettext = window.gettext || ((s) => s);
+  const interpolate = window.interpolate || ((text, values) => text.replace(/%\((\w+)\)s/g, (m, key) => values[key]));
+  const percent = (v) => number(v, v < 10 ? 2 : 1) + " %";
   // The memory limit joins the scale when the data reach a fifth of it; below that the scale
   // fits the data (70 MB of 9 GB would be a flat line at the bottom) and the limit is named.
   const LIMIT_IN_SCALE = 5;
@@ -67,7 +71,7 @@
           legend: { display: datasets.length > 1, labels: { boxWidth: 12 } },
           tooltip: { callbacks: {
             title: (items) => items.length ? new Date(items[0].parsed.x).toISOString().slice(0, 16).replace("T", " ") + " UTC" : "",
-            label: (item) => item.dataset.label + ": " + (name === "cpu" ? item.parsed.y.toFixed(item.parsed.y < 10 ? 2 : 1) + " %" : bytes(item.parsed.y)),
+            label: (item) => item.dataset.label + ": " + (name === "cpu" ? percent(item.parsed.y) : bytes(item.parsed.y)),
           } },
           limitLine: limit || {},
         },
@@ -90,7 +94,7 @@
         rows.get(t)[column] = v;
       }
     });
-    const formats = [(v) => v.toFixed(v < 10 ? 2 : 1), bytes, bytes, bytes];
+    const formats = [(v) => number(v, v < 10 ? 2 : 1), bytes, bytes, bytes];
     body.replaceChildren(...[...rows.keys()].sort().reverse().map((t) => {
       const tr = document.createElement("tr");
       const th = document.createElement("td");
@@ -109,13 +113,13 @@
     const strip = root.querySelector("[data-uptime-strip]");
     const total = root.querySelector("[data-uptime-total]");
     // No percentage: it was never meant to be running in these 30 days (stopped by its owner).
-    total.textContent = data.uptime_percent === null ? "· stopped on purpose, so there is no uptime to measure" : "· " + data.uptime_percent.toFixed(2) + " %";
+    total.textContent = data.uptime_percent === null ? "· " + gettext("stopped on purpose, so there is no uptime to measure") : "· " + number(data.uptime_percent, 2) + " %";
     strip.replaceChildren(...data.days.slice(-30).map((day) => {
       const li = document.createElement("li");
       const p = day.uptime_percent;
       li.dataset.level = p === null ? "off" : p >= 99.9 ? "full" : p >= 95 ? "partial" : "poor";
       const unknown = day.up_seconds === null;
-      li.title = day.date + ": " + (unknown ? "not known" : p === null ? "stopped on purpose" : p.toFixed(2) + " % up");
+      li.title = day.date + ": " + (unknown ? gettext("not known") : p === null ? gettext("stopped on purpose") : interpolate(gettext("%(percent)s up"), { percent: number(p, 2) + " %" }, true));
       li.setAttribute("aria-label", li.title);
       return li;
     }));
@@ -125,7 +129,7 @@
     list.className = "incidents";
     for (const incident of data.incidents.slice(-10).reverse()) {
       const li = document.createElement("li");
-      const minutes = incident.duration_seconds === null ? "ongoing" : Math.max(1, Math.round(incident.duration_seconds / 60)) + " min";
+      const minutes = incident.duration_seconds === null ? gettext("ongoing") : interpolate(gettext("%(minutes)s min"), { minutes: number(Math.max(1, Math.round(incident.duration_seconds / 60))) }, true);
       li.textContent = incident.started_at.replace("T", " ").replace("Z", " UTC") + " · " + minutes + " · " + incident.reason;
       list.append(li);
     }
@@ -134,20 +138,23 @@
 
   // Why a range has no samples: the instance never ran, is only starting, or was not running then.
   function emptyText(data, range) {
-    const it = data.kind === "bot" ? "bot" : "server";
+    const bot = data.kind === "bot";
     const running = ["starting", "running"].includes(data.status);
     if (!data.last_sample_at) {
-      return running
-        ? "No samples yet: usage appears a minute after the " + it + " starts."
-        : "No samples yet: the " + it + " has not run since it was created. Usage appears a minute after it starts.";
+      if (running) return bot ? gettext("No samples yet: usage appears a minute after the bot starts.") : gettext("No samples yet: usage appears a minute after the server starts.");
+      return bot
+        ? gettext("No samples yet: the bot has not run since it was created. Usage appears a minute after it starts.")
+        : gettext("No samples yet: the server has not run since it was created. Usage appears a minute after it starts.");
     }
     const last = data.last_sample_at.replace("T", " ").replace(/:\d\dZ$/, " UTC");
-    return "No samples in the last " + range.replace("h", " h").replace("d", " d") + ": the " + it +
-      " was not running then. The last were measured at " + last + "; a longer range shows them.";
+    const values = { range: range.replace("h", " h").replace("d", " d"), last: last };
+    return interpolate(bot
+      ? gettext("No samples in the last %(range)s: the bot was not running then. The last were measured at %(last)s; a longer range shows them.")
+      : gettext("No samples in the last %(range)s: the server was not running then. The last were measured at %(last)s; a longer range shows them."), values, true);
   }
 
   async function load(range) {
-    status.textContent = "Loading…";
+    status.textContent = gettext("Loading…");
     root.querySelectorAll("[data-range]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.range === range)));
     try {
       const answer = await fetch(root.dataset.url + "?range=" + encodeURIComponent(range), { headers: { Accept: "application/json" }, credentials: "same-origin" });
@@ -173,21 +180,23 @@
       grid.hidden = false;
       root.querySelector(".chart-table").hidden = false;
       empty.hidden = true;
-      draw("cpu", [{ label: "CPU", data: points(cpu, metrics.step), borderColor: "#2563eb", backgroundColor: "#2563eb" }], metrics,
+      draw("cpu", [{ label: gettext("CPU"), data: points(cpu, metrics.step), borderColor: "#2563eb", backgroundColor: "#2563eb" }], metrics,
         scales.percentAxis(scales.largest(values(cpu))));
       const limit = body.data.memory_limit_bytes;
       const memoryMax = scales.largest(values(memory));
-      draw("memory", [{ label: "Memory", data: points(memory, metrics.step), borderColor: "#7c3aed", backgroundColor: "#7c3aed" }], metrics,
+      draw("memory", [{ label: gettext("Memory"), data: points(memory, metrics.step), borderColor: "#7c3aed", backgroundColor: "#7c3aed" }], metrics,
         scales.bytesAxis(memoryMax * LIMIT_IN_SCALE >= limit ? Math.max(memoryMax, limit) : memoryMax),
-        { value: limit, label: "Limit " + bytes(limit) });
+        { value: limit, label: interpolate(gettext("Limit %(size)s"), { size: bytes(limit) }, true) });
       draw("network", [
-        { label: "Received", data: points(rx, metrics.step), borderColor: "#0f766e", backgroundColor: "#0f766e" },
-        { label: "Sent", data: points(tx, metrics.step), borderColor: "#b45309", backgroundColor: "#b45309" },
+        { label: gettext("Received"), data: points(rx, metrics.step), borderColor: "#0f766e", backgroundColor: "#0f766e" },
+        { label: gettext("Sent"), data: points(tx, metrics.step), borderColor: "#b45309", backgroundColor: "#b45309" },
       ], metrics, scales.bytesAxis(Math.max(scales.largest(values(rx)), scales.largest(values(tx)))));
-      status.textContent = "Every " + (metrics.step >= 60 ? metrics.step / 60 + " min" : metrics.step + " s") + ", times in UTC.";
+      status.textContent = metrics.step >= 60
+        ? interpolate(gettext("Every %(n)s min, times in UTC."), { n: number(metrics.step / 60) }, true)
+        : interpolate(gettext("Every %(n)s s, times in UTC."), { n: number(metrics.step) }, true);
       root.dataset.loaded = range;
     } catch (error) {
-      status.textContent = "Usage could not be loaded: " + error.message;
+      status.textContent = interpolate(gettext("Usage could not be loaded: %(error)s"), { error: error.message }, true);
     }
   }
 
