@@ -13,6 +13,8 @@ account has one currency, so the API's ``ordering`` and ``currency`` are left ou
 import django_filters
 from django import forms
 from django.core.validators import EmailValidator, MaxLengthValidator
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from billing.filters import (
     BalanceTransactionFilter,
@@ -30,7 +32,7 @@ from billing.models import (
     Subscription,
     SubscriptionStatus,
 )
-from billing.services.invoices import GATEWAY_LABELS
+from billing.services.notices import GATEWAY_LABELS
 from billing.services.profile import TEXT_FIELDS, VAT_ID_INPUT_LIMIT, BillingProfileChanges
 from hosting.dashboard.refusals import ServiceErrorFormMixin
 from hosting.money import format_amount
@@ -42,7 +44,9 @@ class InvoiceListFilter(InvoiceFilter):
     """The invoices page: by status."""
 
     status = django_filters.ChoiceFilter(
-        choices=InvoiceStatus.choices, label="Status", empty_label="Any status"
+        choices=InvoiceStatus.choices,
+        label=gettext_lazy("Status"),
+        empty_label=gettext_lazy("Any status"),
     )
     created_after = created_before = due_after = due_before = None
     subscription = currency = ordering = None
@@ -52,10 +56,14 @@ class PaymentListFilter(PaymentFilter):
     """The payments page: by status and by how it was paid."""
 
     status = django_filters.ChoiceFilter(
-        choices=PaymentStatus.choices, label="Status", empty_label="Any status"
+        choices=PaymentStatus.choices,
+        label=gettext_lazy("Status"),
+        empty_label=gettext_lazy("Any status"),
     )
     gateway = django_filters.ChoiceFilter(
-        choices=sorted(GATEWAY_LABELS.items()), label="Paid by", empty_label="Any means"
+        choices=sorted(GATEWAY_LABELS.items()),
+        label=gettext_lazy("Paid by"),
+        empty_label=gettext_lazy("Any means"),
     )
     created_after = created_before = invoice = None
 
@@ -64,7 +72,9 @@ class BalanceListFilter(BalanceTransactionFilter):
     """The balance page: by the kind of entry."""
 
     kind = django_filters.ChoiceFilter(
-        choices=BalanceTransaction.Kind.choices, label="Kind", empty_label="Any kind"
+        choices=BalanceTransaction.Kind.choices,
+        label=gettext_lazy("Kind"),
+        empty_label=gettext_lazy("Any kind"),
     )
     created_after = created_before = None
 
@@ -75,7 +85,8 @@ def _text_input(name: str, **attrs) -> forms.TextInput:
 
 def _within(limit: int) -> list[MaxLengthValidator]:
     """At most ``limit`` characters, refused in the API's words."""
-    return [MaxLengthValidator(limit, f"Ensure this field has no more than {limit} characters.")]
+    message = gettext_lazy("Ensure this field has no more than %(limit_value)d characters.")
+    return [MaxLengthValidator(limit, message)]
 
 
 class BillingProfileForm(ServiceErrorFormMixin, forms.Form):
@@ -85,63 +96,71 @@ class BillingProfileForm(ServiceErrorFormMixin, forms.Form):
 
     legal_name = forms.CharField(
         validators=_within(TEXT_FIELDS["legal_name"]),
-        label="Legal name",
+        label=gettext_lazy("Legal name"),
         required=False,
         widget=_text_input("legal_name", autocomplete="organization"),
-        help_text="The person or company invoices are made out to; empty: the account's name.",
+        help_text=gettext_lazy(
+            "The person or company invoices are made out to; empty: the account's name."
+        ),
     )
     email = forms.CharField(
         validators=[
             *_within(TEXT_FIELDS["email"]),
-            EmailValidator("Enter a valid e-mail address."),
+            EmailValidator(gettext_lazy("Enter a valid e-mail address.")),
         ],
-        label="Billing e-mail",
+        label=gettext_lazy("Billing e-mail"),
         required=False,
         widget=forms.EmailInput(attrs={"maxlength": TEXT_FIELDS["email"], "autocomplete": "email"}),
-        help_text="Printed on invoices.",
+        help_text=gettext_lazy("Printed on invoices."),
     )
     address_line1 = forms.CharField(
         validators=_within(TEXT_FIELDS["address_line1"]),
-        label="Address",
+        label=gettext_lazy("Address"),
         required=False,
         widget=_text_input("address_line1", autocomplete="address-line1"),
     )
     address_line2 = forms.CharField(
         validators=_within(TEXT_FIELDS["address_line2"]),
-        label="Address, second line",
+        label=gettext_lazy("Address, second line"),
         required=False,
         widget=_text_input("address_line2", autocomplete="address-line2"),
     )
     postal_code = forms.CharField(
         validators=_within(TEXT_FIELDS["postal_code"]),
-        label="Postal code",
+        label=gettext_lazy("Postal code"),
         required=False,
         widget=_text_input("postal_code", autocomplete="postal-code"),
     )
     city = forms.CharField(
+        label=gettext_lazy("City"),
         required=False,
         validators=_within(TEXT_FIELDS["city"]),
         widget=_text_input("city", autocomplete="address-level2"),
     )
     region = forms.CharField(
         validators=_within(TEXT_FIELDS["region"]),
-        label="Region or state",
+        label=gettext_lazy("Region or state"),
         required=False,
         widget=_text_input("region", autocomplete="address-level1"),
     )
     country = forms.CharField(
         validators=_within(2),
+        label=gettext_lazy("Country"),
         required=False,
         widget=forms.TextInput(attrs={"autocomplete": "country", "size": 2}),
-        help_text="The two-letter ISO code, such as DE or NL. It decides the tax on invoices.",
+        help_text=gettext_lazy(
+            "The two-letter ISO code, such as DE or NL. It decides the tax on invoices."
+        ),
     )
     vat_id = forms.CharField(
         validators=_within(VAT_ID_INPUT_LIMIT),
-        label="VAT ID",
+        label=gettext_lazy("VAT ID"),
         required=False,
         widget=forms.TextInput(attrs={"maxlength": VAT_ID_INPUT_LIMIT}),
-        help_text="For a business in the EU: checked against the country above; a valid one "
-        "from another member state than ours is reverse-charged.",
+        help_text=gettext_lazy(
+            "For a business in the EU: checked against the country above; a valid one "
+            "from another member state than ours is reverse-charged."
+        ),
     )
 
     @classmethod
@@ -166,18 +185,41 @@ class BillingProfileForm(ServiceErrorFormMixin, forms.Form):
 def price_every(price) -> str:
     """How often ``price`` bills: ``a month``, ``an hour``, ``every 12 months``."""
     count, unit = price.interval_count, price.interval
-    return f"every {count} {unit}s" if count > 1 else ("an hour" if unit == "hour" else f"a {unit}")
+    if unit == "hour":
+        text = ngettext("an hour", "every %(count)d hours", count)
+    elif unit == "day":
+        text = ngettext("a day", "every %(count)d days", count)
+    elif unit == "week":
+        text = ngettext("a week", "every %(count)d weeks", count)
+    elif unit == "month":
+        text = ngettext("a month", "every %(count)d months", count)
+    elif unit == "year":
+        text = ngettext("a year", "every %(count)d years", count)
+    else:  # not an interval billing knows (validate_recurring refuses it): as it is
+        return f"every {count} {unit}s" if count > 1 else f"a {unit}"
+    return text % {"count": count}
 
 
 def price_label(price) -> str:
     """``8.99 EUR a month``, ``0.03 EUR an hour``, ``89.90 EUR every 12 months``, with the setup
     fee and the trial when the price has them."""
-    text = f"{format_amount(price.unit_amount, price.currency)} {price_every(price)}"
+    amount = format_amount(price.unit_amount, price.currency)
+    text = _("%(amount)s %(every)s") % {"amount": amount, "every": price_every(price)}
     if price.setup_fee:
-        text += f" + {format_amount(price.setup_fee, price.currency)} setup"
+        fee = format_amount(price.setup_fee, price.currency)
+        text = _("%(price)s + %(fee)s setup") % {"price": text, "fee": fee}
     if price.trial_days:
-        text += f", {price.trial_days}-day free trial"
+        text = ngettext(
+            "%(price)s, %(days)d-day free trial",
+            "%(price)s, %(days)d-day free trial",
+            price.trial_days,
+        ) % {"price": text, "days": price.trial_days}
     return text
+
+
+def plan_label(price) -> str:
+    """``Medium: 8.99 EUR a month``: the plan's name and its price."""
+    return _("%(plan)s: %(price)s") % {"plan": price.product.name, "price": price_label(price)}
 
 
 class _OrderFormMixin:
@@ -192,10 +234,10 @@ class _OrderFormMixin:
                 slug__in=product.regions
             )
         self.fields["promotion_code"] = forms.CharField(
-            label="Promotion code",
+            label=gettext_lazy("Promotion code"),
             required=False,
             max_length=50,
-            help_text="If you have one: the summary below shows it before you order.",
+            help_text=gettext_lazy("If you have one: the summary below shows it before you order."),
         )
 
     def field_for(self, service_name: str) -> str | None:
@@ -243,7 +285,9 @@ class SubscriptionListFilter(SubscriptionFilter):
     """The subscriptions page: by status."""
 
     status = django_filters.ChoiceFilter(
-        choices=SubscriptionStatus.choices, label="Status", empty_label="Any status"
+        choices=SubscriptionStatus.choices,
+        label=gettext_lazy("Status"),
+        empty_label=gettext_lazy("Any status"),
     )
     created_after = created_before = price = product = server = bot = ordering = None
     search = None  # the page's own search box
@@ -252,7 +296,9 @@ class SubscriptionListFilter(SubscriptionFilter):
 class PlanChangeForm(forms.Form):
     """The plan to change to: another active price of the same kind, in the same currency."""
 
-    price = forms.ModelChoiceField(queryset=Price.objects.none(), empty_label="Choose a plan…")
+    price = forms.ModelChoiceField(
+        queryset=Price.objects.none(), empty_label=gettext_lazy("Choose a plan…")
+    )
 
     def __init__(self, *args, subscription: Subscription, **kwargs):
         super().__init__(*args, **kwargs)
@@ -268,6 +314,4 @@ class PlanChangeForm(forms.Form):
             .select_related("product")
             .order_by("product__name", "unit_amount")
         )
-        self.fields["price"].label_from_instance = lambda price: (
-            f"{price.product.name}: {price_label(price)}"
-        )
+        self.fields["price"].label_from_instance = plan_label

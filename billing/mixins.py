@@ -8,12 +8,20 @@ from functools import cached_property
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from accounts.mixins import AreaPageMixin
 from billing.models import Invoice, Subscription
 from billing.selectors import billing_profile_of, invoices_of_account, subscriptions_of_account
 from billing.services.gateways import PaymentNotSupported, card_gateway
 from hosting.money import format_amount
+
+
+def tax_label(percentage: str, *, inclusive: bool) -> str:
+    """``Tax 21%``, ``Tax 21% (included)``: a tax line's name on a page."""
+    if inclusive:
+        return _("Tax %(percentage)s%% (included)") % {"percentage": percentage}
+    return _("Tax %(percentage)s%%") % {"percentage": percentage}
 
 
 class BillingPageMixin(AreaPageMixin):

@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime
 from typing import Literal, NotRequired, TypedDict
 
 from django.template.loader import get_template
+from django.utils.translation import gettext_lazy as _
 from weasyprint import HTML
 from weasyprint.urls import URLFetcher
 
@@ -99,7 +100,9 @@ class DocumentSnapshot(TypedDict):
     reason: NotRequired[str]
 
 
-_TITLES = {"invoice": "Invoice", "credit_note": "Credit note"}
+# In the language active when the PDF is drawn: the page's for a download, the recipient's
+# for an e-mail's attachment.
+_TITLES = {"invoice": _("Invoice"), "credit_note": _("Credit note")}
 
 
 def render_document_pdf(document: DocumentSnapshot) -> bytes:

@@ -36,9 +36,6 @@ from billing.services.ledger import balance_change, balance_of, billing_currency
 from billing.services.notices import notify
 from events.services import record_event
 from hosting.errors import Conflict, ValidationFailed
-from hosting.money import format_amount
-
-GATEWAY_LABELS = {"credit": "account credit", "bank_transfer": "bank transfer", "stripe": "card"}
 
 
 def document_series(
@@ -286,8 +283,8 @@ def apply_payment(
         "payment_received",
         account=invoice.account,
         invoice=invoice,
-        amount=format_amount(amount, invoice.currency),
-        gateway=GATEWAY_LABELS.get(payment.gateway, payment.gateway),
+        amount=amount,  # formatted in the e-mail, in its recipient's language
+        gateway=payment.gateway,
     )
     if invoice.amount_remaining == 0:
         settle_paid(invoice, actor=actor, at=at)

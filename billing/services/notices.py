@@ -12,6 +12,11 @@ whole batch of renewals (``notices_queue``).
 What the e-mail says about the invoice (its number, due date, amounts) is frozen when it is
 queued, so an invoice paid from credit a moment after it was issued is still announced as
 issued; the account's name and the plan are read when it is sent.
+
+Each recipient reads the e-mail in their own language (``hosting.i18n.in_language_of``): one
+e-mail per language among the recipients, subject and body rendered, and amounts and dates
+formatted, in it. A billing profile's address that is no member's is written to in English.
+Amounts travel in the task unformatted (minor units and the currency) for that reason.
 """
 
 import logging
@@ -23,24 +28,38 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.tasks import task
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from accounts.models import Account, Membership
 from accounts.roles import Role
 from billing.models import BillingProfile, Invoice, Subscription
+from hosting.i18n import language_of
 from hosting.money import format_amount
 
 logger = logging.getLogger(__name__)
 
 SUBJECTS = {
-    "invoice_issued": "Invoice {number} issued",
-    "payment_received": "Payment received for invoice {number}",
-    "payment_overdue": "Invoice {number} is overdue",
-    "suspension_warning": "Your service will be suspended: invoice {number} is unpaid",
-    "suspended": "Your service is suspended: invoice {number} is unpaid",
-    "termination_warning": "Your service will be deleted: invoice {number} is unpaid",
-    "terminated": "Your service was deleted: invoice {number} was not paid",
-    "trial_will_end": "Your trial ends soon",
-    "payment_action_required": "Confirm the payment of invoice {number}",
+    "invoice_issued": gettext_lazy("Invoice %(number)s issued"),
+    "payment_received": gettext_lazy("Payment received for invoice %(number)s"),
+    "payment_overdue": gettext_lazy("Invoice %(number)s is overdue"),
+    "suspension_warning": gettext_lazy(
+        "Your service will be suspended: invoice %(number)s is unpaid"
+    ),
+    "suspended": gettext_lazy("Your service is suspended: invoice %(number)s is unpaid"),
+    "termination_warning": gettext_lazy(
+        "Your service will be deleted: invoice %(number)s is unpaid"
+    ),
+    "terminated": gettext_lazy("Your service was deleted: invoice %(number)s was not paid"),
+    "trial_will_end": gettext_lazy("Your trial ends soon"),
+    "payment_action_required": gettext_lazy("Confirm the payment of invoice %(number)s"),
+}
+# How a payment was made, as pages and e-mails name it (``Payment.gateway`` codes).
+GATEWAY_LABELS = {
+    "credit": gettext_lazy("account credit"),
+    "bank_transfer": gettext_lazy("bank transfer"),
+    "stripe": gettext_lazy("card"),
 }
 BILLING_ROLES = (Role.OWNER, Role.ADMIN, Role.BILLING)
 # Extra values that are moments (written as ISO 8601 in the task, read back as datetimes).
@@ -51,15 +70,29 @@ NOTICES_PER_TASK = 500
 
 def recipients(account: Account) -> list[str]:
     """Who billing writes to for ``account``."""
+    grouped = recipients_by_language(account)
+    return sorted({email for emails in grouped.values() for email in emails})
+
+
+def recipients_by_language(account: Account) -> dict[str, list[str]]:
+    """Who billing writes to for ``account``, grouped by the language each reads: the billing
+    profile's e-mail (in its member's language when a member has that address, else English),
+    else the account's owners, admins and billing members, each in their own."""
     profile_email = (
         BillingProfile.objects.filter(account=account).values_list("email", flat=True).first()
     )
+    members = Membership.objects.filter(account=account).select_related("user")
     if profile_email:
-        return [profile_email]
-    emails = Membership.objects.filter(account=account, role__in=BILLING_ROLES).values_list(
-        "user__email", flat=True
-    )
-    return sorted(set(emails))
+        member = members.filter(user__email__iexact=profile_email).first()
+        return {_language(member.user if member else None): [profile_email]}
+    grouped: dict[str, set[str]] = {}
+    for membership in members.filter(role__in=BILLING_ROLES):
+        grouped.setdefault(_language(membership.user), set()).add(membership.user.email)
+    return {language: sorted(emails) for language, emails in sorted(grouped.items())}
+
+
+def _language(user) -> str:
+    return language_of(user) or settings.LANGUAGE_CODE
 
 
 def plan_label(subscription: Subscription | None) -> str:
@@ -69,9 +102,13 @@ def plan_label(subscription: Subscription | None) -> str:
 
 
 def instance_label(subscription: Subscription) -> str:
+    """The server or bot an e-mail is about, in the active language."""
     instance = subscription.server or subscription.bot
-    kind = "Server" if subscription.server_id else "Bot"
-    return f"{kind} “{instance.name}”" if instance else f"The {plan_label(subscription)} service"
+    if instance is None:
+        return _("The %(plan)s service") % {"plan": plan_label(subscription)}
+    if subscription.server_id:
+        return _("Server “%(name)s”") % {"name": instance.name}
+    return _("Bot “%(name)s”") % {"name": instance.name}
 
 
 @dataclass(frozen=True)
@@ -98,14 +135,15 @@ class Notice:
 
 
 def invoice_facts(invoice: Invoice) -> dict[str, Any]:
-    """What an e-mail says about ``invoice``, as it is now (JSON for the task)."""
+    """What an e-mail says about ``invoice``, as it is now (JSON for the task): amounts in
+    minor units, formatted when the e-mail is rendered, in its recipient's language."""
     return {
         "id": invoice.id,
         "number": invoice.number,
         "due_date": invoice.due_date.isoformat() if invoice.due_date else None,
+        "currency": invoice.currency,
         "amount_remaining": invoice.amount_remaining,
-        "total": format_amount(invoice.total, invoice.currency),
-        "remaining": format_amount(invoice.amount_remaining, invoice.currency),
+        "amount_total": invoice.total,
     }
 
 
@@ -156,8 +194,8 @@ def _send(notice: dict[str, Any]) -> bool:
     account = Account.objects.filter(pk=notice["account"]).first()
     if account is None:
         return False
-    to = recipients(account)
-    if not to:
+    by_language = recipients_by_language(account)
+    if not by_language:
         return False
     subscription = (
         Subscription.objects.select_related("price__product", "server", "bot")
@@ -166,6 +204,18 @@ def _send(notice: dict[str, Any]) -> bool:
         if notice["subscription"]
         else None
     )
+    for language, to in by_language.items():
+        # The language ``hosting.i18n.in_language_of`` would choose for each of them.
+        with translation.override(language):
+            subject, message = _render(notice, account, subscription)
+        send_mail(subject=subject, message=message, from_email=None, recipient_list=to)
+    return True
+
+
+def _render(
+    notice: dict[str, Any], account: Account, subscription: Subscription | None
+) -> tuple[str, str]:
+    """The e-mail's subject and body, in the active language (amounts and dates too)."""
     extra = {
         key: datetime.fromisoformat(value) if key in MOMENTS and value else value
         for key, value in notice["extra"].items()
@@ -183,14 +233,20 @@ def _send(notice: dict[str, Any]) -> bool:
             **facts,
             "due_date": datetime.fromisoformat(facts["due_date"]) if facts["due_date"] else None,
         }
-        context["total"] = facts["total"]
-        context["remaining"] = facts["remaining"]
+        if "currency" in facts:
+            context["total"] = format_amount(facts["amount_total"], facts["currency"])
+            context["remaining"] = format_amount(facts["amount_remaining"], facts["currency"])
+            if isinstance(extra.get("amount"), int):
+                context["amount"] = format_amount(extra["amount"], facts["currency"])
+        else:  # queued before amounts travelled unformatted: as they were formatted then
+            context["total"], context["remaining"] = facts["total"], facts["remaining"]
+    if "gateway" in extra:
+        # A code ("credit"); a label written by an older task is shown as it was.
+        context["gateway"] = GATEWAY_LABELS.get(extra["gateway"], extra["gateway"])
     if subscription is not None:
         context["instance_label"] = instance_label(subscription)
         price = subscription.price
         context["price"] = format_amount(price.unit_amount * subscription.quantity, price.currency)
     kind = notice["kind"]
-    subject = SUBJECTS[kind].format(number=facts["number"] if facts else "")
-    message = render_to_string(f"billing/email/{kind}.txt", context)
-    send_mail(subject=subject, message=message, from_email=None, recipient_list=to)
-    return True
+    subject = SUBJECTS[kind] % {"number": facts["number"] if facts else ""}
+    return str(subject), render_to_string(f"billing/email/{kind}.txt", context)

@@ -1,5 +1,6 @@
 """The credit ledger's page: what was added to and taken from the account's credit."""
 
+from django.utils.translation import gettext_lazy as _
 from django.views.generic import ListView
 
 from billing.forms import BalanceListFilter
@@ -15,7 +16,7 @@ class BalanceView(ListControlsMixin, BillingPageMixin, ListView):
     template_name = "billing/balance.html"
     context_object_name = "entries"
     search_fields = ("description",)
-    search_label = "Description or number"
+    search_label = _("Description or number")
     filterset_class = BalanceListFilter
     sort_fields = {"created_at": "created_at"}
     default_sort = "-created_at"

@@ -8,12 +8,14 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.cache import patch_cache_control
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import ListView, TemplateView
 
 from billing.clock import billing_now
 from billing.forms import InvoiceListFilter
-from billing.mixins import BillingPageMixin, InvoiceObjectMixin
+from billing.mixins import BillingPageMixin, InvoiceObjectMixin, tax_label
 from billing.models import CreditNote, Invoice, InvoiceStatus
 from billing.rules.periods import period_text
 from billing.selectors import (
@@ -26,7 +28,7 @@ from billing.selectors import (
 )
 from billing.services import balance_of, invoice_pay_with_credit
 from billing.services.gateways import collection_gateways
-from billing.services.invoices import GATEWAY_LABELS
+from billing.services.notices import GATEWAY_LABELS
 from hosting.dashboard.lists import ListControlsMixin
 from hosting.errors import ApplicationError
 
@@ -47,7 +49,7 @@ class InvoiceListView(ListControlsMixin, BillingPageMixin, ListView):
     template_name = "billing/invoice_list.html"
     context_object_name = "invoices"
     search_fields = ("number", "=id")
-    search_label = "Invoice number"
+    search_label = gettext_lazy("Invoice number")
     filterset_class = InvoiceListFilter
     sort_fields = {"created_at": "created_at", "due_date": "due_date", "total": "total"}
     default_sort = "-created_at"
@@ -107,8 +109,7 @@ class InvoiceDetailView(InvoiceObjectMixin, TemplateView):
                 "subtotal": money(invoice.subtotal),
                 "discount": money(-invoice.discount) if invoice.discount else "",
                 "tax": money(invoice.tax),
-                "tax_label": f"Tax {percentage}%"
-                + (" (included)" if invoice.tax_inclusive else ""),
+                "tax_label": tax_label(percentage, inclusive=invoice.tax_inclusive),
                 "total": money(invoice.total),
                 "amount_paid": money(invoice.amount_paid),
                 "amount_credited": money(invoice.amount_credited)
@@ -154,13 +155,16 @@ class InvoicePayWithCreditView(InvoiceObjectMixin, View):
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
         if invoice.status == InvoiceStatus.PAID:
-            messages.success(request, f"Invoice {invoice.number} is paid with your credit.")
+            messages.success(
+                request,
+                _("Invoice %(number)s is paid with your credit.") % {"number": invoice.number},
+            )
         else:
             remaining = self.money(invoice.amount_remaining, invoice.currency)
             messages.success(
                 request,
-                f"Your credit paid part of invoice {invoice.number}; {remaining} remains to be "
-                "paid.",
+                _("Your credit paid part of invoice %(number)s; %(remaining)s remains to be paid.")
+                % {"number": invoice.number, "remaining": remaining},
             )
         return redirect(self.refused_url)
 
@@ -190,8 +194,10 @@ class InvoicePdfView(InvoiceObjectMixin, View):
         if invoice.status == InvoiceStatus.DRAFT:
             messages.error(
                 request,
-                "A draft invoice has no PDF yet: it gets its number and its PDF when it is "
-                "finalized.",
+                _(
+                    "A draft invoice has no PDF yet: it gets its number and its PDF when it is "
+                    "finalized."
+                ),
             )
             return redirect(self.refused_url)
         return pdf_response(render_pdf(invoice_document(invoice)), invoice.number)

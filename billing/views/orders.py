@@ -16,10 +16,12 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.generic import TemplateView
 
 from billing.forms import OrderBotForm, OrderServerForm, price_every, price_label
-from billing.mixins import BillingPageMixin
+from billing.mixins import BillingPageMixin, tax_label
 from billing.models import InvoiceStatus, Price, ProductKind
 from billing.rules.periods import moment_text
 from billing.selectors import products_for_sale
@@ -30,6 +32,12 @@ from billing.services.subscriptions import (
 )
 from hosting.errors import ApplicationError
 from servers.selectors import game_catalogue, region_default_for
+
+# The plan page's tabs: each kind of plan, as a group.
+KIND_TABS = {
+    ProductKind.SERVER: gettext_lazy("Game servers"),
+    ProductKind.BOT: gettext_lazy("Discord bots"),
+}
 
 
 def size_text(megabytes: int) -> str:
@@ -67,7 +75,7 @@ class OrderView(BillingPageMixin, TemplateView):
             .first()
         )
         if price is None:
-            raise Http404("This plan is not on sale.")
+            raise Http404(_("This plan is not on sale."))
         return price
 
     @cached_property
@@ -84,7 +92,7 @@ class OrderView(BillingPageMixin, TemplateView):
             return games[0] if len(games) == 1 else None
         game = self.games.filter(slug=slug).first()
         if game is None:
-            raise Http404("This plan does not run that game.")
+            raise Http404(_("This plan does not run that game."))
         return game
 
     @cached_property
@@ -130,7 +138,8 @@ class OrderView(BillingPageMixin, TemplateView):
         return form
 
     def get_context_data(self, **kwargs):
-        context = {"kind": self.kind, "kinds": ProductKind.choices, "price": self.price}
+        kinds = [(value, KIND_TABS.get(value, label)) for value, label in ProductKind.choices]
+        context = {"kind": self.kind, "kinds": kinds, "price": self.price}
         if self.price is None:
             context["step"], context["plans"] = "plan", self.plans()
             context["currency"] = self.currency
@@ -158,7 +167,7 @@ class OrderView(BillingPageMixin, TemplateView):
 
     def post(self, request, *args, **kwargs):
         if self.price is None or (self.kind == ProductKind.SERVER and self.game is None):
-            messages.error(request, "Choose a plan first.")
+            messages.error(request, _("Choose a plan first."))
             return redirect("billing_order")
         form = self.form(request.POST)
         summary = None
@@ -194,8 +203,8 @@ class OrderView(BillingPageMixin, TemplateView):
     @staticmethod
     def _changed(seen: str | None, code: str | None) -> str:
         if seen is not None and seen.split("|", 1)[0] != (code or ""):
-            return "The total changed with your promotion code: check it, then place the order."
-        return "Check the total, then place the order."
+            return _("The total changed with your promotion code: check it, then place the order.")
+        return _("Check the total, then place the order.")
 
     def _summary(self, preview: OrderPreview, code: str | None) -> dict:
         """The summary as the page shows it; ``key`` names the amounts shown, so that the
@@ -205,10 +214,10 @@ class OrderView(BillingPageMixin, TemplateView):
         subtotal = sum(line["quantity"] * line["unit_amount"] for line in lines)
         discount = sum(line["discount_amount"] for line in lines)
         if tax.reverse_charge:
-            tax_label = "VAT (reverse charge)"
+            tax_name = _("VAT (reverse charge)")
         else:
             percentage = format(tax.percentage.normalize(), "f")
-            tax_label = f"Tax {percentage}%" + (" (included)" if tax.inclusive else "")
+            tax_name = tax_label(percentage, inclusive=tax.inclusive)
         return {
             "key": f"{code or ''}|{preview.total}|{preview.due_today}|{renewal.total}",
             "lines": [
@@ -221,7 +230,7 @@ class OrderView(BillingPageMixin, TemplateView):
             "subtotal": self.money(subtotal, currency),
             "discount": self.money(-discount, currency) if discount else "",
             "coupon": preview.coupon.name if preview.coupon else "",
-            "tax_label": tax_label,
+            "tax_label": tax_name,
             "tax_note": tax.note,
             "tax": self.money(sum(line["tax_amount"] for line in lines), currency),
             "total": self.money(preview.total, currency),
@@ -230,7 +239,8 @@ class OrderView(BillingPageMixin, TemplateView):
             else "",
             "due_today": self.money(preview.due_today, currency),
             "trial_end": moment_text(preview.trial_end) if preview.trial_end else "",
-            "renewal": f"{self.money(renewal.total, currency)} {price_every(preview.price)}",
+            "renewal": _("%(amount)s %(every)s")
+            % {"amount": self.money(renewal.total, currency), "every": price_every(preview.price)},
             "renewal_at": moment_text(preview.renewal_at),
             "renewal_discounted": any(line["discount_amount"] for line in renewal.lines),
         }
@@ -240,11 +250,16 @@ class OrderView(BillingPageMixin, TemplateView):
         if invoice.status != InvoiceStatus.PAID:
             messages.success(
                 self.request,
-                f"Ordered “{name}”: it is created once invoice {invoice.number} is paid. "
-                "The ways to pay it are below.",
+                _(
+                    "Ordered “%(name)s”: it is created once invoice %(number)s is paid. "
+                    "The ways to pay it are below."
+                )
+                % {"name": name, "number": invoice.number},
             )
             return redirect("billing_invoice", invoice_id=invoice.id)
-        messages.success(self.request, f"Ordered “{name}”: it is being created.")
+        messages.success(
+            self.request, _("Ordered “%(name)s”: it is being created.") % {"name": name}
+        )
         if subscription.server_id:
             return redirect("server_detail", pk=subscription.server_id)
         if subscription.bot_id:

@@ -1,11 +1,12 @@
 """The payments page: every payment of the account, by card or transfer, with its invoice."""
 
+from django.utils.translation import gettext_lazy as _
 from django.views.generic import ListView
 
 from billing.forms import PaymentListFilter
 from billing.mixins import BillingPageMixin
 from billing.selectors import payments_of_account
-from billing.services.invoices import GATEWAY_LABELS
+from billing.services.notices import GATEWAY_LABELS
 from hosting.dashboard.lists import ListControlsMixin
 
 
@@ -16,7 +17,7 @@ class PaymentListView(ListControlsMixin, BillingPageMixin, ListView):
     template_name = "billing/payment_list.html"
     context_object_name = "payments"
     search_fields = ("invoice__number", "reference", "=id")
-    search_label = "Invoice number or reference"
+    search_label = _("Invoice number or reference")
     filterset_class = PaymentListFilter
     sort_fields = {"created_at": "created_at", "amount": "amount"}
     default_sort = "-created_at"

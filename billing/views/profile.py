@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.generic import FormView
 
 from billing.forms import BillingProfileForm
@@ -40,14 +41,14 @@ class BillingProfileView(BillingPageMixin, FormView):
     def form_valid(self, form):
         changes = form.changes()
         if not changes:
-            messages.info(self.request, "Nothing was changed.")
+            messages.info(self.request, _("Nothing was changed."))
             return redirect("billing_profile")
         try:
             billing_profile_update(account=self.account, changes=changes, actor=self.actor())
         except ApplicationError as error:
             return self.refused(error, form=form)
         messages.success(
-            self.request, "Saved the billing profile: invoices finalized from now on show it."
+            self.request, _("Saved the billing profile: invoices finalized from now on show it.")
         )
         return redirect("billing_profile")
 

@@ -6,10 +6,12 @@ the proration first, then the change), cancels at the period's end or now, and r
 
 from django.contrib import messages
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.generic import ListView, TemplateView
 
-from billing.forms import PlanChangeForm, SubscriptionListFilter, price_label
+from billing.forms import PlanChangeForm, SubscriptionListFilter, plan_label, price_label
 from billing.mixins import BillingPageMixin, SubscriptionObjectMixin
 from billing.models import InvoiceStatus, Subscription, SubscriptionStatus
 from billing.rules.periods import moment_text, period_text
@@ -40,7 +42,7 @@ class SubscriptionListView(ListControlsMixin, BillingPageMixin, ListView):
     template_name = "billing/subscription_list.html"
     context_object_name = "subscriptions"
     search_fields = ("order__name", "=id")
-    search_label = "Server or bot name"
+    search_label = gettext_lazy("Server or bot name")
     filterset_class = SubscriptionListFilter
     sort_fields = {"created_at": "created_at", "current_period_end": "current_period_end"}
     default_sort = "-created_at"
@@ -134,7 +136,7 @@ class SubscriptionDetailView(SubscriptionObjectMixin, TemplateView):
         lines = change.priced.lines if change.priced else []
         return {
             "price": change.price,
-            "plan": f"{change.price.product.name}: {price_label(change.price)}",
+            "plan": plan_label(change.price),
             "lines": [
                 {
                     "description": line["description"],
@@ -154,7 +156,7 @@ class SubscriptionChangeView(SubscriptionObjectMixin, View):
     def post(self, request, *args, **kwargs):
         form = PlanChangeForm(request.POST, subscription=self.subscription)
         if not form.is_valid():
-            messages.error(request, "Choose the plan to change to.")
+            messages.error(request, _("Choose the plan to change to."))
             return redirect(self.refused_url)
         try:
             subscription, invoice = subscription_change(
@@ -166,9 +168,13 @@ class SubscriptionChangeView(SubscriptionObjectMixin, View):
             return self.refused(error, back_to=self.refused_url)
         plan = subscription.price.product.name
         if invoice is not None and invoice.status != InvoiceStatus.PAID:
-            messages.success(request, f"Changed to {plan}: pay invoice {invoice.number}.")
+            messages.success(
+                request,
+                _("Changed to %(plan)s: pay invoice %(number)s.")
+                % {"plan": plan, "number": invoice.number},
+            )
             return redirect("billing_invoice", invoice_id=invoice.id)
-        messages.success(request, f"Changed to {plan}.")
+        messages.success(request, _("Changed to %(plan)s.") % {"plan": plan})
         return redirect(self.refused_url)
 
 
@@ -186,10 +192,13 @@ class SubscriptionCancelView(SubscriptionObjectMixin, View):
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
         if subscription.status == SubscriptionStatus.CANCELED:
-            messages.success(request, "Canceled: the server or bot is being deleted.")
+            messages.success(request, _("Canceled: the server or bot is being deleted."))
         else:
             ends = moment_text(subscription.current_period_end)
-            messages.success(request, f"It will end on {ends}; you can resume it until then.")
+            messages.success(
+                request,
+                _("It will end on %(ends)s; you can resume it until then.") % {"ends": ends},
+            )
         return redirect(self.refused_url)
 
 
@@ -201,5 +210,5 @@ class SubscriptionResumeView(SubscriptionObjectMixin, View):
             subscription_resume(subscription=self.subscription, actor=self.actor())
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
-        messages.success(request, "Resumed: it renews as before.")
+        messages.success(request, _("Resumed: it renews as before."))
         return redirect(self.refused_url)

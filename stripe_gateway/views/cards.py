@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -32,6 +33,11 @@ from stripe_gateway.services.methods import (
 )
 
 
+def _being_confirmed() -> str:
+    """Said while a card payment waits for its bank, in the active language."""
+    return _("The card payment is being confirmed; this page will show it.")
+
+
 class CardsPageMixin(BillingPageMixin):
     """A page of cards: only when the service has Stripe. Adding a card, or choosing the
     default, also needs the account to pay by card (``card_gateway``); an account the hosting
@@ -41,7 +47,7 @@ class CardsPageMixin(BillingPageMixin):
 
     def dispatch(self, request, *args, **kwargs):
         if not settings.STRIPE_ENABLED:
-            raise Http404("Cards are not offered here.")
+            raise Http404(_("Cards are not offered here."))
         return super().dispatch(request, *args, **kwargs)
 
     def refuse(self, request):
@@ -110,7 +116,7 @@ class PaymentMethodSaveView(CardsPageMixin, View):
             )
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
-        messages.success(request, f"{method.label} is saved.")
+        messages.success(request, _("%(card)s is saved.") % {"card": method.label})
         return redirect(self.refused_url)
 
 
@@ -131,10 +137,13 @@ class PaymentMethodActionView(CardsPageMixin, View):
         try:
             if self.verb == "default":
                 payment_method_set_default(method=method, actor=self.actor())
-                messages.success(request, f"{method.label} is now the card renewals charge.")
+                messages.success(
+                    request,
+                    _("%(card)s is now the card renewals charge.") % {"card": method.label},
+                )
             else:
                 payment_method_remove(method=method, actor=self.actor())
-                messages.success(request, f"{method.label} is removed.")
+                messages.success(request, _("%(card)s is removed.") % {"card": method.label})
         except ApplicationError as error:
             return self.refused(error, back_to=self.refused_url)
         return redirect(self.refused_url)
@@ -178,11 +187,16 @@ class InvoicePayByCardView(InvoiceObjectMixin, View):
                 },
             )
         if payment.status == "succeeded":
-            messages.success(request, f"Invoice {self.invoice.number} is paid by card.")
+            messages.success(
+                request, _("Invoice %(number)s is paid by card.") % {"number": self.invoice.number}
+            )
         elif payment.status == "failed":
-            messages.error(request, f"The card payment failed: {payment.failure_message}")
+            messages.error(
+                request,
+                _("The card payment failed: %(reason)s") % {"reason": payment.failure_message},
+            )
         else:
-            messages.info(request, "The card payment is being confirmed; this page will show it.")
+            messages.info(request, _being_confirmed())
         return redirect(self.refused_url)
 
 
@@ -203,19 +217,25 @@ class CardReturnView(InvoiceObjectMixin, View):
             .first()
         )
         if charge is None:
-            messages.error(request, "That card payment is not one of this invoice's.")
+            messages.error(request, _("That card payment is not one of this invoice's."))
             return redirect(self.refused_url)
         try:
             intent = stripe_client().v1.payment_intents.retrieve(charge.payment_intent)
         except stripe.StripeError:
-            messages.info(request, "The card payment is being confirmed; this page will show it.")
+            messages.info(request, _being_confirmed())
             return redirect(self.refused_url)
         outcome = intent_apply(charge.payment, intent)
         if outcome.status == PaymentStatus.SUCCEEDED:
-            messages.success(request, f"Invoice {self.invoice.number} is paid by card.")
+            messages.success(
+                request, _("Invoice %(number)s is paid by card.") % {"number": self.invoice.number}
+            )
         elif outcome.status == PaymentStatus.FAILED:
             charge.payment.refresh_from_db()
-            messages.error(request, f"The card payment failed: {charge.payment.failure_message}")
+            messages.error(
+                request,
+                _("The card payment failed: %(reason)s")
+                % {"reason": charge.payment.failure_message},
+            )
         else:
-            messages.info(request, "The card payment is being confirmed; this page will show it.")
+            messages.info(request, _being_confirmed())
         return redirect(self.refused_url)

@@ -65,14 +65,12 @@ from billing.rules.tax import TaxDecision
 from billing.services.discounts import coupon_for_period
 from billing.services.gateways import credit_collects
 from billing.services.invoices import (
-    GATEWAY_LABELS,
     buyer_snapshot,
     document_numbers,
     document_series,
 )
 from billing.services.notices import Notice, invoice_facts, notices_queue
 from events.services import EventDraft, changed_attributes, record_events
-from hosting.money import format_amount
 
 
 class _Report(Protocol):
@@ -493,8 +491,9 @@ def _issue(renewal: _Renewal, written: _Written) -> None:
                 subscription_id=related,
                 invoice=invoice_facts(invoice),
                 extra={
-                    "amount": format_amount(amount, invoice.currency),
-                    "gateway": GATEWAY_LABELS["credit"],
+                    # Formatted in the e-mail, in its recipient's language.
+                    "amount": amount,
+                    "gateway": "credit",
                 },
             )
         )
