@@ -1,5 +1,6 @@
 import django_filters
 from django.db.models import Q
+from django.utils.translation import gettext_lazy
 
 from events.filters import EventTypeChoiceFilter
 from hosting.api.filters import (
@@ -80,19 +81,27 @@ class BotFilter(CreatedRangeFilterSet):
 class InstanceListFilter(django_filters.FilterSet):
     """What the servers page and the bots page both filter by: the status, first."""
 
-    status = django_filters.ChoiceFilter(choices=ServerStatus.choices, empty_label="Any status")
+    status = django_filters.ChoiceFilter(
+        choices=ServerStatus.choices,
+        label=gettext_lazy("Status"),
+        empty_label=gettext_lazy("Any status"),
+    )
 
 
 class ServerListFilter(InstanceListFilter):
     """The servers page (the home page): by status, game and region."""
 
     game = django_filters.ModelChoiceFilter(
-        queryset=Game.objects.only("slug", "name"), to_field_name="slug", empty_label="Any game"
+        queryset=Game.objects.only("slug", "name"),
+        to_field_name="slug",
+        label=gettext_lazy("Game"),
+        empty_label=gettext_lazy("Any game"),
     )
     region = django_filters.ModelChoiceFilter(
         queryset=Region.objects.only("slug", "name"),
         to_field_name="slug",
-        empty_label="Any region",
+        label=gettext_lazy("Region"),
+        empty_label=gettext_lazy("Any region"),
     )
 
     class Meta:
@@ -103,7 +112,11 @@ class ServerListFilter(InstanceListFilter):
 class BotListFilter(InstanceListFilter):
     """The bots page: by status and runtime."""
 
-    runtime = django_filters.ChoiceFilter(choices=BotRuntime.choices, empty_label="Any runtime")
+    runtime = django_filters.ChoiceFilter(
+        choices=BotRuntime.choices,
+        label=gettext_lazy("Runtime"),
+        empty_label=gettext_lazy("Any runtime"),
+    )
 
     class Meta:
         model = Bot

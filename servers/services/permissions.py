@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import JSONField, OuterRef, Q, QuerySet, Subquery
+from django.utils.translation import gettext
+from django.utils.translation import gettext_noop as N_
 
 from accounts.key_cache import cached_extra
 from accounts.models import ApiKey, User
@@ -26,29 +28,32 @@ from accounts.roles import INSTANCE_SCOPE_AREAS, ROLE_SCOPES, Role, expand_impli
 from hosting.errors import PermissionDenied
 from servers.models import Instance, ServerGrant
 
-# Permission -> what it lets do, in the order people see them.
+# Permission -> what it lets do, in the order people see them: English here (the API's words),
+# marked for translation; the dashboard shows gettext(text) (permission_groups).
 PERMISSIONS: dict[str, str] = {
-    "console.view": "See the console's output",
-    "console.command": "Type commands into the console",
-    "power.start": "Start",
-    "power.stop": "Stop",
-    "power.restart": "Restart",
-    "power.kill": "Kill (stop at once, unsaved data is lost)",
-    "settings.read": "See the configuration: the variables (a bot's environment)",
-    "settings.write": "Rename, change variables and resources within the plan, upload a bot's code",
-    "settings.reinstall": "Reinstall (runs the installer again over the files)",
-    "activity.read": "See the activity log and the actions",
-    "files.read": "List, read and download files",
-    "files.write": "Upload, edit, move, compress and delete files",
-    "sftp": "Sign in with SFTP (changing files there also needs files.write)",
-    "backups.read": "List and download backups",
-    "backups.create": "Make backups",
-    "backups.restore": "Restore a backup over the files",
-    "backups.delete": "Delete, lock and unlock backups, change the retention rules",
-    "schedules.read": "See the schedules and their runs",
-    "schedules.write": "Create, change, run and delete schedules",
-    "databases.read": "See the databases and their connection details",
-    "databases.write": "Create, rotate the password of and delete databases",
+    "console.view": N_("See the console's output"),
+    "console.command": N_("Type commands into the console"),
+    "power.start": N_("Start"),
+    "power.stop": N_("Stop"),
+    "power.restart": N_("Restart"),
+    "power.kill": N_("Kill (stop at once, unsaved data is lost)"),
+    "settings.read": N_("See the configuration: the variables (a bot's environment)"),
+    "settings.write": N_(
+        "Rename, change variables and resources within the plan, upload a bot's code"
+    ),
+    "settings.reinstall": N_("Reinstall (runs the installer again over the files)"),
+    "activity.read": N_("See the activity log and the actions"),
+    "files.read": N_("List, read and download files"),
+    "files.write": N_("Upload, edit, move, compress and delete files"),
+    "sftp": N_("Sign in with SFTP (changing files there also needs files.write)"),
+    "backups.read": N_("List and download backups"),
+    "backups.create": N_("Make backups"),
+    "backups.restore": N_("Restore a backup over the files"),
+    "backups.delete": N_("Delete, lock and unlock backups, change the retention rules"),
+    "schedules.read": N_("See the schedules and their runs"),
+    "schedules.write": N_("Create, change, run and delete schedules"),
+    "databases.read": N_("See the databases and their connection details"),
+    "databases.write": N_("Create, rotate the password of and delete databases"),
 }
 PERMISSION_NAMES = list(PERMISSIONS)
 
@@ -81,12 +86,12 @@ DELETE = "delete"
 
 PRESETS: dict[str, tuple[str, list[str]]] = {
     "moderator": (
-        "Moderator",
+        N_("Moderator"),
         ["console.view", "console.command", "power.start", "power.stop", "power.restart"],
     ),
-    "console_only": ("Console (read only)", ["console.view"]),
-    "files_only": ("Files only", ["files.read", "files.write", "sftp"]),
-    "full": ("Full", list(PERMISSIONS)),
+    "console_only": (N_("Console (read only)"), ["console.view"]),
+    "files_only": (N_("Files only"), ["files.read", "files.write", "sftp"]),
+    "full": (N_("Full"), list(PERMISSIONS)),
 }
 
 
@@ -102,6 +107,17 @@ PERMISSION_GROUPS = (
     "schedules",
     "databases",
 )
+# Each group's name on the dashboard (marked; translated when shown).
+GROUP_LABELS = {
+    "console": N_("Console"),
+    "power": N_("Power"),
+    "settings": N_("Settings"),
+    "activity": N_("Activity"),
+    "files": N_("Files"),
+    "backups": N_("Backups"),
+    "schedules": N_("Schedules"),
+    "databases": N_("Databases"),
+}
 
 
 def _group_of(permission: str) -> str:
@@ -109,10 +125,23 @@ def _group_of(permission: str) -> str:
 
 
 def permission_groups() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each group's name and its permissions with what they let do, in the active language."""
     return [
-        (group, [(name, text) for name, text in PERMISSIONS.items() if _group_of(name) == group])
+        (
+            gettext(GROUP_LABELS[group]),
+            [
+                (name, gettext(text))
+                for name, text in PERMISSIONS.items()
+                if _group_of(name) == group
+            ],
+        )
         for group in PERMISSION_GROUPS
     ]
+
+
+def preset_choices() -> list[tuple[str, str]]:
+    """The presets' keys and names, in the active language."""
+    return [(key, gettext(label)) for key, (label, _names) in PRESETS.items()]
 
 
 def permissions_summary(permissions: Iterable[str]) -> str:
@@ -121,9 +150,16 @@ def permissions_summary(permissions: Iterable[str]) -> str:
     for name in permissions:
         if name in PERMISSIONS:
             counts[_group_of(name)] = counts.get(_group_of(name), 0) + 1
-    total = {group: len(names) for group, names in permission_groups()}
+    total = {
+        group: sum(1 for name in PERMISSIONS if _group_of(name) == group)
+        for group in PERMISSION_GROUPS
+    }
     return ", ".join(
-        f"{group.capitalize()} ({'all' if counts[group] == total[group] else counts[group]})"
+        gettext("%(group)s (%(count)s)")
+        % {
+            "group": gettext(GROUP_LABELS[group]),
+            "count": gettext("all") if counts[group] == total[group] else counts[group],
+        }
         for group in PERMISSION_GROUPS
         if group in counts
     )

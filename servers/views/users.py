@@ -15,7 +15,12 @@ from accounts.actors import Actor
 from accounts.roles import Right, Role, role_can
 from hosting.errors import ApplicationError, ValidationFailed
 from servers.services.grants import grant_create, grant_delete, grant_of, grant_update, grants_of
-from servers.services.permissions import PRESETS, permission_groups, permissions_summary
+from servers.services.permissions import (
+    PRESETS,
+    permission_groups,
+    permissions_summary,
+    preset_choices,
+)
 from servers.views import BotPages, InstanceObjectMixin, ServerPages, area_refusal
 
 
@@ -57,7 +62,7 @@ class InstanceUsersView(InstanceUsersMixin, TemplateView):
         return super().get_context_data(
             grants=grants,
             groups=permission_groups(),
-            presets=[(key, label) for key, (label, _rights) in PRESETS.items()],
+            presets=preset_choices(),
             can_manage_users=self.may_manage(),
             **kwargs,
         )
