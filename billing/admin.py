@@ -54,6 +54,7 @@ from billing.models import (
     BalanceTransaction,
     BillingClock,
     BillingProfile,
+    BillingRunDay,
     Coupon,
     CreditNote,
     DocumentSequence,
@@ -1284,3 +1285,15 @@ class DocumentSequenceAdmin(ReadOnlyAdmin):
 
     list_display = ["series", "next_number"]
     search_fields = ["series"]
+
+
+@admin.register(BillingRunDay)
+class BillingRunDayAdmin(ReadOnlyAdmin):
+    """What the billing job did each day: written by the job only (the staff home shows today)."""
+
+    list_display = ["day", "runs", "last_run_at", "steps"]
+    date_hierarchy = "day"
+
+    @admin.display(description="What it did")
+    def steps(self, obj: BillingRunDay) -> str:
+        return ", ".join(f"{step} {count}" for step, count in sorted(obj.counts.items())) or "—"

@@ -26,6 +26,7 @@ from billing.models import (
     BalanceTransaction,
     BillingClock,
     BillingProfile,
+    BillingRunDay,
     Coupon,
     CreditNote,
     DocumentSequence,
@@ -56,7 +57,7 @@ from tests.factories import AccountFactory
 pytestmark = pytest.mark.django_db
 STAFF = Actor()
 PLAN = {"description": "Survival SMP, 4 GB (March)", "quantity": 1, "unit_amount": 1200}
-VIEW_ONLY_RECORDS = [CreditNote, Payment, Subscription, DocumentSequence]
+VIEW_ONLY_RECORDS = [CreditNote, Payment, Subscription, DocumentSequence, BillingRunDay]
 # Records the services alone create (a billing profile's staff-only fields are changed here).
 RECORDS = [*VIEW_ONLY_RECORDS, BillingProfile]
 EVERY_MODEL = [
@@ -170,6 +171,9 @@ def everything(account, product, price, coupon) -> dict[type, object]:
         Subscription: subscription,
         BillingProfile: BillingProfile.objects.get(account=account),
         DocumentSequence: DocumentSequence.objects.first(),
+        BillingRunDay: BillingRunDay.objects.create(
+            day=now.date(), runs=3, last_run_at=now, counts={"renewals": 2}
+        ),
     }
 
 
