@@ -25,6 +25,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
 
 from accounts.selectors import SECOND_FACTOR_TYPES, user_has_second_factor
 from accounts.signals import FACTOR_ADDED_SESSION_KEY
@@ -148,11 +149,13 @@ def _required_of(request: HttpRequest) -> str | None:
     if path.startswith(STAFF_AREAS) and staff_must_pass_factor(user):
         sso_counts = bool(getattr(settings, "STAFF_SSO_ONLY", False))
         if not session_passed_factor(request, sso_counts=sso_counts):
-            return "Staff use a second factor to open admin, the desk and the staff pages."
+            return _("Staff use a second factor to open admin, the desk and the staff pages.")
         return None
     account = getattr(request, "account", None)
     if account is not None and account.require_second_factor and not session_passed_factor(request):
-        return f"{account.name} asks every member to sign in with a second factor."
+        return _("%(account)s asks every member to sign in with a second factor.") % {
+            "account": account.name
+        }
     return None
 
 
@@ -180,10 +183,10 @@ class SecondFactorPolicyMiddleware:
         if user_has_second_factor(request.user):
             # A session from before the factor, or a sign-in without it: type it now.
             url = reverse("mfa_reauthenticate")
-            messages.info(request, f"{reason} Type yours to go on.")
+            messages.info(request, _("%(reason)s Type yours to go on.") % {"reason": reason})
         else:
             url = reverse("mfa_index")
-            messages.warning(request, f"{reason} Set one up to go on.")
+            messages.warning(request, _("%(reason)s Set one up to go on.") % {"reason": reason})
         if next_path:
             url = f"{url}?{urlencode({'next': next_path})}"
         return HttpResponseRedirect(url)

@@ -5,6 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import SYSTEM, Actor
 from accounts.models import Account, AccountNote, Membership, User
@@ -66,11 +67,11 @@ def account_create(
     """
     name = name.strip()
     if not name:
-        raise ValidationFailed.field("name", "required", "An account needs a name.")
+        raise ValidationFailed.field("name", "required", _("An account needs a name."))
     email = owner_email.strip().lower()
     user = User.objects.filter(email__iexact=email).first()
     taken = ValidationFailed.field(
-        "email", "unique", "An account with this e-mail address already exists; sign in instead."
+        "email", "unique", _("An account with this e-mail address already exists; sign in instead.")
     )
     if user is not None and owner_password is not None:
         raise taken
@@ -243,7 +244,7 @@ def account_require_second_factor(*, account: Account, required: bool, actor: Ac
     owner switching it on needs a factor of their own first (409 ``second_factor_missing``), as
     GitHub's organisations ask. API keys are not affected (they are the machine path)."""
     if not role_can(role_in(account=account, user=actor.user), Right.SET_SIGN_IN_POLICY):
-        raise PermissionDenied("Only the account's owners set how its members sign in.")
+        raise PermissionDenied(_("Only the account's owners set how its members sign in."))
     account = account_locked(account.pk)
     if account.require_second_factor == required:
         return account
@@ -274,9 +275,11 @@ def account_note_add(*, account: Account, body: str, actor: Actor) -> AccountNot
     """A staff note on the account (``AccountNote``): staff-only, so no event (see the model)."""
     text = (body or "").strip()
     if not text:
-        raise ValidationFailed.field("body", "required", "Write the note first.")
+        raise ValidationFailed.field("body", "required", _("Write the note first."))
     if len(text) > ACCOUNT_NOTE_LIMIT:
         raise ValidationFailed.field(
-            "body", "too_long", f"A note has at most {ACCOUNT_NOTE_LIMIT} characters."
+            "body",
+            "too_long",
+            _("A note has at most %(limit)s characters.") % {"limit": ACCOUNT_NOTE_LIMIT},
         )
     return AccountNote.objects.create(account=account, author=actor.user, body=text)

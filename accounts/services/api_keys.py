@@ -7,6 +7,7 @@ from typing import cast
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts import keys
 from accounts.actors import SYSTEM, Actor
@@ -48,7 +49,7 @@ def normalize_allowed_ips(values: Iterable[str]) -> list[str]:
             raise ValidationFailed.field(
                 f"allowed_ips.{index}",
                 "invalid",
-                f"{value!r} is not an IP address or CIDR network.",
+                _("%(value)s is not an IP address or CIDR network.") % {"value": repr(value)},
             ) from None
     return networks
 
@@ -131,19 +132,23 @@ def api_key_create(
     scopes = sorted(set(scopes))
     name = name.strip()
     if not name:
-        raise ValidationFailed.field("name", "required", "A key needs a name.")
+        raise ValidationFailed.field("name", "required", _("A key needs a name."))
     if len(name) > 100:
-        raise ValidationFailed.field("name", "max_length", "A key name has at most 100 characters.")
+        raise ValidationFailed.field(
+            "name", "max_length", _("A key name has at most 100 characters.")
+        )
     if not scopes:
-        raise ValidationFailed.field("scopes", "required", "Choose at least one scope.")
+        raise ValidationFailed.field("scopes", "required", _("Choose at least one scope."))
     if unknown := unknown_scopes(scopes):
         raise ValidationFailed.field(
-            "scopes", "invalid_choice", f"Unknown scopes: {', '.join(unknown)}."
+            "scopes",
+            "invalid_choice",
+            _("Unknown scopes: %(scopes)s.") % {"scopes": ", ".join(unknown)},
         )
     role = role_in(account=account, user=user)
     if role is None:
         raise ValidationFailed.field(
-            "user", "not_a_member", "The user is not a member of this account."
+            "user", "not_a_member", _("The user is not a member of this account.")
         )
     staff_role = user.staff_role_now
     role_allows = set(api_key_scopes_grantable(account=account, user=user))
@@ -159,13 +164,18 @@ def api_key_create(
         key_allows = expand_implied(actor.api_key.scopes) & role_allows
         _refuse_scopes(sorted(set(scopes) - key_allows), "The calling API key may not grant")
     if expires_at is not None and expires_at <= timezone.now():
-        raise ValidationFailed.field("expires_at", "in_past", "The expiry must be in the future.")
+        raise ValidationFailed.field(
+            "expires_at", "in_past", _("The expiry must be in the future.")
+        )
     allowed_ips = normalize_allowed_ips(allowed_ips)
     account_lock(account.pk)  # serialize the count
     if _live_keys(account).count() >= account.max_api_keys:
         raise QuotaExceeded(
-            f"This account already has {account.max_api_keys} API keys, its limit; "
-            "revoke one you no longer use first.",
+            _(
+                "This account already has %(limit)s API keys, its limit; "
+                "revoke one you no longer use first."
+            )
+            % {"limit": account.max_api_keys},
             details={"limit": account.max_api_keys},
         )
     token, key_id = keys.make_token()
@@ -228,15 +238,18 @@ def api_key_rotate(
     """
     if grace < timedelta(0) or grace > MAX_ROTATION_GRACE:
         raise ValidationFailed.field(
-            "grace_period_seconds", "out_of_range", "The grace period is 0 to 86400 seconds."
+            "grace_period_seconds", "out_of_range", _("The grace period is 0 to 86400 seconds.")
         )
     api_key = ApiKey.objects.select_for_update().select_related("user").get(pk=api_key.pk)
     if api_key.status != "active":
-        raise Conflict(f"Only an active key can be rotated; this one is {api_key.status}.")
+        raise Conflict(
+            _("Only an active key can be rotated; this one is %(status)s.")
+            % {"status": api_key.status_label}
+        )
     # The new token acts as the key's user, so rotating must pass the rules of minting it: only
     # that user may do it, and a narrow calling key cannot rotate a broader one to widen itself.
     if actor.user is not None and actor.user.pk != api_key.user_id:
-        raise PermissionDenied("Only a key's own user can rotate it; revoke it instead.")
+        raise PermissionDenied(_("Only a key's own user can rotate it; revoke it instead."))
     if actor.api_key is not None:
         key_allows = expand_implied(actor.api_key.scopes) & set(
             api_key_scopes_grantable(account=api_key.account, user=api_key.user)

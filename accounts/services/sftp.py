@@ -26,6 +26,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from accounts.actors import Actor
@@ -79,38 +80,41 @@ def ssh_key_parse(text: str, *, field: str = "public_key") -> ParsedKey:
     ``validation_failed`` on ``field`` for anything else or a key too weak."""
     text = text.strip()
     if not text:
-        raise ValidationFailed.field(field, "required", "Paste an SSH public key.")
+        raise ValidationFailed.field(field, "required", _("Paste an SSH public key."))
     if len(text) > MAX_PUBLIC_KEY_LENGTH or "\n" in text or "\r" in text:
         raise ValidationFailed.field(
-            field, "invalid", "Paste one public key, on one line (the contents of a .pub file)."
+            field, "invalid", _("Paste one public key, on one line (the contents of a .pub file).")
         )
     if text.startswith("-----BEGIN"):
         raise ValidationFailed.field(
             field,
             "private_key",
-            "That is a private key: never share it. Paste the public key (the .pub file).",
+            _("That is a private key: never share it. Paste the public key (the .pub file)."),
         )
     parts = text.split()
     if len(parts) < 2 or not parts[0].startswith(("ssh-", "ecdsa-", "sk-")):
-        raise ValidationFailed.field(field, "invalid", "This is not an SSH public key.")
+        raise ValidationFailed.field(field, "invalid", _("This is not an SSH public key."))
     try:
         key = serialization.load_ssh_public_key(f"{parts[0]} {parts[1]}".encode())
     except UnsupportedAlgorithm:
         raise ValidationFailed.field(
             field,
             "unsupported_type",
-            f"Keys of type {parts[0][:40]!r} are not supported: use ed25519, ECDSA or RSA.",
+            _("Keys of type %(type)s are not supported: use ed25519, ECDSA or RSA.")
+            % {"type": repr(parts[0][:40])},
         ) from None
     except ValueError:
-        raise ValidationFailed.field(field, "invalid", "This is not an SSH public key.") from None
+        raise ValidationFailed.field(
+            field, "invalid", _("This is not an SSH public key.")
+        ) from None
     if isinstance(key, rsa.RSAPublicKey):
         bits = key.key_size
         if bits < MIN_RSA_BITS:
             raise ValidationFailed.field(
                 field,
                 "weak_key",
-                f"This RSA key has {bits} bits; at least {MIN_RSA_BITS} are needed "
-                "(or use ed25519).",
+                _("This RSA key has %(bits)s bits; at least %(min)s are needed (or use ed25519).")
+                % {"bits": bits, "min": MIN_RSA_BITS},
             )
     elif isinstance(key, ec.EllipticCurvePublicKey):
         bits = key.key_size
@@ -118,7 +122,7 @@ def ssh_key_parse(text: str, *, field: str = "public_key") -> ParsedKey:
         bits = 256
     else:
         raise ValidationFailed.field(
-            field, "unsupported_type", "Only ed25519, ECDSA and RSA keys are supported."
+            field, "unsupported_type", _("Only ed25519, ECDSA and RSA keys are supported.")
         )
     line = key.public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
     key_type, blob = line.decode().split(" ", 1)
@@ -162,18 +166,22 @@ def ssh_key_create(*, user: User, name: str, public_key: str, actor: Actor) -> S
         parts = public_key.strip().split(maxsplit=2)
         name = parts[2].strip() if len(parts) == 3 else parsed.key_type
     if len(name) > 100:
-        raise ValidationFailed.field("name", "max_length", "A key name has at most 100 characters.")
+        raise ValidationFailed.field(
+            "name", "max_length", _("A key name has at most 100 characters.")
+        )
     _locked(user)  # serializes the count
     keys = SshKey.objects.filter(user=user)
     if keys.filter(fingerprint=parsed.fingerprint).exists():
         raise ValidationFailed.field(
             "public_key",
             "duplicate",
-            f"You have already added this key ({parsed.fingerprint}).",
+            _("You have already added this key (%(fingerprint)s).")
+            % {"fingerprint": parsed.fingerprint},
         )
     if keys.count() >= MAX_SSH_KEYS_PER_USER:
         raise QuotaExceeded(
-            f"You already have {MAX_SSH_KEYS_PER_USER} SSH keys, the limit; delete one first.",
+            _("You already have %(limit)s SSH keys, the limit; delete one first.")
+            % {"limit": MAX_SSH_KEYS_PER_USER},
             details={"limit": MAX_SSH_KEYS_PER_USER},
         )
     ssh_key = SshKey.objects.create(
@@ -204,7 +212,8 @@ def sftp_password_validate(*, user: User, password: str) -> None:
         raise ValidationFailed.field(
             "password",
             "max_length",
-            f"A password has at most {MAX_SFTP_PASSWORD_LENGTH} characters.",
+            _("A password has at most %(length)s characters.")
+            % {"length": MAX_SFTP_PASSWORD_LENGTH},
         )
     try:
         validate_password(password, user)
@@ -254,7 +263,9 @@ def _user_obj(user: User) -> dict:
 def login_clean(login: str) -> str:
     """``login`` if it follows the rules (``LOGIN_RULES``); raise on the ``sftp_login`` field."""
     if not isinstance(login, str) or not LOGIN_PATTERN.match(login):
-        raise ValidationFailed.field("sftp_login", "invalid", f"An SFTP login has {LOGIN_RULES}")
+        raise ValidationFailed.field(
+            "sftp_login", "invalid", _("An SFTP login has %(rules)s") % {"rules": _(LOGIN_RULES)}
+        )
     return login
 
 
@@ -293,7 +304,7 @@ def sftp_login_of(user: User) -> str:
             continue
         user.sftp_login = candidate
         return candidate
-    raise ValidationFailed.field("sftp_login", "unavailable", "No SFTP login could be chosen.")
+    raise ValidationFailed.field("sftp_login", "unavailable", _("No SFTP login could be chosen."))
 
 
 @transaction.atomic
@@ -304,7 +315,7 @@ def sftp_login_change(*, user: User, login: str, actor: Actor) -> User:
     if user.sftp_login == login:
         return user
     if User.objects.filter(sftp_login=login).exclude(pk=user.pk).exists():
-        raise ValidationFailed.field("sftp_login", "unique", "Another user has this SFTP login.")
+        raise ValidationFailed.field("sftp_login", "unique", _("Another user has this SFTP login."))
     previous = user.sftp_login
     user.sftp_login = login
     try:
@@ -312,7 +323,7 @@ def sftp_login_change(*, user: User, login: str, actor: Actor) -> User:
             user.save(update_fields=["sftp_login"])
     except IntegrityError:
         raise ValidationFailed.field(
-            "sftp_login", "unique", "Another user has this SFTP login."
+            "sftp_login", "unique", _("Another user has this SFTP login.")
         ) from None
     for account in Account.objects.filter(memberships__user=user).order_by("pk"):
         record_event(

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from accounts.actors import Actor
 from accounts.models import Account, ApiKey, Invitation, Membership, User
@@ -36,15 +37,22 @@ from hosting.errors import (
 from hosting.i18n import in_language_of
 
 INVITATION_LIFETIME = timedelta(days=7)
+# An invitation's status as a refusal says it (the API's ``status`` field keeps the code).
+INVITATION_STATUS_LABELS = {
+    "pending": gettext_lazy("pending"),
+    "accepted": gettext_lazy("accepted"),
+    "revoked": gettext_lazy("revoked"),
+    "expired": gettext_lazy("expired"),
+}
 
 
 def _require_team_right(account: Account, actor: Actor, *roles_touched: str) -> str:
     """The actor's role, if it may manage the team for these roles; raise otherwise."""
     role = role_in(account=account, user=actor.user)
     if role is None or not role_can(role, Right.MANAGE_TEAM):
-        raise PermissionDenied("Only owners and admins can manage the team.")
+        raise PermissionDenied(_("Only owners and admins can manage the team."))
     if Role.OWNER in roles_touched and not role_can(role, Right.MANAGE_OWNERS):
-        raise PermissionDenied("Only owners can add, change or remove owners.")
+        raise PermissionDenied(_("Only owners can add, change or remove owners."))
     return role
 
 
@@ -91,10 +99,12 @@ def invitation_create(
     """
     email = email.strip().lower()
     if role not in Role.values:
-        raise ValidationFailed.field("role", "invalid_choice", f"Unknown role {role!r}.")
+        raise ValidationFailed.field(
+            "role", "invalid_choice", _("Unknown role %(role)s.") % {"role": repr(role)}
+        )
     _require_team_right(account, actor, role)
     if Membership.objects.filter(account=account, user__email__iexact=email).exists():
-        raise Conflict(f"{email} is already a member of this account.")
+        raise Conflict(_("%(email)s is already a member of this account.") % {"email": email})
     now = timezone.now()
     Invitation.objects.filter(
         account=account, email__iexact=email, accepted_at=None, revoked_at=None
@@ -136,10 +146,13 @@ def invitation_accept(*, token: str, user: User, actor: Actor) -> Membership:
     """Join the invitation's account as ``user``, whose e-mail must be the invited one."""
     invitation = invitation_for_token(token)
     if invitation is None:
-        raise NotFound("This invitation link is invalid or has expired.")
+        raise NotFound(_("This invitation link is invalid or has expired."))
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
     if invitation.email.lower() != user.email.lower():
-        raise PermissionDenied(f"This invitation is for {invitation.email}; sign in as that user.")
+        raise PermissionDenied(
+            _("This invitation is for %(email)s; sign in as that user.")
+            % {"email": invitation.email}
+        )
     membership, created = Membership.objects.get_or_create(
         account=invitation.account, user=user, defaults={"role": invitation.role}
     )
@@ -164,9 +177,9 @@ def invitation_accept_as_new_user(
     """Create the invited person's user (with the invited e-mail) and join, both or neither."""
     invitation = invitation_for_token(token)
     if invitation is None:
-        raise NotFound("This invitation link is invalid or has expired.")
+        raise NotFound(_("This invitation link is invalid or has expired."))
     if User.objects.filter(email__iexact=invitation.email).exists():
-        raise Conflict("A user with this e-mail address exists; sign in to accept.")
+        raise Conflict(_("A user with this e-mail address exists; sign in to accept."))
     user = User.objects.create_user(email=invitation.email, password=password, name=name.strip())
     return invitation_accept(token=token, user=user, actor=Actor(user=user, ip=actor.ip))
 
@@ -177,7 +190,10 @@ def invitation_revoke(*, invitation: Invitation, actor: Actor) -> Invitation:
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
     _require_team_right(invitation.account, actor, invitation.role)
     if invitation.status != "pending":
-        raise Conflict(f"The invitation is already {invitation.status}.")
+        raise Conflict(
+            _("The invitation is already %(status)s.")
+            % {"status": INVITATION_STATUS_LABELS.get(invitation.status, invitation.status)}
+        )
     invitation.revoked_at = timezone.now()
     invitation.save(update_fields=["revoked_at"])
     record_event(
@@ -202,7 +218,9 @@ def _other_owner_exists(membership: Membership) -> bool:
 def member_change_role(*, membership: Membership, role: str, actor: Actor) -> Membership:
     """Change a member's role; their keys follow at once. The last owner cannot be demoted."""
     if role not in Role.values:
-        raise ValidationFailed.field("role", "invalid_choice", f"Unknown role {role!r}.")
+        raise ValidationFailed.field(
+            "role", "invalid_choice", _("Unknown role %(role)s.") % {"role": repr(role)}
+        )
     # Lock the account's owner rows so two demotions cannot both pass the last-owner check.
     list(
         Membership.objects.select_for_update().filter(
@@ -214,7 +232,7 @@ def member_change_role(*, membership: Membership, role: str, actor: Actor) -> Me
     if membership.role == role:
         return membership
     if membership.role == Role.OWNER and not _other_owner_exists(membership):
-        raise Conflict("An account needs at least one owner; make someone else owner first.")
+        raise Conflict(_("An account needs at least one owner; make someone else owner first."))
     before = member_representation(membership)
     membership.role = role
     membership.save(update_fields=["role"])
@@ -246,7 +264,7 @@ def member_remove(*, membership: Membership, actor: Actor) -> None:
     if actor.user is None or actor.user.pk != membership.user_id:
         _require_team_right(membership.account, actor, membership.role)
     if membership.role == Role.OWNER and not _other_owner_exists(membership):
-        raise Conflict("The last owner cannot be removed; make someone else owner first.")
+        raise Conflict(_("The last owner cannot be removed; make someone else owner first."))
     representation = member_representation(membership)
     for api_key in ApiKey.objects.filter(
         account_id=membership.account_id, user_id=membership.user_id

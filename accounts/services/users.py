@@ -24,9 +24,9 @@ def user_update_profile(
     their accounts."""
     email = email.strip().lower()
     if User.objects.filter(email__iexact=email).exclude(pk=user.pk).exists():
-        raise ValidationFailed.field("email", "unique", "Another user has this e-mail address.")
+        raise ValidationFailed.field("email", "unique", _("Another user has this e-mail address."))
     if language is not None and language and language not in dict(settings.LANGUAGES):
-        raise ValidationFailed.field("language", "invalid", "Not a language of the dashboard.")
+        raise ValidationFailed.field("language", "invalid", _("Not a language of the dashboard."))
     user = User.objects.select_for_update().get(pk=user.pk)
     before = {"id": user.id, "email": user.email, "name": user.name, "language": user.language}
     user.name, user.email = name.strip(), email
