@@ -20,6 +20,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from events.services import changed_attributes, record_event
@@ -117,7 +118,7 @@ def allocation_of(server: Server, allocation_id: str) -> Allocation:
     """One of the server's allocations by its ``alloc_…`` id; 404 otherwise."""
     allocation = Allocation.objects.filter(server=server, public_id=allocation_id).first()
     if allocation is None:
-        raise NotFound("No such allocation on this server.")
+        raise NotFound(_("No such allocation on this server."))
     return allocation
 
 
@@ -150,7 +151,7 @@ def primary_with_offsets(
     offsets = list(port_offsets(template).values())
     needed = 1 + len(template_ports(template))
     free = set(Allocation.objects.filter(node_id=node_id, server=None).values_list("ip", "port"))
-    per_ip = Counter(ip for ip, _ in free)
+    per_ip = Counter(ip for ip, _port in free)
     candidates = sorted(
         (
             (port != preferred_port, port, ip)
@@ -158,7 +159,7 @@ def primary_with_offsets(
             if per_ip[ip] >= needed and all((ip, port + offset) in free for offset in offsets)
         ),
     )
-    for _, port, ip in candidates:
+    for _share, port, ip in candidates:
         wanted = [port] + [port + offset for offset in offsets]
         # Locked, and read again: a customer's allocation_add may have taken one meanwhile.
         locked = list(_free_on(node_id).filter(ip=ip, port__in=wanted))
@@ -183,7 +184,7 @@ def allocations_take_named(server: Server, primary: Allocation) -> None:
     fixed = {wanted[item.port]: item for item in free.filter(port__in=wanted)}
     if len(fixed) < len(wanted):
         raise NoCapacity(
-            "Its node does not have the ports its game opens beside its game port free.",
+            _("Its node does not have the ports its game opens beside its game port free."),
             details={"ports": needed},
         )
     others = free.exclude(pk__in=[item.pk for item in fixed.values()])
@@ -195,7 +196,8 @@ def allocations_take_named(server: Server, primary: Allocation) -> None:
         taken += list(rest)
     if len(taken) < count:
         raise NoCapacity(
-            f"Its node has too few free ports for the {needed} extra ports its game needs.",
+            _("Its node has too few free ports for the %(needed)s extra ports its game needs.")
+            % {"needed": needed},
             details={"ports": needed},
         )
     unfixed = iter(taken)
@@ -222,17 +224,20 @@ def allocation_add(
     when its node has none free, ``invalid_state`` before it is placed."""
     note = _note(note)
     if port is not None and (isinstance(port, bool) or not isinstance(port, int)):
-        raise ValidationFailed.field("port", "invalid", "port must be a whole number.")
+        raise ValidationFailed.field("port", "invalid", _("port must be a whole number."))
     with transaction.atomic():
         server = instance_locked(server)
         if server.node_id is None:
-            raise Conflict("This server is not on a node yet; allocations come with its node.")
+            raise Conflict(_("This server is not on a node yet; allocations come with its node."))
         held = Allocation.objects.filter(server=server)
         limit = allocation_limit(server)
         if held.count() >= limit:
             raise AllocationLimitReached(
-                f"This server holds {limit} allocations, as many as its plan allows; "
-                "remove one first.",
+                _(
+                    "This server holds %(limit)s allocations, as many as its plan allows; "
+                    "remove one first."
+                )
+                % {"limit": limit},
                 details={"limit": limit},
             )
         primary = held.filter(is_primary=True).first()
@@ -244,7 +249,8 @@ def allocation_add(
             allocation = allocation or free.filter(port=port).order_by("ip").first()
             if allocation is None:
                 raise PortUnavailable(
-                    f"Port {port} is not free on this server's node.", details={"port": port}
+                    _("Port %(port)s is not free on this server's node.") % {"port": port},
+                    details={"port": port},
                 )
         else:
             allocation = None
@@ -252,7 +258,7 @@ def allocation_add(
                 allocation = free.filter(ip=primary.ip).order_by("port").first()
             allocation = allocation or free.order_by("port", "ip").first()
             if allocation is None:
-                raise NoCapacity("This server's node has no free port left.")
+                raise NoCapacity(_("This server's node has no free port left."))
         allocation.server = server
         allocation.note = note
         allocation.assigned_at = timezone.now()
@@ -280,7 +286,7 @@ def allocation_update(
         allocation = Allocation.objects.select_for_update().get(pk=allocation.pk, server=server)
         if is_primary is False and allocation.is_primary:
             raise PrimaryAllocation(
-                "A server always has a primary allocation: make another one primary instead."
+                _("A server always has a primary allocation: make another one primary instead.")
             )
         before = allocation_representation(allocation)
         if not isinstance(note, Unset):
@@ -340,9 +346,13 @@ def _offsets_missing(
 
 
 def _derived_ports(server: Server, ports: dict[str, int], what: str) -> DerivedPorts:
-    listed = ", ".join(f"{name} on {port}" for name, port in sorted(ports.items()))
+    listed = ", ".join(
+        _("%(name)s on %(port)s") % {"name": name, "port": port}
+        for name, port in sorted(ports.items())
+    )
     return DerivedPorts(
-        f"{server.game.name} opens ports itself beside its game port ({listed}): {what}",
+        _("%(game)s opens ports itself beside its game port (%(listed)s): %(what)s")
+        % {"game": server.game.name, "listed": listed, "what": what},
         details={"ports": ports},
     )
 
@@ -365,7 +375,9 @@ def _primary_move_order(
         if (new.ip, new.port + offset) not in at
     }
     if missing:
-        raise _derived_ports(server, missing, f"add those to make {new.address} primary.")
+        raise _derived_ports(
+            server, missing, _("add those to make %(address)s primary.") % {"address": new.address}
+        )
     names = allocation_names(server, held)
     current = {names[item.pk]: item for item in held[1:] if names[item.pk]}
     fixed = {name: at[(new.ip, new.port + offset)] for name, offset in offsets.items()}
@@ -392,7 +404,9 @@ def _primary_move_order(
     order += rest
     missing = _offsets_missing(template, new, order)
     if missing:  # a named port with no allocation left before an offset port
-        raise _derived_ports(server, missing, f"{new.address} cannot be made primary.")
+        raise _derived_ports(
+            server, missing, _("%(address)s cannot be made primary.") % {"address": new.address}
+        )
     return order
 
 
@@ -429,7 +443,10 @@ def _removal_check(server: Server, allocation: Allocation) -> None:
     broken = {name: port for name, port in after.items() if name not in before}
     if broken:
         raise _derived_ports(
-            server, broken, f"{allocation.address} stays while {primary.address} is primary."
+            server,
+            broken,
+            _("%(address)s stays while %(primary)s is primary.")
+            % {"address": allocation.address, "primary": primary.address},
         )
 
 
@@ -437,16 +454,18 @@ def _held_by(allocation: Allocation) -> Server:
     """The server holding ``allocation`` (``allocation_of`` found it through it); 404 once it
     gave it back."""
     if allocation.server is None:
-        raise NotFound("No such allocation on this server.")
+        raise NotFound(_("No such allocation on this server."))
     return allocation.server
 
 
 def _note(note: Any) -> str:
     if not isinstance(note, str):
-        raise ValidationFailed.field("note", "invalid", "note must be text.")
+        raise ValidationFailed.field("note", "invalid", _("note must be text."))
     note = note.strip()
     if len(note) > NOTE_MAX:
         raise ValidationFailed.field(
-            "note", "max_length", f"note takes at most {NOTE_MAX} characters."
+            "note",
+            "max_length",
+            _("note takes at most %(max)s characters.") % {"max": NOTE_MAX},
         )
     return note
