@@ -216,26 +216,140 @@ def test_two_endpoints_changed_at_once_do_not_deadlock(account, owner, monkeypat
     assert not WebhookEndpoint.objects.filter(pk=second.pk).exists()
 
 
-@override_settings(WEBHOOKS_ALLOW_HTTP=True, WEBHOOKS_ALLOW_PRIVATE_TARGETS=True)
-def test_a_delete_chosen_as_a_deadlocks_victim_is_tried_again(account, owner, monkeypatch):
-    """PostgreSQL rolls a deadlock's victim back whole; the delete then runs again (the CI fuzz
-    pass met another ordering than the one above, now and then)."""
-    from django.db import OperationalError
-    from psycopg.errors import DeadlockDetected
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
 
+
+def _waiting_for_a_lock(pid: int) -> bool:
+    """Whether the backend ``pid`` is waiting for a lock (asked from the test's own connection)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
+        row = cursor.fetchone()
+    return row is not None and row[0] == "Lock"
+
+
+def _until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+# What else locks an endpoint, each in a transaction that pauses, holding it, before its commit.
+HOLDERS = ["event", "update", "rotate_secret", "settle", "send_test"]
+
+
+@override_settings(WEBHOOKS_ALLOW_HTTP=True, WEBHOOKS_ALLOW_PRIVATE_TARGETS=True)
+@pytest.mark.parametrize("first_to_wait", ["delete", "other"])
+def test_a_delete_and_a_transaction_holding_its_endpoint_take_locks_in_one_order(
+    account, owner, first_to_wait
+):
+    """The deadlock behind the CI fuzz pass's 500s on DELETE /v1/webhooks/{id}.
+
+    Django's foreign keys are ``DEFERRABLE INITIALLY DEFERRED`` on PostgreSQL: a transaction
+    that records an event takes the ``FOR KEY SHARE`` lock on the event's account row (the
+    foreign key's check) at COMMIT, after it has locked the endpoint (the fan-out holding it,
+    or a change or the worker's settle that locked it ``FOR NO KEY UPDATE`` first). The delete
+    took the account ``FOR UPDATE`` (which conflicts with ``KEY SHARE``) and then the endpoint:
+    endpoint → account against account → endpoint. PostgreSQL rolled back whichever waited
+    first: the delete ("delete", the CI's 500, which the retry of e983bbc hid), or, the other
+    way round ("other"), the other transaction (a server's change, a worker's task), which a
+    retry of the delete cannot help. A test delivery was the same race without a deadlock: its
+    commit found the endpoint deleted (a foreign-key violation, a 500).
+
+    For each holder, the other transaction holds the endpoint and pauses before its commit; the
+    delete starts and waits at once ("delete"), or takes the account and pauses until the other
+    waits at its commit ("other"). Both must finish: now every path takes the account first.
+    """
+    outcomes = {holder: _race(account, owner, holder, first_to_wait) for holder in HOLDERS}
+
+    assert outcomes == {holder: {"other": "ok", "delete": "ok"} for holder in HOLDERS}
+    assert not WebhookEndpoint.objects.exists()
+    assert not WebhookDelivery.objects.exists()
+
+
+def _race(account, owner, holder: str, first_to_wait: str) -> dict:
+    from webhooks.services import endpoint_rotate_secret, endpoint_send_test, endpoint_update
     from webhooks.services import endpoints as endpoints_module
 
     with Receiver() as receiver:
-        endpoint, _ = add_endpoint(account, receiver)
-    real_delete, calls = endpoints_module._endpoint_delete, []
+        endpoint, _ = add_endpoint(account, receiver, events=("*",))
+    delivery = delivery_of(new_event(account, owner), endpoint)
 
-    def deadlocked_once(**kwargs):
-        calls.append(1)
-        if len(calls) == 1:
-            raise OperationalError("deadlock detected") from DeadlockDetected("deadlock detected")
-        return real_delete(**kwargs)
+    holding, commit = threading.Event(), threading.Event()
+    account_locked, go_on = threading.Event(), threading.Event()
+    pids: dict = {}
+    outcome: dict = {}
 
-    monkeypatch.setattr(endpoints_module, "_endpoint_delete", deadlocked_once)
-    endpoint_delete(endpoint=endpoint, actor=SYSTEM)
-    assert len(calls) == 2
-    assert not WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
+    def other_side() -> None:
+        try:
+            pids["other"] = _backend_pid()
+            with transaction.atomic():
+                if holder == "event":
+                    # A change elsewhere in the account (a server's), fanned out to the endpoint.
+                    record_event(
+                        type="server.created",
+                        account=account,
+                        object_type="server",
+                        obj={"id": "srv_1Qm2Lx9Tc4Rb8Nz1Kd5Wf3Hy", "name": "Alpha"},
+                    )
+                elif holder == "update":
+                    endpoint_update(endpoint=endpoint, actor=SYSTEM, description="changed")
+                elif holder == "rotate_secret":
+                    endpoint_rotate_secret(endpoint=endpoint, actor=SYSTEM)
+                elif holder == "settle":
+                    # The worker settles an attempt answered 410 Gone: it disables the endpoint
+                    # and records webhook_endpoint.disabled.
+                    _settle(delivery.id, timezone.now(), 410, b"gone", "", None, 5)
+                else:
+                    endpoint_send_test(endpoint=endpoint, actor=SYSTEM)
+                holding.set()
+                commit.wait(timeout=10)
+            outcome["other"] = "ok"
+        except BaseException as failure:
+            outcome["other"] = failure
+        finally:
+            connection.close()
+
+    def delete() -> None:
+        try:
+            pids["delete"] = _backend_pid()
+            endpoint_delete(endpoint=endpoint, actor=SYSTEM)
+            outcome["delete"] = "ok"
+        except BaseException as failure:
+            outcome["delete"] = failure
+        finally:
+            connection.close()
+
+    real_account_lock = endpoints_module.account_lock
+
+    def account_lock_then_pause(*args, **kwargs):
+        locked = real_account_lock(*args, **kwargs)
+        account_locked.set()
+        go_on.wait(timeout=10)
+        return locked
+
+    if first_to_wait == "delete":
+        go_on.set()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(endpoints_module, "account_lock", account_lock_then_pause)
+        threads = [threading.Thread(target=other_side), threading.Thread(target=delete)]
+        threads[0].start()
+        assert holding.wait(timeout=10)
+        threads[1].start()
+        # The delete holds the account and pauses ("other"), or waits for a lock.
+        _until(
+            lambda: (
+                "delete" in pids
+                and (account_locked.is_set() or _waiting_for_a_lock(pids["delete"]))
+            )
+        )
+        commit.set()
+        # The other transaction commits, or (unfixed) waits for the account at its commit.
+        _until(lambda: "other" in outcome or _waiting_for_a_lock(pids["other"]))
+        go_on.set()
+        for thread in threads:
+            thread.join(timeout=20)
+    return outcome

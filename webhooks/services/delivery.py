@@ -5,6 +5,18 @@ event consumer, see webhooks/apps.py), so each delivery row and its queued task 
 change that caused them and nothing is lost when the worker or the receiver is down. The
 worker's ``webhook_deliver`` makes one attempt, records it, and either finishes the delivery or
 schedules the next attempt.
+
+**Lock order** (PostgreSQL; SQLite runs one writer at a time): the account's row, then its
+endpoints, then their deliveries, in every transaction that locks more than one of them. The
+account comes first because every transaction that records an event locks it anyway: the
+event's foreign key is checked with ``FOR KEY SHARE`` on the account's row, and Django makes
+foreign keys ``DEFERRABLE INITIALLY DEFERRED``, so by default that lock is taken at COMMIT,
+after everything else. ``endpoint_delete`` holds the account ``FOR UPDATE`` (``account_lock``,
+which conflicts with ``KEY SHARE``) and then the endpoint; a transaction that had locked the
+endpoint first and took the account only at its commit deadlocked with it (the CI fuzz pass's
+500s on ``DELETE /v1/webhooks/{id}``). So ``hold_accounts`` takes that ``KEY SHARE`` lock
+early, before any endpoint: in ``hold_endpoints`` (the fan-out), in a change of an endpoint and
+in the worker's ``_settle``. It is the lock the commit would take anyway, only sooner.
 """
 
 import functools
@@ -27,7 +39,7 @@ from django.utils.translation import gettext_noop
 from django_tasks_db.models import DBTaskResult
 
 from accounts.actors import SYSTEM
-from accounts.models import Membership
+from accounts.models import Account, Membership
 from accounts.roles import Role, expand_implied, scopes_allowed_for
 from events.catalogue import pattern_matches
 from events.models import Event
@@ -110,25 +122,50 @@ def deliveries_for_events(events: list[Event]) -> list[WebhookDelivery]:
         if any(pattern_matches(pattern, event.type) for pattern in endpoint.enabled_events)
         and _creator_may_see(endpoint, event)
     ]
-    still_there = _hold(list({endpoint.pk: endpoint for endpoint, _ in chosen}.values()))
+    still_there = hold_endpoints(list({endpoint.pk: endpoint for endpoint, _ in chosen}.values()))
     return [
         delivery_create(endpoint, event) for endpoint, event in chosen if endpoint.pk in still_there
     ]
 
 
-def _hold(endpoints: list[WebhookEndpoint]) -> set[str]:
+def hold_accounts(account_ids: list[str]) -> None:
+    """Lock the accounts' rows ``FOR KEY SHARE`` (in id order) for the rest of the transaction:
+    the first lock of a webhooks transaction that locks an endpoint and may record an event
+    (the module's lock order).
+
+    ``KEY SHARE`` is the lock the deferred foreign-key check of an event (or a delivery) takes
+    on its account at commit; taken now, before the endpoints, it waits for an
+    ``account_lock`` holder (an endpoint's delete or creation) instead of holding an endpoint
+    that holder is about to wait for. It does not wait for other ``KEY SHARE`` holders, nor for
+    ``FOR NO KEY UPDATE`` (a change of the account's own columns).
+    """
+    ids = sorted(set(account_ids))
+    if not ids or connection.vendor != "postgresql":
+        return
+    table = connection.ops.quote_name(Account._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE",  # noqa: S608
+            [ids],
+        )
+
+
+def hold_endpoints(endpoints: list[WebhookEndpoint]) -> set[str]:
     """Hold the endpoints against deletion until this transaction commits, and return the ids
     of those that still exist.
 
-    On PostgreSQL this is ``FOR KEY SHARE``: it does not block other changes recording events,
-    or the worker's bookkeeping (``FOR NO KEY UPDATE``). It does make ``endpoint_delete`` (which
-    takes ``FOR UPDATE``) wait for this transaction, and if a delete came first, this waits for
-    the delete and then finds the endpoint gone. Without it, a delivery added under a delete
-    that had already collected its rows failed the commit. SQLite runs one writer at a time.
+    On PostgreSQL this is ``FOR KEY SHARE``, their accounts' rows first (``hold_accounts``,
+    the module's lock order): it does not block other changes recording events, or the
+    worker's bookkeeping (``FOR NO KEY UPDATE``). It does make ``endpoint_delete`` (which takes
+    the account and then the endpoint ``FOR UPDATE``) wait for this transaction, and if a
+    delete came first, this waits for the delete and then finds the endpoint gone. Without it,
+    a delivery added under a delete that had already collected its rows failed the commit.
+    SQLite runs one writer at a time.
     """
     ids = [endpoint.pk for endpoint in endpoints]
     if not ids or connection.vendor != "postgresql":
         return set(ids)
+    hold_accounts([endpoint.account_id for endpoint in endpoints])
     table = connection.ops.quote_name(WebhookEndpoint._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT id FROM {table} WHERE id = ANY(%s) FOR KEY SHARE", [ids])  # noqa: S608
@@ -215,8 +252,9 @@ def webhook_deliver(*, delivery_id: str, now: datetime | None = None) -> Webhook
     """Make one attempt of a delivery and settle what follows. ``now`` is for tests' clocks."""
     now = now or timezone.now()
     with transaction.atomic():
-        # Only the delivery row is locked here: the endpoint row is always locked before its
-        # deliveries (``_settle``, ``endpoint_delete``), never after, so no two can deadlock.
+        # Only the delivery row is locked here: the account's and endpoint's rows are always
+        # locked before its deliveries (``_settle``, ``endpoint_delete``), never after, so no
+        # two can deadlock.
         delivery = (
             WebhookDelivery.objects.select_for_update(of=("self",))
             .select_related("endpoint", "event")
@@ -270,13 +308,21 @@ def _settle(
     retry_after: float | None,
     duration_ms: int,
 ) -> WebhookDelivery | None:
-    # The endpoint first, then the delivery: the order ``endpoint_delete`` takes too, so an
-    # attempt is never written under a delete that has already collected what it removes.
-    endpoint_id = (
-        WebhookDelivery.objects.filter(pk=delivery_id).values_list("endpoint_id", flat=True).first()
+    # The account, the endpoint, then the delivery: the order ``endpoint_delete`` takes too
+    # (the module's lock order), so an attempt is never written under a delete that has already
+    # collected what it removes, and disabling the endpoint (an event, whose commit locks the
+    # account) never waits for the account while holding the endpoint a delete waits for.
+    row = (
+        WebhookDelivery.objects.filter(pk=delivery_id)
+        .values_list("endpoint_id", "endpoint__account_id")
+        .first()
     )
+    if row is None:
+        return None  # the endpoint (or the event) was deleted during the attempt
+    endpoint_id, account_id = row
+    hold_accounts([account_id])
     # FOR NO KEY UPDATE: it still waits for a delete, but not for changes that are recording
-    # events for this endpoint (they hold it FOR KEY SHARE, see ``_hold``).
+    # events for this endpoint (they hold it FOR KEY SHARE, see ``hold_endpoints``).
     endpoint = WebhookEndpoint.objects.select_for_update(no_key=True).filter(pk=endpoint_id).first()
     delivery = WebhookDelivery.objects.select_for_update().filter(pk=delivery_id).first()
     if endpoint is None or delivery is None:

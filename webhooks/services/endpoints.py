@@ -6,10 +6,9 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import OperationalError, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from psycopg.errors import DeadlockDetected
 
 from accounts.actors import Actor
 from accounts.models import Account
@@ -20,7 +19,7 @@ from hosting.errors import NotFound, QuotaExceeded, ValidationFailed
 from hosting.secrets_box import encrypt_secret
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.representations import webhook_endpoint_representation
-from webhooks.services.delivery import delivery_create
+from webhooks.services.delivery import delivery_create, hold_accounts, hold_endpoints
 from webhooks.services.targets import UnsafeTarget, resolve_target
 
 SECRET_OVERLAP = timedelta(hours=24)
@@ -124,11 +123,15 @@ def endpoint_create(
 def _locked_for_change(endpoint: WebhookEndpoint) -> WebhookEndpoint:
     """The endpoint re-read under a lock for a change that keeps its row (not a delete).
 
-    ``FOR NO KEY UPDATE`` on PostgreSQL: the change then records its event, which holds the
-    account's subscribed endpoints ``FOR KEY SHARE`` (``delivery._hold``). A delete of another
-    endpoint does the same the other way round; with ``FOR UPDATE`` here each waited for the
-    other's row (a deadlock the fuzz pass found). ``KEY SHARE`` does not wait for this lock.
+    Its account's row first (``FOR KEY SHARE``, ``delivery.hold_accounts``): the change records
+    an event, whose commit locks the account that way anyway; taken after the endpoint, it
+    deadlocked with a delete of this endpoint, which holds the account and waits for the
+    endpoint (the module ``delivery``'s lock order). Then ``FOR NO KEY UPDATE`` on the
+    endpoint: recording the event holds the account's subscribed endpoints ``FOR KEY SHARE``
+    (``delivery.hold_endpoints``), which does not wait for this lock; with ``FOR UPDATE`` here
+    a change of A and a delete of B each waited for the other's row.
     """
+    hold_accounts([endpoint.account_id])
     return WebhookEndpoint.objects.select_for_update(no_key=True).get(pk=endpoint.pk)
 
 
@@ -164,42 +167,18 @@ def endpoint_update(*, endpoint: WebhookEndpoint, actor: Actor, **changes: Any) 
     return endpoint
 
 
-# A delete that PostgreSQL chose as a deadlock's victim is rolled back whole and tried again.
-DELETE_ATTEMPTS = 3
-
-
+@transaction.atomic
 def endpoint_delete(*, endpoint: WebhookEndpoint, actor: Actor) -> None:
     """Delete an endpoint with its deliveries; the event keeps what it was.
 
-    The CI fuzz pass still met a deadlock here now and then (the delete waiting for the
-    endpoint's row while holding the account's, against a change holding them the other way
-    round). PostgreSQL then rolls one transaction back whole; when it is this delete, it is
-    tried again, as PostgreSQL's documentation advises for deadlocks (``DELETE_ATTEMPTS``).
+    Locks in the module ``delivery``'s order: the account's row (``account_lock``, ``FOR
+    UPDATE``: two deletes of the account's endpoints, each holding its own endpoint while its
+    event is fanned out to the other, would otherwise wait for each other), then the endpoint,
+    then (deleting them) its deliveries and attempts. Everything else that locks the endpoint
+    takes the account first too (``FOR KEY SHARE``), so it either finishes before the delete
+    starts or waits for it and finds the endpoint gone; a worker settling an attempt waits and
+    then finds it gone, rather than adding an attempt the delete would leave behind.
     """
-    for attempt in range(1, DELETE_ATTEMPTS + 1):
-        try:
-            return _endpoint_delete(endpoint=endpoint, actor=actor)
-        except OperationalError as error:
-            deadlocked = isinstance(error.__cause__, DeadlockDetected)
-            if (
-                not deadlocked
-                or attempt == DELETE_ATTEMPTS
-                or transaction.get_connection().in_atomic_block
-            ):
-                raise
-
-
-@transaction.atomic
-def _endpoint_delete(*, endpoint: WebhookEndpoint, actor: Actor) -> None:
-    """The delete itself, in one transaction.
-
-    The endpoint's row is locked before its deliveries and attempts are collected, so a worker
-    settling an attempt (which locks the endpoint first too) waits and then finds it gone,
-    rather than adding an attempt the delete would leave behind.
-    """
-    # The account's row first, as the account's other writers lock it: a change that holds it
-    # and is recording an event for this endpoint (``delivery._hold``) then finishes before
-    # the delete starts, rather than the two waiting on each other.
     account_lock(endpoint.account_id)
     locked = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint.pk).first()
     if locked is None:
@@ -233,7 +212,14 @@ def endpoint_rotate_secret(
 
 @transaction.atomic
 def endpoint_send_test(*, endpoint: WebhookEndpoint, actor: Actor) -> WebhookDelivery:
-    """A ``webhook.test`` event delivered to this endpoint only, whatever it subscribes to."""
+    """A ``webhook.test`` event delivered to this endpoint only, whatever it subscribes to.
+
+    The endpoint is held first (its account, then it, ``delivery.hold_endpoints``): a delete
+    at the same moment either waits for this or goes first, and then this is a 404 rather
+    than a delivery to a deleted endpoint that failed the commit (a 500).
+    """
+    if not hold_endpoints([endpoint]):
+        raise NotFound()
     event = record_event(
         type="webhook.test",
         account=endpoint.account,
