@@ -199,10 +199,18 @@ def duration_label(seconds: int) -> str:
     hours, minutes = divmod(minutes, 60)
     days, hours = divmod(hours, 24)
     if days:
-        return f"{days} d {hours} h"
+        return gettext("%(days)s d %(hours)s h") % {"days": days, "hours": hours}
     if hours:
-        return f"{hours} h {minutes:02d} min"
-    return f"{minutes} min {seconds:02d} s" if minutes else f"{seconds} s"
+        return gettext("%(hours)s h %(minutes)s min") % {
+            "hours": hours,
+            "minutes": f"{minutes:02d}",
+        }
+    if minutes:
+        return gettext("%(minutes)s min %(seconds)s s") % {
+            "minutes": minutes,
+            "seconds": f"{seconds:02d}",
+        }
+    return gettext("%(seconds)s s") % {"seconds": seconds}
 
 
 def _cell(
