@@ -23,6 +23,7 @@ from datetime import datetime
 
 from django.db import transaction
 from django.db.models import F
+from django.utils.translation import gettext as _
 
 from billing.models import Coupon, CouponDuration, Price, PromotionCode, Subscription
 from billing.rules.periods import period_end
@@ -40,25 +41,25 @@ def _refuse_unusable(
     named by its id that is not directly redeemable, archived, expired or used up."""
     if code is not None:
         if not code.active:
-            raise _refuse(field, "coupon_not_found", "This promotion code does not exist.")
+            raise _refuse(field, "coupon_not_found", _("This promotion code does not exist."))
         if at is not None and code.expires_at and code.expires_at <= at:
-            raise _refuse(field, "coupon_expired", "This promotion code has expired.")
+            raise _refuse(field, "coupon_expired", _("This promotion code has expired."))
         if code.max_redemptions is not None and code.times_redeemed >= code.max_redemptions:
-            raise _refuse(field, "coupon_used_up", "This promotion code has been used up.")
+            raise _refuse(field, "coupon_used_up", _("This promotion code has been used up."))
     elif not coupon.directly_redeemable:
         # Before any of the coupon's own state, which a customer holding only its id has no
         # business learning.
         raise _refuse(
             field,
             "coupon_code_required",
-            "This coupon is redeemed with a promotion code: type the code.",
+            _("This coupon is redeemed with a promotion code: type the code."),
         )
     if not coupon.active:
-        raise _refuse(field, "coupon_not_found", "This coupon is no longer offered.")
+        raise _refuse(field, "coupon_not_found", _("This coupon is no longer offered."))
     if at is not None and coupon.redeem_by and coupon.redeem_by <= at:
-        raise _refuse(field, "coupon_expired", "This coupon has expired.")
+        raise _refuse(field, "coupon_expired", _("This coupon has expired."))
     if coupon.max_redemptions is not None and coupon.times_redeemed >= coupon.max_redemptions:
-        raise _refuse(field, "coupon_used_up", "This coupon has been used up.")
+        raise _refuse(field, "coupon_used_up", _("This coupon has been used up."))
 
 
 def coupon_check(
@@ -76,29 +77,29 @@ def coupon_check(
     coupon: Coupon | None
     if promotion_code is not None:
         if not isinstance(promotion_code, str) or not promotion_code.strip():
-            raise _refuse(field, "invalid", "Type the promotion code.")
+            raise _refuse(field, "invalid", _("Type the promotion code."))
         code = (
             PromotionCode.objects.select_related("coupon")
             .filter(code__iexact=promotion_code.strip())
             .first()
         )
         if code is None:
-            raise _refuse(field, "coupon_not_found", "This promotion code does not exist.")
+            raise _refuse(field, "coupon_not_found", _("This promotion code does not exist."))
         coupon = code.coupon
     else:
         coupon = Coupon.objects.filter(pk=coupon_id).first() if isinstance(coupon_id, str) else None
         if coupon is None:
-            raise _refuse(field, "coupon_not_found", "This coupon does not exist.")
+            raise _refuse(field, "coupon_not_found", _("This coupon does not exist."))
     _refuse_unusable(coupon, code, field, at)
     products = [product.id for product in coupon.products.all()]
     if products and price.product_id not in products:
-        raise _refuse(field, "coupon_not_applicable", "This coupon does not apply to this plan.")
+        raise _refuse(field, "coupon_not_applicable", _("This coupon does not apply to this plan."))
     if coupon.amount_off is not None and coupon.currency != price.currency:
         raise _refuse(
             field,
             "coupon_not_applicable",
-            f"This coupon takes an amount in {coupon.currency} off; the plan is billed in "
-            f"{price.currency}.",
+            _("This coupon takes an amount in %(coupon)s off; the plan is billed in %(plan)s.")
+            % {"coupon": coupon.currency, "plan": price.currency},
         )
     return coupon, code
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.actors import SYSTEM, Actor
 from accounts.models import Account
@@ -192,8 +194,8 @@ def gateway_for_source(
     return next((each for each in gateways if each.source == source), None)
 
 
-CARDS_NOT_OFFERED = "Cards are not offered here: this service has no Stripe settings."
-CARDS_NOT_FOR_ACCOUNT = (
+CARDS_NOT_OFFERED = gettext_noop("Cards are not offered here: this service has no Stripe settings.")
+CARDS_NOT_FOR_ACCOUNT = gettext_noop(
     "Cards are not offered to this account: the hosting company chose how it pays."
 )
 
@@ -202,10 +204,10 @@ def card_gateway(*, account: Account, profile: BillingProfile | None = None) -> 
     """The gateway ``account`` pays by card through; ``PaymentNotSupported`` (422) saying why
     when there is none: no card gateway on this service, or none in the account's own list."""
     if not any(each.source == "card" for each in GATEWAYS.values()):
-        raise PaymentNotSupported(CARDS_NOT_OFFERED)
+        raise PaymentNotSupported(_(CARDS_NOT_OFFERED))
     card = gateway_for_source("card", account=account, profile=profile)
     if card is None:
-        raise PaymentNotSupported(CARDS_NOT_FOR_ACCOUNT)
+        raise PaymentNotSupported(_(CARDS_NOT_FOR_ACCOUNT))
     return card
 
 

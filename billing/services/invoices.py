@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils.translation import gettext as _
 
 from accounts.actors import SYSTEM, Actor
 from accounts.models import Account
@@ -66,7 +67,7 @@ def document_numbers(series: str, count: int) -> list[str]:
     row is moved on with ``UPDATE … RETURNING``, which holds its lock until the transaction
     ends (call it as late in the transaction as possible; a rollback returns the numbers)."""
     table = connection.ops.quote_name(DocumentSequence._meta.db_table)
-    for _ in range(2):
+    for _attempt in range(2):
         with connection.cursor() as cursor:
             cursor.execute(
                 f"UPDATE {table} SET next_number = next_number + %s "  # noqa: S608
@@ -297,7 +298,7 @@ def invoice_pay_with_credit(*, invoice: Invoice, actor: Actor) -> Invoice:
     invoice = _locked(invoice)
     transitions.check("invoice", invoice.status, InvoiceStatus.PAID, verb="pay this invoice")
     if balance_of(invoice.account) <= 0:
-        raise Conflict("The account has no credit to pay with.", details={"balance": 0})
+        raise Conflict(_("The account has no credit to pay with."), details={"balance": 0})
     _apply_credit(invoice, actor=actor)
     return invoice
 

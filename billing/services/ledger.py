@@ -6,6 +6,7 @@ credit; the balance can never go below zero (a database constraint on ``ending_b
 
 from django.db import transaction
 from django.db.models import Sum
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.models import Account
@@ -31,13 +32,14 @@ def billing_currency_fix(account: Account, currency: str) -> str:
         currency = validate_currency(currency)
     except UnsupportedCurrency as unknown:
         raise ValidationFailed.field("currency", unknown.code, str(unknown)) from None
-    profile, _ = BillingProfile.objects.select_for_update().get_or_create(account=account)
+    profile, _created = BillingProfile.objects.select_for_update().get_or_create(account=account)
     if not profile.currency:
         profile.currency = currency
         profile.save(update_fields=["currency", "updated_at"])
     elif profile.currency != currency:
         raise Conflict(
-            f"This account is billed in {profile.currency}; it cannot be billed in {currency}.",
+            _("This account is billed in %(billed_in)s; it cannot be billed in %(currency)s.")
+            % {"billed_in": profile.currency, "currency": currency},
             details={"currency": profile.currency},
         )
     return currency

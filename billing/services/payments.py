@@ -11,6 +11,7 @@ longer owes (it was paid meanwhile by other means, or voided) becomes account cr
 """
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.actors import SYSTEM, Actor
 from billing import transitions
@@ -52,11 +53,12 @@ def payment_open(
     invoice = _invoice_locked(invoice.pk)
     transitions.check("invoice", invoice.status, InvoiceStatus.PAID, verb="pay this invoice")
     if invoice.amount_remaining <= 0:
-        raise Conflict("Nothing remains to be paid on this invoice.")
+        raise Conflict(_("Nothing remains to be paid on this invoice."))
     in_flight = invoice.payments.filter(status=PaymentStatus.PROCESSING).first()
     if in_flight is not None:
         raise Conflict(
-            "A payment of this invoice is already in progress.", details={"payment": in_flight.id}
+            _("A payment of this invoice is already in progress."),
+            details={"payment": in_flight.id},
         )
     payment = Payment.objects.create(
         account=invoice.account,

@@ -7,6 +7,7 @@ finalized afterwards. The currency is not set here: the account's first invoice 
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.models import Account
@@ -76,7 +77,7 @@ def billing_profile_update(
     Every invalid field is named at once (400 ``validation_failed``); nothing is saved then.
     A change records ``customer.billing_profile_updated`` with the previous values.
     """
-    profile, _ = BillingProfile.objects.get_or_create(account=account)
+    profile, _created = BillingProfile.objects.get_or_create(account=account)
     profile = BillingProfile.objects.select_for_update().get(pk=profile.pk)
     before = billing_profile_representation(profile)
     _refuse(_changes_set(profile, changes, staff))
@@ -129,7 +130,7 @@ def _refuse(problems: list[Problem]) -> None:
 def _staff_only_problems(changes: BillingProfileChanges, staff: bool) -> list[Problem]:
     if staff:
         return []
-    message = "Only the hosting company's staff set this."
+    message = _("Only the hosting company's staff set this.")
     return [(name, "staff_only", message) for name in sorted(STAFF_ONLY_FIELDS) if name in changes]
 
 
@@ -143,7 +144,7 @@ def _address_set(profile: BillingProfile, changes: BillingProfileChanges) -> lis
     if not isinstance(changes.country, Unset):
         country = changes.country.strip().upper()
         if country and not is_country(country):
-            message = "A country is its two-letter ISO 3166-1 code, such as DE."
+            message = _("A country is its two-letter ISO 3166-1 code, such as DE.")
             problems.append(("country", "invalid", message))
         else:
             profile.country = country
@@ -191,7 +192,7 @@ def _gateways_problem(names: list[str]) -> str | None:
 def _vat_id(vat_id: str, country: str) -> tuple[str, tuple[str, str] | None]:
     """The VAT id normalized for ``country``, or the problem with it."""
     if not country:
-        return vat_id, ("country_required", "Set the country a VAT id belongs to.")
+        return vat_id, ("country_required", _("Set the country a VAT id belongs to."))
     try:
         return vat_id_check(vat_id, country), None
     except InvalidVatId as invalid:

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.models import Account
@@ -83,7 +84,7 @@ def price_orderable(price: Any) -> Price:
         else None
     )
     if found is None or not found.active or not found.product.active:
-        raise ValidationFailed.field("price", "invalid_choice", "This price is not offered.")
+        raise ValidationFailed.field("price", "invalid_choice", _("This price is not offered."))
     return found
 
 
@@ -108,7 +109,9 @@ def _order_clean(account: Account, price: Price, order: Any) -> dict[str, Any]:
     region = region_of(order.get("region"))
     if product.regions and region.slug not in product.regions:
         raise ValidationFailed.field(
-            "order.region", "not_in_plan", f"This plan runs in: {', '.join(product.regions)}."
+            "order.region",
+            "not_in_plan",
+            _("This plan runs in: %(regions)s.") % {"regions": ", ".join(product.regions)},
         )
     cleaned["region"] = region.slug
     if product.kind == ProductKind.SERVER:
@@ -119,11 +122,13 @@ def _order_clean(account: Account, price: Price, order: Any) -> dict[str, Any]:
         )
         if game is None:
             raise ValidationFailed.field(
-                "order.game", "invalid_choice", "Unknown game; choose one from the catalogue."
+                "order.game", "invalid_choice", _("Unknown game; choose one from the catalogue.")
             )
         if product.games and game.slug not in product.games:
             raise ValidationFailed.field(
-                "order.game", "not_in_plan", f"This plan runs: {', '.join(product.games)}."
+                "order.game",
+                "not_in_plan",
+                _("This plan runs: %(games)s.") % {"games": ", ".join(product.games)},
             )
         cleaned["game"] = game.slug
         cleaned["variables"] = validate_variables(game, order.get("variables") or {})
@@ -330,7 +335,8 @@ def _billed_currency_check(account: Account, currency: str) -> None:
     )
     if billed_in and billed_in != currency:
         raise Conflict(
-            f"This account is billed in {billed_in}; it cannot be billed in {currency}.",
+            _("This account is billed in %(billed_in)s; it cannot be billed in %(currency)s.")
+            % {"billed_in": billed_in, "currency": currency},
             details={"currency": billed_in},
         )
 
@@ -405,26 +411,31 @@ def _plan_change(subscription: Subscription, new_price: Price, at: datetime) -> 
     old = subscription.price
     if new_price.pk == old.pk:
         raise ValidationFailed.field(
-            "price", "unchanged", "The subscription is already on this price."
+            "price", "unchanged", _("The subscription is already on this price.")
         )
     if new_price.product.kind != old.product.kind:
         raise ValidationFailed.field(
             "price",
             "invalid_choice",
-            f"A {old.product.get_kind_display().lower()} plan can only change to another one.",
+            _("A %(kind)s plan can only change to another one.")
+            % {"kind": old.product.get_kind_display().lower()},
         )
     if new_price.currency != old.currency:
         raise ValidationFailed.field(
-            "price", "currency_mismatch", f"This subscription is billed in {old.currency}."
+            "price",
+            "currency_mismatch",
+            _("This subscription is billed in %(currency)s.") % {"currency": old.currency},
         )
     order = subscription.order
     product = new_price.product
     if product.regions and order.get("region") not in product.regions:
         raise ValidationFailed.field(
-            "price", "not_in_plan", "The new plan does not run in this server's region."
+            "price", "not_in_plan", _("The new plan does not run in this server's region.")
         )
     if product.games and order.get("game") and order["game"] not in product.games:
-        raise ValidationFailed.field("price", "not_in_plan", "The new plan does not run this game.")
+        raise ValidationFailed.field(
+            "price", "not_in_plan", _("The new plan does not run this game.")
+        )
     if subscription.status == SubscriptionStatus.TRIALING or not (
         subscription.current_period_start <= at < subscription.current_period_end
     ):
@@ -707,7 +718,7 @@ def subscription_resume(*, subscription: Subscription, actor: Actor) -> Subscrip
     subscription = subscription_locked(subscription)
     if subscription.status == SubscriptionStatus.CANCELED or not subscription.cancel_at_period_end:
         raise Conflict(
-            "This subscription is not set to cancel.", details={"status": subscription.status}
+            _("This subscription is not set to cancel."), details={"status": subscription.status}
         )
     previous = subscription_representation(subscription)
     subscription.cancel_at_period_end = False
