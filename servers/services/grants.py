@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.key_cache import api_keys_of_member_invalidate
@@ -38,23 +39,27 @@ def grants_of(instance: Instance) -> QuerySet[ServerGrant]:
 def grant_of(instance: Instance, grant_id: str) -> ServerGrant:
     grant = grants_of(instance).filter(pk=grant_id).first()
     if grant is None:
-        raise NotFound("No such user on this server.")
+        raise NotFound(_("No such user on this server."))
     return grant
 
 
 def _require_manager(instance: Instance, actor: Actor) -> None:
     role = role_in(account=instance.account, user=actor.user)
     if not role_can(role, Right.MANAGE_TEAM):
-        raise PermissionDenied("Only owners and admins can manage a server's users.")
+        raise PermissionDenied(_("Only owners and admins can manage a server's users."))
 
 
 def _clean_permissions(permissions: Iterable[str]) -> list[str]:
     permissions = list(permissions)
     if not permissions:
-        raise ValidationFailed.field("permissions", "required", "Choose at least one permission.")
+        raise ValidationFailed.field(
+            "permissions", "required", _("Choose at least one permission.")
+        )
     if unknown := unknown_permissions(permissions):
         raise ValidationFailed.field(
-            "permissions", "invalid_choice", f"Unknown permissions: {', '.join(unknown)}."
+            "permissions",
+            "invalid_choice",
+            _("Unknown permissions: %(names)s.") % {"names": ", ".join(unknown)},
         )
     return sorted(set(permissions))
 
@@ -96,7 +101,14 @@ def grant_create(
     )
     if member is not None:
         if grants_of(instance).filter(user=member.user).exists():
-            raise Conflict(f"{email} is already a user of this {instance.kind}; change them.")
+            raise Conflict(
+                (
+                    _("%(email)s is already a user of this server; change them.")
+                    if instance.kind == "server"
+                    else _("%(email)s is already a user of this bot; change them.")
+                )
+                % {"email": email}
+            )
         grant.user = member.user
     else:
         grant.invitation = _invitation_for(instance, email, actor)
@@ -104,7 +116,14 @@ def grant_create(
         with transaction.atomic():
             grant.save()
     except IntegrityError:  # the same person added twice at once
-        raise Conflict(f"{email} is already a user of this {instance.kind}.") from None
+        raise Conflict(
+            (
+                _("%(email)s is already a user of this server.")
+                if instance.kind == "server"
+                else _("%(email)s is already a user of this bot.")
+            )
+            % {"email": email}
+        ) from None
     _record(grant, "added", actor)
     return grant
 
@@ -115,11 +134,18 @@ def _invitation_for(instance: Instance, email: str, actor: Actor) -> Invitation:
     person's grants on other servers still waiting (a new invitation replaces the old)."""
     pending = list(Invitation.objects.pending().filter(account=instance.account, email=email))
     if any(grants_of(instance).filter(invitation=invitation).exists() for invitation in pending):
-        raise Conflict(f"{email} is already invited to this {instance.kind}.")
+        raise Conflict(
+            (
+                _("%(email)s is already invited to this server.")
+                if instance.kind == "server"
+                else _("%(email)s is already invited to this bot.")
+            )
+            % {"email": email}
+        )
     joining = next((each for each in pending if each.role != Role.GUEST), None)
     if joining is not None:
         return joining
-    invitation, _ = invitation_create(
+    invitation, _created = invitation_create(
         account=instance.account, email=email, role=Role.GUEST, actor=actor
     )
     ServerGrant.objects.filter(invitation__in=pending).update(invitation=invitation)
@@ -201,6 +227,13 @@ def invitation_grants_described(invitation: Invitation) -> list[str]:
     lines = []
     for grant in grants:
         instance = grant.instance
-        allowed = "; ".join(PERMISSIONS[name] for name in PERMISSIONS if name in grant.permissions)
-        lines.append(f"the {instance.kind} “{instance.name}”: {allowed}")
+        allowed = "; ".join(
+            _(PERMISSIONS[name]) for name in PERMISSIONS if name in grant.permissions
+        )
+        line = (
+            _("the server “%(name)s”: %(allowed)s")
+            if instance.kind == "server"
+            else _("the bot “%(name)s”: %(allowed)s")
+        )
+        lines.append(line % {"name": instance.name, "allowed": allowed})
     return lines
