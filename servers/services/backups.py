@@ -27,6 +27,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet, Sum
 from django.tasks import task
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import SYSTEM, Actor
 from events.services import record_event
@@ -230,8 +231,8 @@ def retention_keeps(backups: Iterable[tuple[str, datetime]], retention: Retentio
     rule is kept. With no rule used everything is kept (only the plan's count rotates)."""
     ordered = sorted(backups, key=lambda pair: (pair[1], pair[0]), reverse=True)
     if not retention.used:
-        return {backup_id for backup_id, _ in ordered}
-    kept = {backup_id for backup_id, _ in ordered[: retention.keep_last or 0]}
+        return {backup_id for backup_id, _when in ordered}
+    kept = {backup_id for backup_id, _when in ordered[: retention.keep_last or 0]}
     buckets = (
         (retention.daily, lambda moment: moment.date()),
         (retention.weekly, lambda moment: moment.isocalendar()[:2]),
@@ -291,7 +292,7 @@ def retention_set(*, instance: Instance, retention: Retention, actor: Actor) -> 
     for name, value in retention.as_dict().items():
         if value is not None and (isinstance(value, bool) or not 1 <= value <= 1000):
             raise ValidationFailed.field(
-                name, "out_of_range", f"{name} is from 1 to 1000, or null."
+                name, "out_of_range", _("%(name)s is from 1 to 1000, or null.") % {"name": name}
             )
     with transaction.atomic():
         instance = instance_locked(instance)
@@ -331,7 +332,7 @@ def _agent(
     """One backup call to the instance's agent; its errors as the contract's."""
     node = instance_node(instance)
     try:
-        status, answer, _ = agent_request(
+        status, answer, _headers = agent_request(
             node, method, f"servers/{instance.pk}/backups{path}", body=body
         )
     except DriverError as unreachable:
@@ -390,7 +391,9 @@ def _clean_ignore(ignore: Any) -> list[str]:
         ignore = ignore.splitlines()
     if not isinstance(ignore, list) or len(ignore) > MAX_IGNORE_LINES:
         raise ValidationFailed.field(
-            "ignore", "invalid", f"ignore is a list of at most {MAX_IGNORE_LINES} patterns."
+            "ignore",
+            "invalid",
+            _("ignore is a list of at most %(max)s patterns.") % {"max": MAX_IGNORE_LINES},
         )
     lines = []
     for line in ignore:
@@ -398,7 +401,8 @@ def _clean_ignore(ignore: Any) -> list[str]:
             raise ValidationFailed.field(
                 "ignore",
                 "invalid",
-                f"Each pattern is one line of at most {MAX_IGNORE_LINE_CHARS} characters.",
+                _("Each pattern is one line of at most %(max)s characters.")
+                % {"max": MAX_IGNORE_LINE_CHARS},
             )
         if line.strip():
             lines.append(line.strip("\r\n"))
@@ -433,23 +437,39 @@ def backup_create(
     patterns = _clean_ignore(ignore)
     name = (name or "").strip() or _default_name()
     if len(name) > 100:
-        raise ValidationFailed.field("name", "max_length", "A name has at most 100 characters.")
+        raise ValidationFailed.field("name", "max_length", _("A name has at most 100 characters."))
     node = instance_node(instance)
     if instance.status in (S.PROVISIONING, S.INSTALLING):
         raise InvalidState(
-            f"A {instance.kind} is backed up once it is installed.",
+            _("A server is backed up once it is installed.")
+            if instance.kind == "server"
+            else _("A bot is backed up once it is installed."),
             details={"status": instance.status, "allowed_actions": []},
         )
     limit, storage_mb = backup_limits(instance)
     if limit == 0:
-        raise BackupLimitReached(f"The plan of this {instance.kind} includes no backups.")
+        raise BackupLimitReached(
+            _("The plan of this server includes no backups.")
+            if instance.kind == "server"
+            else _("The plan of this bot includes no backups.")
+        )
     kept = backups_of(instance).exclude(status=BackupStatus.FAILED)
     while kept.count() >= limit:
         victims = _rotatable(instance)
         if not victims:
             raise BackupLimitReached(
-                f"This {instance.kind} keeps {limit} backups, as many as its plan allows, and "
-                "none can be rotated (locked, or kept by retention); delete or unlock one.",
+                (
+                    _(
+                        "This server keeps %(limit)s backups, as many as its plan allows, and "
+                        "none can be rotated (locked, or kept by retention); delete or unlock one."
+                    )
+                    if instance.kind == "server"
+                    else _(
+                        "This bot keeps %(limit)s backups, as many as its plan allows, and "
+                        "none can be rotated (locked, or kept by retention); delete or unlock one."
+                    )
+                )
+                % {"limit": limit},
                 details={"limit": limit},
             )
         backup_delete(backup=victims[0], actor=SYSTEM, rotated=True)
@@ -457,14 +477,28 @@ def backup_create(
         instance = instance_locked(instance)
         mine = backups_of(instance)
         if mine.filter(ACTIVE).exists():
-            raise Conflict(f"A backup or restore of this {instance.kind} is already running.")
+            raise Conflict(
+                _("A backup or restore of this server is already running.")
+                if instance.kind == "server"
+                else _("A backup or restore of this bot is already running.")
+            )
         if mine.exclude(status=BackupStatus.FAILED).count() >= limit:
             raise BackupLimitReached(details={"limit": limit})
         used = backups_used_bytes(instance)
         if used >= storage_mb * MB:
             raise BackupStorageExceeded(
-                f"This {instance.kind}'s backups take {used // MB:,} MB of the "
-                f"{storage_mb:,} MB its plan allows; delete one first.",
+                (
+                    _(
+                        "This server's backups take %(used)s MB of the %(storage)s MB its plan "
+                        "allows; delete one first."
+                    )
+                    if instance.kind == "server"
+                    else _(
+                        "This bot's backups take %(used)s MB of the %(storage)s MB its plan "
+                        "allows; delete one first."
+                    )
+                )
+                % {"used": f"{used // MB:,}", "storage": f"{storage_mb:,}"},
                 details={"limit": storage_mb, "unit": "MB"},
             )
         backup = Backup.objects.create(
@@ -524,7 +558,8 @@ def backup_restore(*, backup: Backup, truncate: bool, actor: Actor) -> Backup:
         backup = Backup.objects.select_for_update().get(pk=backup.pk)
         if backup.status != BackupStatus.COMPLETED:
             raise InvalidState(
-                f"Only a completed backup can be restored; this one is {backup.status}.",
+                _("Only a completed backup can be restored; this one is %(status)s.")
+                % {"status": backup.status},
                 details={"status": backup.status, "allowed_actions": []},
             )
         if instance.status not in RESTORABLE:
@@ -534,7 +569,11 @@ def backup_restore(*, backup: Backup, truncate: bool, actor: Actor) -> Backup:
                 details={"status": instance.status, "allowed_actions": []},
             )
         if backups_of(instance).filter(ACTIVE).exists():
-            raise Conflict(f"A backup or restore of this {instance.kind} is already running.")
+            raise Conflict(
+                _("A backup or restore of this server is already running.")
+                if instance.kind == "server"
+                else _("A backup or restore of this bot is already running.")
+            )
         previous = backup_representation(backup)
         backup.restore_status = BackupStatus.RUNNING
         backup.restore_error = ""
@@ -585,7 +624,7 @@ def backup_update(
         if name is not None:
             name = name.strip()
             if not name or len(name) > 100:
-                raise ValidationFailed.field("name", "invalid", "A name of 1 to 100 characters.")
+                raise ValidationFailed.field("name", "invalid", _("A name of 1 to 100 characters."))
             backup.name = name
         changed = {
             key: previous[key]
@@ -605,7 +644,7 @@ def backup_delete(*, backup: Backup, actor: Actor, rotated: bool = False) -> Non
     if backup.locked:
         raise BackupLocked()
     if backup.status == BackupStatus.RUNNING or backup.restore_status == BackupStatus.RUNNING:
-        raise Conflict("The backup is being made or restored; delete it when that has ended.")
+        raise Conflict(_("The backup is being made or restored; delete it when that has ended."))
     if backup.status == BackupStatus.COMPLETED:
         instance = backup.instance
         node = instance_node(instance)
