@@ -47,6 +47,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet, prefetch_related_objects
 from django.tasks import task
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import SYSTEM, Actor
 from events.services import EventDraft, record_event, record_events
@@ -102,21 +103,26 @@ class ScheduleLimitReached(ApplicationError):
 def cron_check(cron: Any) -> str:
     """The cron line with its spaces made single; 400 naming the field and what is wrong."""
     if not isinstance(cron, str) or not cron.strip():
-        raise ValidationFailed.field("cron", "required", "cron is required.")
+        raise ValidationFailed.field("cron", "required", _("cron is required."))
     fields = cron.split()
     if len(fields) != 5:
         raise ValidationFailed.field(
             "cron",
             "invalid",
-            f"A cron line has five fields (minute hour day month weekday); this one has "
-            f"{len(fields)}.",
+            _(
+                "A cron line has five fields (minute hour day month weekday); this one has "
+                "%(count)s."
+            )
+            % {"count": len(fields)},
         )
     line = " ".join(fields)
     try:
         CronSim(line, datetime(2026, 1, 1))
     except CronSimError as error:
         raise ValidationFailed.field(
-            "cron", "invalid", f"The cron line is not valid: {str(error).lower()}."
+            "cron",
+            "invalid",
+            _("The cron line is not valid: %(error)s.") % {"error": str(error).lower()},
         ) from None
     return line
 
@@ -126,7 +132,9 @@ def zone_check(name: Any) -> ZoneInfo:
     if isinstance(name, str) and name in _zones():
         return ZoneInfo(name)
     raise ValidationFailed.field(
-        "timezone", "invalid", "timezone is an IANA time zone name, like Europe/Berlin or UTC."
+        "timezone",
+        "invalid",
+        _("timezone is an IANA time zone name, like Europe/Berlin or UTC."),
     )
 
 
@@ -168,7 +176,7 @@ def _weekdays(field: str) -> str | None:
         return None
 
     if "-" in field and "," not in field:
-        first, _, last = field.partition("-")
+        first, _dash, last = field.partition("-")
         a, b = day(first), day(last)
         return None if a is None or b is None else f"{WEEKDAYS[a]} to {WEEKDAYS[b]}"
     days = [day(part) for part in field.split(",")]
@@ -237,7 +245,7 @@ def schedules_of(instance: Instance) -> QuerySet[Schedule]:
 def schedule_of(instance: Instance, schedule_id: str) -> Schedule:
     schedule = schedules_of(instance).filter(pk=schedule_id).first()
     if schedule is None:
-        raise NotFound("No such schedule.")
+        raise NotFound(_("No such schedule."))
     return schedule
 
 
@@ -248,7 +256,7 @@ def schedule_runs_of(schedule: Schedule) -> QuerySet[ScheduleRun]:
 def schedule_run_of(schedule: Schedule, run_id: str) -> ScheduleRun:
     run = schedule_runs_of(schedule).filter(pk=run_id).first()
     if run is None:
-        raise NotFound("No such run.")
+        raise NotFound(_("No such run."))
     return run
 
 
@@ -327,7 +335,9 @@ def tasks_check(tasks: Any) -> list[TaskSpec]:
     """The tasks as given (a list of objects), checked; 400 naming the task's field."""
     if not isinstance(tasks, list) or not 1 <= len(tasks) <= MAX_TASKS:
         raise ValidationFailed.field(
-            "tasks", "invalid", f"A schedule has 1 to {MAX_TASKS} tasks, in the order they run."
+            "tasks",
+            "invalid",
+            _("A schedule has 1 to %(max)s tasks, in the order they run.") % {"max": MAX_TASKS},
         )
     specs = []
     for index, item in enumerate(tasks):
@@ -335,21 +345,21 @@ def tasks_check(tasks: Any) -> list[TaskSpec]:
         if isinstance(item, TaskSpec):
             item = item.__dict__
         if not isinstance(item, dict):
-            raise ValidationFailed.field(name, "invalid", "Each task is an object.")
+            raise ValidationFailed.field(name, "invalid", _("Each task is an object."))
         action = item.get("action")
         if action not in ScheduleTaskAction.values:
             raise ValidationFailed.field(
-                f"{name}.action", "invalid_choice", "action is power, command or backup."
+                f"{name}.action", "invalid_choice", _("action is power, command or backup.")
             )
         payload = item.get("payload") or ""
         if not isinstance(payload, str):
-            raise ValidationFailed.field(f"{name}.payload", "invalid", "payload is a string.")
+            raise ValidationFailed.field(f"{name}.payload", "invalid", _("payload is a string."))
         payload = payload.strip()
         if action == ScheduleTaskAction.POWER and payload not in POWER_ACTIONS:
             raise ValidationFailed.field(
                 f"{name}.payload",
                 "invalid_choice",
-                "A power task's payload is start, stop, restart or kill.",
+                _("A power task's payload is start, stop, restart or kill."),
             )
         if action == ScheduleTaskAction.COMMAND and (
             not payload
@@ -360,13 +370,14 @@ def tasks_check(tasks: Any) -> list[TaskSpec]:
             raise ValidationFailed.field(
                 f"{name}.payload",
                 "invalid",
-                f"A command task's payload is one line of 1 to {MAX_COMMAND_BYTES} bytes.",
+                _("A command task's payload is one line of 1 to %(max)s bytes.")
+                % {"max": MAX_COMMAND_BYTES},
             )
         if action == ScheduleTaskAction.BACKUP and len(payload) > 100:
             raise ValidationFailed.field(
                 f"{name}.payload",
                 "max_length",
-                "A backup task's payload is the backup's name, of at most 100 characters.",
+                _("A backup task's payload is the backup's name, of at most 100 characters."),
             )
         offset = item.get("offset_seconds", 0)
         if (
@@ -377,12 +388,15 @@ def tasks_check(tasks: Any) -> list[TaskSpec]:
             raise ValidationFailed.field(
                 f"{name}.offset_seconds",
                 "invalid",
-                f"offset_seconds is a whole number of seconds from 0 to {MAX_OFFSET_SECONDS}.",
+                _("offset_seconds is a whole number of seconds from 0 to %(max)s.")
+                % {"max": MAX_OFFSET_SECONDS},
             )
         keep_going = item.get("continue_on_failure", False)
         if not isinstance(keep_going, bool):
             raise ValidationFailed.field(
-                f"{name}.continue_on_failure", "invalid", "continue_on_failure is true or false."
+                f"{name}.continue_on_failure",
+                "invalid",
+                _("continue_on_failure is true or false."),
             )
         specs.append(TaskSpec(action, payload, offset, keep_going))
     return specs
@@ -390,9 +404,9 @@ def tasks_check(tasks: Any) -> list[TaskSpec]:
 
 def _name_check(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
-        raise ValidationFailed.field("name", "required", "name is required.")
+        raise ValidationFailed.field("name", "required", _("name is required."))
     if len(name.strip()) > 100:
-        raise ValidationFailed.field("name", "max_length", "A name has at most 100 characters.")
+        raise ValidationFailed.field("name", "max_length", _("A name has at most 100 characters."))
     return name.strip()
 
 
@@ -451,8 +465,18 @@ def schedule_create(
         limit = schedule_limit(instance)
         if Schedule.objects.filter(**{instance.kind: instance}).count() >= limit:
             raise ScheduleLimitReached(
-                f"This {instance.kind} has {limit} schedules, as many as its plan allows; "
-                "delete one first.",
+                (
+                    _(
+                        "This server has %(limit)s schedules, as many as its plan allows; "
+                        "delete one first."
+                    )
+                    if instance.kind == "server"
+                    else _(
+                        "This bot has %(limit)s schedules, as many as its plan allows; "
+                        "delete one first."
+                    )
+                )
+                % {"limit": limit},
                 details={"limit": limit},
             )
         schedule = Schedule(
@@ -481,7 +505,7 @@ def schedule_update(*, schedule: Schedule, actor: Actor, **changes: Any) -> Sche
     computed again from now; ``schedule.updated`` with what was before."""
     unknown = set(changes) - {*UPDATABLE, "tasks"}
     if unknown:
-        raise ValidationFailed.field(sorted(unknown)[0], "unknown", "Unknown field.")
+        raise ValidationFailed.field(sorted(unknown)[0], "unknown", _("Unknown field."))
     if "name" in changes:
         changes["name"] = _name_check(changes["name"])
     if "cron" in changes:
@@ -490,7 +514,9 @@ def schedule_update(*, schedule: Schedule, actor: Actor, **changes: Any) -> Sche
         zone_check(changes["time_zone"])
     for flag in ("active", "only_when_running"):
         if flag in changes and not isinstance(changes[flag], bool):
-            raise ValidationFailed.field(flag, "invalid", f"{flag} is true or false.")
+            raise ValidationFailed.field(
+                flag, "invalid", _("%(flag)s is true or false.") % {"flag": flag}
+            )
     specs = tasks_check(changes.pop("tasks")) if "tasks" in changes else None
     with transaction.atomic():
         schedule = Schedule.objects.select_for_update().get(pk=schedule.pk)
@@ -690,7 +716,7 @@ def console_command_send(*, instance: Instance, command: str) -> None:
     when it is not running, 503 when the node cannot be reached."""
     node = instance_node(instance)
     try:
-        status, answer, _ = agent_request(
+        status, answer, _headers = agent_request(
             node, "POST", f"servers/{instance.pk}/commands", body={"command": command}
         )
     except DriverError as unreachable:
