@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.models import User
@@ -26,13 +27,15 @@ TARGET_MAX_MINUTES = 366 * 24 * 60
 
 def _name(model: type[Department | SlaPolicy], value: Any, *, exclude: Any = None) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ValidationFailed.field("name", "required", "This field is required.")
+        raise ValidationFailed.field("name", "required", _("This field is required."))
     value = value.strip()
     taken = model._default_manager.filter(name__iexact=value)
     if exclude is not None:
         taken = taken.exclude(pk=exclude.pk)
     if taken.exists():
-        raise ValidationFailed.field("name", "taken", f"{value!r} is already used.")
+        raise ValidationFailed.field(
+            "name", "taken", _("%(name)s is already used.") % {"name": repr(value)}
+        )
     return value
 
 
@@ -41,7 +44,7 @@ def _targets(value: Any) -> dict[str, dict[str, int]]:
     or a target left out has none."""
     if not isinstance(value, dict):
         raise ValidationFailed.field(
-            "targets", "invalid", 'An object such as {"urgent": {"first_response_minutes": 60}}.'
+            "targets", "invalid", _('An object such as {"urgent": {"first_response_minutes": 60}}.')
         )
     cleaned: dict[str, dict[str, int]] = {}
     for priority, wanted in value.items():
@@ -49,13 +52,15 @@ def _targets(value: Any) -> dict[str, dict[str, int]]:
             raise ValidationFailed.field(
                 "targets",
                 "invalid",
-                f"Unknown priority {priority!r}; use {', '.join(Priority.values)}.",
+                _("Unknown priority %(priority)s; use %(choices)s.")
+                % {"priority": repr(priority), "choices": ", ".join(Priority.values)},
             )
         if not isinstance(wanted, dict) or set(wanted) - set(TARGET_NAMES):
             raise ValidationFailed.field(
                 "targets",
                 "invalid",
-                f"Each priority takes only {' and '.join(TARGET_NAMES)} (minutes).",
+                _("Each priority takes only %(targets)s (minutes).")
+                % {"targets": " and ".join(TARGET_NAMES)},
             )
         for name, minutes in wanted.items():
             if (
@@ -66,8 +71,8 @@ def _targets(value: Any) -> dict[str, dict[str, int]]:
                 raise ValidationFailed.field(
                     "targets",
                     "invalid",
-                    f"{priority}.{name} must be a whole number of minutes from 1 to "
-                    f"{TARGET_MAX_MINUTES}.",
+                    _("%(target)s must be a whole number of minutes from 1 to %(limit)s.")
+                    % {"target": f"{priority}.{name}", "limit": TARGET_MAX_MINUTES},
                 )
         cleaned[priority] = dict(wanted)
     return cleaned
@@ -105,17 +110,17 @@ def _email(value: Any, *, exclude: Department | None) -> str:
     value = (value or "").strip().lower()
     if not value:
         return ""
-    local, _, domain = value.partition("@")
-    reply_local, _, reply_domain = settings.SUPPORT_REPLY_ADDRESS.lower().partition("@")
+    local, _at, domain = value.partition("@")
+    reply_local, _at, reply_domain = settings.SUPPORT_REPLY_ADDRESS.lower().partition("@")
     if domain == reply_domain and local.startswith(reply_local + "+"):
         raise ValidationFailed.field(
-            "email", "invalid", "Addresses with the reply address's '+' tag carry ticket tokens."
+            "email", "invalid", _("Addresses with the reply address's '+' tag carry ticket tokens.")
         )
     taken = Department.objects.filter(email__iexact=value)
     if exclude is not None:
         taken = taken.exclude(pk=exclude.pk)
     if taken.exists():
-        raise ValidationFailed.field("email", "taken", "Another department takes this address.")
+        raise ValidationFailed.field("email", "taken", _("Another department takes this address."))
     return value
 
 
@@ -139,7 +144,7 @@ def department_save(
     department.name = _name(Department, name, exclude=existing)
     department.email = _email(email, exclude=existing)
     if default_priority not in Priority.values:
-        raise ValidationFailed.field("default_priority", "invalid", "Not a priority.")
+        raise ValidationFailed.field("default_priority", "invalid", _("Not a priority."))
     department.default_priority = default_priority
     department.sla_policy = sla_policy
     department.customer_visible = bool(customer_visible)
@@ -149,8 +154,11 @@ def department_save(
         raise ValidationFailed.field(
             "members",
             "not_staff",
-            "Only active staff whose role works the desk can work a department; not: "
-            f"{', '.join(sorted(strangers))}.",
+            _(
+                "Only active staff whose role works the desk can work a department; not: "
+                "%(addresses)s."
+            )
+            % {"addresses": ", ".join(sorted(strangers))},
         )
     department.save()
     department.members.set(members)

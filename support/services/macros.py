@@ -11,6 +11,7 @@ one rule that is about who: only staff (or the system itself, for commands) mana
 from typing import Any, cast
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from hosting.errors import PermissionDenied, ValidationFailed
@@ -24,14 +25,14 @@ FIELDS = frozenset({"name", "body", "department", "set_status"})
 
 def _check_actor(actor: Actor) -> None:
     if actor.user is not None and not actor.user.is_staff:
-        raise PermissionDenied("Only staff manage macros.")
+        raise PermissionDenied(_("Only staff manage macros."))
 
 
 def _department(value: Any) -> Department | None:
     if value is None:
         return None
     if not isinstance(value, Department) or not value.active:
-        raise ValidationFailed.field("department", "not_found", "No such department.")
+        raise ValidationFailed.field("department", "not_found", _("No such department."))
     return value
 
 
@@ -39,7 +40,7 @@ def _set_status(value: Any) -> str:
     if value in (None, ""):
         return ""
     if value not in TicketStatus.values:
-        raise ValidationFailed.field("set_status", "invalid", "Not a ticket status.")
+        raise ValidationFailed.field("set_status", "invalid", _("Not a ticket status."))
     return value
 
 
@@ -48,7 +49,7 @@ def _check_unique(macro: Macro) -> None:
     same = Macro.objects.filter(name__iexact=macro.name, department=macro.department)
     if same.exclude(pk=macro.pk).exists():
         raise ValidationFailed.field(
-            "name", "duplicate", "A macro of this name already exists for this department."
+            "name", "duplicate", _("A macro of this name already exists for this department.")
         )
 
 
@@ -82,7 +83,7 @@ def macro_update(*, macro: Macro, changes: dict[str, Any], actor: Actor) -> Macr
     _check_actor(actor)
     unknown = sorted(set(changes) - FIELDS)
     if unknown:
-        raise ValidationFailed.field(unknown[0], "unknown_field", "This field is not accepted.")
+        raise ValidationFailed.field(unknown[0], "unknown_field", _("This field is not accepted."))
     macro = Macro.objects.select_for_update().get(pk=macro.pk)
     if "name" in changes:
         macro.name = required_text("name", changes["name"], NAME_LIMIT)

@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.actors import SYSTEM, Actor
@@ -383,7 +383,9 @@ def ticket_status_change(*, ticket: Ticket, status: str, actor: Actor, by_staff:
         return ticket
     ticket.updated_at = now
     ticket.save()
-    _system_entry(ticket, f"Status: {TicketStatus(status).label}.", actor, now)
+    with translation.override(None):  # the conversation's record, in English like the others
+        entry = f"Status: {TicketStatus(status).label}."
+    _system_entry(ticket, entry, actor, now)
     _record(ticket, "ticket.status_changed", actor, previous, by_staff=by_staff)
     return ticket
 
