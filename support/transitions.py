@@ -14,6 +14,9 @@ The SLA clock runs while the ticket waits on staff (``open``, ``pending_staff``)
 otherwise (``SLA_RUNNING``).
 """
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
 from hosting.errors import InvalidState
 from support.models import TicketStatus as T
 
@@ -37,12 +40,34 @@ def allowed(status: str) -> list[str]:
     return sorted(TICKET_EDGES[status])
 
 
+# "Cannot <verb>: the ticket is <status>.", one whole sentence per verb for translators.
+_REFUSALS = {
+    "reply": gettext_noop("Cannot reply: the ticket is %(status)s."),
+    "answer it": gettext_noop("Cannot answer it: the ticket is %(status)s."),
+    "reopen it": gettext_noop("Cannot reopen it: the ticket is %(status)s."),
+    "rate it before it is resolved": gettext_noop(
+        "Cannot rate it before it is resolved: the ticket is %(status)s."
+    ),
+    "merge into it": gettext_noop("Cannot merge into it: the ticket is %(status)s."),
+}
+
+
 def refusal(status: str, verb: str) -> InvalidState:
     """409 ``invalid_state``: "Cannot <verb>: the ticket is <status>."."""
-    return InvalidState(
-        f"Cannot {verb}: the ticket is {T(status).label.lower()}.",
-        details={"status": status, "allowed_statuses": allowed(status)},
-    )
+    shown = str(T(status).label).lower()
+    if verb in _REFUSALS:
+        message = _(_REFUSALS[verb]) % {"status": shown}
+    elif verb.startswith("move it to "):
+        message = _("Cannot move it to %(new)s: the ticket is %(status)s.") % {
+            "new": verb.removeprefix("move it to "),
+            "status": shown,
+        }
+    else:
+        message = _("Cannot %(action)s: the ticket is %(status)s.") % {
+            "action": verb,
+            "status": shown,
+        }
+    return InvalidState(message, details={"status": status, "allowed_statuses": allowed(status)})
 
 
 def check(old: str, new: str, *, verb: str | None = None) -> None:
