@@ -88,7 +88,9 @@ def test_admin_carries_the_products_name_and_plural_names_are_english(db):
 def test_staff_without_an_account_get_admin_and_no_customer_menus(db):
     staff = UserFactory(is_staff=True)
 
-    body = signed_in(staff).get("/").content.decode()
+    answer = signed_in(staff).get("/", follow=True)
+    assert answer.redirect_chain == [("/staff", 302)]  # their own home, the staff home
+    body = answer.content.decode()
 
     assert 'id="nav-admin" href="/admin/"' in body
     assert 'id="staff-admin"' in body
