@@ -3,6 +3,8 @@
 from datetime import UTC, datetime
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from hosting.errors import ApplicationError, InvalidState
 from servers.models import Instance
 from servers.models import ServerStatus as S
@@ -31,11 +33,18 @@ def console_open(*, instance: Instance, user_id: Any, command: bool) -> dict[str
     """
     if instance.node_id is None:
         raise ConsoleUnavailable(
-            f"This {instance.kind} runs on no node (the simulated driver), so it has no console."
+            _("This server runs on no node (the simulated driver), so it has no console.")
+            if instance.kind == "server"
+            else _("This bot runs on no node (the simulated driver), so it has no console.")
         )
     if instance.status in {S.SUSPENDED, S.DELETING}:
         raise InvalidState(
-            f"The console of a {instance.status} {instance.kind} is closed.",
+            {
+                (S.SUSPENDED, "server"): _("The console of a suspended server is closed."),
+                (S.SUSPENDED, "bot"): _("The console of a suspended bot is closed."),
+                (S.DELETING, "server"): _("The console of a deleting server is closed."),
+                (S.DELETING, "bot"): _("The console of a deleting bot is closed."),
+            }[(instance.status, instance.kind)],
             details={"status": instance.status, "allowed_actions": []},
         )
     token, expires = console_token(
