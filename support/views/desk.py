@@ -20,8 +20,7 @@ from functools import cached_property
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.db import transaction
-from django.db.models import Case, Count, F, Q, QuerySet, When
-from django.db.models.functions import Coalesce, Least
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -47,6 +46,7 @@ from support.forms import AssignForm, DeskReplyForm, StatusForm, TicketFieldsFor
 from support.models import Channel, Department, Ticket, TicketStatus
 from support.representations import staff_member_name
 from support.selectors import (
+    NEXT_DUE,
     attachment_for_staff,
     departments_of_staff,
     macros_for_ticket,
@@ -61,18 +61,6 @@ from support.services.tickets import (
     ticket_update,
 )
 
-# When a ticket next needs staff: its first response while none was given (or the resolution,
-# should that come first), then its resolution. Tickets without a target sort last.
-NEXT_DUE = Case(
-    When(
-        first_response_at__isnull=True,
-        then=Least(
-            Coalesce("first_response_due_at", "resolution_due_at"),
-            Coalesce("resolution_due_at", "first_response_due_at"),
-        ),
-    ),
-    default=F("resolution_due_at"),
-)
 # The customer's context beside a ticket: this many of each, newest first.
 CONTEXT_ROWS = 10
 
