@@ -89,11 +89,12 @@ REVENUE_COLUMNS = {
     ),
 }
 BUCKETS = ("days_0_30", "days_31_60", "days_61_90", "days_over_90")
-# En dashes between the days.
+# En dashes between the days, written as such (not \u2013: gettext's extractor would keep the
+# escape as six characters, and the catalogue would never match the label).
 BUCKET_LABELS = (
-    gettext_noop("0\u201330 days"),
-    gettext_noop("31\u201360 days"),
-    gettext_noop("61\u201390 days"),
+    gettext_noop("0–30 days"),  # noqa: RUF001
+    gettext_noop("31–60 days"),  # noqa: RUF001
+    gettext_noop("61–90 days"),  # noqa: RUF001
     gettext_noop("Over 90 days"),
 )
 AGING_COLUMNS = {
