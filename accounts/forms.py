@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from allauth.mfa.base.forms import AuthenticateForm, ReauthenticateForm
 from django import forms
+from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm, SetPasswordMixin
 from django.contrib.auth.forms import PasswordResetForm as DjangoPasswordResetForm
@@ -285,6 +286,12 @@ class ProfileForm(ServiceErrorFormMixin, forms.ModelForm):
         model = User
         fields = ["name", "email", "language"]
         labels = {"name": _("Name"), "email": _("E-mail"), "language": _("Language")}
+        help_texts = {"language": _("The dashboard's and your e-mails' language.")}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Each language by its own name; blank: whatever the browser asks for.
+        self.fields["language"].choices = [("", _("Your browser's language")), *settings.LANGUAGES]
 
     def clean_email(self) -> str:
         email = self.cleaned_data["email"].strip().lower()

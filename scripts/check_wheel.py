@@ -54,6 +54,12 @@ for name in ["agent", "aiohttp", "inotify_simple"]:
 # The game catalogue is data beside the code: every game folder, with its scripts.
 from servers.catalogue import load_catalogue
 assert len(load_catalogue()) >= 25, "the game catalogue's folders are not in the wheel"
+# The translations (locale/<language>/LC_MESSAGES/*.mo) and the date formats per language.
+from django.utils import formats, translation
+for language in ("de", "fr", "es"):
+    with translation.override(language):
+        assert translation.gettext("Staff home") != "Staff home", f"no {language} catalogue"
+        assert formats.get_format("SHORT_DATE_FORMAT") != "Y-m-d", f"no {language} formats"
 print("templates, static files and apps all come from the wheel, and no node agent")
 """
 

@@ -21,6 +21,7 @@ from servers.transitions import POWER_ACTIONS
 # What the create services fill in when a resource is left out; shown as the starting values.
 RESOURCE_LABELS = {
     "memory_mb": (gettext_lazy("Memory (MB)"), 256),
+    # xgettext:no-python-format
     "cpu_percent": (gettext_lazy("CPU (% of one core)"), 10),
     "disk_mb": (gettext_lazy("Disk (MB)"), 1024),
 }

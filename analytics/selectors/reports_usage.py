@@ -38,7 +38,9 @@ INSTANCE_COLUMNS = (
 USAGE_COLUMNS = (
     *INSTANCE_COLUMNS,
     Column("samples", "count", gettext_noop("Samples")),
+    # xgettext:no-python-format
     Column("cpu_percent_avg", "number", gettext_noop("CPU, % of one core (average)")),
+    # xgettext:no-python-format
     Column("cpu_percent_max", "number", gettext_noop("CPU, % of one core (peak)")),
     Column("memory_bytes_avg", "bytes", gettext_noop("Memory (average)")),
     Column("memory_bytes_max", "bytes", gettext_noop("Memory (peak)")),
