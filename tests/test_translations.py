@@ -152,7 +152,19 @@ def test_the_check_finds_what_is_not_marked_and_passes_what_is():
     assert unmarked(marked) == []
 
 
-LANGUAGES = [code for code, _name in settings.LANGUAGES if code != "en"]
+# Catalogues still being translated: the test runs and must fail for them (strict), so that
+# whoever completes one removes it from here. Their untranslated strings show in English.
+UNFINISHED = {
+    "de": "German: about half of the strings are not translated yet (issue 34)",
+    "es": "Spanish: about half of the strings are not translated yet (issue 34)",
+}
+LANGUAGES = [
+    pytest.param(code, marks=pytest.mark.xfail(strict=True, reason=UNFINISHED[code]))
+    if code in UNFINISHED
+    else code
+    for code, _name in settings.LANGUAGES
+    if code != "en"
+]
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -110,8 +110,8 @@ def sign_in_record(
     or ``sso`` with its ``provider``) in each of the person's accounts; from a device they
     never signed in from before (and not their first sign-in), e-mail them: it may not be
     them."""
-    subject = {"id": user.id, "email": user.email, "user_agent": user_agent[:200]}
-    obj = subject | {"new_device": new_device, "method": method}
+    person = {"id": user.id, "email": user.email, "user_agent": user_agent[:200]}
+    obj = person | {"new_device": new_device, "method": method}
     if provider:
         obj["provider"] = provider
     _record_for_person(user, type="user.signed_in", obj=obj, actor=Actor(user=user, ip=ip))

@@ -32,7 +32,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from accounts.models import Account, Membership
+from accounts.models import Account, Membership, User
 from accounts.roles import Role
 from billing.models import BillingProfile, Invoice, Subscription
 from hosting.i18n import language_of
@@ -91,7 +91,7 @@ def recipients_by_language(account: Account) -> dict[str, list[str]]:
     return {language: sorted(emails) for language, emails in sorted(grouped.items())}
 
 
-def _language(user) -> str:
+def _language(user: User | None) -> str:
     return language_of(user) or settings.LANGUAGE_CODE
 
 
@@ -216,7 +216,7 @@ def _render(
     notice: dict[str, Any], account: Account, subscription: Subscription | None
 ) -> tuple[str, str]:
     """The e-mail's subject and body, in the active language (amounts and dates too)."""
-    extra = {
+    extra: dict[str, Any] = {
         key: datetime.fromisoformat(value) if key in MOMENTS and value else value
         for key, value in notice["extra"].items()
     }

@@ -2,12 +2,14 @@
 and the ways to change or cancel it. Servers sit below billing, so their page loads this
 library rather than importing billing."""
 
+from datetime import UTC, time
+
 from django import template
+from django.utils.formats import date_format
 
 from accounts.roles import scopes_allowed_for
 from billing.forms import price_label
 from billing.models import Subscription, SubscriptionStatus
-from billing.rules.periods import moment_text
 
 register = template.Library()
 
@@ -31,9 +33,18 @@ def instance_plan(context, instance) -> dict:
         shown |= {
             "plan": subscription.price.product.name,
             "price": price_label(subscription.price),
-            "renews": moment_text(subscription.current_period_end),
+            "renews": _moment(subscription.current_period_end),
             "can_change": "billing:write" in scopes
             and not request.account.is_suspended
             and subscription.status != SubscriptionStatus.INCOMPLETE,
         }
     return shown
+
+
+def _moment(moment) -> str:
+    """The period's end in the page's language: the day, with the time (UTC) only when it is
+    not midnight, as billing's pages write it (``billing.rules.periods.moment_text``)."""
+    moment = moment.astimezone(UTC)
+    if moment.time() == time.min:
+        return date_format(moment.date(), "SHORT_DATE_FORMAT")
+    return f"{date_format(moment, 'SHORT_DATETIME_FORMAT')} UTC"

@@ -44,7 +44,7 @@ def console_open(*, instance: Instance, user_id: Any, command: bool) -> dict[str
                 (S.SUSPENDED, "bot"): _("The console of a suspended bot is closed."),
                 (S.DELETING, "server"): _("The console of a deleting server is closed."),
                 (S.DELETING, "bot"): _("The console of a deleting bot is closed."),
-            }[(instance.status, instance.kind)],
+            }[(S(instance.status), instance.kind)],
             details={"status": instance.status, "allowed_actions": []},
         )
     token, expires = console_token(

@@ -46,7 +46,8 @@ def test_the_lockout_and_new_device_mails_are_in_the_recipients_language(languag
         "accounts/email/new_device.txt": "de",
     }
     assert len(mail.outbox) == 2
-    assert "2 minutes" in mail.outbox[0].body  # no catalogue yet: the English text, whole
+    body = mail.outbox[0].body
+    assert body.startswith("Hallo ") and "Ihrem Konto" in body  # the German catalogue's text
 
 
 def test_a_person_without_a_choice_gets_english(languages_rendered):
@@ -74,7 +75,11 @@ def test_an_invitation_is_in_the_invited_users_language_else_the_inviters(
         )
 
     assert languages_rendered == {"accounts/email/invitation.txt": expected}
-    assert mail.outbox[0].subject == f"You're invited to {account.name}"
+    # The subject in that language too (each catalogue's own words).
+    assert mail.outbox[0].subject == {
+        "es": f"Le han invitado a {account.name}",
+        "fr": f"Vous êtes invité à rejoindre {account.name}",
+    }[expected]
 
 
 def test_the_password_reset_mail_is_in_the_persons_language(client):

@@ -15,10 +15,10 @@ PASSWORD = "correct-horse-battery"  # what tests.factories.UserFactory sets
 
 
 @pytest.fixture
-def german_browser(browser, live_server):
-    """A browser whose person reads German (Accept-Language: de)."""
+def french_browser(browser, live_server):
+    """A browser whose person reads French (Accept-Language: fr)."""
     context = browser.new_context(
-        base_url=live_server.url, locale="de-DE", viewport={"width": 1280, "height": 900}
+        base_url=live_server.url, locale="fr-FR", viewport={"width": 1280, "height": 900}
     )
     page = context.new_page()
     page.set_default_timeout(10_000)
@@ -42,28 +42,27 @@ def sign_in(page, user, *, password_label: str, button: str) -> None:
     page.get_by_role("button", name=button, exact=True).click()
 
 
-def test_a_german_browser_gets_german_pages_dates_and_money(german_browser, customer, screenshot):
-    page = german_browser
+def test_a_french_browser_gets_french_pages_dates_and_money(french_browser, customer, screenshot):
+    page = french_browser
     owner, server = customer
     page.goto("/login")
-    expect(page.locator("html")).to_have_attribute("lang", "de")
-    expect(page.get_by_role("heading", level=1)).not_to_have_text(re.compile("Sign in"))
-    expect(page.locator("#language-picker")).to_have_value("de")
-    screenshot("language-de-login")
-    sign_in(page, owner, password_label="Passwort", button="Anmelden")
+    expect(page.locator("html")).to_have_attribute("lang", "fr")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Se connecter")
+    expect(page.locator("#language-picker")).to_have_value("fr")
+    screenshot("language-fr-browser-login")
+    sign_in(page, owner, password_label="Mot de passe", button="Se connecter")
     page.wait_for_url(re.compile(r".*/$"))
-    menu = page.get_by_role("navigation", name=re.compile("."))
-    expect(menu.first).to_contain_text("Server")
+    expect(page.get_by_role("navigation").first).to_contain_text("Serveurs")
 
     for viewport, name in (({"width": 1280, "height": 900}, "desktop"), (PHONE, "phone")):
         page.set_viewport_size(viewport)
         page.goto(f"/servers/{server.id}")
         price = page.locator("#plan-price")
-        expect(price).to_contain_text("1.234,56\u00a0EUR")  # the German separators
+        expect(price).to_contain_text("1\u00a0234,56\u00a0EUR")  # the French separators
         renews = page.locator("#plan-renews").inner_text()
-        assert re.search(r"\d{1,2}\. \w+ \d{4}|\d{2}\.\d{2}\.\d{4}", renews), renews
+        assert re.search(r"\d{1,2} \w+ \d{4}|\d{2}/\d{2}/\d{4}", renews), renews
         assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
-        screenshot(f"language-de-server-{name}")
+        screenshot(f"language-fr-server-{name}")
 
     # The scripts' strings come from the catalogue in the page's language.
     assert page.evaluate("gettext('Connected')") not in ("", "Connected")
@@ -97,6 +96,7 @@ def test_the_picker_and_profile_choose_the_language_and_it_stays(page, customer,
     page.locator("form[action='/settings/profile'] [type=submit]").click()
     page.wait_for_url(re.compile(r".*/settings/profile$"))
     expect(page.locator("html")).to_have_attribute("lang", "es")
+    expect(page.locator("[name=language]")).to_have_value("es")
     owner.refresh_from_db()
     assert owner.language == "es"
 
