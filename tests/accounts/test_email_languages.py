@@ -76,10 +76,13 @@ def test_an_invitation_is_in_the_invited_users_language_else_the_inviters(
 
     assert languages_rendered == {"accounts/email/invitation.txt": expected}
     # The subject in that language too (each catalogue's own words).
-    assert mail.outbox[0].subject == {
-        "es": f"Le han invitado a {account.name}",
-        "fr": f"Vous êtes invité à rejoindre {account.name}",
-    }[expected]
+    assert (
+        mail.outbox[0].subject
+        == {
+            "es": f"Le han invitado a {account.name}",
+            "fr": f"Vous êtes invité à rejoindre {account.name}",
+        }[expected]
+    )
 
 
 def test_the_password_reset_mail_is_in_the_persons_language(client):
