@@ -49,5 +49,13 @@ def test_each_owner_reads_the_disabled_mail_in_their_language(
     assert ("A webhook endpoint was disabled", "de") in asked
     assert ("The endpoint answered 410 Gone.", "de") in asked
     assert ("A webhook endpoint was disabled", "en") in asked
-    assert all(each.subject == "A webhook endpoint was disabled" for each in mail.outbox)
-    assert all("The endpoint answered 410 Gone." in each.body for each in mail.outbox)
+    by_reader = {each.to[0]: each for each in mail.outbox}
+    english = by_reader[other.email]
+    assert english.subject == "A webhook endpoint was disabled"
+    assert "The endpoint answered 410 Gone." in english.body
+    with translation.override("de"):
+        subject = translation.gettext("A webhook endpoint was disabled")
+        reason = translation.gettext("The endpoint answered 410 Gone.")
+    assert subject != "A webhook endpoint was disabled"  # the German catalogue's words
+    assert by_reader[owner.email].subject == subject
+    assert reason in by_reader[owner.email].body
