@@ -58,7 +58,7 @@ assert len(load_catalogue()) >= 25, "the game catalogue's folders are not in the
 from django.utils import formats, translation
 for language in ("de", "fr", "es"):
     with translation.override(language):
-        assert translation.gettext("Staff home") != "Staff home", f"no {language} catalogue"
+        assert translation.gettext("Profile") != "Profile", f"no {language} catalogue"
         assert formats.get_format("SHORT_DATE_FORMAT") != "Y-m-d", f"no {language} formats"
 print("templates, static files and apps all come from the wheel, and no node agent")
 """
