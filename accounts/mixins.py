@@ -38,7 +38,7 @@ def not_allowed(request, what: str, roles: list[Role]) -> HttpResponse:
     )
     labels = [str(role.label) for role in roles]
     context = {
-        "what": what[0].lower() + what[1:],
+        "what": what,  # its label as written: no case change that German nouns would not survive
         "roles": labels,
         # One sentence for the translators: "a, b or c", each name in bold.
         "roles_text": mark_safe(  # noqa: S308 - each item is escaped by format_html

@@ -48,7 +48,7 @@ from servers.forms import (
     ServerCreateForm,
     ServerEditForm,
 )
-from servers.models import Instance
+from servers.models import ActionStatus, Instance
 from servers.models import ServerStatus as S
 from servers.representations import resources_representation, shown_variables
 from servers.selectors import actions_of, bots_of_account, servers_of_account, unbilled_left
@@ -566,11 +566,12 @@ class InstanceActionView(InstanceObjectMixin, View):
         if power_permission(action_type) not in self.permissions:
             messages.error(
                 request,
-                _("You may not %(action)s this server.")
-                % {"action": POWER_LABELS[action_type].lower()}
+                # Translators: the action is a power button's label (Start, Stop, Restart…).
+                _("You may not use “%(action)s” on this server.")
+                % {"action": POWER_LABELS[action_type]}
                 if self.kind == "server"
-                else _("You may not %(action)s this bot.")
-                % {"action": POWER_LABELS[action_type].lower()},
+                else _("You may not use “%(action)s” on this bot.")
+                % {"action": POWER_LABELS[action_type]},
             )
             return redirect(self.url("detail"))
         try:
@@ -604,20 +605,47 @@ class InstanceActivityView(ListControlsMixin, InstanceObjectMixin, ListView):
         return context
 
 
+# An action's type as the activity list names it (the power buttons' labels, and the rest).
+ACTION_LABELS = {
+    **POWER_LABELS,
+    "create": gettext_lazy("Create"),
+    "suspend": gettext_lazy("Suspend"),
+    "unsuspend": gettext_lazy("Unsuspend"),
+    "delete": gettext_lazy("Delete"),
+}
+
+
 def event_summary(event: Event) -> str:
-    """One line on what an event of a server, a bot or their actions says."""
+    """One line on what an event of a server, a bot or their actions says, in the page's
+    language: the action's type and status, or the status before and after, by their labels."""
     obj = event.data.get("object") or {}
     previous = event.data.get("previous_attributes") or {}
     if event.object_type == "action":
-        return f"{obj.get('type')} {obj.get('status')}" + (
-            f": {obj['error']}" if obj.get("error") else ""
-        )
+        # Translators: an action on a server and its status, e.g. "Restart: Succeeded".
+        line = _("%(action)s: %(status)s") % {
+            "action": ACTION_LABELS.get(obj.get("type"), obj.get("type")),
+            "status": _label(ActionStatus, obj.get("status")),
+        }
+        return line + (f" ({obj['error']})" if obj.get("error") else "")
     if "status" in previous:
         reason = obj.get("status_reason")
-        return f"{previous['status']} → {obj.get('status')}" + (f": {reason}" if reason else "")
+        # Translators: a server's status before and after a change, e.g. "Stopped → Starting".
+        line = _("%(before)s → %(after)s") % {
+            "before": _label(S, previous["status"]),
+            "after": _label(S, obj.get("status")),
+        }
+        return line + (f" ({reason})" if reason else "")
     if previous:
         return _("Changed %(fields)s") % {"fields": ", ".join(sorted(previous))}
     return ""
+
+
+def _label(choices, value) -> str:
+    """A status's label, or the value itself when it is not (or no longer) one of them."""
+    try:
+        return str(choices(value).label)
+    except ValueError:
+        return str(value)
 
 
 # --- Servers ----------------------------------------------------------------------------------

@@ -174,3 +174,25 @@ def test_naming_costs_one_query_whatever_the_number_of_events_and_objects(
         response = client.get("/settings/activity")
     assert len(response.context["events"]) == 50
     assert all(event.subject.url for event in response.context["events"])
+
+
+@pytest.mark.parametrize(
+    ("language", "change", "action"),
+    [
+        ("en", "Stopped → Starting", "Start: Succeeded"),
+        ("de", "Gestoppt → Startet", "Starten: Erfolgreich"),
+    ],
+)
+def test_a_servers_activity_says_its_changes_by_their_labels_in_the_pages_language(
+    owner, account, server, language, change, action
+):
+    """Not the raw codes ("stopped → starting", "start succeeded"): statuses and actions by the
+    labels the rest of the page uses, translated."""
+    action_request(instance=server, action_type="start", actor=Actor(user=owner))
+    run_worker()
+    owner.language = language
+    owner.save(update_fields=["language"])
+    body = signed_in(owner).get(f"/servers/{server.id}/activity").content.decode()
+    assert change in body
+    assert action in body
+    assert "stopped → starting" not in body
