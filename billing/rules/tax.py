@@ -31,6 +31,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 import pycountry
+from django.utils.translation import gettext_noop
 from stdnum import exceptions as stdnum_errors
 from stdnum.eu import vat as eu_vat
 from stdnum.util import clean, get_cc_module
@@ -73,11 +74,13 @@ EU_MEMBER_STATES: frozenset[str] = frozenset(
 VAT_PREFIXES: dict[str, str] = {country: country for country in EU_MEMBER_STATES} | {"GR": "EL"}
 _ALL_PREFIXES = frozenset(VAT_PREFIXES.values()) | EU_MEMBER_STATES
 
-REVERSE_CHARGE_NOTE = (
+
+# Stored in English on the invoice and translated where shown (the page, the PDF).
+REVERSE_CHARGE_NOTE = gettext_noop(
     "Reverse charge: VAT to be accounted for by the recipient "
     "(Article 196 of Directive 2006/112/EC)."
 )
-TAX_EXEMPT_NOTE = "Tax exempt: no tax charged."
+TAX_EXEMPT_NOTE = gettext_noop("Tax exempt: no tax charged.")
 
 # An ISO 3166-2 subdivision code by its shape: the country's code, "-" and one to three letters
 # or digits (US-NY, ES-CN, NL-BQ1); the country may be left out (NY). Names such as "New York"
@@ -100,10 +103,15 @@ _SMALLEST_STEP = Decimal(1).scaleb(-_MAX_DECIMAL_PLACES)
 
 
 class InvalidVatId(ValueError):
-    """A VAT id that fails the offline check; ``code`` says why, for the field error."""
+    """A VAT id that fails the offline check; ``code`` says why, for the field error.
+    ``template`` and ``params`` let the caller say it in the page's language (``str()`` is the
+    English)."""
 
-    def __init__(self, message: str, *, code: str = "invalid"):
-        super().__init__(message)
+    def __init__(
+        self, template: str, *, code: str = "invalid", params: dict[str, str] | None = None
+    ):
+        self.template, self.params = template, params or {}
+        super().__init__(template % self.params if params else template)
         self.code = code
 
 
@@ -161,7 +169,9 @@ def vat_id_check(vat_id: str, country: str) -> str:
     module = get_cc_module(country.lower(), "vat") if country.isalpha() else None
     if module is None:
         raise InvalidVatId(
-            f"VAT ids cannot be checked for the country {country!r}.", code="unsupported_country"
+            gettext_noop("VAT ids cannot be checked for the country '%(country)s'."),
+            code="unsupported_country",
+            params={"country": country},
         )
     return _stdnum_validate(module.validate, vat_id)
 
@@ -181,8 +191,9 @@ def _eu_vat_id_check(vat_id: str, country: str) -> str:
     except InvalidVatId:
         if compact[:2] in _ALL_PREFIXES:
             raise InvalidVatId(
-                f"The VAT id belongs to another country than {country}.",
+                gettext_noop("The VAT id belongs to another country than %(country)s."),
                 code="country_mismatch",
+                params={"country": country},
             ) from None
         raise
 
@@ -191,13 +202,17 @@ def _stdnum_validate(validate: Callable[[str], str], vat_id: str) -> str:
     try:
         return validate(vat_id)
     except stdnum_errors.InvalidLength:
-        raise InvalidVatId("The VAT id has the wrong length.", code="invalid_length") from None
+        raise InvalidVatId(
+            gettext_noop("The VAT id has the wrong length."), code="invalid_length"
+        ) from None
     except stdnum_errors.InvalidChecksum:
         raise InvalidVatId(
-            "The VAT id's check digits are wrong.", code="invalid_checksum"
+            gettext_noop("The VAT id's check digits are wrong."), code="invalid_checksum"
         ) from None
     except stdnum_errors.ValidationError:
-        raise InvalidVatId("The VAT id is not in a valid format.", code="invalid_format") from None
+        raise InvalidVatId(
+            gettext_noop("The VAT id is not in a valid format."), code="invalid_format"
+        ) from None
 
 
 def subdivision_code(region: str, country: str) -> str | None:

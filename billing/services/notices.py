@@ -76,14 +76,19 @@ def recipients(account: Account) -> list[str]:
 
 def recipients_by_language(account: Account) -> dict[str, list[str]]:
     """Who billing writes to for ``account``, grouped by the language each reads: the billing
-    profile's e-mail (in its member's language when a member has that address, else English),
-    else the account's owners, admins and billing members, each in their own."""
+    profile's e-mail (in its member's language when a member has that address, else in the
+    language of the account's first owner: an accounts mailbox of a German company reads German;
+    English when that owner chose none), else the account's owners, admins and billing members,
+    each in their own."""
     profile_email = (
         BillingProfile.objects.filter(account=account).values_list("email", flat=True).first()
     )
     members = Membership.objects.filter(account=account).select_related("user")
     if profile_email:
-        member = members.filter(user__email__iexact=profile_email).first()
+        member = (
+            members.filter(user__email__iexact=profile_email).first()
+            or members.filter(role=Role.OWNER).order_by("created_at", "pk").first()
+        )
         return {_language(member.user if member else None): [profile_email]}
     grouped: dict[str, set[str]] = {}
     for membership in members.filter(role__in=BILLING_ROLES):

@@ -196,4 +196,4 @@ def _vat_id(vat_id: str, country: str) -> tuple[str, tuple[str, str] | None]:
     try:
         return vat_id_check(vat_id, country), None
     except InvalidVatId as invalid:
-        return vat_id, (invalid.code, str(invalid))
+        return vat_id, (invalid.code, _(invalid.template) % invalid.params)

@@ -52,7 +52,7 @@ def test_each_language_among_the_recipients_gets_its_own_e_mail(account, owner):
     assert "0,50\N{NO-BREAK SPACE}EUR" in in_german.body
 
 
-def test_the_billing_profiles_address_is_written_to_in_its_members_language_else_english(
+def test_the_billing_profiles_address_is_written_to_in_its_members_language_else_the_owners(
     account, owner
 ):
     owner.language = "fr"
@@ -62,8 +62,14 @@ def test_the_billing_profiles_address_is_written_to_in_its_members_language_else
     profile.save(update_fields=["email"])
     assert recipients_by_language(account) == {"fr": [owner.email.upper()]}
 
+    # An address no member has (the company's accounts mailbox): the first owner's language.
     profile.email = "accounts@example.com"
     profile.save(update_fields=["email"])
+    assert recipients_by_language(account) == {"fr": ["accounts@example.com"]}
+
+    # An owner who chose no language: English.
+    owner.language = ""
+    owner.save(update_fields=["language"])
     assert recipients_by_language(account) == {"en": ["accounts@example.com"]}
 
 
