@@ -26,6 +26,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.selectors import SECOND_FACTOR_TYPES, user_has_second_factor
 from accounts.signals import FACTOR_ADDED_SESSION_KEY
@@ -56,7 +57,9 @@ class RecentSignInRequired(PermissionDenied):
     """For a page's script (a JSON answer): the action asks for a recent sign-in first."""
 
     code = "reauthentication_required"
-    message = "Confirm it is you first: type your password (or a second factor) again."
+    message = gettext_noop(
+        "Confirm it is you first: type your password (or a second factor) again."
+    )
 
 
 def _records(request: HttpRequest) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from hosting.errors import ApplicationError, InvalidState
 from servers.models import Instance
@@ -13,7 +14,7 @@ from servers.signing import console_token
 
 class ConsoleUnavailable(ApplicationError):
     status, code = 409, "console_unavailable"
-    message = "This server runs on no node, so it has no console."
+    message = gettext_noop("This server runs on no node, so it has no console.")
 
 
 def socket_url(agent_url: str, instance_id: str) -> str:
