@@ -3,6 +3,7 @@ the dashboard's API keys page."""
 
 import django_filters
 from django.db.models import Exists, OuterRef, Q
+from django.utils.translation import gettext_lazy
 
 from accounts.models import (
     Account,
@@ -105,14 +106,22 @@ class CustomerFilter(CreatedRangeFilterSet):
 # --- Dashboard lists (hosting/dashboard/lists.py): one value each, chosen from a menu ---------
 
 
+API_KEY_STATUS_LABELS = {
+    "active": gettext_lazy("Active"),
+    "expired": gettext_lazy("Expired"),
+    "revoked": gettext_lazy("Revoked"),
+}
+
+
 class ApiKeyListFilter(django_filters.FilterSet):
     """The API keys page: keys in one status (``ApiKeyFilter`` takes comma lists)."""
 
     status = django_filters.ChoiceFilter(
-        choices=[(status, status.title()) for status in ApiKeyQuerySet.STATUSES],
+        choices=[(status, API_KEY_STATUS_LABELS[status]) for status in ApiKeyQuerySet.STATUSES],
         method="filter_status",
-        empty_label="Any status",
-        label="Status",  # a filter with a method has no name django-filter can show otherwise
+        empty_label=gettext_lazy("Any status"),
+        # A filter with a method has no name django-filter can show otherwise.
+        label=gettext_lazy("Status"),
     )
 
     class Meta:
