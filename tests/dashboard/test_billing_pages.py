@@ -12,6 +12,7 @@ from accounts.roles import Role
 from accounts.services import account_suspend
 from billing.clock import billing_clock_advance
 from billing.models import BalanceTransaction, BillingProfile, Invoice, Payment
+from billing.rules.tax import REVERSE_CHARGE_NOTE
 from billing.services import (
     balance_change,
     credit_note_create,
@@ -368,6 +369,27 @@ def test_an_invoice_shows_its_lines_totals_parties_and_notes(owner, account, set
     assert "Blockworks GmbH" in buyer and "Hauptstraße 5" in buyer and "DE136695976" in buyer
     assert "Reverse charge: VAT to be accounted." in html_id_text(response, "invoice-notes")
     assert f'href="{invoice_url(invoice, "/pdf")}"' in body
+
+
+def test_an_invoices_known_notes_are_shown_in_the_readers_language(owner, account):
+    """The reverse-charge note is stored in English (the invoice's record) and shown, on the
+    page and in its PDF, in the reader's language; a note the catalogue does not know is shown
+    as written."""
+    invoice = issue(account)
+    Invoice.objects.filter(pk=invoice.pk).update(notes=[REVERSE_CHARGE_NOTE, "Paid by wire."])
+    owner.language = "de"
+    owner.save(update_fields=["language"])
+    client = signed_in(owner)
+
+    notes = html_id_text(client.get(invoice_url(invoice)), "invoice-notes")
+    pdf = client.get(invoice_url(invoice, "/pdf"))
+    pdf_text = " ".join(
+        page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages
+    ).replace("\n", " ")
+
+    assert "Steuerschuldnerschaft" in notes and "Reverse charge" not in notes
+    assert "Paid by wire." in notes
+    assert "Steuerschuldnerschaft" in pdf_text
 
 
 def test_an_invoice_lists_its_payments_and_credit_notes(owner, account):
@@ -729,7 +751,7 @@ def test_a_page_the_role_does_not_open_says_which_roles_do_and_whom_to_ask(accou
     answer = signed_in(support).get("/billing/invoices")
     body = answer.content.decode()
     assert answer.status_code == 403 and 'id="not-allowed"' in body
-    assert "read plans, subscriptions, invoices and payments" in body
+    assert "“Read plans, subscriptions, invoices and payments”" in body  # the label as written
     for role in ("Owner", "Admin", "Billing"):
         assert f"<strong>{role}</strong>" in body
     assert "You are <strong>Support</strong>" in body and owner.email in body
