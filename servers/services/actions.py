@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.tasks import TaskResultStatus, task
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django_tasks_db.models import DBTaskResult
 
 from accounts.actors import SYSTEM, Actor
@@ -68,9 +69,22 @@ def _check_allowed(instance: Instance, action_type: str) -> None:
     spec = transitions.ACTIONS[action_type]
     if instance.status not in spec.allowed_from:
         allowed = transitions.allowed_actions(instance.status)
+        values = {"action": action_type, "status": instance.status, "allowed": ", ".join(allowed)}
+        if instance.kind == "server":
+            # Translators: action, status and allowed are the API's codes (start, stopped…).
+            message = (
+                _("Cannot %(action)s a server that is %(status)s; allowed: %(allowed)s.")
+                if allowed
+                else _("Cannot %(action)s a server that is %(status)s.")
+            )
+        else:
+            message = (
+                _("Cannot %(action)s a bot that is %(status)s; allowed: %(allowed)s.")
+                if allowed
+                else _("Cannot %(action)s a bot that is %(status)s.")
+            )
         raise InvalidState(
-            f"Cannot {action_type} a {instance.kind} that is {instance.status}"
-            + (f"; allowed: {', '.join(allowed)}." if allowed else "."),
+            message % values,
             details={"status": instance.status, "allowed_actions": allowed},
         )
 
@@ -86,14 +100,20 @@ def action_request(*, instance: Instance, action_type: str, actor: Actor) -> Act
     _check_allowed(instance, action_type)
     if action_type in transitions.POWER_ACTIONS and _restoring(instance):
         # The agent stops and starts it around the restore (servers.services.backups).
-        raise Conflict(f"A backup is being restored into this {instance.kind}; wait until it ends.")
+        raise Conflict(
+            _("A backup is being restored into this server; wait until it ends.")
+            if instance.kind == "server"
+            else _("A backup is being restored into this bot; wait until it ends.")
+        )
     active = Action.objects.filter(ACTIVE_ACTION, **{instance.kind: instance})
     if action_type in transitions.PREEMPTING_ACTIONS:
         for cut_short in active.exclude(type=action_type):
             _finish(cut_short, ok=False, error=f"Interrupted by {action_type}.")
     elif current := active.first():
         raise ActionInProgress(
-            f"The {current.type} action {current.id} is still {current.status}.",
+            # Translators: type and status are the API's codes (restart, pending…).
+            _("The %(type)s action %(id)s is still %(status)s.")
+            % {"type": current.type, "id": current.id, "status": current.status},
             details={"action_id": current.id},
         )
     try:

@@ -9,6 +9,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models.fields.files import FieldFile
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.models import Account
@@ -69,7 +70,7 @@ def server_create(
     game_obj = Game.objects.filter(slug=game).first() if isinstance(game, str) else None
     if game_obj is None:
         raise ValidationFailed.field(
-            "game", "invalid_choice", "Unknown game; choose one from the catalogue."
+            "game", "invalid_choice", _("Unknown game; choose one from the catalogue.")
         )
     region_obj = region_of(region)
     cleaned_resources = validate_resources(DEFAULT_SERVER_RESOURCES | (resources or {}))
@@ -117,11 +118,13 @@ def bot_create(
     region_obj = region_of(region)
     if runtime not in BotRuntime.values:
         raise ValidationFailed.field(
-            "runtime", "invalid_choice", f"runtime must be one of {', '.join(BotRuntime.values)}."
+            "runtime",
+            "invalid_choice",
+            _("runtime must be one of %(runtimes)s.") % {"runtimes": ", ".join(BotRuntime.values)},
         )
     if not isinstance(start_command, str) or not 0 < len(start_command.strip()) <= 500:
         raise ValidationFailed.field(
-            "start_command", "required", "start_command is required (≤ 500)."
+            "start_command", "required", _("start_command is required (≤ 500).")
         )
     token = clean_token(token)
     cleaned_resources = validate_resources(DEFAULT_BOT_RESOURCES | (resources or {}))
@@ -179,8 +182,12 @@ def plan_check(instance: Instance, resources: dict[str, int], actor: Actor) -> N
         limit = plan.get(field)
         if limit is not None and resources.get(field, getattr(instance, field)) > limit:
             raise PlanLimit(
-                f"Its plan ({plan.get('product', 'the plan')}) gives at most {limit} for "
-                f"{field}: change the plan for more.",
+                # Translators: field is the API's name of a resource (memory_mb, disk_mb…).
+                _(
+                    "Its plan (%(product)s) gives at most %(limit)s for %(field)s: change the "
+                    "plan for more."
+                )
+                % {"product": plan.get("product", _("the plan")), "limit": limit, "field": field},
                 details={"limit": limit, "field": field, "subscription": plan.get("subscription")},
             )
 
@@ -224,7 +231,9 @@ def instance_update(
     instance = instance_locked(instance)
     if instance.status == S.DELETING:
         raise InvalidState(
-            f"A {instance.kind} being deleted cannot be changed.",
+            _("A server being deleted cannot be changed.")
+            if instance.kind == "server"
+            else _("A bot being deleted cannot be changed."),
             details={"status": instance.status, "allowed_actions": []},
         )
     before = instance_representation(instance)
@@ -345,13 +354,14 @@ def bot_source_upload(*, bot: Bot, filename: str, content: bytes, actor: Actor) 
         raise ValidationFailed.field(
             "file",
             "too_large",
-            f"The archive is larger than {settings.BOT_ARCHIVE_MAX_BYTES // 2**20} MB.",
+            _("The archive is larger than %(size)s MB.")
+            % {"size": settings.BOT_ARCHIVE_MAX_BYTES // 2**20},
         )
     if not filename.lower().endswith((".tar.gz", ".tgz", ".zip")) or not content.startswith(
         ARCHIVE_MAGIC
     ):
         raise ValidationFailed.field(
-            "file", "invalid", "Upload the code as a .tar.gz, .tgz or .zip archive."
+            "file", "invalid", _("Upload the code as a .tar.gz, .tgz or .zip archive.")
         )
     saved_name = default_storage.save(
         f"bot-sources/{bot.pk}/{timezone.now():%Y%m%d%H%M%S}{_suffix(filename)}",
@@ -362,7 +372,7 @@ def bot_source_upload(*, bot: Bot, filename: str, content: bytes, actor: Actor) 
             bot = instance_locked(bot)
             if bot.status == S.DELETING:
                 raise InvalidState(
-                    "A bot being deleted cannot be changed.",
+                    _("A bot being deleted cannot be changed."),
                     details={"status": bot.status, "allowed_actions": []},
                 )
             before = instance_representation(bot)

@@ -7,6 +7,8 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db.models import Sum
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from accounts.models import Account
 from accounts.services import account_locked
@@ -36,7 +38,8 @@ def validate_resources(values: dict[str, Any]) -> dict[str, int]:
             raise ValidationFailed.field(
                 f"resources.{name}",
                 "out_of_range",
-                f"{name} must be an integer from {low} to {high}.",
+                _("%(name)s must be an integer from %(low)s to %(high)s.")
+                % {"name": name, "low": low, "high": high},
             )
         cleaned[name] = value
     return cleaned
@@ -54,7 +57,7 @@ def validate_variables(game: Game, values: dict[str, Any], *, current: dict | No
     ``current`` holds the server's present values when only some are being changed.
     """
     if not isinstance(values, dict):
-        raise ValidationFailed.field("variables", "invalid", "variables must be an object.")
+        raise ValidationFailed.field("variables", "invalid", _("variables must be an object."))
     definitions = {definition["key"]: definition for definition in game.variables}
     errors = []
 
@@ -63,13 +66,18 @@ def validate_variables(game: Game, values: dict[str, Any], *, current: dict | No
 
     for key in values:
         if key not in definitions:
-            error(key, "unknown_variable", f"{game.name} has no variable {key}.")
+            error(
+                key,
+                "unknown_variable",
+                _("%(game)s has no variable %(key)s.") % {"game": game.name, "key": key},
+            )
     result = {}
     for key, definition in definitions.items():
+        named = {"name": definition["name"]}
         if key in values and not variable_open(definition):
             settled = (current or {}).get(key, definition.get("default"))
             if values[key] != settled:
-                error(key, "variable_locked", f"{definition['name']} is set by the host.")
+                error(key, "variable_locked", _("%(name)s is set by the host.") % named)
                 continue
         if key in values:
             value = values[key]
@@ -79,41 +87,57 @@ def validate_variables(game: Game, values: dict[str, Any], *, current: dict | No
             value = definition["default"]
         else:
             if definition.get("required"):
-                error(key, "required", f"{definition['name']} is required.")
+                error(key, "required", _("%(name)s is required.") % named)
             continue
         kind = definition["type"]
         if kind == "boolean" and not isinstance(value, bool):
-            error(key, "invalid", f"{definition['name']} must be true or false.")
+            error(key, "invalid", _("%(name)s must be true or false.") % named)
         elif kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
-            error(key, "invalid", f"{definition['name']} must be an integer.")
+            error(key, "invalid", _("%(name)s must be an integer.") % named)
         elif kind == "integer" and not definition.get("min", value) <= value <= definition.get(
             "max", value
         ):
             low, high = definition.get("min"), definition.get("max")
-            error(key, "out_of_range", f"{definition['name']} must be from {low} to {high}.")
+            error(
+                key,
+                "out_of_range",
+                _("%(name)s must be from %(low)s to %(high)s.")
+                % {**named, "low": low, "high": high},
+            )
         elif kind == "string" and not isinstance(value, str):
-            error(key, "invalid", f"{definition['name']} must be a string.")
+            error(key, "invalid", _("%(name)s must be a string.") % named)
         elif kind == "string" and not (
             definition.get("min_length", 0) <= len(value) <= definition.get("max_length", 255)
         ):
-            error(key, "invalid_length", f"{definition['name']} has the wrong length.")
+            error(key, "invalid_length", _("%(name)s has the wrong length.") % named)
         elif (
             kind == "string"
             and value
             and "pattern" in definition
             and not re.search(definition["pattern"], value)
         ):
-            error(key, "invalid_format", f"{definition['name']} does not have the form it needs.")
+            error(key, "invalid_format", _("%(name)s does not have the form it needs.") % named)
         elif kind == "enum" and value not in definition["choices"]:
             choices = ", ".join(definition["choices"])
-            error(key, "invalid_choice", f"{definition['name']} must be one of {choices}.")
+            error(
+                key,
+                "invalid_choice",
+                _("%(name)s must be one of %(choices)s.") % {**named, "choices": choices},
+            )
         elif "must_be" in definition and value != definition["must_be"]:
             must_be = json.dumps(definition["must_be"])
-            error(key, "must_accept", f"{definition['name']} must be {must_be}.")
+            error(
+                key, "must_accept", _("%(name)s must be %(value)s.") % {**named, "value": must_be}
+            )
         result[key] = value
     if errors:
         message = (
-            errors[0]["message"] if len(errors) == 1 else f"{len(errors)} variables are invalid."
+            errors[0]["message"]
+            if len(errors) == 1
+            else ngettext(
+                "%(count)s variable is invalid.", "%(count)s variables are invalid.", len(errors)
+            )
+            % {"count": len(errors)}
         )
         raise ValidationFailed(message, details={"fields": errors})
     return result
@@ -130,7 +154,17 @@ def quota_check(
         if kind._default_manager.filter(account=account, deleted_at=None).count() >= limit:
             noun = "servers" if kind is Server else "bots"
             raise QuotaExceeded(
-                f"The account may have {limit} {noun}; delete one or ask for a higher limit.",
+                (
+                    _(
+                        "The account may have %(limit)s servers; delete one or ask for a higher "
+                        "limit."
+                    )
+                    if kind is Server
+                    else _(
+                        "The account may have %(limit)s bots; delete one or ask for a higher limit."
+                    )
+                )
+                % {"limit": limit},
                 details={"limit": limit, "quota": noun},
             )
     if memory_delta > 0:
@@ -143,8 +177,8 @@ def quota_check(
         )
         if used + memory_delta > account.max_memory_mb:
             raise QuotaExceeded(
-                f"This would use {used + memory_delta} MB of memory; the account may use "
-                f"{account.max_memory_mb} MB.",
+                _("This would use %(wanted)s MB of memory; the account may use %(limit)s MB.")
+                % {"wanted": used + memory_delta, "limit": account.max_memory_mb},
                 details={"limit": account.max_memory_mb, "quota": "memory_mb", "used": used},
             )
     return account
@@ -159,13 +193,19 @@ def unbilled_check(
     """Refuse a plan-less server or bot (or more resources for one) beyond the account's
     unbilled allowance: servers and bots together, and their resources together. Call it with
     the account's row locked (``quota_check``), so that two creations cannot both fit."""
-    order = "Order a plan for it (POST /v1/subscriptions) or ask your host for a larger allowance."
+    order = _(
+        "Order a plan for it (POST /v1/subscriptions) or ask your host for a larger allowance."
+    )
     if adding:
         count = unbilled_used(account)
         if count + 1 > account.unbilled_instances:
             raise PlanRequired(
-                f"The account may run {account.unbilled_instances} servers and bots without a "
-                f"plan and runs {count}. {order}",
+                # Translators: "order" is the sentence "Order a plan for it …".
+                _(
+                    "The account may run %(limit)s servers and bots without a plan and runs "
+                    "%(count)s. %(order)s"
+                )
+                % {"limit": account.unbilled_instances, "count": count, "order": order},
                 details={
                     "allowance": "instances",
                     "limit": account.unbilled_instances,
@@ -181,8 +221,11 @@ def unbilled_check(
         limit = getattr(account, f"unbilled_{field}")
         if used + delta > limit:
             raise PlanRequired(
-                f"Without a plan the account may use {limit} for {field} in all and uses {used}; "
-                f"this needs {delta} more. {order}",
+                _(
+                    "Without a plan the account may use %(limit)s for %(field)s in all and uses "
+                    "%(used)s; this needs %(delta)s more. %(order)s"
+                )
+                % {"limit": limit, "field": field, "used": used, "delta": delta, "order": order},
                 details={"allowance": field, "limit": limit, "used": used},
             )
 
@@ -190,9 +233,9 @@ def unbilled_check(
 def clean_name(name: Any) -> str:
     """A name, trimmed: required, at most 100 characters."""
     if not isinstance(name, str) or not name.strip():
-        raise ValidationFailed.field("name", "required", "A name is required.")
+        raise ValidationFailed.field("name", "required", _("A name is required."))
     if len(name.strip()) > 100:
-        raise ValidationFailed.field("name", "max_length", "A name has at most 100 characters.")
+        raise ValidationFailed.field("name", "max_length", _("A name has at most 100 characters."))
     return name.strip()
 
 
@@ -201,7 +244,7 @@ def region_of(slug: Any) -> Region:
     region = Region.objects.filter(slug=slug).first() if isinstance(slug, str) else None
     if region is None:
         raise ValidationFailed.field(
-            "region", "invalid_choice", "Unknown region; choose one of the regions."
+            "region", "invalid_choice", _("Unknown region; choose one of the regions.")
         )
     return region
 
@@ -210,14 +253,19 @@ def clean_environment(environment: Any) -> dict[str, str]:
     """A bot's environment: at most 100 variables with valid names and string values."""
     if not isinstance(environment, dict) or len(environment) > 100:
         raise ValidationFailed.field(
-            "environment", "invalid", "environment must be an object of at most 100 variables."
+            "environment",
+            "invalid",
+            _("environment must be an object of at most 100 variables."),
         )
     for key, value in environment.items():
         if not ENV_NAME.fullmatch(key) or not isinstance(value, str) or len(value) > 4096:
             raise ValidationFailed.field(
                 f"environment.{key}",
                 "invalid",
-                "Names are letters, digits and _; values are strings of at most 4096 characters.",
+                _(
+                    "Names are letters, digits and _; values are strings of at most 4096 "
+                    "characters."
+                ),
             )
     return environment
 
@@ -228,8 +276,10 @@ def clean_token(token: Any) -> str:
         raise ValidationFailed.field(
             "token",
             "invalid",
-            "token must be the bot's Discord token (20 to 200 printable ASCII characters, no "
-            "spaces).",
+            _(
+                "token must be the bot's Discord token (20 to 200 printable ASCII characters, no "
+                "spaces)."
+            ),
         )
     return token
 
@@ -246,12 +296,12 @@ def clean_source(source: Any) -> dict[str, str]:
         return {}
     if not isinstance(source, dict) or source.get("type") not in {"git", "archive"}:
         raise ValidationFailed.field(
-            "source.type", "invalid_choice", "source.type must be git or archive."
+            "source.type", "invalid_choice", _("source.type must be git or archive.")
         )
     unknown = set(source) - {"type", "url", "ref"}
     if unknown:
         raise ValidationFailed.field(
-            f"source.{sorted(unknown)[0]}", "unknown_field", "This field is not accepted here."
+            f"source.{sorted(unknown)[0]}", "unknown_field", _("This field is not accepted here.")
         )
     url = source.get("url")
     parts = urlsplit(url) if isinstance(url, str) and len(url) <= 500 else None
@@ -260,7 +310,8 @@ def clean_source(source: Any) -> dict[str, str]:
         raise ValidationFailed.field(
             "source.url",
             "not_allowed",
-            f"source.url must be a URL of {' or '.join(settings.BOT_SOURCE_SCHEMES)}.",
+            _("source.url must be a URL of %(schemes)s.")
+            % {"schemes": " or ".join(settings.BOT_SOURCE_SCHEMES)},
         )
     if parts.scheme != "file" and (
         not parts.hostname or ("*" not in hosts and parts.hostname not in hosts)
@@ -268,24 +319,24 @@ def clean_source(source: Any) -> dict[str, str]:
         raise ValidationFailed.field(
             "source.url",
             "not_allowed",
-            f"Code may come from these hosts only: {', '.join(hosts)}.",
+            _("Code may come from these hosts only: %(hosts)s.") % {"hosts": ", ".join(hosts)},
         )
     if parts.username or parts.password:
         raise ValidationFailed.field(
-            "source.url", "invalid", "Credentials in the URL are not accepted."
+            "source.url", "invalid", _("Credentials in the URL are not accepted.")
         )
     cleaned = {"type": source["type"], "url": url}
     if source["type"] == "archive":
         if not parts.path.lower().endswith(ARCHIVE_SUFFIXES):
             raise ValidationFailed.field(
-                "source.url", "invalid", "An archive is a .tar.gz, .tgz or .zip file."
+                "source.url", "invalid", _("An archive is a .tar.gz, .tgz or .zip file.")
             )
         if "ref" in source:
-            raise ValidationFailed.field("source.ref", "invalid", "Only git sources take a ref.")
+            raise ValidationFailed.field("source.ref", "invalid", _("Only git sources take a ref."))
     elif source.get("ref") is not None:
         if not isinstance(source["ref"], str) or not GIT_REF.fullmatch(source["ref"]):
             raise ValidationFailed.field(
-                "source.ref", "invalid", "A branch or tag name (letters, digits, . _ / -)."
+                "source.ref", "invalid", _("A branch or tag name (letters, digits, . _ / -).")
             )
         cleaned["ref"] = source["ref"]
     return cleaned

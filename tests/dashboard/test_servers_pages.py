@@ -290,7 +290,7 @@ def test_activity_lists_the_servers_events_and_its_actions(owner, account, serve
     assert {event.object_id or event.related_id for event in response.context["events"]} == {
         server.id
     } | {action.id for action in server.actions.all()}
-    assert "provisioning → installing" in body
+    assert "Provisioning → Installing" in body  # by their labels (issue 34 item 15)
     assert owner.email in body
 
 
