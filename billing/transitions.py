@@ -27,6 +27,8 @@ Payments:
     failed, refunded (final)
 """
 
+from django.utils.translation import gettext, gettext_noop
+
 from billing.models import InvoiceStatus as I
 from billing.models import PaymentStatus as P
 from billing.models import SubscriptionStatus as S
@@ -66,12 +68,51 @@ def allowed(kind: str, status: str) -> list[str]:
     return sorted(_TABLES[kind][status])
 
 
+# The refusals people meet, each a whole sentence for the translators (the page's language; the
+# API's English is the same sentence): (kind, verb) → "Cannot <verb>: the <kind> is %(status)s."
+_REFUSALS: dict[tuple[str, str], str] = {
+    ("invoice", "finalize this invoice"): gettext_noop(
+        "Cannot finalize this invoice: the invoice is %(status)s."
+    ),
+    ("invoice", "mark paid"): gettext_noop("Cannot mark paid: the invoice is %(status)s."),
+    ("invoice", "mark this invoice paid"): gettext_noop(
+        "Cannot mark this invoice paid: the invoice is %(status)s."
+    ),
+    ("invoice", "pay this invoice"): gettext_noop(
+        "Cannot pay this invoice: the invoice is %(status)s."
+    ),
+    ("invoice", "void this invoice"): gettext_noop(
+        "Cannot void this invoice: the invoice is %(status)s."
+    ),
+    ("invoice", "mark this invoice uncollectible"): gettext_noop(
+        "Cannot mark this invoice uncollectible: the invoice is %(status)s."
+    ),
+    ("payment", "settle this payment"): gettext_noop(
+        "Cannot settle this payment: the payment is %(status)s."
+    ),
+    ("payment", "refund it"): gettext_noop("Cannot refund it: the payment is %(status)s."),
+    ("payment", "refund this payment"): gettext_noop(
+        "Cannot refund this payment: the payment is %(status)s."
+    ),
+    ("subscription", "cancel this subscription"): gettext_noop(
+        "Cannot cancel this subscription: the subscription is %(status)s."
+    ),
+    ("subscription", "change the plan of this subscription"): gettext_noop(
+        "Cannot change the plan of this subscription: the subscription is %(status)s."
+    ),
+}
+
+
 def refusal(kind: str, status: str, verb: str) -> InvalidState:
     """409 ``invalid_state``: "Cannot <verb>: the <kind> is <status>.", naming what the
     status may become (for a refusal that is not one edge, e.g. changing a canceled plan)."""
+    sentence = _REFUSALS.get((kind, verb))
+    if sentence is not None:
+        message = gettext(sentence) % {"status": status}
+    else:  # a staff-side or internal move ("move to paid"): said in English as it is
+        message = f"Cannot {verb}: the {kind.replace('_', ' ')} is {status}."
     return InvalidState(
-        f"Cannot {verb}: the {kind.replace('_', ' ')} is {status}.",
-        details={"status": status, "allowed_statuses": allowed(kind, status)},
+        message, details={"status": status, "allowed_statuses": allowed(kind, status)}
     )
 
 

@@ -54,7 +54,7 @@ from hosting.errors import ApplicationError
 
 class PaymentNotSupported(ApplicationError):
     status, code = 422, "payment_method_not_supported"
-    message = "This means of payment cannot do that."
+    message = gettext_noop("This means of payment cannot do that.")
 
 
 @dataclass(frozen=True)

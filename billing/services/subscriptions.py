@@ -103,7 +103,7 @@ def order_clean(account: Account, price: Price, order: Any) -> dict[str, Any]:
 
 def _order_clean(account: Account, price: Price, order: Any) -> dict[str, Any]:
     if not isinstance(order, dict):
-        raise ValidationFailed.field("order", "invalid", "order must be an object.")
+        raise ValidationFailed.field("order", "invalid", _("order must be an object."))
     product = price.product
     cleaned: dict[str, Any] = {"name": clean_name(order.get("name"))}
     region = region_of(order.get("region"))
@@ -138,12 +138,14 @@ def _order_clean(account: Account, price: Price, order: Any) -> dict[str, Any]:
         allowed = product.runtimes or BotRuntime.values
         if runtime not in allowed:
             raise ValidationFailed.field(
-                "order.runtime", "invalid_choice", f"runtime must be one of {', '.join(allowed)}."
+                "order.runtime",
+                "invalid_choice",
+                _("runtime must be one of %(runtimes)s.") % {"runtimes": ", ".join(allowed)},
             )
         command = order.get("start_command")
         if not isinstance(command, str) or not 0 < len(command.strip()) <= 500:
             raise ValidationFailed.field(
-                "order.start_command", "required", "start_command is required (≤ 500)."
+                "order.start_command", "required", _("start_command is required (≤ 500).")
             )
         cleaned["runtime"] = runtime
         cleaned["start_command"] = command.strip()
@@ -159,7 +161,7 @@ def _orderable(price: Any, quantity: Any) -> Price:
         # One server or bot per subscription: the quantity is always 1 (it stays in the model
         # for Stripe's shape and for later per-slot plans).
         raise ValidationFailed.field(
-            "quantity", "invalid", "quantity must be 1: a subscription runs one server or bot."
+            "quantity", "invalid", _("quantity must be 1: a subscription runs one server or bot.")
         )
     return price
 

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.actors import Actor
 from events.services import changed_attributes, record_event
@@ -35,22 +36,24 @@ NOTE_MAX = 200
 
 class AllocationLimitReached(ApplicationError):
     status, code = 409, "allocation_limit_reached"
-    message = "This server holds as many allocations as its plan allows."
+    message = gettext_noop("This server holds as many allocations as its plan allows.")
 
 
 class PortUnavailable(ApplicationError):
     status, code = 409, "port_unavailable"
-    message = "That port is not free on this server's node."
+    message = gettext_noop("That port is not free on this server's node.")
 
 
 class PrimaryAllocation(ApplicationError):
     status, code = 409, "primary_allocation"
-    message = "The primary allocation cannot be removed; make another one primary first."
+    message = gettext_noop(
+        "The primary allocation cannot be removed; make another one primary first."
+    )
 
 
 class DerivedPorts(ApplicationError):
     status, code = 409, "derived_ports"
-    message = "Its game opens some of its ports itself on its game port + an offset."
+    message = gettext_noop("Its game opens some of its ports itself on its game port + an offset.")
 
 
 def template_ports(template: dict[str, Any]) -> list[dict[str, Any]]:

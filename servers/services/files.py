@@ -14,6 +14,7 @@ from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext, gettext_noop
 
 from accounts.actors import Actor
 from events.services import record_event
@@ -42,17 +43,19 @@ CLOSED = {S.SUSPENDED, S.DELETING}
 
 class FilesUnavailable(ApplicationError):
     status, code = 409, "files_unavailable"
-    message = "This server runs on no node, so it has no files to manage."
+    message = gettext_noop("This server runs on no node, so it has no files to manage.")
 
 
 class VersionMismatch(ApplicationError):
     status, code = 412, "version_mismatch"
-    message = "The file changed since it was read; read it again and reapply the change."
+    message = gettext_noop(
+        "The file changed since it was read; read it again and reapply the change."
+    )
 
 
 class PullFailed(ApplicationError):
     status, code = 422, "pull_failed"
-    message = "The file could not be fetched from that address."
+    message = gettext_noop("The file could not be fetched from that address.")
 
 
 @dataclass(frozen=True)
@@ -74,14 +77,25 @@ def instance_node(instance: Instance) -> Node:
     ``invalid_state`` while they are closed, ``files_unavailable`` on no node."""
     if instance.status in CLOSED:
         raise InvalidState(
-            f"The files of a {instance.status} {instance.kind} are closed.",
+            # Translators: status is the API's code (installing, deleting…).
+            (
+                gettext("The files of a %(status)s server are closed.")
+                if instance.kind == "server"
+                else gettext("The files of a %(status)s bot are closed.")
+            )
+            % {"status": instance.status},
             details={"status": instance.status, "allowed_actions": []},
         )
     node = instance.node
     if node is None:
         raise FilesUnavailable(
-            f"This {instance.kind} runs on no node (the simulated driver), so it has no files "
-            "to manage."
+            gettext(
+                "This server runs on no node (the simulated driver), so it has no files to manage."
+            )
+            if instance.kind == "server"
+            else gettext(
+                "This bot runs on no node (the simulated driver), so it has no files to manage."
+            )
         )
     return node
 
@@ -94,32 +108,46 @@ def agent_error(instance: Instance, call: FileCall, status: int, answer: Any) ->
     message = message[:500] if isinstance(message, str) and message else None
     if code == "unknown_server":
         return FilesUnavailable(
-            f"This {instance.kind} is not on its node yet (it is being created); try again when "
-            "it is installed."
+            gettext(
+                "This server is not on its node yet (it is being created); try again when it is "
+                "installed."
+            )
+            if instance.kind == "server"
+            else gettext(
+                "This bot is not on its node yet (it is being created); try again when it is "
+                "installed."
+            )
         )
     if status == 400:
         field_code = "outside_server" if code == "outside_server" else "invalid"
-        return ValidationFailed.field(call.field, field_code, message or "This path is invalid.")
+        return ValidationFailed.field(
+            call.field, field_code, message or gettext("This path is invalid.")
+        )
     if status == 403:
-        return PermissionDenied(message or "The server's user may not do that.")
+        return PermissionDenied(message or gettext("The server's user may not do that."))
     if status == 404:
-        return NotFound(message or "No such file or folder.")
+        return NotFound(message or gettext("No such file or folder."))
     if status == 409:
-        return Conflict(message or "Something already has that name.")
+        return Conflict(message or gettext("Something already has that name."))
     if status == 412:
-        return VersionMismatch(message or VersionMismatch.message)
+        return VersionMismatch(message)
     if status == 413:
-        return PayloadTooLarge(message or "The file is too large for the editor.")
+        return PayloadTooLarge(message or gettext("The file is too large for the editor."))
     if code in ("pull_failed", "pull_timeout"):
-        return PullFailed(message or PullFailed.message)
+        return PullFailed(message)
     if status == 507:
         limit = instance.disk_mb
         return QuotaExceeded(
-            message or "That would pass the server's disk limit.",
+            message or gettext("That would pass the server's disk limit."),
             details={"limit": limit, "unit": "MB"},
         )
     return ServiceUnavailable(
-        f"The node answered the file operation with an error ({status}); try again in a moment."
+        # Translators: status is an HTTP status code (500, 502…).
+        gettext(
+            "The node answered the file operation with an error (%(status)s); try again in a "
+            "moment."
+        )
+        % {"status": status}
     )
 
 
@@ -137,8 +165,11 @@ def file_call(instance: Instance, call: FileCall) -> tuple[Any, dict[str, str]]:
         if call.timeout is None:
             raise ServiceUnavailable(str(error)) from None
         raise ServiceUnavailable(
-            f"The node is still working on it after {call.timeout:g} seconds; what it makes "
-            "appears in the folder when it is done."
+            gettext(
+                "The node is still working on it after %(seconds)s seconds; what it makes "
+                "appears in the folder when it is done."
+            )
+            % {"seconds": f"{call.timeout:g}"}
         ) from None
     except DriverError as error:
         raise ServiceUnavailable(str(error)) from None
@@ -195,19 +226,25 @@ def transfer_url(*, instance: Instance, user_id: Any, path: str, direction: str)
     if direction == "download":
         found, _ = file_call(instance, FileCall("GET", "stat", query={"path": path}))
         if found["type"] != "file":
-            raise ValidationFailed.field("path", "not_a_file", f"{path} is not a file.")
+            raise ValidationFailed.field(
+                "path", "not_a_file", gettext("%(path)s is not a file.") % {"path": path}
+            )
     else:
         folder, _ = file_call(instance, FileCall("GET", "stat", query={"path": _parent_of(path)}))
         if folder["type"] != "folder":
             raise ValidationFailed.field(
-                "path", "not_a_folder", f"{_parent_of(path)} is not a folder."
+                "path",
+                "not_a_folder",
+                gettext("%(path)s is not a folder.") % {"path": _parent_of(path)},
             )
         try:
             found, _ = file_call(instance, FileCall("GET", "stat", query={"path": path}))
         except NotFound:
             found = None
         if found is not None and found["type"] == "folder":
-            raise Conflict(f"{path} is a folder; an upload replaces only a file.")
+            raise Conflict(
+                gettext("%(path)s is a folder; an upload replaces only a file.") % {"path": path}
+            )
     node = instance.node
     assert node is not None  # file_call refused an instance on no node
     permission = "files.download" if direction == "download" else "files.upload"
@@ -242,17 +279,21 @@ def pull_url_check(url: str) -> str:
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
-        raise ValidationFailed.field("url", "invalid", "The URL is not valid.") from None
+        raise ValidationFailed.field("url", "invalid", gettext("The URL is not valid.")) from None
     if parts.scheme not in ("http", "https"):
-        raise ValidationFailed.field("url", "invalid", "Fetch from an http:// or https:// URL.")
+        raise ValidationFailed.field(
+            "url", "invalid", gettext("Fetch from an http:// or https:// URL.")
+        )
     host = (parts.hostname or "").lower()
     if not host or parts.username or parts.password:
         raise ValidationFailed.field(
-            "url", "invalid", "The URL needs a host and must not carry credentials."
+            "url", "invalid", gettext("The URL needs a host and must not carry credentials.")
         )
     if not _host_allowed(host):
         raise ValidationFailed.field(
-            "url", "host_not_allowed", f"Files may not be fetched from {host} here."
+            "url",
+            "host_not_allowed",
+            gettext("Files may not be fetched from %(host)s here.") % {"host": host},
         )
     try:
         public_addresses(host, port, allow_private=settings.FILES_PULL_ALLOW_PRIVATE)

@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext_noop
 
 from accounts.actors import SYSTEM, Actor
 from events.services import changed_attributes, record_event
@@ -35,17 +36,17 @@ RESERVED_SLUGS = frozenset({"import"})
 
 class GameInUse(Conflict):
     code = "game_in_use"
-    message = "Servers or plans still use this game."
+    message = gettext_noop("Servers or plans still use this game.")
 
 
 class GameExists(Conflict):
     code = "game_exists"
-    message = "A game with this slug exists."
+    message = gettext_noop("A game with this slug exists.")
 
 
 class InvalidEgg(ValidationFailed):
     code = "invalid_egg"
-    message = "The egg cannot be imported."
+    message = gettext_noop("The egg cannot be imported.")
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet, prefetch_related_objects
 from django.tasks import task
 from django.utils import timezone
+from django.utils.dates import WEEKDAYS as DJANGO_WEEKDAYS
+from django.utils.text import get_text_list
+from django.utils.translation import get_language, gettext_noop, ngettext
 from django.utils.translation import gettext as _
 
 from accounts.actors import SYSTEM, Actor
@@ -94,7 +97,7 @@ PENDING, RUNNING, SUCCEEDED, FAILED, SKIPPED = (
 
 class ScheduleLimitReached(ApplicationError):
     status, code = 409, "schedule_limit_reached"
-    message = "This server has as many schedules as its plan allows."
+    message = gettext_noop("This server has as many schedules as its plan allows.")
 
 
 # --- The cron line and its time zone ----------------------------------------------------------
@@ -159,7 +162,8 @@ def tick_at_or_before(cron: str, zone: str, moment: datetime) -> datetime:
     return next(CronSim(cron, start, reverse=True)).astimezone(UTC)
 
 
-WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+# Cron's days (0 and 7: Sunday) by Django's own translated names (its 0 is Monday).
+WEEKDAYS = tuple(DJANGO_WEEKDAYS[(day - 1) % 7] for day in range(7))
 _NUMBER = re.compile(r"^\d{1,2}$")
 
 
@@ -178,19 +182,25 @@ def _weekdays(field: str) -> str | None:
     if "-" in field and "," not in field:
         first, _dash, last = field.partition("-")
         a, b = day(first), day(last)
-        return None if a is None or b is None else f"{WEEKDAYS[a]} to {WEEKDAYS[b]}"
+        if a is None or b is None:
+            return None
+        # Translators: a range of weekdays, "Monday to Friday".
+        return _("%(first)s to %(last)s") % {"first": WEEKDAYS[a], "last": WEEKDAYS[b]}
     days = [day(part) for part in field.split(",")]
     if any(value is None for value in days):
         return None
-    words = [WEEKDAYS[value] for value in days if value is not None]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    words = [str(WEEKDAYS[value]) for value in days if value is not None]
+    # Translators: the last word of a list of days, "Monday, Wednesday and Friday".
+    return str(get_text_list(words, _("and")))
 
 
 def schedule_describe(cron: str, zone: str = "UTC") -> str:
-    """The cron line in words with its time zone: "every day at 04:00 (Europe/Berlin)".
+    """The cron line in words with its time zone, in the active language: "every day at 04:00
+    (Europe/Berlin)".
 
-    The common shapes are phrased here; others take cronsim's own explanation, and a line
-    neither can phrase is shown as it is."""
+    The common shapes are phrased here; others take cronsim's own explanation (in English, so
+    in another language the line itself is shown with its zone), and a line neither can phrase
+    is shown as it is."""
     suffix = f" ({zone})"
     try:
         explained = CronSim(cron, datetime(2026, 1, 1)).explain()
@@ -200,11 +210,14 @@ def schedule_describe(cron: str, zone: str = "UTC") -> str:
     every_day = dom == "*" and month == "*"
     if every_day and dow == "*" and hour == "*":
         if minute == "*":
-            return "every minute"
+            return _("every minute")
         if minute.startswith("*/") and minute[2:].isdigit():
-            return f"every {int(minute[2:])} minutes"
+            count = int(minute[2:])
+            return ngettext("every %(count)s minute", "every %(count)s minutes", count) % {
+                "count": count
+            }
         if _NUMBER.match(minute):
-            return f"every hour at minute {int(minute)}"
+            return _("every hour at minute %(minute)s") % {"minute": int(minute)}
     if (
         every_day
         and dow == "*"
@@ -212,13 +225,23 @@ def schedule_describe(cron: str, zone: str = "UTC") -> str:
         and hour.startswith("*/")
         and hour[2:].isdigit()
     ):
-        return f"every {int(hour[2:])} hours at minute {int(minute)}{suffix}"
+        count = int(hour[2:])
+        return (
+            ngettext(
+                "every %(count)s hour at minute %(minute)s",
+                "every %(count)s hours at minute %(minute)s",
+                count,
+            )
+            % {"count": count, "minute": int(minute)}
+            + suffix
+        )
     if every_day and _NUMBER.match(minute) and _NUMBER.match(hour):
-        at = f"at {int(hour):02d}:{int(minute):02d}"
+        at = f"{int(hour):02d}:{int(minute):02d}"
         if dow == "*":
-            return f"every day {at}{suffix}"
+            return _("every day at %(time)s") % {"time": at} + suffix
         if (days := _weekdays(dow)) is not None:
-            return f"{at} on {days}{suffix}"
+            # Translators: "at 06:00 on Monday to Friday".
+            return _("at %(time)s on %(days)s") % {"time": at, "days": days} + suffix
     if (
         _NUMBER.match(minute)
         and _NUMBER.match(hour)
@@ -226,7 +249,13 @@ def schedule_describe(cron: str, zone: str = "UTC") -> str:
         and month == "*"
         and dow == "*"
     ):
-        return f"at {int(hour):02d}:{int(minute):02d} on day {int(dom)} of every month{suffix}"
+        return (
+            _("at %(time)s on day %(day)s of every month")
+            % {"time": f"{int(hour):02d}:{int(minute):02d}", "day": int(dom)}
+            + suffix
+        )
+    if not (get_language() or "en").startswith("en"):
+        return cron + suffix
     return explained[:1].lower() + explained[1:] + suffix
 
 

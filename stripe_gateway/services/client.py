@@ -5,13 +5,16 @@ from functools import lru_cache
 
 import stripe
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from hosting.errors import ApplicationError
 
 
 class GatewayUnavailable(ApplicationError):
     status, code = 503, "payment_gateway_unavailable"
-    message = "The card payment service cannot be reached; nothing was charged. Try again later."
+    message = gettext_noop(
+        "The card payment service cannot be reached; nothing was charged. Try again later."
+    )
 
 
 def stripe_client() -> stripe.StripeClient:

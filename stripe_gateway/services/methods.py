@@ -4,6 +4,7 @@ renewals charge. Removing one detaches it at Stripe."""
 
 import stripe
 from django.db import transaction
+from django.utils.translation import gettext as _
 from stripe.params import SetupIntentCreateParams
 
 from accounts.actors import Actor
@@ -49,23 +50,23 @@ def payment_method_save(*, account: Account, setup_intent: str, actor: Actor) ->
     """Keep the card a confirmed SetupIntent of ``account`` saved (once: saving it again
     answers the same method). The first card is the default."""
     if not isinstance(setup_intent, str) or not setup_intent.startswith("seti_"):
-        raise ValidationFailed.field("setup_intent", "invalid", "Give the SetupIntent's id.")
+        raise ValidationFailed.field("setup_intent", "invalid", _("Give the SetupIntent's id."))
     client = stripe_client()
     try:
         intent = client.v1.setup_intents.retrieve(setup_intent)
     except stripe.InvalidRequestError:
         raise ValidationFailed.field(
-            "setup_intent", "not_found", "No such SetupIntent at Stripe."
+            "setup_intent", "not_found", _("No such SetupIntent at Stripe.")
         ) from None
     except stripe.APIConnectionError:
         raise GatewayUnavailable() from None
     if intent.customer != stripe_customer_id(account):
         raise ValidationFailed.field(
-            "setup_intent", "not_found", "No such SetupIntent for this account."
+            "setup_intent", "not_found", _("No such SetupIntent for this account.")
         )
     if intent.status != "succeeded" or not intent.payment_method:
         raise Conflict(
-            "The card is not confirmed yet.", details={"setup_intent_status": intent.status}
+            _("The card is not confirmed yet."), details={"setup_intent_status": intent.status}
         )
     stripe_id = (
         intent.payment_method

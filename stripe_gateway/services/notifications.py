@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.tasks import task
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.actors import SYSTEM
 from accounts.models import Account
@@ -28,7 +29,7 @@ MAX_BODY_BYTES = 512 * 1024
 
 class InvalidSignature(ApplicationError):
     status, code = 400, "invalid_signature"
-    message = "The Stripe-Signature header does not match the body."
+    message = gettext_noop("The Stripe-Signature header does not match the body.")
 
 
 def stripe_event_receive(body: bytes, signature: str | None) -> bool:

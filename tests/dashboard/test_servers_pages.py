@@ -417,3 +417,29 @@ def test_a_suspended_account_reads_but_changes_nothing(owner, account, server):
     server.refresh_from_db()
     assert (server.name, server.status) == ("Survival SMP", "stopped")
     assert Server.objects.count() == 1
+
+
+def test_a_refusal_is_said_in_the_pages_language_and_the_api_keeps_its_english(
+    owner, account, server, make_token, client_for
+):
+    """Issue 34 item 15: the services' refusals are marked; a German member reads them in
+    German on the page, while the API answers the same refusal in English whatever the
+    request's Accept-Language."""
+    owner.language = "de"
+    owner.save(update_fields=["language"])
+    response = signed_in(owner).post(f"/servers/{server.id}/actions", {"type": "stop"}, follow=True)
+    assert messages_of(response) == [
+        "stop ist für einen Server im Status stopped nicht möglich; erlaubt: start, reinstall."
+    ]
+
+    token = make_token(owner, account)
+    answer = client_for(token).post(
+        f"/v1/servers/{server.id}/actions",
+        {"type": "stop"},
+        format="json",
+        HTTP_ACCEPT_LANGUAGE="de",
+    )
+    assert answer.status_code == 409
+    assert answer.json()["error"]["message"] == (
+        "Cannot stop a server that is stopped; allowed: start, reinstall."
+    )

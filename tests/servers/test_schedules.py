@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 from django.db import IntegrityError, transaction
+from django.utils import translation
 from django_tasks_db.models import DBTaskResult
 
 from accounts.actors import SYSTEM
@@ -483,3 +484,19 @@ def test_changes_are_events_with_what_was_before(server):
     previous = events[1].data["previous_attributes"]
     assert previous["cron"] == "0 4 * * *" and previous["name"] == "Nightly"
     assert previous["description"] == "every day at 04:00 (UTC)"
+
+
+@pytest.mark.parametrize(
+    "language,cron,words",
+    [
+        ("de", "0 6 * * 1-5", "um 06:00 am Montag bis Freitag (UTC)"),
+        ("fr", "0 6 * * 6,0", "à 06:00, samedi et dimanche (UTC)"),
+        ("es", "*/15 * * * *", "cada 15 minutos"),
+        ("de", "0 4,16 1 * *", "0 4,16 1 * * (UTC)"),  # cronsim's English is not shown
+    ],
+)
+def test_a_cron_line_reads_in_the_pages_language(language, cron, words):
+    """The days by Django's own translated names, the sentence from the catalogue; a shape only
+    cronsim phrases (in English) shows the line itself."""
+    with translation.override(language):
+        assert schedule_describe(cron, "UTC") == words
