@@ -9,6 +9,8 @@ query at its edges gets a 400 naming a parameter it sent, never a 500.
 
 from datetime import UTC, datetime, timedelta
 
+from django.utils.translation import gettext as _
+
 from hosting.errors import InvalidParameter
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -34,10 +36,19 @@ def asked_range(
     the end)."""
     if end is not None and end <= EPOCH:
         raise InvalidParameter.named(
-            "end", "invalid", f"end must be after {_stamp(EPOCH)}: nothing was measured before."
+            "end",
+            "invalid",
+            # Translators: "end" is the query parameter's name; %(epoch)s a UTC time (1970).
+            _("end must be after %(epoch)s: nothing was measured before.")
+            % {"epoch": _stamp(EPOCH)},
         )
     if start is not None and start >= latest:
-        raise InvalidParameter.named("start", "invalid", f"start must be before {_stamp(latest)}.")
+        raise InvalidParameter.named(
+            "start",
+            "invalid",
+            # Translators: "start" is the query parameter's name; %(latest)s a UTC time.
+            _("start must be before %(latest)s.") % {"latest": _stamp(latest)},
+        )
     end_given = end is not None
     end = min(end if end_given else now, latest)
     # end is after the epoch here, so end - default is a date of the calendar.
@@ -45,11 +56,13 @@ def asked_range(
     if end <= start:
         if not end_given:
             raise InvalidParameter.named(
-                "start", "invalid", "start must be before end (by default now)."
+                "start", "invalid", _("start must be before end (by default now).")
             )
-        raise InvalidParameter.named("end", "invalid", "end must be after start.")
+        raise InvalidParameter.named("end", "invalid", _("end must be after start."))
     if end - start > longest:
         raise InvalidParameter.named(
-            "start", "invalid", f"A range of at most {longest.days:,} days."
+            "start",
+            "invalid",
+            _("A range of at most %(days)s days.") % {"days": f"{longest.days:,}"},
         )
     return start.astimezone(UTC), end.astimezone(UTC)

@@ -21,6 +21,7 @@ from typing import Any, Literal, overload
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from billing.models import (
@@ -105,20 +106,33 @@ def _whole_number(
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ValidationFailed.field(
-            field, "out_of_range", f"{field} must be a whole number from {low} to {high}."
+            field,
+            "out_of_range",
+            # Translators: %(field)s is a field's name (unit_amount, trial_days, backup_limit...).
+            _("%(field)s must be a whole number from %(low)s to %(high)s.")
+            % {"field": field, "low": low, "high": high},
         )
     return value
 
 
 def _text(field: str, value: Any, *, max_length: int, required: bool = False) -> str:
     if not isinstance(value, str):
-        raise ValidationFailed.field(field, "invalid", f"{field} must be text.")
+        raise ValidationFailed.field(
+            field,
+            "invalid",
+            # Translators: %(field)s is a field's name (description, country, display_name...).
+            _("%(field)s must be text.") % {"field": field},
+        )
     value = value.strip()
     if required and not value:
-        raise ValidationFailed.field(field, "required", f"{field} is required.")
+        raise ValidationFailed.field(
+            field, "required", _("%(field)s is required.") % {"field": field}
+        )
     if len(value) > max_length:
         raise ValidationFailed.field(
-            field, "max_length", f"{field} has at most {max_length} characters."
+            field,
+            "max_length",
+            _("%(field)s has at most %(max)s characters.") % {"field": field, "max": max_length},
         )
     return value
 
@@ -136,49 +150,88 @@ def _future(field: str, moment: Any) -> datetime | None:
         return None
     if not isinstance(moment, datetime) or timezone.is_naive(moment):
         raise ValidationFailed.field(
-            field, "invalid", f"{field} must be a date and time with a zone."
+            field,
+            "invalid",
+            # Translators: %(field)s is a field's name (redeem_by, expires_at).
+            _("%(field)s must be a date and time with a zone.") % {"field": field},
         )
     if moment <= timezone.now():
-        raise ValidationFailed.field(field, "out_of_range", f"{field} must be in the future.")
+        raise ValidationFailed.field(
+            field, "out_of_range", _("%(field)s must be in the future.") % {"field": field}
+        )
     return moment
 
 
 def _flag(field: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValidationFailed.field(field, "invalid", f"{field} is true or false.")
+        raise ValidationFailed.field(
+            field,
+            "invalid",
+            # Translators: %(field)s is a field's name (directly_redeemable).
+            _("%(field)s is true or false.") % {"field": field},
+        )
     return value
 
 
-def _choices(field: str, values: Any, allowed: Collection[str], what: str) -> list[str]:
-    """A list of distinct known values, in the order given."""
+def _choices(
+    field: str, values: Any, allowed: Collection[str], *, not_a_list: str, unknown_ones: str
+) -> list[str]:
+    """A list of distinct known values, in the order given. ``not_a_list``: the refusal of
+    anything else; ``unknown_ones``: that of unknown values (``%(listed)s`` names them)."""
     if isinstance(values, str) or not isinstance(values, Iterable):
-        raise ValidationFailed.field(field, "invalid", f"{field} must be a list of {what}.")
+        raise ValidationFailed.field(field, "invalid", not_a_list)
     chosen = list(dict.fromkeys(values))
     unknown = [value for value in chosen if not isinstance(value, str) or value not in allowed]
     if unknown:
         listed = ", ".join(map(str, unknown))
-        raise ValidationFailed.field(field, "invalid_choice", f"Unknown {what}: {listed}.")
+        raise ValidationFailed.field(field, "invalid_choice", unknown_ones % {"listed": listed})
     return chosen
 
 
 def _games(slugs: Any) -> list[str]:
     known = set(game_catalogue().values_list("slug", flat=True))
-    return _choices("games", slugs, known, "games")
+    return _choices(
+        "games",
+        slugs,
+        known,
+        # Translators: the first "games" is the field's name.
+        not_a_list=_("games must be a list of games."),
+        # Translators: %(listed)s lists the games' slugs that are not in the catalogue.
+        unknown_ones=_("Unknown games: %(listed)s."),
+    )
 
 
 def _regions(slugs: Any) -> list[str]:
     known = set(region_catalogue().values_list("slug", flat=True))
-    return _choices("regions", slugs, known, "regions")
+    return _choices(
+        "regions",
+        slugs,
+        known,
+        # Translators: the first "regions" is the field's name.
+        not_a_list=_("regions must be a list of regions."),
+        # Translators: %(listed)s lists the regions' slugs that are not in the catalogue.
+        unknown_ones=_("Unknown regions: %(listed)s."),
+    )
 
 
 def _runtimes(runtimes: Any) -> list[str]:
-    return _choices("runtimes", runtimes, BotRuntime.values, "bot runtimes")
+    return _choices(
+        "runtimes",
+        runtimes,
+        BotRuntime.values,
+        # Translators: "runtimes" is the field's name.
+        not_a_list=_("runtimes must be a list of bot runtimes."),
+        # Translators: %(listed)s lists the runtimes given that are not known.
+        unknown_ones=_("Unknown bot runtimes: %(listed)s."),
+    )
 
 
 def _kind(kind: Any) -> str:
     if kind not in ProductKind.values:
         allowed = ", ".join(ProductKind.values)
-        raise ValidationFailed.field("kind", "invalid_choice", f"kind must be one of {allowed}.")
+        raise ValidationFailed.field(
+            "kind", "invalid_choice", _("kind must be one of %(choices)s.") % {"choices": allowed}
+        )
     return kind
 
 
@@ -186,17 +239,17 @@ def _product_fits_its_kind(product: Product) -> None:
     """A bot plan allows no games and a server plan no runtimes: neither would ever apply;
     an overdue instance is suspended before it is terminated."""
     if product.kind == ProductKind.BOT and product.games:
-        raise ValidationFailed.field("games", "not_allowed", "A bot plan allows no games.")
+        raise ValidationFailed.field("games", "not_allowed", _("A bot plan allows no games."))
     if product.kind == ProductKind.SERVER and product.runtimes:
         raise ValidationFailed.field(
-            "runtimes", "not_allowed", "A game server plan allows no bot runtimes."
+            "runtimes", "not_allowed", _("A game server plan allows no bot runtimes.")
         )
     suspend, terminate = product.suspend_after_days, product.terminate_after_days
     if suspend is not None and terminate is not None and terminate <= suspend:
         raise ValidationFailed.field(
             "terminate_after_days",
             "out_of_range",
-            "terminate_after_days must be after suspend_after_days.",
+            _("terminate_after_days must be after suspend_after_days."),
         )
 
 
@@ -275,7 +328,10 @@ def product_update(*, product: Product, changes: dict[str, Any], actor: Actor) -
     unknown = sorted(set(changes) - PRODUCT_CHANGES)
     if unknown:
         raise ValidationFailed.field(
-            unknown[0], "unknown_field", f"{unknown[0]} cannot be changed on a product."
+            unknown[0],
+            "unknown_field",
+            # Translators: %(field)s is the name of a field sent.
+            _("%(field)s cannot be changed on a product.") % {"field": unknown[0]},
         )
     product = Product.objects.select_for_update().get(pk=product.pk)
     if "name" in changes:
@@ -298,7 +354,7 @@ def product_update(*, product: Product, changes: dict[str, Any], actor: Actor) -
         resources = changes["resources"]
         if not isinstance(resources, dict) or set(resources) - set(RESOURCES):
             raise ValidationFailed.field(
-                "resources", "invalid", "resources takes memory_mb, cpu_percent and disk_mb."
+                "resources", "invalid", _("resources takes memory_mb, cpu_percent and disk_mb.")
             )
         for name, value in validate_resources(resources).items():
             setattr(product, name, value)
@@ -308,8 +364,12 @@ def product_update(*, product: Product, changes: dict[str, Any], actor: Actor) -
             raise _conflict(
                 "kind",
                 "in_use",
-                f"{subscribed} subscription(s) use this product's prices, so its kind stays "
-                f"{product.kind}; create a new product instead.",
+                _(
+                    # Translators: %(kind)s is the product's kind as a code: server or bot.
+                    "%(count)s subscription(s) use this product's prices, so its kind stays "
+                    "%(kind)s; create a new product instead."
+                )
+                % {"count": subscribed, "kind": product.kind},
                 subscriptions=subscribed,
             )
         product.kind = changes["kind"]
@@ -344,7 +404,9 @@ def price_create(
     optional one-time ``setup_fee`` and a trial of ``trial_days``. Never edited afterwards."""
     product = Product.objects.select_for_update().get(pk=product.pk)
     if not product.active:
-        raise _conflict("product", "archived", "This product is archived; it takes no new prices.")
+        raise _conflict(
+            "product", "archived", _("This product is archived; it takes no new prices.")
+        )
     currency = _currency("currency", currency)
     try:
         unit, count = validate_recurring(interval, interval_count)
@@ -377,7 +439,7 @@ def _tax_place(country: Any, region: Any) -> tuple[str, str]:
     country = _text("country", country, max_length=2, required=True).upper()
     if not is_country(country):
         raise ValidationFailed.field(
-            "country", "invalid", "country must be a two-letter ISO 3166-1 code, like NL."
+            "country", "invalid", _("country must be a two-letter ISO 3166-1 code, like NL.")
         )
     region = _text("region", region, max_length=100).upper()
     if not region:
@@ -387,7 +449,9 @@ def _tax_place(country: Any, region: Any) -> tuple[str, str]:
         raise ValidationFailed.field(
             "region",
             "invalid",
-            f"region must be an ISO 3166-2 subdivision of {country}, like {country}-NY.",
+            # Translators: %(country)s is a two-letter country code (NL, US).
+            _("region must be an ISO 3166-2 subdivision of %(country)s, like %(country)s-NY.")
+            % {"country": country},
         )
     return country, f"{country}-{subdivision['code']}"
 
@@ -400,7 +464,9 @@ def _active_tax_rate_conflict(country: str, region: str) -> Conflict | None:
     return _conflict(
         "country",
         "already_exists",
-        f"{place} already has an active tax rate ({existing.id}); archive it first.",
+        # Translators: %(place)s is a country or region code (NL, US-NY); %(id)s the rate's id.
+        _("%(place)s already has an active tax rate (%(id)s); archive it first.")
+        % {"place": place, "id": existing.id},
         tax_rate=existing.id,
     )
 
@@ -423,7 +489,7 @@ def tax_rate_create(
     except InvalidTaxRate as refused:
         raise ValidationFailed.field("percentage", refused.code, str(refused)) from None
     if not isinstance(inclusive, bool):
-        raise ValidationFailed.field("inclusive", "invalid", "inclusive must be true or false.")
+        raise ValidationFailed.field("inclusive", "invalid", _("inclusive must be true or false."))
     rate = TaxRate(
         country=country,
         region=region,
@@ -456,21 +522,21 @@ def tax_rate_archive(*, tax_rate: TaxRate, actor: Actor) -> TaxRate:
 def _percent_off(value: Any) -> Decimal:
     if isinstance(value, float | bool) or not isinstance(value, Decimal | int | str):
         raise ValidationFailed.field(
-            "percent_off", "invalid", "percent_off must be a number (a Decimal, an int or text)."
+            "percent_off", "invalid", _("percent_off must be a number (a Decimal, an int or text).")
         )
     try:
         percent = Decimal(value)
     except ArithmeticError:
         raise ValidationFailed.field(
-            "percent_off", "invalid", "percent_off must be a number."
+            "percent_off", "invalid", _("percent_off must be a number.")
         ) from None
     if not percent.is_finite() or not 0 < percent <= 100:
         raise ValidationFailed.field(
-            "percent_off", "out_of_range", "percent_off must be above 0 and at most 100."
+            "percent_off", "out_of_range", _("percent_off must be above 0 and at most 100.")
         )
     if percent != percent.quantize(PERCENT_OFF_STEP):
         raise ValidationFailed.field(
-            "percent_off", "invalid", "percent_off has at most two decimal places."
+            "percent_off", "invalid", _("percent_off has at most two decimal places.")
         )
     return percent.quantize(PERCENT_OFF_STEP)
 
@@ -481,7 +547,12 @@ def _products(products: Iterable[Product | str]) -> list[Product]:
     missing = [str(pk) for pk in dict.fromkeys(ids) if pk not in found]
     if missing:
         listed = ", ".join(missing)
-        raise ValidationFailed.field("products", "invalid_choice", f"Unknown products: {listed}.")
+        raise ValidationFailed.field(
+            "products",
+            "invalid_choice",
+            # Translators: %(listed)s lists the products' ids that are not known.
+            _("Unknown products: %(listed)s.") % {"listed": listed},
+        )
     return list(found.values())
 
 
@@ -507,16 +578,18 @@ def coupon_create(
     if duration not in CouponDuration.values:
         allowed = ", ".join(CouponDuration.values)
         raise ValidationFailed.field(
-            "duration", "invalid_choice", f"duration must be one of {allowed}."
+            "duration",
+            "invalid_choice",
+            _("duration must be one of %(choices)s.") % {"choices": allowed},
         )
     if (percent_off is None) == (amount_off is None):
         raise ValidationFailed.field(
-            "percent_off", "required", "Give either percent_off or amount_off (exactly one)."
+            "percent_off", "required", _("Give either percent_off or amount_off (exactly one).")
         )
     if percent_off is not None:
         if currency:
             raise ValidationFailed.field(
-                "currency", "not_allowed", "A percent_off coupon has no currency."
+                "currency", "not_allowed", _("A percent_off coupon has no currency.")
             )
         percent_off = _percent_off(percent_off)
     else:
@@ -525,14 +598,16 @@ def coupon_create(
     if duration == CouponDuration.REPEATING:
         if duration_in_months is None:
             raise ValidationFailed.field(
-                "duration_in_months", "required", "A repeating coupon needs duration_in_months."
+                "duration_in_months",
+                "required",
+                _("A repeating coupon needs duration_in_months."),
             )
         _whole_number("duration_in_months", duration_in_months, low=1, high=MAX_DISCOUNT_MONTHS)
     elif duration_in_months is not None:
         raise ValidationFailed.field(
             "duration_in_months",
             "not_allowed",
-            "Only a repeating coupon has duration_in_months.",
+            _("Only a repeating coupon has duration_in_months."),
         )
     coupon = Coupon.objects.create(
         name=clean_name(name),
@@ -582,7 +657,11 @@ def _promotion_code_exists(code: str) -> bool:
 
 
 def _promotion_code_taken(code: str) -> Conflict:
-    return _conflict("code", "already_exists", f"The promotion code {code} already exists.")
+    return _conflict(
+        "code",
+        "already_exists",
+        _("The promotion code %(code)s already exists.") % {"code": code},
+    )
 
 
 @transaction.atomic
@@ -598,11 +677,11 @@ def promotion_code_create(
     or ``_``, stored upper-case and unique in any case (409)."""
     coupon = Coupon.objects.select_for_update().get(pk=coupon.pk)
     if not coupon.active:
-        raise _conflict("coupon", "archived", "This coupon is archived; it takes no new codes.")
+        raise _conflict("coupon", "archived", _("This coupon is archived; it takes no new codes."))
     code = code.strip().upper() if isinstance(code, str) else ""
     if not PROMOTION_CODE.fullmatch(code):
         raise ValidationFailed.field(
-            "code", "invalid", "A code is 3 to 50 letters, digits, '-' or '_', like WELCOME10."
+            "code", "invalid", _("A code is 3 to 50 letters, digits, '-' or '_', like WELCOME10.")
         )
     if _promotion_code_exists(code):
         raise _promotion_code_taken(code)

@@ -19,7 +19,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, npgettext
 
 from accounts.actors import SYSTEM, Actor
 from events.services import changed_attributes, record_event
@@ -69,10 +70,12 @@ def _checked(game: Game) -> None:
             for name, messages in error.message_dict.items()
             for message in messages
         ]
-        first = fields[0]["message"] if len(fields) == 1 else f"{len(fields)} problems."
-        raise ValidationFailed(
-            f"The game is not saved: {first}", details={"fields": fields}
-        ) from None
+        if len(fields) == 1:
+            # Translators: %(problem)s is the one problem found, a sentence of its own.
+            message = _("The game is not saved: %(problem)s") % {"problem": fields[0]["message"]}
+        else:
+            message = _("The game is not saved: %(count)s problems.") % {"count": len(fields)}
+        raise ValidationFailed(message, details={"fields": fields}) from None
 
 
 def _event(game: Game, event: str, actor: Actor, previous: dict | None = None) -> None:
@@ -100,7 +103,9 @@ def game_create(
     """A new game of the catalogue (409 ``game_exists`` when the slug is taken)."""
     if not isinstance(slug, str) or not SLUG.match(slug) or slug in RESERVED_SLUGS:
         raise ValidationFailed.field(
-            "slug", "invalid", "slug is lowercase letters, digits and -, at most 64 (not import)."
+            "slug",
+            "invalid",
+            _("slug is lowercase letters, digits and -, at most 64 (not import)."),
         )
     game = Game(
         slug=slug,
@@ -110,7 +115,9 @@ def game_create(
         variables=variables,
         origin=origin or {},
     )
-    taken = GameExists(f"A game with the slug {slug} exists.", details={"slug": slug})
+    taken = GameExists(
+        _("A game with the slug %(slug)s exists.") % {"slug": slug}, details={"slug": slug}
+    )
     with transaction.atomic():
         if Game.objects.filter(slug=slug).exists():
             raise taken
@@ -168,19 +175,60 @@ def game_delete(*, game: Game, actor: Actor = SYSTEM) -> None:
         others = {key: users(game.slug) for key, users in _GAME_USERS.items()}
         products = others.get("products", [])
         if live or gone or any(others.values()):
-            parts = []
-            if live:
-                parts.append(f"{live} server{'s' if live != 1 else ''}")
-            if gone:
-                parts.append(f"the records of {gone} deleted server{'s' if gone != 1 else ''}")
-            if products:
-                parts.append(f"{len(products)} plan{'s' if len(products) != 1 else ''}")
             raise GameInUse(
-                f"{game.name} is still used by {' and '.join(parts)}.",
+                _still_used_by(game.name, live, gone, len(products)),
                 details={"servers": live, "deleted_servers": gone} | others,
             )
         _event(game, "deleted", actor)
         game.delete()
+
+
+def _still_used_by(name: str, live: int, gone: int, plans: int) -> str:
+    """ "<game> is still used by 2 servers and 1 plan.": each count is a whole phrase of its
+    own (three counts take no one plural form), marked with the sentence's context so that
+    translators can give each the form that sentence needs."""
+    parts = []
+    if live:
+        parts.append(
+            # Translators: what a game is still used by ("Minecraft is still used by 2 servers.").
+            npgettext("game used by", "%(count)s server", "%(count)s servers", live)
+            % {"count": live}
+        )
+    if gone:
+        parts.append(
+            npgettext(
+                "game used by",
+                # Translators: what a game is still used by; deleted servers keep their records.
+                "the records of %(count)s deleted server",
+                "the records of %(count)s deleted servers",
+                gone,
+            )
+            % {"count": gone}
+        )
+    if plans:
+        parts.append(
+            # Translators: what a game is still used by ("Minecraft is still used by 3 plans.").
+            npgettext("game used by", "%(count)s plan", "%(count)s plans", plans) % {"count": plans}
+        )
+    if not parts:  # another app's use alone (none but billing's plans registers one yet)
+        return _(GameInUse.message)
+    if len(parts) == 1:
+        # Translators: %(game)s is a game's name; %(first)s what uses it ("2 servers").
+        return _("%(game)s is still used by %(first)s.") % {"game": name, "first": parts[0]}
+    if len(parts) == 2:
+        # Translators: %(game)s is a game's name; %(first)s and %(second)s what uses it.
+        return _("%(game)s is still used by %(first)s and %(second)s.") % {
+            "game": name,
+            "first": parts[0],
+            "second": parts[1],
+        }
+    # Translators: %(game)s is a game's name; %(first)s, %(second)s, %(third)s what uses it.
+    return _("%(game)s is still used by %(first)s and %(second)s and %(third)s.") % {
+        "game": name,
+        "first": parts[0],
+        "second": parts[1],
+        "third": parts[2],
+    }
 
 
 # -- eggs -----------------------------------------------------------------------------------------
@@ -222,12 +270,14 @@ def game_import(
         data = content if isinstance(content, dict) else egg_load(content)
         imported = egg_to_game(data, packages=node_packages())
     except EggError as error:
-        first = (
-            error.problems[0] if len(error.problems) == 1 else f"{len(error.problems)} problems."
-        )
-        raise InvalidEgg(
-            f"The egg cannot be imported: {first}", details={"problems": error.problems}
-        ) from None
+        if len(error.problems) == 1:
+            # Translators: %(problem)s is the one problem found, a sentence of its own.
+            message = _("The egg cannot be imported: %(problem)s") % {"problem": error.problems[0]}
+        else:
+            message = _("The egg cannot be imported: %(count)s problems.") % {
+                "count": len(error.problems)
+            }
+        raise InvalidEgg(message, details={"problems": error.problems}) from None
     entry, origin = imported.entry, imported.origin
     with transaction.atomic():
         existing = None
@@ -236,8 +286,12 @@ def game_import(
         if existing is not None:
             if slug and slug != existing.slug:
                 raise GameExists(
-                    f"This egg was imported as {existing.slug}; import it again without a "
-                    "slug to update that game.",
+                    _(
+                        # Translators: %(slug)s is a game's slug (its short name in addresses).
+                        "This egg was imported as %(slug)s; import it again without a slug to "
+                        "update that game."
+                    )
+                    % {"slug": existing.slug},
                     details={"slug": existing.slug},
                 )
             changes = GameChanges(
@@ -252,7 +306,7 @@ def game_import(
             raise ValidationFailed.field(
                 "default_port",
                 "required",
-                "default_port is required: an egg does not say which port its servers prefer.",
+                _("default_port is required: an egg does not say which port its servers prefer."),
             )
         game = game_create(
             slug=slug or _free_slug(entry["name"]),

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from accounts.keys import current_pepper_id, digest_token, make_token, parse_token, token_matches
@@ -65,13 +66,15 @@ def _node_event(node: Node, event: str, actor: Actor, previous: dict | None = No
 
 def _clean_name(value: Any, *, current: Node | None = None) -> str:
     if not isinstance(value, str) or not 0 < len(value.strip()) <= 100:
-        raise ValidationFailed.field("name", "required", "A name of 1 to 100 characters.")
+        raise ValidationFailed.field("name", "required", _("A name of 1 to 100 characters."))
     name = value.strip()
     taken = Node.objects.filter(name__iexact=name)
     if current is not None:
         taken = taken.exclude(pk=current.pk)
     if taken.exists():
-        raise ValidationFailed.field("name", "duplicate", f"A node named {name} exists already.")
+        raise ValidationFailed.field(
+            "name", "duplicate", _("A node named %(name)s exists already.") % {"name": name}
+        )
     return name
 
 
@@ -87,21 +90,27 @@ def _clean_url(value: Any) -> str:
         or len(value) > 200
     ):
         raise ValidationFailed.field(
-            "agent_url", "invalid", "The agent's address as http(s)://host:port, nothing after."
+            "agent_url", "invalid", _("The agent's address as http(s)://host:port, nothing after.")
         )
     return value.rstrip("/")
 
 
 def _clean_capacity(field: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValidationFailed.field(field, "out_of_range", f"{field} must be {low} to {high}.")
+        raise ValidationFailed.field(
+            field,
+            "out_of_range",
+            # Translators: %(field)s is a field's name (memory_mb, disk_mb, cpu_percent).
+            _("%(field)s must be %(low)s to %(high)s.")
+            % {"field": field, "low": low, "high": high},
+        )
     return value
 
 
 def _clean_region(value: Any) -> Region:
     region = Region.objects.filter(slug=value).first() if isinstance(value, str) else None
     if region is None:
-        raise ValidationFailed.field("region", "invalid_choice", "Unknown region.")
+        raise ValidationFailed.field("region", "invalid_choice", _("Unknown region."))
     return region
 
 
@@ -122,24 +131,31 @@ def parse_allocations(ip: Any, ports: Any) -> list[tuple[str, int]]:
     except ValueError:
         address = None
     if address is None:
-        raise ValidationFailed.field("ip", "invalid", "An IPv4 or IPv6 address.")
+        raise ValidationFailed.field("ip", "invalid", _("An IPv4 or IPv6 address."))
     if not isinstance(ports, str) or not ports.strip():
-        raise ValidationFailed.field("ports", "required", "Ports such as 25565-25600, 27015.")
+        raise ValidationFailed.field("ports", "required", _("Ports such as 25565-25600, 27015."))
     found: list[int] = []
     for part in ports.replace(" ", "").split(","):
         # ASCII digits only (``str.isdigit`` takes ``٢`` and ``²``), and a range has both ends.
         match = PORT_OR_RANGE.fullmatch(part)
         if match is None:
             raise ValidationFailed.field(
-                "ports", "invalid", f"{part!r} is not a port or range such as 25565-25600."
+                "ports",
+                "invalid",
+                # Translators: %(part)s is what was typed, quoted.
+                _("%(part)s is not a port or range such as 25565-25600.") % {"part": repr(part)},
             )
         first, last = int(match["low"]), int(match["high"] or match["low"])
         if not 1 <= first <= last <= 65535:
-            raise ValidationFailed.field("ports", "invalid", f"{part} is outside 1-65535.")
+            raise ValidationFailed.field(
+                "ports", "invalid", _("%(part)s is outside 1-65535.") % {"part": part}
+            )
         found.extend(range(first, last + 1))
         if len(found) > MAX_PORTS_PER_CHANGE:
             raise ValidationFailed.field(
-                "ports", "too_many", f"At most {MAX_PORTS_PER_CHANGE} ports at a time."
+                "ports",
+                "too_many",
+                _("At most %(max)s ports at a time.") % {"max": MAX_PORTS_PER_CHANGE},
             )
     return [(address, port) for port in dict.fromkeys(found)]
 
@@ -215,7 +231,8 @@ def node_update(*, node: Node, changes: NodeChanges, actor: Actor) -> Node:
                 raise ValidationFailed.field(
                     field,
                     "below_usage",
-                    f"Its servers and bots were given {used[field]} already.",
+                    # Translators: %(used)s is the amount in the field's unit (MB or %).
+                    _("Its servers and bots were given %(used)s already.") % {"used": used[field]},
                 )
             setattr(node, field, value)
     # Only the columns this edit owns: the agent's hello writes others of the same row, and on a
@@ -246,7 +263,8 @@ def node_delete(*, node: Node, actor: Actor) -> None:
     live = sum(model.objects.filter(node=node, deleted_at=None).count() for model in (Server, Bot))
     if live:
         raise Conflict(
-            f"The node still runs {live} servers and bots; move or delete them first.",
+            _("The node still runs %(count)s servers and bots; move or delete them first.")
+            % {"count": live},
             details={"instances": live},
         )
     _node_event(node, "deleted", actor)
@@ -276,14 +294,17 @@ def node_allocations_remove(*, node: Node, ip: Any, ports: Any, actor: Actor) ->
     """Remove free ``ip:ports`` from the pool; an allocation a server holds is refused."""
     pairs = parse_allocations(ip, ports)
     node = Node.objects.select_for_update().get(pk=node.pk)
-    rows = Allocation.objects.filter(node=node, ip=pairs[0][0], port__in=[p for _, p in pairs])
+    rows = Allocation.objects.filter(
+        node=node, ip=pairs[0][0], port__in=[port for _ip, port in pairs]
+    )
     held = list(rows.exclude(server=None).values_list("port", flat=True)[:10])
     if held:
         raise Conflict(
-            f"Ports in use by servers cannot be removed: {', '.join(map(str, held))}.",
+            _("Ports in use by servers cannot be removed: %(ports)s.")
+            % {"ports": ", ".join(map(str, held))},
             details={"ports": held},
         )
-    removed, _ = rows.delete()
+    removed, _by_model = rows.delete()
     if removed:
         _node_event(node, "allocations_removed", actor)
     return removed
@@ -333,7 +354,7 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
         if free_memory < instance.memory_mb or node.disk_mb - used["disk_mb"] < instance.disk_mb:
             continue
         candidates.append((-free_memory, node.id, node))
-    for _, _, node in sorted(candidates, key=lambda row: row[:2]):
+    for _free, _id, node in sorted(candidates, key=lambda row: row[:2]):
         if not isinstance(instance, Server):
             instance.node = node
             instance.save(update_fields=["node", "updated_at"])
@@ -361,14 +382,26 @@ def instance_place(instance: Instance, *, preferred_port: int | None = None) -> 
         allocation.save(update_fields=["server", "is_primary", "assigned_at"])
         allocations_take_named(instance, allocation)
         return
-    reason = (
-        "every node of the region is in maintenance"
-        if all(node.maintenance for node in nodes)
-        else "no node of the region has that much free memory and disk"
-        + (" and a free port" if isinstance(instance, Server) else "")
-    )
+    if all(node.maintenance for node in nodes):
+        message = _(
+            # Translators: %(region)s is a region's name.
+            "No room in %(region)s: every node of the region is in maintenance. Try a smaller "
+            "size or another region."
+        )
+    elif isinstance(instance, Server):
+        message = _(
+            # Translators: %(region)s is a region's name.
+            "No room in %(region)s: no node of the region has that much free memory and disk "
+            "and a free port. Try a smaller size or another region."
+        )
+    else:
+        message = _(
+            # Translators: %(region)s is a region's name.
+            "No room in %(region)s: no node of the region has that much free memory and disk. "
+            "Try a smaller size or another region."
+        )
     raise NoCapacity(
-        f"No room in {region.name}: {reason}. Try a smaller size or another region.",
+        message % {"region": region.name},
         details={
             "region": region.slug,
             "memory_mb": instance.memory_mb,
@@ -388,7 +421,8 @@ def instance_resize_check(instance: Instance, *, memory_mb: int, disk_mb: int) -
         or used["disk_mb"] - instance.disk_mb + disk_mb > node.disk_mb
     ):
         raise NoCapacity(
-            f"Its node has no room to grow it to {memory_mb} MB memory and {disk_mb} MB disk.",
+            _("Its node has no room to grow it to %(memory)s MB memory and %(disk)s MB disk.")
+            % {"memory": memory_mb, "disk": disk_mb},
             details={"memory_mb": memory_mb, "disk_mb": disk_mb},
         )
 
@@ -406,7 +440,7 @@ def instance_release(instance: Instance) -> None:
 
 def node_authenticate(header: str) -> Node:
     """The node whose token is in ``Authorization: Bearer hmn_…``; 401 ``invalid_token``."""
-    scheme, _, token = header.partition(" ")
+    scheme, _space, token = header.partition(" ")
     parsed = parse_token(token.strip(), NODE_TOKEN_PREFIX) if scheme == "Bearer" else None
     node = Node.objects.filter(token_key_id=parsed.key_id).first() if parsed else None
     if not token_matches(

@@ -59,8 +59,9 @@ def _targets(value: Any) -> dict[str, dict[str, int]]:
             raise ValidationFailed.field(
                 "targets",
                 "invalid",
-                _("Each priority takes only %(targets)s (minutes).")
-                % {"targets": " and ".join(TARGET_NAMES)},
+                # Translators: %(first)s and %(second)s are the targets' field names.
+                _("Each priority takes only %(first)s and %(second)s (minutes).")
+                % {"first": TARGET_NAMES[0], "second": TARGET_NAMES[1]},
             )
         for name, minutes in wanted.items():
             if (
