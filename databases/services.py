@@ -28,7 +28,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_noop, ngettext
 
 from accounts.actors import SYSTEM, Actor
 from databases import engines
@@ -53,17 +53,17 @@ CLOSED = (S.SUSPENDED, S.DELETING)
 
 class DatabaseLimitReached(ApplicationError):
     status, code = 409, "database_limit_reached"
-    message = "This server has as many databases as its plan allows."
+    message = gettext_noop("This server has as many databases as its plan allows.")
 
 
 class NoDatabaseHost(ApplicationError):
     status, code = 409, "no_database_host"
-    message = "No database host can take a database for this server now; ask support."
+    message = gettext_noop("No database host can take a database for this server now; ask support.")
 
 
 class DatabaseHostUnavailable(ApplicationError):
     status, code = 503, "database_host_unavailable"
-    message = "The database host did not answer; try again in a few minutes."
+    message = gettext_noop("The database host did not answer; try again in a few minutes.")
 
 
 # --- Hosts (staff) ----------------------------------------------------------------------------
@@ -110,7 +110,9 @@ def _clean_host_text(field: str, value: str, *, blank: bool = False) -> str:
     if (blank and not value) or HOST_TEXT.fullmatch(value):
         return value
     raise ValidationFailed.field(
-        field, "invalid", f"{field} is a host name, an IP address or a socket's folder."
+        field,
+        "invalid",
+        _("%(field)s is a host name, an IP address or a socket's folder.") % {"field": field},
     )
 
 
@@ -118,25 +120,29 @@ def _clean_host_fields(database_host: DatabaseHost) -> None:
     """Check what staff typed, before anything is tried on the host or saved."""
     database_host.name = (database_host.name or "").strip()
     if not 0 < len(database_host.name) <= 100:
-        raise ValidationFailed.field("name", "required", "A name of 1 to 100 characters.")
+        raise ValidationFailed.field("name", "required", _("A name of 1 to 100 characters."))
     taken = DatabaseHost.objects.filter(name=database_host.name).exclude(pk=database_host.pk)
     if taken.exists():
         raise ValidationFailed.field(
-            "name", "unique", f"A database host is named {database_host.name} already."
+            "name",
+            "unique",
+            _("A database host is named %(name)s already.") % {"name": database_host.name},
         )
     database_host.host = _clean_host_text("host", database_host.host)
     database_host.public_host = _clean_host_text(
         "public_host", database_host.public_host, blank=True
     )
     if not 1 <= database_host.port <= 65535:
-        raise ValidationFailed.field("port", "invalid", "A port is 1 to 65535.")
+        raise ValidationFailed.field("port", "invalid", _("A port is 1 to 65535."))
     if not 0 < len(database_host.admin_user or "") <= 100:
         raise ValidationFailed.field(
-            "admin_user", "required", "An admin user of 1 to 100 characters."
+            "admin_user", "required", _("An admin user of 1 to 100 characters.")
         )
     if not 0 <= database_host.max_databases <= MAX_DATABASES:
         raise ValidationFailed.field(
-            "max_databases", "invalid", f"max_databases is 0 to {MAX_DATABASES:,}."
+            "max_databases",
+            "invalid",
+            _("max_databases is 0 to %(max)s.") % {"max": f"{MAX_DATABASES:,}"},
         )
 
 
@@ -152,8 +158,14 @@ def _connection_tried(database_host: DatabaseHost) -> str:
         raise ValidationFailed.field(
             "host",
             "connection_failed",
-            f"Could not sign in to {database_host.host}:{database_host.port} as "
-            f"{database_host.admin_user}: {reason}",
+            # Translators: reason is the database server's own error message (in English).
+            _("Could not sign in to %(host)s:%(port)s as %(user)s: %(reason)s")
+            % {
+                "host": database_host.host,
+                "port": database_host.port,
+                "user": database_host.admin_user,
+                "reason": reason,
+            },
         ) from None
 
 
@@ -178,7 +190,9 @@ def database_host_create(
     ``connection_failed`` on ``host`` when that fails, and nothing is saved).
     ``database_host.created``, a staff event."""
     if engine not in DatabaseEngine.values:
-        raise ValidationFailed.field("engine", "invalid_choice", "engine is mariadb or postgresql.")
+        raise ValidationFailed.field(
+            "engine", "invalid_choice", _("engine is mariadb or postgresql.")
+        )
     database_host = DatabaseHost(
         engine=engine,
         name=name,
@@ -238,8 +252,14 @@ def database_host_delete(*, database_host: DatabaseHost, actor: Actor) -> None:
         count = ServerDatabase.objects.filter(host=database_host).count()
         if count:
             raise Conflict(
-                f"{database_host.name} still holds {count} database{'s' if count != 1 else ''}; "
-                "they go when their servers and bots delete them (or staff drop them).",
+                ngettext(
+                    "%(name)s still holds %(count)s database; they go when their servers and "
+                    "bots delete them (or staff drop them).",
+                    "%(name)s still holds %(count)s databases; they go when their servers and "
+                    "bots delete them (or staff drop them).",
+                    count,
+                )
+                % {"name": database_host.name, "count": count},
                 details={"databases": count},
             )
         _host_event(database_host, "deleted", actor)
@@ -370,7 +390,8 @@ def _clean_remote(remote: str | None, engine: str) -> str:
                 _(
                     "A PostgreSQL host decides itself who may connect (its pg_hba.conf): remote "
                     "is %% there."
-                ),
+                )
+                % {},
             )
         return remote
     if remote == "%" or IPV4_WILDCARD.fullmatch(remote):
@@ -447,7 +468,9 @@ def database_create(
     active host of the engine serves the instance (or all are full), 503
     ``database_host_unavailable`` when the host fails (nothing is left behind on it)."""
     if engine not in DatabaseEngine.values:
-        raise ValidationFailed.field("engine", "invalid_choice", "engine is mariadb or postgresql.")
+        raise ValidationFailed.field(
+            "engine", "invalid_choice", _("engine is mariadb or postgresql.")
+        )
     name = _clean_name(name)
     remote = _clean_remote(remote, engine)
     password = new_password()

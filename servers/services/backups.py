@@ -28,6 +28,7 @@ from django.db.models import Q, QuerySet, Sum
 from django.tasks import task
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.actors import SYSTEM, Actor
 from events.services import record_event
@@ -72,17 +73,19 @@ STORAGE_FIELDS = (
 
 class BackupLimitReached(ApplicationError):
     status, code = 409, "backup_limit_reached"
-    message = "This server keeps as many backups as its plan allows and none can be rotated."
+    message = gettext_noop(
+        "This server keeps as many backups as its plan allows and none can be rotated."
+    )
 
 
 class BackupStorageExceeded(ApplicationError):
     status, code = 409, "backup_storage_exceeded"
-    message = "This server's backups take all the storage its plan allows."
+    message = gettext_noop("This server's backups take all the storage its plan allows.")
 
 
 class BackupLocked(ApplicationError):
     status, code = 409, "locked"
-    message = "The backup is locked; unlock it first."
+    message = gettext_noop("The backup is locked; unlock it first.")
 
 
 # --- Storage ----------------------------------------------------------------------------------
@@ -104,21 +107,23 @@ def node_backup_storage_set(
     S3-compatible store at ``endpoint``). The secret is kept encrypted and never shown again;
     ``None`` keeps the one already set. Existing backups stay where they are."""
     if kind not in BackupStorage.values:
-        raise ValidationFailed.field("kind", "invalid_choice", "kind is node or s3.")
+        raise ValidationFailed.field("kind", "invalid_choice", _("kind is node or s3."))
     with transaction.atomic():
         node = Node.objects.select_for_update().get(pk=node.pk)
         node.backup_storage = kind
         if kind == BackupStorage.S3:
             if not endpoint.startswith(("http://", "https://")):
                 raise ValidationFailed.field(
-                    "endpoint", "invalid", "The endpoint is an http:// or https:// address."
+                    "endpoint", "invalid", _("The endpoint is an http:// or https:// address.")
                 )
             for field, value in (("bucket", bucket), ("access_key_id", access_key_id)):
                 if not value.strip():
-                    raise ValidationFailed.field(field, "required", f"{field} is required.")
+                    raise ValidationFailed.field(
+                        field, "required", _("%(field)s is required.") % {"field": field}
+                    )
             if secret_access_key is None and not node.s3_secret_encrypted:
                 raise ValidationFailed.field(
-                    "secret_access_key", "required", "secret_access_key is required."
+                    "secret_access_key", "required", _("secret_access_key is required.")
                 )
             node.s3_endpoint = endpoint.rstrip("/")
             node.s3_region = region.strip() or "us-east-1"
@@ -147,7 +152,8 @@ def backup_storage(node: Node, kind: str) -> dict[str, Any]:
         return {"kind": "node"}
     if not node.s3_bucket or not node.s3_secret_encrypted:
         raise ServiceUnavailable(
-            f"The node {node.name} has no S3 store set any more; ask support to set it again."
+            _("The node %(node)s has no S3 store set any more; ask support to set it again.")
+            % {"node": node.name}
         )
     return {
         "kind": "s3",
@@ -342,12 +348,16 @@ def _agent(
     refusal = answer.get("error") if isinstance(answer, dict) else None
     if isinstance(refusal, dict) and refusal.get("code") == "storage_unavailable":
         # The node's S3 store refused or did not answer: the store's sentence, not the node's.
-        raise ServiceUnavailable(
-            str(refusal.get("message") or "The backup storage cannot be reached right now.")[:500]
-        )
+        said = refusal.get("message") or _("The backup storage cannot be reached right now.")
+        raise ServiceUnavailable(str(said)[:500])
     if isinstance(refusal, dict) and refusal.get("code") == "invalid_state":
+        refused = refusal.get("message") or (
+            _("The server cannot do that now.")
+            if instance.kind == "server"
+            else _("The bot cannot do that now.")
+        )
         raise InvalidState(
-            str(refusal.get("message") or f"The {instance.kind} cannot do that now.")[:500],
+            str(refused)[:500],
             details={"status": instance.status, "allowed_actions": []},
         )
     raise agent_error(instance, FileCall(method, "", field=field), status, answer)
@@ -564,8 +574,18 @@ def backup_restore(*, backup: Backup, truncate: bool, actor: Actor) -> Backup:
             )
         if instance.status not in RESTORABLE:
             raise InvalidState(
-                f"A {instance.kind} that is {instance.status} cannot be restored; wait until "
-                "it is stopped or running.",
+                (
+                    _(
+                        "A server that is %(status)s cannot be restored; wait until it is stopped "
+                        "or running."
+                    )
+                    if instance.kind == "server"
+                    else _(
+                        "A bot that is %(status)s cannot be restored; wait until it is stopped or "
+                        "running."
+                    )
+                )
+                % {"status": instance.status},
                 details={"status": instance.status, "allowed_actions": []},
             )
         if backups_of(instance).filter(ACTIVE).exists():
@@ -749,7 +769,8 @@ def backup_download_url(*, backup: Backup, user_id: Any) -> dict[str, Any]:
     signed token for its agent; in S3, a presigned ``GET`` of the object."""
     if backup.status != BackupStatus.COMPLETED:
         raise InvalidState(
-            f"Only a completed backup can be downloaded; this one is {backup.status}.",
+            _("Only a completed backup can be downloaded; this one is %(status)s.")
+            % {"status": backup.status},
             details={"status": backup.status, "allowed_actions": []},
         )
     instance = backup.instance
@@ -847,5 +868,5 @@ def backup_of(instance: Instance, backup_id: str) -> Backup:
     """One of the instance's backups; 404 for any other id."""
     backup = backups_of(instance).filter(pk=backup_id).first()
     if backup is None:
-        raise NotFound("No such backup.")
+        raise NotFound(_("No such backup."))
     return backup

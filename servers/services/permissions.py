@@ -276,7 +276,17 @@ def permission_check(caller: Caller, instance: Instance, permission: str | None)
     (None: only seeing it, which the caller's queryset has already decided)."""
     if permission is not None and not instance_may(caller, instance, permission):
         raise PermissionDenied(
-            f"You may not do this on this {instance.kind}: it needs the {permission} permission.",
+            # Translators: permission is the permission's code (power.start, files.read…).
+            (
+                gettext(
+                    "You may not do this on this server: it needs the %(permission)s permission."
+                )
+                if instance.kind == "server"
+                else gettext(
+                    "You may not do this on this bot: it needs the %(permission)s permission."
+                )
+            )
+            % {"permission": permission},
             details={"required_permission": permission},
         )
 
