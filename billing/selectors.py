@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db.models import Prefetch, QuerySet
+from django.utils.translation import gettext as _
 
 from accounts.models import Account
 from billing.models import (
@@ -202,11 +203,18 @@ def invoice_document(invoice: Invoice) -> DocumentSnapshot:
     the profile now. A draft has no PDF until it is finalized (``InvalidState``)."""
     if invoice.status == InvoiceStatus.DRAFT:
         raise InvalidState(
-            "A draft invoice has no PDF yet: it is drawn once the invoice is finalized.",
+            _("A draft invoice has no PDF yet: it is drawn once the invoice is finalized."),
             details={"status": invoice.status},
         )
     taxed = invoice.tax or invoice.tax_percentage
-    label = f"Tax {_percentage(invoice)}%{' (included)' if invoice.tax_inclusive else ''}"
+    # In the language the PDF is drawn in (billing.pdf); the rate as stored, e.g. 19 or 5.5.
+    label = (
+        # Translators: a tax total's label on an invoice; "%%" is a percent sign.
+        _("Tax %(rate)s%% (included)")
+        if invoice.tax_inclusive
+        # Translators: a tax total's label on an invoice; "%%" is a percent sign.
+        else _("Tax %(rate)s%%")
+    ) % {"rate": _percentage(invoice)}
     return {
         "kind": "invoice",
         "number": invoice.number or "",
@@ -251,7 +259,7 @@ def credit_note_document(credit_note: CreditNote) -> DocumentSnapshot:
         "buyer": credit_note.buyer,
         "lines": [
             {
-                "description": f"Credit on invoice {invoice.number}",
+                "description": _("Credit on invoice %(number)s") % {"number": invoice.number},
                 "period_start": invoice.period_start,
                 "period_end": invoice.period_end,
                 "quantity": 1,

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.actors import SYSTEM, Actor
 from accounts.models import Account, AccountNote, Membership, User
@@ -131,15 +132,18 @@ def account_changes_clean(**changes: Any) -> dict[str, Any]:
         if field == "name":
             value = str(value).strip()
             if not value:
-                problems.append((field, "required", "An account needs a name."))
+                problems.append((field, "required", _("An account needs a name.")))
         elif value is None and field not in _NULLABLE_LIMITS:
-            problems.append((field, "null", f"{field} cannot be empty."))
+            # Translators: %(field)s is the setting's code name (max_servers).
+            problems.append((field, "null", _("%(field)s cannot be empty.") % {"field": field}))
         elif value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < _minimum(field)
         ):
-            problems.append(
-                (field, "min_value", f"{field} must be an integer of at least {_minimum(field)}.")
-            )
+            message = _("%(field)s must be an integer of at least %(min)s.") % {
+                "field": field,
+                "min": _minimum(field),
+            }
+            problems.append((field, "min_value", message))
         clean[field] = value
     if problems:
         fields = [{"name": name, "code": code, "message": text} for name, code, text in problems]
@@ -230,7 +234,9 @@ def account_unsuspend(*, account: Account, actor: Actor) -> Account:
 
 class SecondFactorMissing(Conflict):
     code = "second_factor_missing"
-    message = (
+    # Translators: "Profile → Security" names the dashboard's page and its section, as those
+    # are translated there.
+    message = gettext_noop(
         "Set up a second factor of your own (Profile → Security) before requiring one of "
         "every member."
     )

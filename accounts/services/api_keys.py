@@ -58,9 +58,11 @@ def _live_keys(account: Account) -> ApiKeyQuerySet:
     return ApiKey.objects.filter(account=account).unrevoked()
 
 
-def _refuse_scopes(denied: list[str], reason: str) -> None:
+def _refuse_scopes(denied: list[str], sentence: str, **values: str) -> None:
+    """Refuse ``denied`` scopes, if any: ``sentence`` (translated, with ``%(scopes)s`` and
+    ``values``' placeholders) says who may not grant them."""
     if denied:
-        message = f"{reason}: {', '.join(denied)}."
+        message = sentence % {**values, "scopes": ", ".join(denied)}
         raise InsufficientScope(
             message,
             details={
@@ -156,13 +158,26 @@ def api_key_create(
     if staff_role is not None:  # staff: the staff scopes are their staff role's to refuse
         _refuse_scopes(
             [scope for scope in denied if scope in STAFF_SCOPES],
-            f"The staff role {staff_role or 'none'!r} may not grant",
+            # Translators: %(role)s is the staff role's code in quotes ('billing');
+            # %(scopes)s the scopes' codes (servers:write, billing:read).
+            _("The staff role %(role)s may not grant: %(scopes)s."),
+            role=repr(staff_role or "none"),
         )
-    _refuse_scopes(denied, f"The role {role!r} may not grant")
+    _refuse_scopes(
+        denied,
+        # Translators: %(role)s is the role's code in quotes ('developer'); %(scopes)s the
+        # scopes' codes (servers:write, billing:read).
+        _("The role %(role)s may not grant: %(scopes)s."),
+        role=repr(role),
+    )
     if actor.api_key is not None:
         # A key can only mint keys within its own rights, or a narrow key could widen itself.
         key_allows = expand_implied(actor.api_key.scopes) & role_allows
-        _refuse_scopes(sorted(set(scopes) - key_allows), "The calling API key may not grant")
+        _refuse_scopes(
+            sorted(set(scopes) - key_allows),
+            # Translators: %(scopes)s is a list of scopes' codes (servers:write, billing:read).
+            _("The calling API key may not grant: %(scopes)s."),
+        )
     if expires_at is not None and expires_at <= timezone.now():
         raise ValidationFailed.field(
             "expires_at", "in_past", _("The expiry must be in the future.")
@@ -255,7 +270,9 @@ def api_key_rotate(
             api_key_scopes_grantable(account=api_key.account, user=api_key.user)
         )
         _refuse_scopes(
-            sorted(set(api_key.scopes) - key_allows), "The calling API key may not grant"
+            sorted(set(api_key.scopes) - key_allows),
+            # Translators: %(scopes)s is a list of scopes' codes (servers:write, billing:read).
+            _("The calling API key may not grant: %(scopes)s."),
         )
     token, key_id = keys.make_token()
     pepper_id = keys.current_pepper_id()

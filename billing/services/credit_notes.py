@@ -11,6 +11,7 @@ Numbered like invoices, from their own gapless series (``CN-2026-000001``).
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from billing.clock import billing_now
@@ -59,13 +60,15 @@ def credit_note_create(
     invoice = Invoice.objects.select_for_update().get(pk=invoice.pk)
     if invoice.status in (InvoiceStatus.DRAFT, InvoiceStatus.VOID):
         raise InvalidState(
-            f"A {invoice.status} invoice has nothing to credit: edit or drop the draft instead.",
+            _("A draft invoice has nothing to credit: edit or drop the draft instead.")
+            if invoice.status == InvoiceStatus.DRAFT
+            else _("A void invoice has nothing to credit: edit or drop the draft instead."),
             details={"status": invoice.status, "allowed_statuses": []},
         )
     if reason not in CreditNote.Reason.values:
-        raise ValidationFailed.field("reason", "invalid_choice", "Unknown credit note reason.")
+        raise ValidationFailed.field("reason", "invalid_choice", _("Unknown credit note reason."))
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
-        raise ValidationFailed.field("amount", "invalid", "amount must be a positive integer.")
+        raise ValidationFailed.field("amount", "invalid", _("amount must be a positive integer."))
     # What was paid and not given back yet: the total less what is still owed and all credited.
     paid_back_left = invoice.total - invoice.amount_credited - invoice.amount_remaining
     if refund_to == CreditNote.RefundTo.NONE:
@@ -74,19 +77,24 @@ def credit_note_create(
             raise ValidationFailed.field(
                 "refund_to",
                 "invalid_choice",
-                f"Only what is still owed ({owed}) can simply be forgiven; "
-                "give what was paid back to the balance or as a refund.",
+                # Translators: %(owed)s is an amount with its currency, e.g. 12.50 EUR.
+                _(
+                    "Only what is still owed (%(owed)s) can simply be forgiven; "
+                    "give what was paid back to the balance or as a refund."
+                )
+                % {"owed": owed},
             )
     elif refund_to in (CreditNote.RefundTo.BALANCE, CreditNote.RefundTo.REFUNDED):
         if amount > paid_back_left:
             raise ValidationFailed.field(
                 "amount",
                 "out_of_range",
-                f"Only {format_amount(paid_back_left, invoice.currency)} of what was paid is "
-                "left to give back.",
+                # Translators: %(left)s is an amount with its currency, e.g. 12.50 EUR.
+                _("Only %(left)s of what was paid is left to give back.")
+                % {"left": format_amount(paid_back_left, invoice.currency)},
             )
     else:
-        raise ValidationFailed.field("refund_to", "invalid_choice", "Unknown refund_to.")
+        raise ValidationFailed.field("refund_to", "invalid_choice", _("Unknown refund_to."))
     now = billing_now(invoice.account)
     credit_note = CreditNote.objects.create(
         account=invoice.account,

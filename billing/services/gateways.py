@@ -84,27 +84,39 @@ class PaymentGateway(ABC):
     def charge_off_session(self, invoice: Invoice, *, actor: Actor) -> Payment | None: ...
 
     def start_hosted_payment(self, invoice: Invoice, *, return_url: str) -> str:
-        raise PaymentNotSupported(f"Paying by {self.name} has no payment page.")
+        # Translators: %(gateway)s is the gateway's code name: credit, bank_transfer, stripe.
+        raise PaymentNotSupported(
+            _("Paying by %(gateway)s has no payment page.") % {"gateway": self.name}
+        )
 
     def pay_now(
         self, invoice: Invoice, *, payment_method: str | None, return_url: str, actor: Actor
     ) -> PaymentStarted:
         """Charge what remains on ``invoice`` with the customer present (``payment_method``:
         one of theirs, else their default); call it outside a transaction."""
-        raise PaymentNotSupported(f"Paying by {self.name} cannot be started by the customer.")
+        # Translators: %(gateway)s is the gateway's code name: credit, bank_transfer, stripe.
+        raise PaymentNotSupported(
+            _("Paying by %(gateway)s cannot be started by the customer.") % {"gateway": self.name}
+        )
 
     @abstractmethod
     def refund(self, payment: Payment, *, actor: Actor) -> Payment: ...
 
     def handle_webhook(self, body: bytes, headers: Mapping[str, str]) -> None:
-        raise PaymentNotSupported(f"The {self.name} gateway sends no notifications.")
+        # Translators: %(gateway)s is the gateway's code name: credit, bank_transfer, stripe.
+        raise PaymentNotSupported(
+            _("The %(gateway)s gateway sends no notifications.") % {"gateway": self.name}
+        )
 
     def refund_start(
         self, payment: Payment, *, amount: int, credit_note: CreditNote, actor: Actor
     ) -> None:
         """In the credit note's transaction: have ``amount`` of ``payment`` given back to where
         it came from (the gateway does it after the commit)."""
-        raise PaymentNotSupported(f"The {self.name} gateway cannot give money back by itself.")
+        # Translators: %(gateway)s is the gateway's code name: credit, bank_transfer, stripe.
+        raise PaymentNotSupported(
+            _("The %(gateway)s gateway cannot give money back by itself.") % {"gateway": self.name}
+        )
 
     def reference_url(self, payment: Payment) -> str | None:
         """Where staff open ``payment`` in the gateway's own dashboard, if it has one."""

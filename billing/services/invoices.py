@@ -132,7 +132,7 @@ def invoice_create(
     ``tax_amount``); totals are computed from the lines. ``tax`` is the decision the lines were
     priced with (``billing.rules.pricing``): its rate, whether it is inclusive, its note."""
     if not lines:
-        raise ValidationFailed.field("lines", "required", "An invoice needs at least one line.")
+        raise ValidationFailed.field("lines", "required", _("An invoice needs at least one line."))
     currency = billing_currency_fix(account, currency)
     invoice = Invoice.objects.create(
         account=account,
@@ -167,7 +167,9 @@ def invoice_create(
     if invoice.total < 0:
         # A credit larger than the charges is credit for the customer's balance, not an
         # invoice: the plan-change service books it there (a negative invoice would be lost).
-        raise ValidationFailed.field("lines", "negative_total", "An invoice cannot total below 0.")
+        raise ValidationFailed.field(
+            "lines", "negative_total", _("An invoice cannot total below 0.")
+        )
     invoice.save()
     invoice_event_record(invoice, "created", actor)
     return invoice
@@ -338,7 +340,7 @@ def invoice_mark_paid(*, invoice: Invoice, reference: str, actor: Actor) -> Invo
     transitions.check("invoice", invoice.status, InvoiceStatus.PAID, verb="mark this invoice paid")
     if not reference.strip():
         raise ValidationFailed.field(
-            "reference", "required", "Give the transfer's reference, so it can be found again."
+            "reference", "required", _("Give the transfer's reference, so it can be found again.")
         )
     now = billing_now(invoice.account)
     _record_payment(
@@ -359,7 +361,7 @@ def invoice_void(*, invoice: Invoice, actor: Actor) -> Invoice:
     invoice = _locked(invoice)
     if invoice.amount_paid:
         raise Conflict(
-            "Part of this invoice is paid: issue a credit note instead of voiding it.",
+            _("Part of this invoice is paid: issue a credit note instead of voiding it."),
             details={"amount_paid": invoice.amount_paid},
         )
     _set_status(

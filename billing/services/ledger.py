@@ -16,7 +16,12 @@ from billing.models import BalanceTransaction, BillingProfile, CreditNote, Invoi
 from billing.representations import balance_transaction_representation
 from events.services import record_event
 from hosting.errors import Conflict, ValidationFailed
-from hosting.money import UnsupportedCurrency, format_amount, validate_currency
+from hosting.money import (
+    SUPPORTED_CURRENCIES,
+    UnsupportedCurrency,
+    format_amount,
+    validate_currency,
+)
 
 
 def balance_of(account: Account) -> int:
@@ -31,7 +36,11 @@ def billing_currency_fix(account: Account, currency: str) -> str:
     try:
         currency = validate_currency(currency)
     except UnsupportedCurrency as unknown:
-        raise ValidationFailed.field("currency", unknown.code, str(unknown)) from None
+        # hosting.money's own message, in the request's language.
+        message = _("Currency must be one of %(currencies)s.") % {
+            "currencies": ", ".join(sorted(SUPPORTED_CURRENCIES))
+        }
+        raise ValidationFailed.field("currency", unknown.code, message) from None
     profile, _created = BillingProfile.objects.select_for_update().get_or_create(account=account)
     if not profile.currency:
         profile.currency = currency
@@ -59,16 +68,20 @@ def balance_change(
 ) -> BalanceTransaction:
     """Add (positive) or use (negative) credit, with the entry naming its cause."""
     if isinstance(amount, bool) or not isinstance(amount, int) or amount == 0:
-        raise ValidationFailed.field("amount", "invalid", "amount must be a non-zero integer.")
+        raise ValidationFailed.field("amount", "invalid", _("amount must be a non-zero integer."))
     if not description.strip():
-        raise ValidationFailed.field("description", "required", "Say why the balance changes.")
+        raise ValidationFailed.field("description", "required", _("Say why the balance changes."))
     account_lock(account.pk)  # one ledger writer
     currency = billing_currency_fix(account, currency)
     current = balance_of(account)
     if current + amount < 0:
         raise Conflict(
-            f"The account has {format_amount(current, currency)} in credit; "
-            f"{format_amount(-amount, currency)} cannot be taken from it.",
+            # Translators: both are amounts with their currency, e.g. 12.50 EUR.
+            _("The account has %(balance)s in credit; %(amount)s cannot be taken from it.")
+            % {
+                "balance": format_amount(current, currency),
+                "amount": format_amount(-amount, currency),
+            },
             details={"balance": current},
         )
     entry = BalanceTransaction.objects.create(

@@ -12,6 +12,7 @@ longer owes (it was paid meanwhile by other means, or voided) becomes account cr
 
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from accounts.actors import SYSTEM, Actor
 from billing import transitions
@@ -25,6 +26,9 @@ from events.services import record_event
 from hosting.errors import Conflict
 
 PAYABLE = (InvoiceStatus.OPEN, InvoiceStatus.UNCOLLECTIBLE)
+# Stored as the payment's ``failure_message``, which the API returns as stored: kept in English
+# (gettext_noop only marks it for the catalogue; a page showing it translates it).
+PAYMENT_FAILED = gettext_noop("The payment failed.")
 
 
 def _invoice_locked(invoice_id: str) -> Invoice:
@@ -134,7 +138,7 @@ def payment_failed(
     at = billing_now(payment.account)
     payment.status = PaymentStatus.FAILED
     payment.failed_at = at
-    payment.failure_message = message.strip()[:500] or "The payment failed."
+    payment.failure_message = message.strip()[:500] or PAYMENT_FAILED
     payment.save()
     payment_event_record(payment, "failed", actor)
     invoice = (
@@ -153,7 +157,9 @@ def payment_refund_record(payment: Payment, *, amount: int, actor: Actor = SYSTE
     left = payment.amount - payment.amount_refunded
     if payment.status != PaymentStatus.SUCCEEDED or not 0 < amount <= left:
         raise Conflict(
-            f"Only {max(left, 0)} of payment {payment.id} can be given back.",
+            # Translators: %(left)s is an amount in the currency's smallest unit (cents).
+            _("Only %(left)s of payment %(payment)s can be given back.")
+            % {"left": max(left, 0), "payment": payment.id},
             details={"payment": payment.id, "refundable": max(left, 0)},
         )
     payment.amount_refunded += amount

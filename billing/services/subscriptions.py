@@ -419,8 +419,10 @@ def _plan_change(subscription: Subscription, new_price: Price, at: datetime) -> 
         raise ValidationFailed.field(
             "price",
             "invalid_choice",
-            _("A %(kind)s plan can only change to another one.")
-            % {"kind": old.product.get_kind_display().lower()},
+            # Translators: Discord is the chat service's name.
+            _("A game server plan can only change to another one.")
+            if old.product.kind == ProductKind.SERVER
+            else _("A discord bot plan can only change to another one."),
         )
     if new_price.currency != old.currency:
         raise ValidationFailed.field(

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 import stripe
 from django.tasks import task
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 from stripe.params import PaymentIntentConfirmParams
 
 from accounts.actors import SYSTEM, Actor
@@ -47,8 +48,12 @@ RECONCILE_AFTER = timedelta(minutes=5)
 # ... and one whose PaymentIntent was never recorded (so never confirmed: nothing was charged)
 # is failed after this long, once no call of ours can still be on its way.
 ABANDON_AFTER = timedelta(minutes=15)
-ACTION_REQUIRED = "Your bank asks you to confirm this payment."
-NOT_STARTED = "The payment could not be started; nothing was charged."
+# A payment's ``failure_message`` is stored, and the API returns it as stored: always in
+# English (gettext_noop only marks these for the catalogue; a page showing one translates it).
+ACTION_REQUIRED = gettext_noop("Your bank asks you to confirm this payment.")
+NOT_STARTED = gettext_noop("The payment could not be started; nothing was charged.")
+CARD_DECLINED = gettext_noop("The card was declined.")
+NOT_MADE = gettext_noop("The card payment could not be made.")
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,7 @@ def charge_confirm(payment_id: str) -> ChargeOutcome:
             return intent_apply(payment, intent)
         # Refused before any PaymentIntent existed (the card was removed at Stripe, say):
         # nothing can have moved.
-        message = refused.user_message or "The card payment could not be made."
+        message = refused.user_message or NOT_MADE
         return ChargeOutcome(payment_failed(payment, message=message).status)
     except (stripe.APIConnectionError, stripe.RateLimitError, stripe.APIError) as unknown:
         # No answer, or Stripe's own error: whether it charged is unknown. The payment stays
@@ -167,7 +172,7 @@ def _declined(
     if intent is not None and intent.status == "succeeded":
         return intent_apply(payment, intent)  # a decline reported late for a later success
     action = code == "authentication_required"
-    message = ACTION_REQUIRED if action else (error.user_message or "The card was declined.")
+    message = ACTION_REQUIRED if action else (error.user_message or CARD_DECLINED)
     payment = payment_failed(payment, message=message, action_required=action)
     return ChargeOutcome(payment.status)
 
@@ -191,7 +196,7 @@ def intent_apply(payment: Payment, intent: stripe.PaymentIntent) -> ChargeOutcom
         return ChargeOutcome(payment.status)
     if status in ("requires_payment_method", "canceled"):
         error = getattr(intent, "last_payment_error", None)
-        message = (error and (error.message or error.code)) or "The card was declined."
+        message = (error and (error.message or error.code)) or CARD_DECLINED
         payment = payment_failed(payment, message=str(message))
         return ChargeOutcome(payment.status)
     return ChargeOutcome(payment.status)  # processing, requires_confirmation: not known yet

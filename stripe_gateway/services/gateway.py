@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.actors import Actor
 from billing.models import CreditNote, Invoice, Payment, PaymentStatus
@@ -46,7 +47,7 @@ class StripeGateway(PaymentGateway):
             raise ValidationFailed.field(
                 "payment_method",
                 "not_found",
-                "No such saved card." if payment_method else "The account has no saved card.",
+                _("No such saved card.") if payment_method else _("The account has no saved card."),
             )
         with transaction.atomic():
             payment = charge_open(
@@ -74,4 +75,6 @@ class StripeGateway(PaymentGateway):
         refund_open(payment=payment, amount=amount, credit_note=credit_note)
 
     def refund(self, payment: Payment, *, actor: Actor) -> Payment:
-        raise PaymentNotSupported("Card refunds are made from a credit note (refund_to refunded).")
+        raise PaymentNotSupported(
+            _("Card refunds are made from a credit note (refund_to refunded).")
+        )

@@ -35,6 +35,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.actors import SYSTEM
 from accounts.models import Account
@@ -594,22 +595,32 @@ def billing_clock_walk(*, account: Account, to: datetime) -> tuple[datetime, int
     (``billing_clock_advance``)."""
     if not CLOCK_YEARS[0] <= to.year <= CLOCK_YEARS[1]:
         raise ValidationFailed.field(
-            "to", "out_of_range", f"A test clock runs from {CLOCK_YEARS[0]} to {CLOCK_YEARS[1]}."
+            "to",
+            "out_of_range",
+            # Translators: years, 2000 and 2999.
+            _("A test clock runs from %(first)s to %(last)s.")
+            % {"first": CLOCK_YEARS[0], "last": CLOCK_YEARS[1]},
         )
     clock = BillingClock.objects.filter(account=account).first()
     if clock is None:
         billing_clock_advance(account=account, to=to)
         return to, 0, RunReport()
     if to < clock.now:
-        raise ValidationFailed.field("to", "out_of_range", "A billing clock only moves forward.")
+        raise ValidationFailed.field("to", "out_of_range", _("A billing clock only moves forward."))
     step = _walk_step(account.id)
     if (to - clock.now) / step > CLOCK_WALK_MAX_STEPS:
-        span = "hours" if step < timedelta(days=1) else "days"
         raise ValidationFailed.field(
             "to",
             "too_far",
-            f"Move this clock at most {CLOCK_WALK_MAX_STEPS} {span} at a time (its plans are "
-            f"billed {'hourly' if span == 'hours' else 'daily or longer'}).",
+            (
+                _("Move this clock at most %(max)s hours at a time (its plans are billed hourly).")
+                if step < timedelta(days=1)
+                else _(
+                    "Move this clock at most %(max)s days at a time (its plans are billed daily "
+                    "or longer)."
+                )
+            )
+            % {"max": CLOCK_WALK_MAX_STEPS},
         )
     at, runs, report = clock.now, 0, RunReport()
     while at < to:
