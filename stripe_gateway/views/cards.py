@@ -193,7 +193,7 @@ class InvoicePayByCardView(InvoiceObjectMixin, View):
         elif payment.status == "failed":
             messages.error(
                 request,
-                _("The card payment failed: %(reason)s") % {"reason": payment.failure_message},
+                _("The card payment failed: %(reason)s") % {"reason": _(payment.failure_message)},
             )
         else:
             messages.info(request, _being_confirmed())
@@ -234,7 +234,7 @@ class CardReturnView(InvoiceObjectMixin, View):
             messages.error(
                 request,
                 _("The card payment failed: %(reason)s")
-                % {"reason": charge.payment.failure_message},
+                % {"reason": _(charge.payment.failure_message)},
             )
         else:
             messages.info(request, _being_confirmed())

@@ -268,6 +268,21 @@ def payments(account, other_account, teammate) -> list[Payment]:
     ]
 
 
+def test_a_known_payment_failure_is_shown_in_the_readers_language(owner, payments):
+    """A payment's failure message is stored (and answered by the API) in English; a message
+    of ours is shown in the reader's language, a gateway's own text as it came."""
+    declined = payments[2]
+    Payment.objects.filter(pk=declined.pk).update(failure_message="The card was declined.")
+    owner.language = "de"
+    owner.save(update_fields=["language"])
+    body = signed_in(owner).get("/billing/payments").content.decode()
+    row = body[body.index(f'id="payment-{declined.id}"') :].split("</tr>")[0]
+    assert "Die Karte wurde abgelehnt." in row
+    Payment.objects.filter(pk=declined.pk).update(failure_message="Insufficient funds (code 51).")
+    body = signed_in(owner).get("/billing/payments").content.decode()
+    assert "Insufficient funds (code 51)." in body
+
+
 def paid_by(response) -> list[str]:
     return [payment.id for payment in response.context["payments"]]
 
