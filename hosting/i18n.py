@@ -58,3 +58,10 @@ def in_language_of(user) -> Iterator[None]:
     """Render (an e-mail, a notice) in ``user``'s language: their choice, else English."""
     with translation.override(language_of(user) or settings.LANGUAGE_CODE):
         yield
+
+
+def stored_text_shown(text: str) -> str:
+    """A text stored in English (a payment's failure, a note) in the active language when it is
+    one of ours the catalogues know, else as stored. Never ``gettext("")``, which answers the
+    catalogue's header."""
+    return translation.gettext(text) if text else text

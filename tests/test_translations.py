@@ -185,3 +185,14 @@ def test_each_language_translates_every_string_and_its_compiled_catalogue_is_cur
         assert {(e.msgctxt, e.msgid): e.msgstr for e in compiled if e.msgid} == {
             (e.msgctxt, e.msgid): e.msgstr for e in catalogue.translated_entries()
         }, stale
+
+
+def test_a_stored_text_is_shown_in_the_active_language_and_an_empty_one_stays_empty():
+    from django.utils import translation
+
+    from hosting.i18n import stored_text_shown
+
+    with translation.override("de"):
+        assert stored_text_shown("The card was declined.") == "Die Karte wurde abgelehnt."
+        assert stored_text_shown("Insufficient funds (code 51).") == "Insufficient funds (code 51)."
+        assert stored_text_shown("") == ""  # not the catalogue's header

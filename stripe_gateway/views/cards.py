@@ -22,6 +22,7 @@ from billing.models import PaymentStatus
 from billing.services.gateways import card_gateway
 from hosting.api.exceptions import error_response
 from hosting.errors import ApplicationError
+from hosting.i18n import stored_text_shown
 from stripe_gateway.models import PaymentMethod, StripeCharge
 from stripe_gateway.services.charges import intent_apply
 from stripe_gateway.services.client import stripe_client
@@ -193,7 +194,8 @@ class InvoicePayByCardView(InvoiceObjectMixin, View):
         elif payment.status == "failed":
             messages.error(
                 request,
-                _("The card payment failed: %(reason)s") % {"reason": _(payment.failure_message)},
+                _("The card payment failed: %(reason)s")
+                % {"reason": stored_text_shown(payment.failure_message)},
             )
         else:
             messages.info(request, _being_confirmed())
@@ -234,7 +236,7 @@ class CardReturnView(InvoiceObjectMixin, View):
             messages.error(
                 request,
                 _("The card payment failed: %(reason)s")
-                % {"reason": _(charge.payment.failure_message)},
+                % {"reason": stored_text_shown(charge.payment.failure_message)},
             )
         else:
             messages.info(request, _being_confirmed())
