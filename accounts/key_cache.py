@@ -7,7 +7,12 @@ the version it was read under, so a lookup racing a revocation can never be serv
 the next request sees a newer version and reads the database again.
 
 The entry and the version are read with one ``MGET`` through the shared redis-py client (one
-round trip). Versions have no expiry and entries expire after ``ENTRY_TTL``: under a
+round trip). A request's lookup also counts it in its key's rate-limit window in that same
+round trip (``api_key_lookup_counting``): one script reads both and increments the counter
+only when the entry is current and holds the digest of the token presented, so that a request
+with somebody's key id and a wrong secret never uses up that key's limit.
+
+Versions have no expiry and entries expire after ``ENTRY_TTL``: under a
 ``volatile-*`` eviction policy Redis can drop an entry but never a version, so an evicted
 version cannot bring an outdated entry back.
 
@@ -26,6 +31,7 @@ invalidate the keys it belongs to (``api_keys_of_member_invalidate``, signals of
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 import orjson
@@ -226,6 +232,63 @@ def api_key_lookup(*, key_id: str) -> ApiKey | None:
     api_key = api_key_with_context(key_id=key_id)
     _store(key_id, version, api_key)
     return api_key
+
+
+# GET the entry and the version; when the entry is current (its version is the stored one) and
+# its key's digest is one of the presented token's (ARGV[2..], one per configured pepper), also
+# INCR the rate-limit counter KEYS[3] (EXPIRE ARGV[1] when new). Answers {entry, version,
+# count or false}. An entry that is not JSON or not one of ours counts nothing: Python reads
+# the key from the database and counts it on its own.
+_LOOKUP_AND_COUNT = """
+local entry = redis.call('GET', KEYS[1])
+local version = redis.call('GET', KEYS[2])
+local count = false
+if entry then
+    local ok, document = pcall(cjson.decode, entry)
+    if ok and type(document) == 'table' and type(document.key) == 'table'
+            and document.version == tonumber(version or '0') then
+        local digest = document.key.digest
+        for i = 2, #ARGV do
+            if digest == ARGV[i] then
+                count = redis.call('INCR', KEYS[3])
+                if count == 1 then redis.call('EXPIRE', KEYS[3], ARGV[1]) end
+                break
+            end
+        end
+    end
+end
+return {entry, version, count}
+"""
+
+
+@cache
+def _lookup_script(url: str):
+    return redis_client(url).register_script(_LOOKUP_AND_COUNT)
+
+
+def api_key_lookup_counting(
+    *, key_id: str, digests: list[str], counter_key: str | None, counter_ttl: int
+) -> tuple[ApiKey | None, int | None]:
+    """``api_key_lookup`` that also counts the request in ``counter_key`` (a rate-limit counter
+    in Redis) in the same round trip, when the cached key is current and its digest is one of
+    ``digests``: ``(key, count)``. The count is None when nothing was counted (no shared cache,
+    no counter key, a miss or another secret): the caller counts the request itself."""
+    if not enabled() or counter_key is None or not digests:
+        return api_key_lookup(key_id=key_id), None
+    raw_entry, raw_version, count = _lookup_script(settings.REDIS_URL)(
+        keys=[*_keys(key_id), counter_key], args=[counter_ttl, *digests]
+    )
+    version = int(raw_version or 0)
+    if raw_entry is not None:
+        try:
+            api_key = _decode(raw_entry, key_id=key_id, version=version)
+        except _Malformed:
+            pass
+        else:
+            return api_key, (int(count) if count else None)
+    api_key = api_key_with_context(key_id=key_id)
+    _store(key_id, version, api_key)
+    return api_key, None
 
 
 def _current(key_id: str) -> tuple[int, bool, ApiKey | None]:

@@ -74,7 +74,23 @@ def digest_token(token: str, pepper_id: str) -> str | None:
     return hmac.new(pepper.encode(), token.encode("ascii"), hashlib.sha256).hexdigest()
 
 
-def token_matches(token: str, *, digest: str | None, pepper_id: str | None) -> bool:
+def token_digest_now(token: str) -> tuple[str, str] | None:
+    """``(pepper id, digest)`` of the token under the current pepper (the one new keys are made
+    under), for a lookup that compares it with a cached key's; hand it to ``token_matches``,
+    which then digests nothing again."""
+    if not token.isascii():
+        return None
+    pepper_id = current_pepper_id()
+    return pepper_id, digest_token(token, pepper_id) or ""
+
+
+def token_matches(
+    token: str,
+    *,
+    digest: str | None,
+    pepper_id: str | None,
+    computed: tuple[str, str] | None = None,
+) -> bool:
     """Whether ``token`` digests to ``digest`` under ``pepper_id``, compared in constant time.
 
     Without a digest (the key id is unknown) or under a pepper no longer configured, the token
@@ -86,6 +102,10 @@ def token_matches(token: str, *, digest: str | None, pepper_id: str | None) -> b
     if not token.isascii():
         token, digest = "?" * len(token), None
     known = digest is not None and pepper_id in settings.API_KEY_PEPPERS
-    candidate = digest_token(token, pepper_id if known else current_pepper_id())
+    under = pepper_id if known else current_pepper_id()
+    if computed is not None and computed[0] == under and token.isascii():
+        candidate: str | None = computed[1]  # the same HMAC, already made
+    else:
+        candidate = digest_token(token, under)
     matches = hmac.compare_digest(candidate or "", digest if known else _STAND_IN_DIGEST)
     return known and matches

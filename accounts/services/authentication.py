@@ -7,15 +7,17 @@ from datetime import timedelta
 from django.utils import timezone
 
 from accounts import keys
-from accounts.key_cache import api_key_cache_refresh, api_key_lookup
+from accounts.key_cache import api_key_cache_refresh, api_key_lookup_counting
 from accounts.models import Account, ApiKey, User
 from accounts.roles import (
     effective_scopes,
 )
+from hosting.api.throttling import COUNTER_TTL, RateLimitWindow
 from hosting.errors import (
     AccountSuspended,
     ApiKeyExpired,
     ApiKeyRevoked,
+    ApplicationError,
     AuthenticationRequired,
     InvalidApiKey,
     IpNotAllowed,
@@ -33,6 +35,14 @@ class ApiKeyPrincipal:
     account: Account
     role: str
     scopes: frozenset[str]
+    # The key's requests in the rate-limit window, this one included, when they were counted
+    # with the lookup (api_key_authenticate's ``window``); None when they were not.
+    counted: int | None = None
+
+
+def key_bucket(key_id: str) -> str:
+    """The rate-limit bucket of a key's requests."""
+    return f"key:{key_id}"
 
 
 def parse_bearer(header: str) -> str:
@@ -45,23 +55,49 @@ def parse_bearer(header: str) -> str:
     return token
 
 
-def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
+def api_key_authenticate(*, header: str, window: RateLimitWindow | None = None) -> ApiKeyPrincipal:
     """Resolve an Authorization header to a principal, or raise the contract's 401 error.
 
     Malformed tokens, bad checksums, unknown key ids, wrong secrets and keys of users who left
     the account or were deactivated all get the same ``invalid_api_key``, so nothing can be
     learned by probing.
+
+    With a ``window``, the request is counted in its key's rate-limit bucket in the same round
+    trip as the cached key is read, when it can be (``principal.counted``); a request refused
+    here is taken back out of it: refusals count against the client's address, not the key.
     """
     parsed = keys.parse_token(parse_bearer(header))
     if parsed is None:
         raise InvalidApiKey()
-    api_key = api_key_lookup(key_id=parsed.key_id)
+    counter_key = window.shared_key(key_bucket(parsed.key_id)) if window else None
+    computed = keys.token_digest_now(parsed.token) if counter_key else None
+    api_key, counted = api_key_lookup_counting(
+        key_id=parsed.key_id,
+        digests=[computed[1]] if computed else [],
+        counter_key=counter_key,
+        counter_ttl=COUNTER_TTL,
+    )
+    try:
+        return _principal(parsed, api_key, counted, computed)
+    except ApplicationError:
+        if counted is not None and window is not None:
+            window.unhit(key_bucket(parsed.key_id))
+        raise
+
+
+def _principal(
+    parsed: keys.ParsedToken,
+    api_key: ApiKey | None,
+    counted: int | None,
+    computed: tuple[str, str] | None,
+) -> ApiKeyPrincipal:
     # Digested and compared even for an unknown key id, so that it answers as slowly as a
     # wrong secret of a real key does.
     matches = keys.token_matches(
         parsed.token,
         digest=api_key.digest if api_key else None,
         pepper_id=api_key.pepper_id if api_key else None,
+        computed=computed,
     )
     if api_key is None or not matches:
         raise InvalidApiKey()
@@ -86,6 +122,7 @@ def api_key_authenticate(*, header: str) -> ApiKeyPrincipal:
             is_staff=api_key.user.is_staff,
             staff_role=api_key.user.staff_role_now,
         ),
+        counted=counted,
     )
 
 

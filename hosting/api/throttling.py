@@ -54,7 +54,11 @@ class RateLimitState:
         }
 
 
+# A counter lives two windows, then expires by itself.
+COUNTER_TTL = WINDOW_SECONDS * 2
+
 # INCR and, for a new window, EXPIRE in one command: one round trip, atomic on the server.
+# (accounts/key_cache.py's lookup counts a key's request with the same two commands.)
 _HIT_SCRIPT = """
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
@@ -68,9 +72,14 @@ class RedisCounterStore:
         self.prefix = prefix
         self._hit = self.client.register_script(_HIT_SCRIPT)
 
+    def key(self, bucket: str, window_start: int) -> str:
+        return f"{self.prefix}{bucket}:{window_start}"
+
     def hit(self, bucket: str, window_start: int) -> int:
-        key = f"{self.prefix}{bucket}:{window_start}"
-        return int(self._hit(keys=[key], args=[WINDOW_SECONDS * 2]))
+        return int(self._hit(keys=[self.key(bucket, window_start)], args=[COUNTER_TTL]))
+
+    def unhit(self, bucket: str, window_start: int) -> None:
+        self.client.decr(self.key(bucket, window_start))
 
     def prune(self, *, before: int) -> int:
         """Nothing to do: every counter expires by itself two windows after it starts."""
@@ -116,6 +125,12 @@ class SQLiteCounterStore:
         (count,) = connection.execute(self._UPSERT, (bucket, window_start)).fetchone()
         return int(count)
 
+    def unhit(self, bucket: str, window_start: int) -> None:
+        self._connection().execute(
+            "UPDATE counters SET count = count - 1 WHERE bucket = ? AND window_start = ?",
+            (bucket, window_start),
+        )
+
     def prune(self, *, before: int) -> int:
         """Delete the counters of windows that started before ``before``; return how many."""
         return (
@@ -139,17 +154,51 @@ def _window_start(now: float) -> int:
     return int(now // WINDOW_SECONDS) * WINDOW_SECONDS
 
 
+@dataclass(frozen=True)
+class RateLimitWindow:
+    """The window a request is counted in, read once from the clock."""
+
+    now: float
+    start: int
+
+    @classmethod
+    def current(cls) -> "RateLimitWindow":
+        now = clock()
+        return cls(now=now, start=_window_start(now))
+
+    def shared_key(self, bucket: str) -> str | None:
+        """The Redis key of ``bucket``'s counter in this window, for a caller that counts the
+        request in a round trip it makes anyway (the API key lookup: ``INCR`` it, and ``EXPIRE``
+        it ``COUNTER_TTL`` when the count is 1); None when the counters are not in Redis."""
+        store = counter_store()
+        return store.key(bucket, self.start) if isinstance(store, RedisCounterStore) else None
+
+    def state(self, *, count: int, limit: int, policy: str) -> RateLimitState:
+        """The state after a request counted ``count``; ``RateLimited`` once over ``limit``."""
+        state = RateLimitState(
+            policy=policy,
+            limit=limit,
+            count=count,
+            reset_at=self.start + WINDOW_SECONDS,
+            now=self.now,
+        )
+        if state.exceeded:
+            raise RateLimitExceeded(state)
+        return state
+
+    def hit(self, *, bucket: str, limit: int, policy: str) -> RateLimitState:
+        """Count one request against ``bucket``; raise ``RateLimited`` once over ``limit``."""
+        count = counter_store().hit(bucket, self.start)
+        return self.state(count=count, limit=limit, policy=policy)
+
+    def unhit(self, bucket: str) -> None:
+        """Take back one request counted against ``bucket`` in this window."""
+        counter_store().unhit(bucket, self.start)
+
+
 def rate_limit_hit(*, bucket: str, limit: int, policy: str) -> RateLimitState:
     """Count one request against ``bucket``; raise ``RateLimited`` once it is over ``limit``."""
-    now = clock()
-    window_start = _window_start(now)
-    count = counter_store().hit(bucket, window_start)
-    state = RateLimitState(
-        policy=policy, limit=limit, count=count, reset_at=window_start + WINDOW_SECONDS, now=now
-    )
-    if state.exceeded:
-        raise RateLimitExceeded(state)
-    return state
+    return RateLimitWindow.current().hit(bucket=bucket, limit=limit, policy=policy)
 
 
 def rate_limit_prune() -> int:

@@ -1,0 +1,134 @@
+"""With Redis, authentication and rate limiting cost one round trip together (issue 35).
+
+The key lookup's script reads the cached key and counts the request in the key's window; the
+limit's headers stay exact, a refused request is counted against the client's address only,
+and a wrong secret for somebody's key id never uses up that key's limit.
+"""
+
+from unittest import mock
+
+import pytest
+
+from accounts import key_cache
+from accounts.models import ApiKey
+from hosting.api import throttling
+from hosting.shared_redis import redis_client
+
+SERVERS = "/v1/servers"
+
+
+@pytest.fixture(autouse=True)
+def _needs_redis(settings):
+    if not key_cache.enabled():
+        pytest.skip("one round trip is the Redis path")
+
+
+@pytest.fixture(autouse=True)
+def _one_window(rate_limit_clock):
+    """Every test here counts within one window."""
+
+
+@pytest.fixture
+def small_limits(settings):
+    settings.RATE_LIMIT_PER_MINUTE = 5
+    settings.RATE_LIMIT_ANON_PER_MINUTE = 3
+
+
+def _commands(settings):
+    """Count the commands sent to Redis (a script is one: EVALSHA)."""
+    client = redis_client(settings.REDIS_URL)
+    return mock.patch.object(client, "execute_command", wraps=client.execute_command)
+
+
+def _key_count(key_id: str) -> int:
+    window = throttling.RateLimitWindow.current()
+    return int(
+        redis_client(throttling.settings.REDIS_URL).get(window.shared_key(f"key:{key_id}")) or 0
+    )
+
+
+def _wrong_secret(token: str) -> str:
+    from accounts import keys
+
+    body = token[: -keys.CHECKSUM_LENGTH - 32] + "A" * 32
+    return body + keys._checksum(body)
+
+
+def test_a_cached_key_is_authenticated_and_counted_in_one_round_trip(
+    owner, account, make_token, client_for, settings
+):
+    api = client_for(make_token(owner, account))
+    api.get(SERVERS)  # fills the cache (and notes the key's first use)
+    with _commands(settings) as commands:
+        responses = [api.get(SERVERS) for _ in range(3)]
+    assert [r.status_code for r in responses] == [200, 200, 200]
+    assert commands.call_count == 3
+    assert {call.args[0] for call in commands.call_args_list} == {"EVALSHA"}
+    assert [r["X-RateLimit-Remaining"] for r in responses] == ["598", "597", "596"]
+
+
+def test_the_limit_is_exact_and_refuses_over_it(owner_api, small_limits):
+    remaining = [owner_api.get(SERVERS)["X-RateLimit-Remaining"] for _ in range(5)]
+    assert remaining == ["4", "3", "2", "1", "0"]
+    response = owner_api.get(SERVERS)
+    assert response.status_code == 429
+    assert response["X-RateLimit-Remaining"] == "0"
+
+
+def test_a_wrong_secret_for_a_real_key_id_counts_against_the_address_not_the_key(
+    owner, account, make_token, client_for, client, small_limits
+):
+    token = make_token(owner, account)
+    api = client_for(token)
+    assert api.get(SERVERS)["X-RateLimit-Remaining"] == "4"  # cached from here on
+    key_id = ApiKey.objects.get().key_id
+    guesses = [
+        client.get(SERVERS, HTTP_AUTHORIZATION=f"Bearer {_wrong_secret(token)}").status_code
+        for _ in range(4)
+    ]
+    assert guesses == [401, 401, 401, 429]
+    assert _key_count(key_id) == 1
+    assert api.get(SERVERS)["X-RateLimit-Remaining"] == "3"
+
+
+@pytest.mark.parametrize("refusal", ["revoked", "ip_not_allowed", "suspended"])
+def test_a_refused_key_with_its_right_secret_is_not_counted_against_the_key(
+    owner, account, make_token, client_for, small_limits, refusal
+):
+    token = make_token(owner, account)
+    api = client_for(token)
+    api.get(SERVERS)
+    api_key = ApiKey.objects.get()
+    if refusal == "revoked":
+        ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=api_key.created_at)
+        key_cache.api_key_cache_invalidate([api_key.key_id])
+        expected = 401
+    elif refusal == "ip_not_allowed":
+        ApiKey.objects.filter(pk=api_key.pk).update(allowed_ips=["192.0.2.0/24"])
+        key_cache.api_key_cache_invalidate([api_key.key_id])
+        expected = 403
+    else:
+        account.status = account.Status.SUSPENDED
+        account.save()
+        key_cache.api_key_cache_invalidate([api_key.key_id])
+        expected = 403
+    api.get(SERVERS)  # read afresh and cached again
+    before = _key_count(api_key.key_id)
+    response = api.get(SERVERS)  # answered from the cache: counted, then taken back
+    assert response.status_code == expected
+    assert _key_count(api_key.key_id) == before
+    assert response["RateLimit-Policy"] == '"anonymous";q=3;w=60'
+
+
+def test_a_key_under_an_older_pepper_is_still_counted_exactly(
+    owner, account, make_token, client_for, settings
+):
+    token = make_token(owner, account)
+    peppers = dict(settings.API_KEY_PEPPERS)
+    older = next(iter(peppers))
+    # A new pepper is put first: the key was made under what is now the older one.
+    settings.API_KEY_PEPPERS = {"new": "a-new-pepper-for-this-test-only-0123456789", **peppers}
+    api = client_for(token)
+    remaining = [api.get(SERVERS)["X-RateLimit-Remaining"] for _ in range(3)]
+    assert remaining == ["599", "598", "597"]
+    assert ApiKey.objects.get().pepper_id == older
