@@ -17,10 +17,29 @@ from accounts.services import (
     api_key_check_access,
     api_key_record_use,
 )
-from accounts.services.authentication import key_bucket
-from hosting.api.throttling import RateLimitExceeded, RateLimitWindow
+from hosting.api.throttling import COUNTER_TTL, RateLimitExceeded, RateLimitWindow
 from hosting.errors import ApplicationError
 from hosting.http import WWW_AUTHENTICATE, client_ip
+
+
+def key_bucket(key_id: str) -> str:
+    """The rate-limit bucket of a key's requests."""
+    return f"key:{key_id}"
+
+
+class _KeyWindow:
+    """The key's counter in this request's window (``KeyRequestCounter``)."""
+
+    ttl = COUNTER_TTL
+
+    def __init__(self, window: RateLimitWindow):
+        self.window = window
+
+    def shared_key(self, key_id: str) -> str | None:
+        return self.window.shared_key(key_bucket(key_id))
+
+    def uncount(self, key_id: str) -> None:
+        self.window.unhit(key_bucket(key_id))
 
 
 def _remember_rate_limit(request, exc_or_state) -> None:
@@ -35,7 +54,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         principal = None
         try:
             principal = api_key_authenticate(
-                header=request.META.get("HTTP_AUTHORIZATION", ""), window=window
+                header=request.META.get("HTTP_AUTHORIZATION", ""), counter=_KeyWindow(window)
             )
             api_key_check_access(principal=principal, ip=ip)
         except ApplicationError as error:

@@ -3,6 +3,7 @@
 import ipaddress
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol
 
 from django.utils import timezone
 
@@ -12,7 +13,6 @@ from accounts.models import Account, ApiKey, User
 from accounts.roles import (
     effective_scopes,
 )
-from hosting.api.throttling import COUNTER_TTL, RateLimitWindow
 from hosting.errors import (
     AccountSuspended,
     ApiKeyExpired,
@@ -40,9 +40,17 @@ class ApiKeyPrincipal:
     counted: int | None = None
 
 
-def key_bucket(key_id: str) -> str:
-    """The rate-limit bucket of a key's requests."""
-    return f"key:{key_id}"
+class KeyRequestCounter(Protocol):
+    """Where the API counts a key's requests (``accounts.api.authentication``)."""
+
+    ttl: int  # seconds a new counter lives
+
+    def shared_key(self, key_id: str) -> str | None:
+        """The Redis key of the key's counter in the request's window; None when the counters
+        are not in Redis."""
+
+    def uncount(self, key_id: str) -> None:
+        """Take back one request counted against the key."""
 
 
 def parse_bearer(header: str) -> str:
@@ -55,33 +63,35 @@ def parse_bearer(header: str) -> str:
     return token
 
 
-def api_key_authenticate(*, header: str, window: RateLimitWindow | None = None) -> ApiKeyPrincipal:
+def api_key_authenticate(
+    *, header: str, counter: KeyRequestCounter | None = None
+) -> ApiKeyPrincipal:
     """Resolve an Authorization header to a principal, or raise the contract's 401 error.
 
     Malformed tokens, bad checksums, unknown key ids, wrong secrets and keys of users who left
     the account or were deactivated all get the same ``invalid_api_key``, so nothing can be
     learned by probing.
 
-    With a ``window``, the request is counted in its key's rate-limit bucket in the same round
+    With a ``counter``, the request is counted in its key's rate-limit window in the same round
     trip as the cached key is read, when it can be (``principal.counted``); a request refused
     here is taken back out of it: refusals count against the client's address, not the key.
     """
     parsed = keys.parse_token(parse_bearer(header))
     if parsed is None:
         raise InvalidApiKey()
-    counter_key = window.shared_key(key_bucket(parsed.key_id)) if window else None
+    counter_key = counter.shared_key(parsed.key_id) if counter else None
     computed = keys.token_digest_now(parsed.token) if counter_key else None
     api_key, counted = api_key_lookup_counting(
         key_id=parsed.key_id,
         digests=[computed[1]] if computed else [],
         counter_key=counter_key,
-        counter_ttl=COUNTER_TTL,
+        counter_ttl=counter.ttl if counter else 0,
     )
     try:
         return _principal(parsed, api_key, counted, computed)
     except ApplicationError:
-        if counted is not None and window is not None:
-            window.unhit(key_bucket(parsed.key_id))
+        if counted is not None and counter is not None:
+            counter.uncount(parsed.key_id)
         raise
 
 
