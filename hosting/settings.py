@@ -102,6 +102,19 @@ MIDDLEWARE = [
     "hosting.api.middleware.ApiErrorMiddleware",
     "idempotency.middleware.IdempotencyMiddleware",
 ]
+# The API's own, lean stack (hosting/api/stack.py): requests under /v1 pass only these. Every
+# header an API answer carries comes from one of them (request id, security headers, X-Frame-
+# Options) or from the view; sessions, the user, messages, CSRF and the dashboard's policies have
+# nothing to do on a Bearer request.
+API_MIDDLEWARE = [
+    "hosting.api.request_ids.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "hosting.i18n.LanguageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "hosting.api.middleware.ApiErrorMiddleware",
+    "idempotency.middleware.IdempotencyMiddleware",
+]
 
 ROOT_URLCONF = "hosting.urls"
 WSGI_APPLICATION = "hosting.wsgi.application"

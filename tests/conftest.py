@@ -15,12 +15,15 @@ from accounts.services import api_key_create
 from hosting.api import throttling
 from hosting.api.throttling import counter_store
 from servers.services.catalogue import catalogue_sync
+from tests.api_stack import install as api_requests_through_the_api_stack
 from tests.factories import AccountFactory, MembershipFactory, UserFactory
 from tests.s3 import s3_server  # noqa: F401 - a fixture: the S3 server process (tests/s3.py)
 from tests.signed_in import install as force_login_signs_in_fully
 
 # A test's force_login stands for a whole sign-in (password and second factor) just now.
 force_login_signs_in_fully()
+# /v1 through the API's own middleware stack, pages through theirs, as hosting.wsgi serves them.
+api_requests_through_the_api_stack()
 
 
 def auth_queries() -> int:
