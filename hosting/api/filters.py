@@ -58,25 +58,46 @@ class QueryParameterFilterBackend(DjangoFilterBackend):
             request.list_filters = {}
             return queryset
         filterset = self.get_filterset(request, queryset, view)
-        if not filterset.is_valid():
-            parameters = [
-                {"name": name, "code": item["code"] or "invalid", "message": item["message"]}
-                for name, messages in filterset.errors.get_json_data().items()
-                for item in messages
-            ]
-            names = ", ".join(f"'{item['name']}'" for item in parameters)
-            raise InvalidParameter(
-                f"Invalid query parameter {names}: {parameters[0]['message']}",
-                details={"parameters": parameters},
-            )
-        # What the list was filtered by, for views that can count such a list without counting
-        # its rows (InstanceViewSet.maintained_total).
-        request.list_filters = {
-            name: value
-            for name, value in filterset.form.cleaned_data.items()
-            if value not in (None, "", [], ())
-        }
+        _check(filterset, request)
         return filterset.qs
+
+    def cleaned_filters(self, request, view):
+        """``(filterset, values)``: the list's query parameters read and checked by its
+        FilterSet, as ``filter_queryset`` reads them (a 400 names a bad one), without filtering
+        anything; the values given (None and empty ones left out). ``(None, {})`` when none is
+        given."""
+        filterset_class = self.get_filterset_class(view)
+        if filterset_class is None or request.query_params.keys().isdisjoint(
+            filterset_class.base_filters
+        ):
+            request.list_filters = {}
+            return None, {}
+        queryset = view.model._default_manager.none()
+        filterset = filterset_class(**self.get_filterset_kwargs(request, queryset, view))
+        return filterset, _check(filterset, request)
+
+
+def _check(filterset, request) -> dict:
+    """The FilterSet's values given, or 400 ``invalid_parameter`` naming every bad one. What
+    the list was filtered by is noted on the request, for views that can count such a list
+    without counting its rows (InstanceViewSet.maintained_total)."""
+    if not filterset.is_valid():
+        parameters = [
+            {"name": name, "code": item["code"] or "invalid", "message": item["message"]}
+            for name, messages in filterset.errors.get_json_data().items()
+            for item in messages
+        ]
+        names = ", ".join(f"'{item['name']}'" for item in parameters)
+        raise InvalidParameter(
+            f"Invalid query parameter {names}: {parameters[0]['message']}",
+            details={"parameters": parameters},
+        )
+    request.list_filters = {
+        name: value
+        for name, value in filterset.form.cleaned_data.items()
+        if value not in (None, "", [], ())
+    }
+    return request.list_filters
 
 
 class StableOrderingFilter(django_filters.OrderingFilter):

@@ -1,7 +1,9 @@
 """Page-number pagination with the contract's ``data.pagination`` object (CONTRACT §4)."""
 
+import datetime
 import math
 from collections.abc import Callable
+from typing import Protocol
 from urllib.parse import urlencode
 
 from django.core.exceptions import ImproperlyConfigured
@@ -42,6 +44,41 @@ def page_of(queryset, offset: int, limit: int):
     return queryset.filter(pk__in=keys)
 
 
+class Pages(Protocol):
+    """A list's rows as pages are read from it: a queryset (``QuerysetPages``) or SQL kept per
+    shape (``hosting.api.compiled.CompiledPages``). The page rules below apply to both."""
+
+    @property
+    def ordering(self) -> tuple: ...
+
+    def count(self) -> int: ...
+
+    def rows(self, offset: int, limit: int, *, before: datetime.datetime | None = None) -> list: ...
+
+
+class QuerysetPages:
+    """The pages of an ordered queryset."""
+
+    def __init__(self, queryset):
+        if not queryset.ordered:
+            raise ImproperlyConfigured("Paginated querysets need a total, stable ordering.")
+        self.queryset = queryset
+
+    @property
+    def ordering(self) -> tuple:
+        return tuple(self.queryset.query.order_by)
+
+    def count(self) -> int:
+        return self.queryset.count()
+
+    def rows(self, offset: int, limit: int, *, before: datetime.datetime | None = None) -> list:
+        """Rows ``offset`` to ``offset + limit`` (of those created before ``before``)."""
+        queryset = self.queryset
+        if before is not None:
+            queryset = queryset.filter(created_at__lt=before)
+        return list(page_of(queryset, offset, limit))
+
+
 class PageNumberPagination(BasePagination):
     """``?page=`` (from 1) and ``?per_page=`` (default 25, at most 100).
 
@@ -56,23 +93,25 @@ class PageNumberPagination(BasePagination):
         return type(f"{results_key.title()}Pagination", (cls,), {"results_key": results_key})
 
     def paginate_queryset(self, queryset, request, view=None) -> list:
-        if not queryset.ordered:
-            raise ImproperlyConfigured("Paginated querysets need a total, stable ordering.")
+        return self.paginate_pages(QuerysetPages(queryset), request, view)
+
+    def paginate_pages(self, pages: Pages, request, view=None) -> list:
+        """The page the request asks for, with ``total`` (the same rules for any ``Pages``)."""
         offset = self._read_page(request)
         # A view that keeps counts may find a deep page without skipping every earlier row.
         seek = getattr(view, "seek_deep_page", None)
         if offset >= DEEP_OFFSET and seek is not None:
-            found = seek(queryset, offset, self.per_page)
+            found = seek(pages, offset, self.per_page)
             if found is not None:
                 self.total, page = found
-                return list(page)
+                return page
         maintained = getattr(view, "maintained_total", None)
         self.total = maintained() if maintained is not None else None
         if self.total is None:
-            self.total = queryset.count()
+            self.total = pages.count()
         if offset >= self.total:
             return []
-        return list(page_of(queryset, offset, self.per_page))
+        return pages.rows(offset, self.per_page)
 
     def _read_page(self, request) -> int:
         """Read ``page`` and ``per_page``; the offset of the page's first row."""

@@ -6,6 +6,7 @@ from rest_framework import viewsets
 from rest_framework.response import Response
 
 from hosting import errors
+from hosting.api.compiled import NotCompilable, list_pages
 from hosting.api.exceptions import error_response
 from hosting.api.pagination import PageNumberPagination
 
@@ -45,10 +46,33 @@ class EnvelopeListMixin:
             cls.pagination_class = PageNumberPagination.for_key(cls.list_key)
 
     def list(self, request, *args, **kwargs):
-        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        page = None
+        pages = self.compiled_pages(request)
+        if pages is not None:
+            try:
+                page = self.paginator.paginate_pages(pages, request, self)
+            except NotCompilable:
+                page = None  # built with the ORM below, as any list
+        if page is None:
+            page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(
             self.rows_shown(self.get_serializer(page, many=True).data, page)
         )
+
+    def compiled_pages(self, request):
+        """The list's pages from SQL built once per shape (hosting/api/compiled.py), for a view
+        whose ``list_query()`` says how its list is built with placeholders: ``(base, values,
+        shape)``, ``base(param)`` its queryset before the filters with each value taken from
+        ``param(name)``, ``values`` this request's values by name, ``shape`` what else changes
+        the SQL. None (no ``list_query``, or it answers None): the ORM builds the list."""
+        list_query = getattr(self, "list_query", None)
+        if list_query is None or getattr(self, "swagger_fake_view", False):
+            return None
+        found = list_query()
+        if found is None:
+            return None
+        base, values, shape = found
+        return list_pages(self, request, base=base, values=values, shape=shape)
 
     def rows_shown(self, rows, page):
         """The page's rows as the caller may see them (``page``: their objects); all of them."""

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from accounts.actors import Actor
 from events.api.serializers import EventSerializer
 from events.selectors import events_of_object
-from hosting.api.pagination import PageNumberPagination, page_of
+from hosting.api.pagination import PageNumberPagination
 from hosting.api.schema import envelope
 from hosting.api.serializers import StrictInputSerializer
 from hosting.api.views import (
@@ -222,9 +222,17 @@ class InstanceViewSet(
     def caller(self) -> Caller:
         return Caller.of_principal(self.request.auth, request_grants(self.request._request))
 
-    def visible(self, queryset):
+    def visible(self, queryset, *, user=None):
         """The instances the caller sees: all of the account's, or those they have a grant on."""
-        return queryset.filter(instances_visible_q(self.caller, self.model._meta.model_name))
+        kind = self.model._meta.model_name
+        return queryset.filter(instances_visible_q(self.caller, kind, user=user))
+
+    def list_query(self):
+        """The list built with placeholders once per shape (EnvelopeListMixin.compiled_pages):
+        the account, and the user for a caller who sees only what they have grants on."""
+        sees_all = self.caller.role_sees_all(self.model._meta.model_name)
+        values = {"account_id": self.request.auth.account.id, "user_id": self.request.auth.user.id}
+        return self.list_base, values, (sees_all,)
 
     def require_role_scope(self, verb: str) -> None:
         """Creating a server or bot takes the role's scope: grants are on existing ones."""
@@ -263,13 +271,13 @@ class InstanceViewSet(
             statuses=statuses,
         )
 
-    def seek_deep_page(self, queryset, offset: int, limit: int):
+    def seek_deep_page(self, pages, offset: int, limit: int):
         """``(total, rows)`` of a deep page of the newest-first list, started at the month its
         first row was created in: the per-month counts say how many newer rows there are, so
         only that month's earlier rows are skipped, not the whole account's. None when the
         list is filtered or ordered otherwise."""
         countable, statuses = self._counted_statuses()
-        if not countable or tuple(queryset.query.order_by) not in NEWEST_FIRST:
+        if not countable or pages.ordering not in NEWEST_FIRST:
             return None
         months = live_instance_months(
             account_id=self.request.auth.account.id,
@@ -279,9 +287,9 @@ class InstanceViewSet(
         total = sum(count for _, count in months)
         found = month_boundary(months, offset)
         if found is None:
-            return total, queryset.none()
+            return total, []
         before, skip = found
-        return total, page_of(queryset.filter(created_at__lt=before), skip, limit)
+        return total, pages.rows(skip, limit, before=before)
 
     def partial_update(self, request, pk=None):
         changes = InstanceChanges.of(validated(self.update_serializer, request))
@@ -420,6 +428,10 @@ class ServerViewSet(ServerAllocationsMixin, InstanceViewSet):
     def caller_queryset(self, principal):
         return self.visible(servers_of_account(account_id=principal.account.id))
 
+    def list_base(self, param):
+        queryset = servers_of_account(account_id=param("account_id"))
+        return self.visible(queryset, user=param("user_id")).values(*SERVER_LIST_COLUMNS)
+
     def get_queryset(self):
         queryset = super().get_queryset()
         if self.action == "list":
@@ -457,6 +469,9 @@ class BotViewSet(InstanceViewSet):
 
     def caller_queryset(self, principal):
         return self.visible(bots_of_account(account_id=principal.account.id))
+
+    def list_base(self, param):
+        return self.visible(bots_of_account(account_id=param("account_id")), user=param("user_id"))
 
     def create(self, request):
         self.require_role_scope("write")

@@ -291,12 +291,13 @@ def permission_check(caller: Caller, instance: Instance, permission: str | None)
         )
 
 
-def instances_visible_q(caller: Caller, kind: str) -> Q:
+def instances_visible_q(caller: Caller, kind: str, *, user: object = None) -> Q:
     """The ``kind``s of the account the caller sees: all when the role reads them, otherwise
-    those they have a grant on (a guest's, or a member's whose role does not read them)."""
+    those they have a grant on (a guest's, or a member's whose role does not read them).
+    ``user``: the caller's user as the query takes it (a compiled list's placeholder)."""
     if caller.role_sees_all(kind):
         return Q()
-    return Q(grants__user=caller.user)
+    return Q(grants__user=caller.user if user is None else user)
 
 
 def dashboard_visible_q(caller: Caller, kind: str) -> Q:

@@ -1,0 +1,180 @@
+"""Lists whose SQL the ORM builds once per shape, then run with new values (issue 35).
+
+Every shape answers exactly what the ORM-built list answers (the same rows, order, totals and
+pages), a second request of a shape compiles nothing, and what cannot be kept (a search, whose
+SQL depends on its value) is built by the ORM as before.
+"""
+
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.db.models.sql.compiler import SQLCompiler
+from django.utils import timezone
+
+from accounts.roles import Role
+from hosting.api import compiled, pagination
+from servers.api.views import BotViewSet, ServerViewSet
+from servers.models import Server, ServerGrant
+from tests.factories import BotFactory, MembershipFactory, ServerFactory
+
+pytestmark = pytest.mark.django_db
+
+SHAPES = [
+    "",
+    "per_page=3",
+    "per_page=3&page=2",
+    "per_page=3&page=99",
+    "status=stopped",
+    "status=running,stopped",
+    "status=running&ordering=name",
+    "ordering=-name",
+    "ordering=status,-created_at",
+    "game=minecraft-java",
+    "game=minecraft-java&status=running",
+    "created_after={after}",
+    "created_before={before}&per_page=4",
+    "created_after={after}&created_before={before}&ordering=created_at",
+    "search=Server%201",
+]
+
+
+@pytest.fixture
+def servers(account):
+    now = timezone.now().replace(microsecond=0)
+    made = []
+    for n in range(12):
+        made.append(
+            ServerFactory(
+                account=account,
+                name=f"Server {n % 5} {n}",
+                status=["running", "stopped", "suspended"][n % 3],
+                created_at=now - timedelta(days=n, hours=n),
+            )
+        )
+    ServerFactory.create_batch(3)  # another account's
+    return made
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    compiled.cache_clear()
+    yield
+    compiled.cache_clear()
+
+
+def _orm_only():
+    """The same views with the compiled path off: the ORM builds every list."""
+    return mock.patch.multiple(
+        "servers.api.views.InstanceViewSet", list_query=lambda self: None, create=False
+    )
+
+
+def _compiled_for(as_sql, model) -> int:
+    """How many queries of ``model``'s table the ORM compiled (authentication compiles its
+    own key lookup when there is no shared cache)."""
+    return sum(1 for call in as_sql.call_args_list if call.args[0].query.model is model)
+
+
+def _answer(api, path):
+    response = api.get(path)
+    return response.status_code, response.json(), response.get("Link")
+
+
+def _queries(shape: str, servers) -> str:
+    after = (servers[8].created_at).isoformat().replace("+00:00", "Z")
+    before = (servers[2].created_at).isoformat().replace("+00:00", "Z")
+    return shape.format(after=after, before=before)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("path", ["/v1/servers", "/v1/bots"])
+def test_every_shape_answers_what_the_orm_built_list_answers(
+    owner_api, account, servers, shape, path
+):
+    if path == "/v1/bots":
+        for server in servers:
+            BotFactory(
+                account=account,
+                name=server.name,
+                status=server.status,
+                created_at=server.created_at,
+            )
+        shape = shape.replace("game=minecraft-java", "runtime=python-3.13")
+    url = f"{path}?{_queries(shape, servers)}"
+    fast = _answer(owner_api, url)
+    kept = list(compiled._cache.values())
+    if "search" in shape:
+        assert not kept  # built by the ORM
+    elif "page=99" in shape:
+        assert None not in kept  # past the end: the total says so, no page is read
+    else:
+        assert kept and None not in kept  # answered from kept SQL, none refused
+    with _orm_only():
+        built = _answer(owner_api, url)
+    assert fast == built
+    assert fast[0] == 200
+
+
+def test_a_second_request_of_a_shape_compiles_nothing(owner_api, outsider_api, servers):
+    owner_api.get("/v1/servers?status=running&per_page=5")
+    with mock.patch.object(
+        SQLCompiler, "as_sql", autospec=True, side_effect=SQLCompiler.as_sql
+    ) as sql:
+        # Another account, other values, the same shape.
+        response = outsider_api.get("/v1/servers?status=stopped&per_page=7&page=2")
+        again = owner_api.get("/v1/servers?status=suspended&per_page=5")
+    assert response.status_code == again.status_code == 200
+    assert _compiled_for(sql, Server) == 0
+    assert [s["status"] for s in again.json()["data"]["servers"]] == ["suspended"] * 4
+    assert response.json()["data"]["servers"] == []
+
+
+def test_a_search_is_built_by_the_orm_each_time(owner_api, servers):
+    owner_api.get("/v1/servers?search=Server 1")
+    with mock.patch.object(
+        SQLCompiler, "as_sql", autospec=True, side_effect=SQLCompiler.as_sql
+    ) as sql:
+        response = owner_api.get("/v1/servers?search=Server 2")
+    assert _compiled_for(sql, Server) > 0
+    assert {s["name"].split()[1] for s in response.json()["data"]["servers"]} == {"2"}
+
+
+def test_deep_pages_keys_first_and_from_their_month_answer_as_the_orm(
+    owner_api, account, servers, monkeypatch
+):
+    monkeypatch.setattr(pagination, "DEEP_OFFSET", 2)
+    for query in ("per_page=2&page=3", "per_page=2&page=4&ordering=name", "per_page=5&page=2"):
+        fast = _answer(owner_api, f"/v1/servers?{query}")
+        with _orm_only():
+            built = _answer(owner_api, f"/v1/servers?{query}")
+        assert fast == built
+        assert fast[1]["data"]["servers"]
+
+
+def test_a_guest_sees_only_the_servers_of_their_grants(account, servers, make_token, client_for):
+    guest = MembershipFactory(account=account, role=Role.GUEST).user
+    api = client_for(make_token(guest, account, scopes=["servers:read"]))
+    for server in servers[:3]:
+        ServerGrant.objects.create(
+            account=account, server=server, user=guest, permissions=["console.view"]
+        )
+    fast = _answer(api, "/v1/servers?ordering=name")
+    with _orm_only():
+        built = _answer(api, "/v1/servers?ordering=name")
+    assert fast == built
+    assert {s["id"] for s in fast[1]["data"]["servers"]} == {s.id for s in servers[:3]}
+
+
+def test_a_bad_parameter_is_refused_as_before(owner_api, servers):
+    fast = _answer(owner_api, "/v1/servers?status=nope")
+    with _orm_only():
+        built = _answer(owner_api, "/v1/servers?status=nope")
+    for answer in (fast, built):
+        answer[1]["error"].pop("request_id")
+    assert fast == built
+    assert fast[0] == 400
+
+
+def test_the_views_compile_their_lists():
+    assert hasattr(ServerViewSet, "list_base") and hasattr(BotViewSet, "list_base")
