@@ -7,6 +7,7 @@ a dashboard page asks ``role_can(role, Right.X)``.
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -128,6 +129,13 @@ INSTANCE_SCOPE_AREAS = ("servers", "bots", "files", "backups", "schedules", "dat
 def expand_implied(scopes: Iterable[str]) -> frozenset[str]:
     """Add what each scope implies: the read scope of every write or power scope, and every
     staff area's scope of ``admin:read`` / ``admin:write``."""
+    # A pure function of a handful of scope sets (the roles', each key's), asked several times
+    # on every API request: answered from a memo.
+    return _expanded(frozenset(scopes))
+
+
+@lru_cache(maxsize=4096)
+def _expanded(scopes: frozenset[str]) -> frozenset[str]:
     expanded = set(scopes)
     for scope in scopes:
         expanded |= STAFF_UMBRELLA.get(scope, frozenset())

@@ -167,6 +167,7 @@ from billing.services.subscriptions import (
 )
 from hosting.api.serializers import EmptyBodySerializer
 from hosting.api.views import (
+    AccountListMixin,
     ApiViewSet,
     CallerScopedMixin,
     EnvelopeListMixin,
@@ -348,7 +349,9 @@ class SubscriptionViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieve
 
 
 @extend_schema_view(**INVOICE_DOCS)
-class InvoiceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+class InvoiceViewSet(
+    AccountListMixin, CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet
+):
     model = Invoice
     list_key = "invoices"
     resource_key = "invoice"
@@ -356,8 +359,7 @@ class InvoiceViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin
     filterset_classes = {"list": InvoiceFilter}
     required_scopes = {"list": READ, "retrieve": READ, "pdf": READ, "pay": WRITE}
 
-    def caller_queryset(self, principal):
-        return invoices_of_account(account_id=principal.account.id)
+    account_rows = staticmethod(invoices_of_account)
 
     @action(detail=True, methods=["get"])
     def pdf(self, request, pk: str):

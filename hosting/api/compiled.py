@@ -207,6 +207,9 @@ def page_values(offset: int, limit: int) -> dict[str, int]:
 
 _cache: dict[tuple, CompiledQuery | None] = {}
 _lock = threading.Lock()
+# Shapes are few (filters given, orderings, page styles per list); a bound keeps a process's
+# memory flat whatever its callers ask.
+CACHE_LIMIT = 4096
 
 
 def compiled(key: tuple, build: Callable[[], CompiledQuery]) -> CompiledQuery | None:
@@ -221,6 +224,8 @@ def compiled(key: tuple, build: Callable[[], CompiledQuery]) -> CompiledQuery | 
     except NotCompilable:
         query = None
     with _lock:
+        if len(_cache) >= CACHE_LIMIT:
+            _cache.clear()
         return _cache.setdefault(key, query)
 
 
@@ -291,6 +296,16 @@ class CompiledPages:
         return self._run(("rows", deep, before is not None), make, values)
 
 
+# Filters whose SQL is the same whatever their value: django-filter's own lookups of a field.
+_STOCK_FILTERING = (django_filters.Filter.filter, django_filters.ChoiceFilter.filter)
+
+
+def _bindable(filter_) -> bool:
+    """Whether ``filter_`` takes a placeholder for its value: a plain lookup, not a method of
+    its own or a ``filter()`` that reads the value (a search, an event type's wildcards)."""
+    return not getattr(filter_, "method", None) and type(filter_).filter in _STOCK_FILTERING
+
+
 def list_pages(
     view, request, *, base: Callable, values: dict, shape: tuple
 ) -> CompiledPages | None:
@@ -300,16 +315,17 @@ def list_pages(
     from ``param(name)``; ``values`` are this request's (by the same names); ``shape`` is what
     else changes its SQL (a caller's role, say). The query parameters are read and checked by
     the view's FilterSet as for any list (a 400 names a bad one); a filter with a method of
-    its own (whose SQL depends on the value: a search) is built with the ORM each time.
+    its own or a ``filter()`` that reads the value (a search, an event type's wildcards: their
+    SQL depends on the value) is built with the ORM each time.
     """
     from hosting.api.filters import QueryParameterFilterBackend
 
     filterset, cleaned = QueryParameterFilterBackend().cleaned_filters(request, view)
     filters = {name: filterset.filters[name] for name in cleaned} if cleaned else {}
-    if any(getattr(filter_, "method", None) for filter_ in filters.values()):
-        return None
     # An ordering's value is part of the shape (one of a whitelist); other values are bound.
     ordered = {name for name, f in filters.items() if isinstance(f, django_filters.OrderingFilter)}
+    if any(not _bindable(f) for name, f in filters.items() if name not in ordered):
+        return None
     filter_shape = tuple(
         sorted(
             (name, tuple(value) if name in ordered else shape_of(value))

@@ -155,12 +155,13 @@ class PageNumberPagination(BasePagination):
         links.append(("last", self.total_pages))
         # The address is the same in every link: build it once (it checks the host each time).
         base = self.request.build_absolute_uri(self.request.path) + "?"
-        params = dict(self.request.query_params.lists())
-        return ", ".join(
-            f"<{base}{urlencode(sorted({**params, 'page': [str(page)]}.items()), doseq=True)}>; "
-            f'rel="{rel}"'
-            for rel, page in links
-        )
+        # The query is the same in every link but for its page: the parameters sorted by name
+        # before and after "page" are encoded once.
+        items = sorted((k, v) for k, v in self.request.query_params.lists() if k != "page")
+        before = urlencode([(k, v) for k, v in items if k < "page"], doseq=True)
+        after = urlencode([(k, v) for k, v in items if k > "page"], doseq=True)
+        before, after = before + "&" if before else "", "&" + after if after else ""
+        return ", ".join(f'<{base}{before}page={page}{after}>; rel="{rel}"' for rel, page in links)
 
     def get_paginated_response_schema(self, schema: dict) -> dict:
         return {

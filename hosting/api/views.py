@@ -1,5 +1,8 @@
 """Shared view building blocks: envelope-shaped list and detail, the JSON 404."""
 
+from collections.abc import Callable
+
+from django.db.models import QuerySet
 from django.utils.encoding import escape_uri_path
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import viewsets
@@ -77,6 +80,23 @@ class EnvelopeListMixin:
     def rows_shown(self, rows, page):
         """The page's rows as the caller may see them (``page``: their objects); all of them."""
         return rows
+
+
+class AccountListMixin:
+    """A list of the caller's account's rows, by ``account_rows(account_id=...)`` (a selector),
+    compiled once per shape (``EnvelopeListMixin.compiled_pages``): the account is its only
+    value besides the filters'."""
+
+    account_rows: Callable[..., QuerySet]
+
+    def caller_queryset(self, principal):
+        return type(self).account_rows(account_id=principal.account.id)
+
+    def list_query(self):
+        def base(param):
+            return type(self).account_rows(account_id=param("account_id"))
+
+        return base, {"account_id": self.request.auth.account.id}, ()
 
 
 def paginated(view, queryset, key: str, serializer_class) -> Response:

@@ -12,6 +12,7 @@ from accounts.models import User
 from hosting.api.pagination import PageNumberPagination
 from hosting.api.serializers import EmptyBodySerializer
 from hosting.api.views import (
+    AccountListMixin,
     ApiViewSet,
     CallerScopedMixin,
     EnvelopeListMixin,
@@ -85,7 +86,9 @@ class DepartmentViewSet(EnvelopeListMixin, ApiViewSet):
 
 
 @extend_schema_view(**TICKET_DOCS)
-class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet):
+class TicketViewSet(
+    AccountListMixin, CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, ApiViewSet
+):
     model = Ticket
     list_key = "tickets"
     resource_key = "ticket"
@@ -103,8 +106,7 @@ class TicketViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin,
         "attachments": WRITE,
     }
 
-    def caller_queryset(self, principal):
-        return tickets_of_account(account_id=principal.account.id)
+    account_rows = staticmethod(tickets_of_account)
 
     def create(self, request):
         body = validated(TicketCreateSerializer, request)
