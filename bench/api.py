@@ -697,6 +697,9 @@ def prepare_dataset(args, env: dict[str, str]) -> dict[int, str]:
 
         if not Bot.objects.filter(account_id=measured[100]).exists():
             create_other_rows(measured[100])  # a dataset of an older bench
+        from servers.counts import instance_counts_rebuild
+
+        instance_counts_rebuild()  # as the load leaves them, whatever an earlier run did
     tokens = make_keys(measured)
     from django.db import connections
 

@@ -19,6 +19,7 @@ from django.core.wsgi import get_wsgi_application
 
 application = get_wsgi_application()
 
+from django.http import JsonResponse  # noqa: E402
 from django.urls import path  # noqa: E402
 from django.utils import timezone  # noqa: E402
 from rest_framework import exceptions, generics, pagination, serializers  # noqa: E402
@@ -107,4 +108,9 @@ class ServerList(generics.ListAPIView):
         ).order_by("-created_at", "-id")
 
 
+def not_found(request, exception=None):
+    return JsonResponse({"success": False}, status=404)
+
+
 urlpatterns = [path("v1/servers", ServerList.as_view())]
+handler404 = not_found
