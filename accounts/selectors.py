@@ -1,9 +1,11 @@
 """Read-side queries for accounts, members and API keys."""
 
+from django.db import connections, router
 from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 
 from accounts.models import Account, ApiKey, Invitation, Membership, SshKey, User
 from accounts.roles import Right, Role, role_can
+from hosting.queries import Param, compile_queryset, compiled
 
 
 def api_key_with_context(*, key_id: str) -> ApiKey | None:
@@ -11,13 +13,28 @@ def api_key_with_context(*, key_id: str) -> ApiKey | None:
 
     The role is read live (not stored on the key) so demoting or removing a member changes what
     their keys may do on the very next request. ``role`` is ``None`` for a non-member.
+
+    Every request without the shared key cache (no Redis) runs it: its SQL is built by the ORM
+    once (hosting/queries.py) and run with each key id.
     """
+    using = router.db_for_read(ApiKey)
+    query = compiled(
+        ("api_key_with_context", using, connections[using].vendor),
+        lambda: compile_queryset(_key_with_context(Param("key_id")), paged=False),
+    )
+    if query is None:
+        return _key_with_context(key_id).first()
+    found = query.rows({"key_id": key_id}, using=using)
+    return found[0] if found else None
+
+
+def _key_with_context(key_id) -> QuerySet[ApiKey]:
     role = Membership.objects.filter(account=OuterRef("account_id"), user=OuterRef("user_id"))
     return (
         ApiKey.objects.select_related("user", "account")
         .annotate(role=Subquery(role.values("role")[:1]))
         .filter(key_id=key_id)
-        .first()
+        .order_by("pk")[:1]
     )
 
 

@@ -9,9 +9,10 @@ from rest_framework import viewsets
 from rest_framework.response import Response
 
 from hosting import errors
-from hosting.api.compiled import NotCompilable, list_pages
+from hosting.api.compiled import list_pages
 from hosting.api.exceptions import error_response
 from hosting.api.pagination import PageNumberPagination
+from hosting.queries import NotCompilable
 
 # OPTIONS is not offered (README, "API decisions"), so no answer's ``Allow`` names it.
 API_METHODS = ["get", "post", "put", "patch", "delete", "head"]

@@ -1,0 +1,252 @@
+"""Queries built by the ORM once per shape, then run with new parameters (issue 35).
+
+Building a queryset and compiling it to SQL costs more than running the query it makes (about
+240 µs of a hot list's request, bench/README.md). A list's SQL depends only on its *shape*:
+which filters are given (and how many values a list filter has), the ordering, the page style
+(a plain page, a deep page fetched keys first, a page among rows created before a moment); its
+values (the account, the statuses, the page's offset) are parameters. So a list builds its
+queryset with ``Param`` placeholders in place of the values, the ORM compiles it once, and
+later requests of the same shape bind their values to the kept SQL. The API's lists use it
+through hosting/api/compiled.py; the API key lookup (accounts/selectors.py) likewise.
+
+- ``Param(name)`` is an expression the ORM takes wherever a value goes (``filter(account_id=
+  Param("account_id"))``, a list of them for ``__in``) and compiles to one placeholder.
+- The page's ``LIMIT``/``OFFSET``, which Django writes into the SQL as numbers, are compiled from
+  two sentinel numbers and turned into placeholders (each must appear exactly once, or the
+  shape is not compiled).
+- ``compiled(key, build)`` keeps the result per key (its callers put the database alias and
+  vendor in it): the SQL, the parameters (placeholders and the ORM's own constants), the
+  column names and the database converters of each column (SQLite's text datetimes read back
+  as ``datetime``), and for a list of model instances how the ORM's own iteration builds
+  them (their fields' columns, ``select_related`` rows, annotations, prefetches).
+
+Values are adapted as the ORM adapts them for a lookup: datetimes and dates through the
+backend's operations, a model instance as its primary key.
+"""
+
+import datetime
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from weakref import ref as weak_ref
+
+from django.db import connections, models
+from django.db.models import prefetch_related_objects
+from django.db.models.expressions import Expression
+from django.db.models.query import QuerySet, get_related_populators
+
+# Offsets and limits no real page has; Django writes them into the SQL as numbers.
+OFFSET_SENTINEL = 3_141_592_653
+LIMIT_SENTINEL = 2_718_281_828
+PAGE_OFFSET, PAGE_LIMIT = "page_offset", "page_limit"
+
+
+class NotCompilable(Exception):
+    """This shape's SQL cannot be kept: the caller builds it with the ORM each time."""
+
+
+@dataclass(frozen=True)
+class _Slot:
+    name: str
+
+
+class Param(Expression):
+    """A value given when the compiled query runs; compiles to one placeholder."""
+
+    def __init__(self, name: str):
+        super().__init__(output_field=models.Field())
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Param({self.name!r})"
+
+    @property
+    def identity(self):
+        return (type(self), self.name)
+
+    def as_sql(self, compiler, connection):
+        return "%s", [_Slot(self.name)]
+
+
+def params_of(prefix: str, value: Any) -> Any:
+    """``Param`` placeholders shaped as ``value``: one per item of a list or tuple."""
+    if isinstance(value, list | tuple):
+        return [Param(f"{prefix}.{n}") for n in range(len(value))]
+    return Param(prefix)
+
+
+def values_of(prefix: str, value: Any) -> dict[str, Any]:
+    """The values ``params_of(prefix, value)`` stands for, by name."""
+    if isinstance(value, list | tuple):
+        return {f"{prefix}.{n}": item for n, item in enumerate(value)}
+    return {prefix: value}
+
+
+def shape_of(value: Any) -> Any:
+    """What of a value changes its SQL: how many items a list has; nothing else."""
+    return ("list", len(value)) if isinstance(value, list | tuple) else "value"
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    sql: str
+    params: tuple  # _Slot placeholders and the ORM's constants, in order
+    names: tuple[str, ...]  # values(): the columns as values() names them
+    converters: tuple[tuple[int, tuple, Any], ...] = ()  # (column, converters, expression)
+    # A model list instead: its model, the columns of its fields and their attribute names,
+    # its annotations' columns, the lookups to prefetch (as the ORM's own iteration does).
+    model: type[models.Model] | None = None
+    fields: tuple[int, int] = (0, 0)
+    attnames: tuple[str, ...] = ()
+    annotations: tuple[tuple[str, int], ...] = ()
+    prefetch: tuple = ()
+    related: tuple = ()  # select_related: the ORM's own populators (column positions only)
+    fetch_mode: Any = None  # the queryset's (Django's fetch modes)
+
+    def rows(self, values: Mapping[str, Any], *, using: str) -> list:
+        """Run with ``values`` (by ``Param`` name); the rows as ``values()`` gives them, or
+        the model instances as the queryset would."""
+        connection = connections[using]
+        params = [
+            _adapt(values[p.name], connection) if type(p) is _Slot else p for p in self.params
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            rows = cursor.fetchall()
+        if self.converters:
+            rows = [self._convert(row, connection) for row in rows]
+        if self.model is None:
+            names = self.names
+            return [dict(zip(names, row, strict=True)) for row in rows]
+        start, end = self.fields
+        instances = []
+        peers: list = []
+        track_peers = self.fetch_mode.track_peers
+        for row in rows:
+            instance = self.model.from_db(
+                using, self.attnames, row[start:end], fetch_mode=self.fetch_mode
+            )
+            if track_peers:
+                peers.append(weak_ref(instance))
+                instance._state.peers = peers
+            for populator in self.related:
+                populator.populate(row, instance)
+            for name, index in self.annotations:
+                setattr(instance, name, row[index])
+            instances.append(instance)
+        if self.prefetch and instances:
+            prefetch_related_objects(instances, *self.prefetch)
+        return instances
+
+    def _convert(self, row, connection) -> list:
+        row = list(row)
+        for index, functions, expression in self.converters:
+            value = row[index]
+            for function in functions:
+                value = function(value, expression, connection)
+            row[index] = value
+        return row
+
+
+def _adapt(value: Any, connection) -> Any:
+    if isinstance(value, datetime.datetime):
+        return connection.ops.adapt_datetimefield_value(value)
+    if isinstance(value, datetime.date):
+        return connection.ops.adapt_datefield_value(value)
+    if isinstance(value, models.Model):
+        return value.pk
+    return value
+
+
+def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
+    """Compile a queryset built with ``Param`` placeholders: a ``values()`` one, or one of
+    model instances (``select_related`` and prefetches included). ``paged``: it was sliced
+    ``[OFFSET_SENTINEL : OFFSET_SENTINEL + LIMIT_SENTINEL]`` (or holds a subquery that was),
+    whose numbers become the placeholders ``page_offset`` and ``page_limit``."""
+    query = queryset.query
+    compiler = query.get_compiler(using=queryset.db)
+    sql, params = compiler.as_sql()
+    params = list(params)
+    if paged:
+        sql, params = _page_placeholders(sql, params)
+    selected = [column for column, _, _ in compiler.select]
+    converters = tuple(
+        (index, tuple(functions), expression)
+        for index, (functions, expression) in sorted(compiler.get_converters(selected).items())
+    )
+    if query.values_select or (query.annotation_select and compiler.klass_info is None):
+        names = (*query.extra_select, *query.values_select, *query.annotation_select)
+        return CompiledQuery(sql=sql, params=tuple(params), names=names, converters=converters)
+    info = compiler.klass_info
+    if info is None or query.extra_select or queryset._known_related_objects:
+        raise NotCompilable("only values() and model lists are compiled")
+    start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+    return CompiledQuery(
+        sql=sql,
+        params=tuple(params),
+        names=(),
+        converters=converters,
+        model=queryset.model,
+        fields=(start, end),
+        attnames=tuple(compiler.select[i][0].target.attname for i in range(start, end)),
+        annotations=tuple(compiler.annotation_col_map.items()),
+        prefetch=tuple(queryset._prefetch_related_lookups),
+        related=tuple(
+            get_related_populators(info, compiler.select, queryset.db, queryset._fetch_mode)
+        ),
+        fetch_mode=queryset._fetch_mode,
+    )
+
+
+def _page_placeholders(sql: str, params: list) -> tuple[str, list]:
+    """``LIMIT <LIMIT_SENTINEL>`` and ``OFFSET <OFFSET_SENTINEL>`` made placeholders, each put
+    among the parameters where its place in the text says."""
+    for number, name in ((LIMIT_SENTINEL, PAGE_LIMIT), (OFFSET_SENTINEL, PAGE_OFFSET)):
+        token = str(number)
+        if sql.count(token) != 1:
+            raise NotCompilable(f"the page's {name} is not in the SQL exactly once")
+        at = sql.index(token)
+        before = sql[:at].replace("%%", "")
+        params.insert(before.count("%s"), _Slot(name))
+        sql = sql[:at] + "%s" + sql[at + len(token) :]
+    return sql, params
+
+
+def paged(queryset: QuerySet) -> QuerySet:
+    """``queryset`` sliced with the sentinel numbers ``compile_queryset(paged=True)`` replaces."""
+    return queryset[OFFSET_SENTINEL : OFFSET_SENTINEL + LIMIT_SENTINEL]
+
+
+def page_values(offset: int, limit: int) -> dict[str, int]:
+    return {PAGE_OFFSET: offset, PAGE_LIMIT: limit}
+
+
+_cache: dict[tuple, CompiledQuery | None] = {}
+_lock = threading.Lock()
+# Shapes are few (filters given, orderings, page styles per list); a bound keeps a process's
+# memory flat whatever its callers ask.
+CACHE_LIMIT = 4096
+
+
+def compiled(key: tuple, build: Callable[[], CompiledQuery]) -> CompiledQuery | None:
+    """The query kept under ``key``, built (once) by ``build``; None when ``build`` found the
+    shape not compilable (remembered too, so it is not tried on every request)."""
+    try:
+        return _cache[key]
+    except KeyError:
+        pass
+    try:
+        query = build()
+    except NotCompilable:
+        query = None
+    with _lock:
+        if len(_cache) >= CACHE_LIMIT:
+            _cache.clear()
+        return _cache.setdefault(key, query)
+
+
+def cache_clear() -> None:
+    """Forget every kept query (tests that change what a shape compiles to)."""
+    with _lock:
+        _cache.clear()
