@@ -119,6 +119,13 @@ def can_see(event, *, role: str | None, user_id: str | None, scopes: Iterable[st
     return True
 
 
+def visibility_reads_user(*, role: str | None, scopes: Iterable[str]) -> bool:
+    """Whether ``visible_events_q`` for this role and scopes depends on the user (some event
+    is visible to them only when it is about their own key)."""
+    scopes = frozenset(scopes)
+    return any(rule.allows(role, scopes) and rule.own_keys_only(role) for rule in EVENT_VISIBILITY)
+
+
 def visible_events_q(*, role: str | None, user_id: str | None, scopes: Iterable[str]) -> Q:
     """``can_see`` as a filter on ``Event``: the same table, evaluated by the database."""
     scopes = frozenset(scopes)

@@ -6,6 +6,7 @@ from events.api.serializers import EventSerializer
 from events.filters import EventFilter
 from events.models import Event
 from events.selectors import events_visible_to
+from events.visibility import visibility_reads_user
 from hosting.api.schema import envelope
 from hosting.api.views import (
     ApiViewSet,
@@ -82,3 +83,20 @@ class EventViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, 
             user_id=principal.user.id,
             scopes=principal.scopes,
         ).order_by("-created_at", "-id")
+
+    def list_query(self):
+        """Compiled once per shape (EnvelopeListMixin.compiled_pages): the role and scopes
+        decide which events are visible, so they are the shape; the user too, for a role that
+        sees some events only when they are about its own keys (the user is read inside the
+        event's JSON there, which a placeholder cannot stand for)."""
+        principal = self.request.auth
+        scopes = frozenset(principal.scopes)
+        reads_user = visibility_reads_user(role=principal.role, scopes=scopes)
+        user_id = principal.user.id if reads_user else None
+
+        def base(param):
+            return events_visible_to(
+                account_id=param("account_id"), role=principal.role, user_id=user_id, scopes=scopes
+            ).order_by("-created_at", "-id")
+
+        return base, {"account_id": principal.account.id}, (principal.role, scopes, user_id)

@@ -234,3 +234,47 @@ def test_invoices_and_tickets_answer_what_the_orm_built_lists_answer(
     assert fast == built
     assert fast[0] == 200
     assert fast[1]["data"][url.split("?")[0].rsplit("/", 1)[1]]
+
+
+@pytest.fixture
+def events(account, owner, teammate):
+    from events.models import Event
+
+    now = timezone.now()
+    for n in range(9):
+        user = owner if n % 2 else teammate
+        Event.objects.create(
+            account=account,
+            type=["server.updated", "api_key.created", "bot.updated"][n % 3],
+            object_type=["server", "api_key", "bot"][n % 3],
+            object_id=f"obj_{n % 4}",
+            data={"object": {"id": f"obj_{n % 4}", "user": user.id}},
+            created_at=now - timedelta(hours=n),
+        )
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["", "per_page=2&page=2", "object_id=obj_1", "created_after={after}", "type=server.*"],
+)
+@pytest.mark.parametrize("who", ["owner", "teammate"])
+def test_events_answer_what_the_orm_built_list_answers(
+    account, owner, teammate, make_token, client_for, events, query, who
+):
+    from events.api.views import EventViewSet
+
+    user = owner if who == "owner" else teammate
+    scopes = ["webhooks:read", "api_keys:read", "servers:read", "bots:read"]
+    api = client_for(make_token(user, account, scopes))
+    after = (timezone.now() - timedelta(hours=4, minutes=30)).isoformat().replace("+00:00", "Z")
+    url = f"/v1/events?{query.format(after=after)}"
+    fast = _answer(api, url)
+    kept = _lists_kept()
+    assert (not kept) if "type=" in query else (kept and None not in kept)
+    with mock.patch.object(EventViewSet, "list_query", lambda self: None):
+        built = _answer(api, url)
+    assert fast == built
+    assert fast[0] == 200 and fast[1]["data"]["events"]
+    if who == "teammate":  # a developer sees the api_key events of their own keys only
+        shown = [e for e in fast[1]["data"]["events"] if e["type"].startswith("api_key.")]
+        assert all(e["data"]["object"]["user"] == teammate.id for e in shown)
