@@ -26,6 +26,7 @@ backend's operations, a model instance as its primary key.
 
 import datetime
 import threading
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -155,7 +156,9 @@ def _adapt(value: Any, connection) -> Any:
     if isinstance(value, datetime.date):
         return connection.ops.adapt_datefield_value(value)
     if isinstance(value, models.Model):
-        return value.pk
+        value = value.pk
+    if isinstance(value, uuid.UUID) and not connection.features.has_native_uuid_field:
+        return value.hex
     return value
 
 

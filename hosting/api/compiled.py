@@ -94,7 +94,12 @@ _STOCK_FILTERING = (django_filters.Filter.filter, django_filters.ChoiceFilter.fi
 def _bindable(filter_) -> bool:
     """Whether ``filter_`` takes a placeholder for its value: a plain lookup, not a method of
     its own or a ``filter()`` that reads the value (a search, an event type's wildcards)."""
-    return not getattr(filter_, "method", None) and type(filter_).filter in _STOCK_FILTERING
+    return (
+        not getattr(filter_, "method", None)
+        and type(filter_).filter in _STOCK_FILTERING
+        # A choice filter's "null" choice is an isnull lookup, not a value.
+        and getattr(filter_, "null_label", None) is None
+    )
 
 
 def list_pages(
