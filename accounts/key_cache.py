@@ -235,7 +235,7 @@ def api_key_lookup(*, key_id: str) -> ApiKey | None:
 
 
 # GET the entry and the version; when the entry is current (its version is the stored one) and
-# its key's digest is one of the presented token's (ARGV[2..], one per configured pepper), also
+# its key's digest is one of ARGV[2..] (the presented token's, under the current pepper), also
 # INCR the rate-limit counter KEYS[3] (EXPIRE ARGV[1] when new). Answers {entry, version,
 # count or false}. An entry that is not JSON or not one of ours counts nothing: Python reads
 # the key from the database and counts it on its own.
@@ -278,17 +278,15 @@ def api_key_lookup_counting(
     raw_entry, raw_version, count = _lookup_script(settings.REDIS_URL)(
         keys=[*_keys(key_id), counter_key], args=[counter_ttl, *digests]
     )
-    version = int(raw_version or 0)
+    version, counted = int(raw_version or 0), (int(count) if count else None)
     if raw_entry is not None:
         try:
-            api_key = _decode(raw_entry, key_id=key_id, version=version)
+            return _decode(raw_entry, key_id=key_id, version=version), counted
         except _Malformed:
-            pass
-        else:
-            return api_key, (int(count) if count else None)
+            pass  # one an older release wrote, say: the request may have been counted already
     api_key = api_key_with_context(key_id=key_id)
     _store(key_id, version, api_key)
-    return api_key, None
+    return api_key, counted
 
 
 def _current(key_id: str) -> tuple[int, bool, ApiKey | None]:

@@ -5,7 +5,7 @@ authentication and permissions: failed attempts must be counted per client addre
 down guessing) and every authenticated answer, a 403 included, must count against the key.
 
 With Redis, a request costs one round trip for both: the key lookup counts it in its key's
-window (``api_key_authenticate``'s ``window``). A cache miss counts it in a second trip.
+window (``api_key_authenticate``'s ``counter``). A cache miss counts it in a second trip.
 """
 
 from django.conf import settings

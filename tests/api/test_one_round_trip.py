@@ -132,3 +132,22 @@ def test_a_key_under_an_older_pepper_is_still_counted_exactly(
     remaining = [api.get(SERVERS)["X-RateLimit-Remaining"] for _ in range(3)]
     assert remaining == ["599", "598", "597"]
     assert ApiKey.objects.get().pepper_id == older
+
+
+def test_an_entry_another_release_wrote_is_read_again_and_the_request_counted_once(
+    owner, account, make_token, client_for
+):
+    import orjson
+
+    api = client_for(make_token(owner, account))
+    assert api.get(SERVERS)["X-RateLimit-Remaining"] == "599"
+    key_id = ApiKey.objects.get().key_id
+    entry_key = key_cache._keys(key_id)[0]
+    client = key_cache._client()
+    document = orjson.loads(client.get(entry_key))
+    document["key"]["a_field_of_a_newer_release"] = True  # current, its digest right: counted
+    client.set(entry_key, orjson.dumps(document), ex=key_cache.ENTRY_TTL)
+    response = api.get(SERVERS)
+    assert response.status_code == 200
+    assert response["X-RateLimit-Remaining"] == "598"  # once, not again after the re-read
+    assert _key_count(key_id) == 2
