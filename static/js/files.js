@@ -62,6 +62,9 @@
       }
     }
     boxes.forEach(function (box) { box.addEventListener("change", selectionChanged); });
+    // Boxes ticked before this script ran (it is deferred), or restored by the browser on
+    // going back, count from the start.
+    selectionChanged();
     var all = document.getElementById("files-all");
     if (all) {
       all.addEventListener("change", function () {
