@@ -19,6 +19,12 @@ through hosting/api/compiled.py; the API key lookup (accounts/selectors.py) like
   column names and the database converters of each column (SQLite's text datetimes read back
   as ``datetime``), and for a list of model instances how the ORM's own iteration builds
   them (their fields' columns, ``select_related`` rows, annotations, prefetches).
+- A list of model instances that prefetches a plain reverse foreign key (an invoice's
+  ``lines``) reads the children from kept SQL too (one query per number of parents, as the
+  ORM's prefetch reads them: the children's default manager, ``<fk>__in`` the parents) and
+  hands each parent its children exactly where the ORM's prefetch puts them (the related
+  manager's queryset, its rows known; each child's parent cached). Other prefetches (nested,
+  ``Prefetch`` objects, many-to-many) run through the ORM's ``prefetch_related_objects``.
 
 Values are adapted as the ORM adapts them for a lookup: datetimes and dates through the
 backend's operations, a model instance as its primary key.
@@ -33,8 +39,10 @@ from typing import Any
 from weakref import ref as weak_ref
 
 from django.db import connections, models
-from django.db.models import prefetch_related_objects
+from django.db.models import F, prefetch_related_objects
 from django.db.models.expressions import Expression
+from django.db.models.fields.reverse_related import ManyToOneRel
+from django.db.models.lookups import In
 from django.db.models.query import QuerySet, get_related_populators
 
 # Offsets and limits no real page has; Django writes them into the SQL as numbers.
@@ -101,7 +109,8 @@ class CompiledQuery:
     fields: tuple[int, int] = (0, 0)
     attnames: tuple[str, ...] = ()
     annotations: tuple[tuple[str, int], ...] = ()
-    prefetch: tuple = ()
+    prefetch: tuple = ()  # through the ORM's prefetch_related_objects
+    children: tuple[ManyToOneRel, ...] = ()  # reverse foreign keys read from kept SQL
     related: tuple = ()  # select_related: the ORM's own populators (column positions only)
     fetch_mode: Any = None  # the queryset's (Django's fetch modes)
 
@@ -136,8 +145,11 @@ class CompiledQuery:
             for name, index in self.annotations:
                 setattr(instance, name, row[index])
             instances.append(instance)
-        if self.prefetch and instances:
-            prefetch_related_objects(instances, *self.prefetch)
+        if instances:
+            for relation in self.children:
+                _prefetch_children(instances, relation, using)
+            if self.prefetch:
+                prefetch_related_objects(instances, *self.prefetch)
         return instances
 
     def _convert(self, row, connection) -> list:
@@ -160,6 +172,58 @@ def _adapt(value: Any, connection) -> Any:
     if isinstance(value, uuid.UUID) and not connection.features.has_native_uuid_field:
         return value.hex
     return value
+
+
+def _children_relation(model: type[models.Model], lookup: Any) -> ManyToOneRel | None:
+    """The reverse foreign key a prefetch ``lookup`` names, when its children can be read from
+    kept SQL: a plain accessor name (no ``Prefetch``, no ``__`` path) of a one-to-many
+    relation."""
+    if type(lookup) is not str or "__" in lookup:
+        return None
+    relation = next(
+        (
+            field
+            for field in model._meta.related_objects
+            if type(field) is ManyToOneRel and field.get_accessor_name() == lookup
+        ),
+        None,
+    )
+    if relation is None or relation.field.target_field != model._meta.pk:
+        return None  # a foreign key to another column than the primary key
+    return relation
+
+
+def _prefetch_children(parents: list, relation: ManyToOneRel, using: str) -> None:
+    """Each parent's children by ``relation``, read with one kept query and put where the ORM's
+    prefetch puts them."""
+    connection = connections[using]
+    child, field = relation.related_model, relation.field
+    ids = [parent.pk for parent in parents]
+    key = ("children", child._meta.label, field.name, len(ids), using, connection.vendor)
+
+    def build() -> CompiledQuery:
+        queryset = child._default_manager.db_manager(using).all()
+        # The column's own IN (a lookup on the foreign key would make each placeholder a string).
+        queryset = queryset.filter(In(F(field.attname), params_of("parents", ids)))
+        return compile_queryset(queryset, paged=False)
+
+    query = compiled(key, build)
+    if query is None:
+        prefetch_related_objects(parents, relation.get_accessor_name())
+        return
+    by_parent: dict[Any, list] = {}
+    for row in query.rows(values_of("parents", ids), using=using):
+        by_parent.setdefault(getattr(row, field.attname), []).append(row)
+    accessor, name = relation.get_accessor_name(), relation.cache_name
+    for parent in parents:
+        rows = by_parent.get(parent.pk, [])
+        for row in rows:
+            field.set_cached_value(row, parent)
+        children = getattr(parent, accessor).get_queryset()
+        children._result_cache, children._prefetch_done = rows, True
+        if not hasattr(parent, "_prefetched_objects_cache"):
+            parent._prefetched_objects_cache = {}
+        parent._prefetched_objects_cache[name] = children
 
 
 def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
@@ -194,7 +258,16 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
         fields=(start, end),
         attnames=tuple(compiler.select[i][0].target.attname for i in range(start, end)),
         annotations=tuple(compiler.annotation_col_map.items()),
-        prefetch=tuple(queryset._prefetch_related_lookups),
+        prefetch=tuple(
+            lookup
+            for lookup in queryset._prefetch_related_lookups
+            if _children_relation(queryset.model, lookup) is None
+        ),
+        children=tuple(
+            relation
+            for lookup in queryset._prefetch_related_lookups
+            if (relation := _children_relation(queryset.model, lookup)) is not None
+        ),
         related=tuple(
             get_related_populators(info, compiler.select, queryset.db, queryset._fetch_mode)
         ),

@@ -92,3 +92,22 @@ def test_a_page_keeps_the_full_stack(db, client):
     assert response.status_code == 200
     assert hasattr(response.wsgi_request, "session")
     assert "csrftoken" in response.cookies
+
+
+def test_loading_the_wsgi_application_imports_every_view_before_the_first_request():
+    """gunicorn forks its workers from the process that loaded hosting.wsgi (preload_app): the
+    URL and view modules are imported there, not by each worker's first request."""
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    probe = (
+        "import sys; import hosting.wsgi; "
+        "print(all(m in sys.modules for m in ('servers.api.views', 'billing.api.views', "
+        f"'{settings.ROOT_URLCONF}', 'support.views')))"
+    )
+    answer = subprocess.run(  # noqa: S603 (this interpreter, a fixed probe)
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert answer.stdout.strip() == "True", answer.stderr[-2000:]

@@ -278,3 +278,47 @@ def test_events_answer_what_the_orm_built_list_answers(
     if who == "teammate":  # a developer sees the api_key events of their own keys only
         shown = [e for e in fast[1]["data"]["events"] if e["type"].startswith("api_key.")]
         assert all(e["data"]["object"]["user"] == teammate.id for e in shown)
+
+
+def test_an_invoices_lines_are_read_from_kept_sql_as_the_orm_prefetches_them(
+    owner_api, account, django_assert_num_queries
+):
+    from billing.models import Invoice, InvoiceLine
+    from tests.factories import InvoiceFactory
+
+    invoices = [InvoiceFactory(account=account) for _ in range(4)]
+    # One with no line at all, one with three (their order is the lines' own).
+    InvoiceLine.objects.filter(invoice=invoices[0]).delete()
+    for n in range(2):
+        line = InvoiceLine.objects.filter(invoice=invoices[1]).first()
+        line.pk, line.description = InvoiceLine._meta.pk.get_default(), f"Extra line {n}"
+        line.position += n + 1
+        line.save(force_insert=True)
+    fast = _answer(owner_api, "/v1/invoices?per_page=4")
+    kept = [key for key in compiled._cache if key[0] == "children"]
+    assert kept == [key for key in kept if key[1] == InvoiceLine._meta.label and key[3] == 4]
+    assert compiled._cache[kept[0]] is not None
+    with mock.patch.multiple(
+        "hosting.api.views.AccountListMixin", list_query=lambda self: None, create=False
+    ):
+        built = _answer(owner_api, "/v1/invoices?per_page=4")
+    assert fast == built
+    lines = {item["id"]: len(item["lines"]) for item in fast[1]["data"]["invoices"]}
+    assert lines[invoices[0].id] == 0
+    assert lines[invoices[1].id] == InvoiceLine.objects.filter(invoice=invoices[1]).count() > 2
+    # The children know their parent, and the parent's related queryset its rows: no query.
+    rows = compiled.compiled(
+        ("probe",),
+        lambda: compiled.compile_queryset(
+            Invoice.objects.prefetch_related("lines").filter(account_id=compiled.Param("a")),
+            paged=False,
+        ),
+    ).rows({"a": account.id}, using="default")
+    with django_assert_num_queries(0):
+        for invoice in rows:
+            for line in invoice.lines.all():
+                assert line.invoice is invoice
+            assert invoice.lines.count() == len(invoice.lines.all())
+    assert {invoice.id: len(invoice.lines.all()) for invoice in rows} == {
+        invoice.id: invoice.lines.count() for invoice in Invoice.objects.filter(account=account)
+    }
