@@ -78,6 +78,12 @@ class Param(Expression):
         return "%s", [_Slot(self.name)]
 
 
+def slot(name: str) -> Any:
+    """The placeholder of value ``name`` among a ``CompiledQuery``'s parameters (for SQL written
+    by hand, such as a view's ``maintained_total_sql``)."""
+    return _Slot(name)
+
+
 def params_of(prefix: str, value: Any) -> Any:
     """``Param`` placeholders shaped as ``value``: one per item of a list or tuple."""
     if isinstance(value, list | tuple):
@@ -117,13 +123,52 @@ class CompiledQuery:
     def rows(self, values: Mapping[str, Any], *, using: str) -> list:
         """Run with ``values`` (by ``Param`` name); the rows as ``values()`` gives them, or
         the model instances as the queryset would."""
+        return self._built(self._fetch(values, using), using)
+
+    def rows_and_total(self, values: Mapping[str, Any], *, using: str) -> tuple[int, list]:
+        """Run a query made by ``with_total``: ``(total, rows)``."""
+        fetched = self._fetch(values, using)
+        total = int(fetched[0][-1])
+        if fetched[0][-2] is None:  # no row's position: the page is empty
+            return total, []
+        return total, self._built([row[:-2] for row in fetched], using)
+
+    def with_total(self, total: "CompiledQuery") -> "CompiledQuery":
+        """This query's rows and ``total``'s one value in one statement (one round trip): each
+        row followed by its position on the page and the total; a page with no row is one row
+        of nulls but for the total. Rows keep the order this query gives them."""
+        sql = (
+            "SELECT page.*, (" + total.sql + ") AS hms_total "  # noqa: S608 (kept SQL only)
+            "FROM (SELECT 1 AS one) one LEFT JOIN ("
+            "SELECT p.*, row_number() OVER () AS hms_position FROM (" + self.sql + ") p"
+            ") page ON TRUE ORDER BY page.hms_position"
+        )
+        return CompiledQuery(
+            sql=sql,
+            params=(*total.params, *self.params),
+            names=self.names,
+            converters=self.converters,
+            model=self.model,
+            fields=self.fields,
+            attnames=self.attnames,
+            annotations=self.annotations,
+            prefetch=self.prefetch,
+            children=self.children,
+            related=self.related,
+            fetch_mode=self.fetch_mode,
+        )
+
+    def _fetch(self, values: Mapping[str, Any], using: str) -> list:
         connection = connections[using]
         params = [
             _adapt(values[p.name], connection) if type(p) is _Slot else p for p in self.params
         ]
         with connection.cursor() as cursor:
             cursor.execute(self.sql, params)
-            rows = cursor.fetchall()
+            return cursor.fetchall()
+
+    def _built(self, rows: list, using: str) -> list:
+        connection = connections[using]
         if self.converters:
             rows = [self._convert(row, connection) for row in rows]
         if self.model is None:

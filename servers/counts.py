@@ -187,10 +187,18 @@ def live_instance_count(*, account_id: str, kind: str, statuses=None) -> int:
     Plain SQL: it runs on every list request, and building it with the ORM costs more than
     running it (an index-only sum over a few rows).
     """
-    where, params = _where(account_id, kind, statuses)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT coalesce(sum(delta), 0) FROM {COUNTS} {where}", params)  # noqa: S608
+        cursor.execute(
+            *live_instance_count_sql(account_id=account_id, kind=kind, statuses=statuses)
+        )
         return int(cursor.fetchone()[0])
+
+
+def live_instance_count_sql(*, account_id: str, kind: str, statuses=None) -> tuple[str, list]:
+    """``live_instance_count``'s SQL and values (a list reads its page and this total in one
+    statement: hosting/api/pagination.py)."""
+    where, params = _where(account_id, kind, statuses)
+    return f"SELECT coalesce(sum(delta), 0) FROM {COUNTS} {where}", params  # noqa: S608
 
 
 def live_instance_months(*, account_id: str, kind: str, statuses=None) -> list[tuple]:

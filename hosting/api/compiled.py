@@ -23,6 +23,7 @@ from hosting.queries import (
     paged,
     params_of,
     shape_of,
+    slot,
     values_of,
 )
 
@@ -54,37 +55,74 @@ class CompiledPages:
             raise NotCompilable(f"{self.key} {style}")
         return query.rows(values, using=self.using)
 
-    def count(self) -> int:
-        def make() -> CompiledQuery:
-            inner = compile_queryset(self.build().order_by().values("pk"), paged=False)
-            return CompiledQuery(
-                sql=f"SELECT COUNT(*) AS n FROM ({inner.sql}) counted",  # noqa: S608
-                params=inner.params,
-                names=("n",),
-                converters=(),
-            )
+    def _count_query(self) -> CompiledQuery:
+        inner = compile_queryset(self.build().order_by().values("pk"), paged=False)
+        return CompiledQuery(
+            sql=f"SELECT COUNT(*) AS n FROM ({inner.sql}) counted",  # noqa: S608
+            params=inner.params,
+            names=("n",),
+            converters=(),
+        )
 
-        return self._run(("count",), make, self.values)[0]["n"]
+    def count(self) -> int:
+        return self._run(("count",), self._count_query, self.values)[0]["n"]
+
+    def _page_query(self, deep: bool, before: bool) -> CompiledQuery:
+        queryset = self.build()
+        if before:
+            queryset = queryset.filter(created_at__lt=Param("before"))
+        if not deep:
+            return compile_queryset(paged(queryset), paged=True)
+        # Keys first, as hosting.api.pagination.page_of.
+        return compile_queryset(queryset.filter(pk__in=paged(queryset.values("pk"))), paged=True)
+
+    def _page_values(self, offset: int, limit: int, before: datetime.datetime | None) -> dict:
+        values = {**self.values, **page_values(offset, limit)}
+        if before is not None:
+            values["before"] = before
+        return values
 
     def rows(self, offset: int, limit: int, *, before: datetime.datetime | None = None) -> list:
         from hosting.api.pagination import DEEP_OFFSET
 
         deep = offset >= DEEP_OFFSET
+        return self._run(
+            ("rows", deep, before is not None),
+            lambda: self._page_query(deep, before is not None),
+            self._page_values(offset, limit, before),
+        )
 
-        def make() -> CompiledQuery:
-            queryset = self.build()
-            if before is not None:
-                queryset = queryset.filter(created_at__lt=Param("before"))
-            if deep:  # keys first, as hosting.api.pagination.page_of
-                queryset = queryset.filter(pk__in=paged(queryset.values("pk")))
-            else:
-                queryset = paged(queryset)
-            return compile_queryset(queryset, paged=True)
+    def rows_and_total(
+        self, offset: int, limit: int, *, total: tuple[str, list] | None = None
+    ) -> tuple[int, list]:
+        """``(total, rows)`` of a page in one statement: the list's own count, or ``total``
+        (a view's SQL for it and its values, hosting.api.pagination's ``maintained_total_sql``)."""
+        from hosting.api.pagination import DEEP_OFFSET
 
-        values = {**self.values, **page_values(offset, limit)}
-        if before is not None:
-            values["before"] = before
-        return self._run(("rows", deep, before is not None), make, values)
+        deep = offset >= DEEP_OFFSET
+        values = self._page_values(offset, limit, None)
+        if total is None:
+            style: tuple = ("rows+count", deep)
+
+            def make() -> CompiledQuery:
+                return self._page_query(deep, False).with_total(self._count_query())
+        else:
+            sql, given = total
+            style = ("rows+total", deep, sql, len(given))
+            values.update({f"total.{n}": value for n, value in enumerate(given)})
+
+            def make() -> CompiledQuery:
+                counted = CompiledQuery(
+                    sql=sql,
+                    params=tuple(slot(f"total.{n}") for n in range(len(given))),
+                    names=("n",),
+                )
+                return self._page_query(deep, False).with_total(counted)
+
+        query = compiled((*self.key, *style), make)
+        if query is None:
+            raise NotCompilable(f"{self.key} {style}")
+        return query.rows_and_total(values, using=self.using)
 
 
 # Filters whose SQL is the same whatever their value: django-filter's own lookups of a field.

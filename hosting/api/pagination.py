@@ -55,6 +55,10 @@ class Pages(Protocol):
 
     def rows(self, offset: int, limit: int, *, before: datetime.datetime | None = None) -> list: ...
 
+    # Optional (CompiledPages): ``rows_and_total(offset, limit, *, total=None)`` answers
+    # ``(total, rows)`` in one statement, ``total`` being a view's SQL for it and its values
+    # (``maintained_total_sql``) or None for the list's own count.
+
 
 class QuerysetPages:
     """The pages of an ordered queryset."""
@@ -105,6 +109,13 @@ class PageNumberPagination(BasePagination):
             if found is not None:
                 self.total, page = found
                 return page
+        together = getattr(pages, "rows_and_total", None)
+        if together is not None:
+            # Kept SQL: the total and the page in one statement, one round trip.
+            maintained_sql = getattr(view, "maintained_total_sql", None)
+            total = maintained_sql() if maintained_sql is not None else None
+            self.total, page = together(offset, self.per_page, total=total)
+            return page
         maintained = getattr(view, "maintained_total", None)
         self.total = maintained() if maintained is not None else None
         if self.total is None:

@@ -60,7 +60,12 @@ from servers.api.serializers import (
     ServerUpdateSerializer,
 )
 from servers.api.users import InstanceUsersMixin
-from servers.counts import live_instance_count, live_instance_months, month_boundary
+from servers.counts import (
+    live_instance_count,
+    live_instance_count_sql,
+    live_instance_months,
+    month_boundary,
+)
 from servers.filters import BotFilter, ServerFilter
 from servers.models import Action, Bot, Instance, Server
 from servers.selectors import (
@@ -266,6 +271,18 @@ class InstanceViewSet(
         if not countable:
             return None
         return live_instance_count(
+            account_id=self.request.auth.account.id,
+            kind=self.model._meta.model_name,
+            statuses=statuses,
+        )
+
+    def maintained_total_sql(self) -> tuple[str, list] | None:
+        """``maintained_total`` as SQL and its values, for a page read with its total in one
+        statement (hosting.api.pagination); None to count the matching rows instead."""
+        countable, statuses = self._counted_statuses()
+        if not countable:
+            return None
+        return live_instance_count_sql(
             account_id=self.request.auth.account.id,
             kind=self.model._meta.model_name,
             statuses=statuses,

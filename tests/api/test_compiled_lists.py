@@ -322,3 +322,54 @@ def test_an_invoices_lines_are_read_from_kept_sql_as_the_orm_prefetches_them(
     assert {invoice.id: len(invoice.lines.all()) for invoice in rows} == {
         invoice.id: invoice.lines.count() for invoice in Invoice.objects.filter(account=account)
     }
+
+
+@pytest.mark.parametrize(
+    ("url", "tables"),
+    [
+        ("/v1/servers?per_page=4", ("servers_server", "servers_instancecount")),
+        ("/v1/servers?status=running&per_page=4", ("servers_server", "servers_instancecount")),
+        ("/v1/servers?game=minecraft-java", ("servers_server", "servers_instancecount")),
+        ("/v1/servers?per_page=4&page=99", ("servers_server", "servers_instancecount")),
+        ("/v1/invoices?per_page=2", ("billing_invoice",)),
+        ("/v1/tickets?per_page=2&page=50", ("support_ticket",)),
+    ],
+)
+def test_a_page_and_its_total_are_read_in_one_statement(
+    owner_api, servers, invoices_and_tickets, url, tables
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    owner_api.get(url)  # the shape compiled
+    with CaptureQueriesContext(connection) as captured:
+        fast = _answer(owner_api, url)
+    touching = [
+        query["sql"]
+        for query in captured.captured_queries
+        if any(
+            f'FROM "{table}"' in query["sql"] or f"FROM {table} " in query["sql"]
+            for table in tables
+        )
+    ]
+    assert len(touching) == 1, touching
+    with (
+        _orm_only(),
+        mock.patch.multiple(
+            "hosting.api.views.AccountListMixin", list_query=lambda self: None, create=False
+        ),
+    ):
+        built = _answer(owner_api, url)
+    assert fast == built
+    pagination = fast[1]["data"]["pagination"]
+    assert pagination["total"] > 0
+
+
+def test_an_empty_list_reads_a_total_of_zero_in_the_same_statement(owner_api):
+    for url in ("/v1/servers", "/v1/servers?status=running", "/v1/invoices", "/v1/bots"):
+        answer = owner_api.get(url)
+        assert answer.status_code == 200
+        data = answer.json()["data"]
+        assert data["pagination"] == {"page": 1, "per_page": 25, "total": 0, "total_pages": 1}
+        assert data[url.split("?")[0].rsplit("/", 1)[1]] == []
+    assert any("hms_total" in query.sql for query in compiled._cache.values() if query)
