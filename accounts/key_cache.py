@@ -6,6 +6,11 @@ user, its membership or its account bumps the version after commit, and a cached
 the version it was read under, so a lookup racing a revocation can never be served afterwards:
 the next request sees a newer version and reads the database again.
 
+A process keeps the keys it decoded (``_decoded``), each with the bytes and the version it was
+decoded from: a request whose entry and version are those bytes and that version gets a copy
+of the kept key instead of decoding the entry again (the copy is the request's to change: its
+last use, say). Nothing is trusted that the shared cache does not say again on every request.
+
 The entry and the version are read with one ``MGET`` through the shared redis-py client (one
 round trip). A request's lookup also counts it in its key's rate-limit window in that same
 round trip (``api_key_lookup_counting``): one script reads both and increments the counter
@@ -29,6 +34,7 @@ request reads them from the same MGET; whoever changes what such a value is read
 invalidate the keys it belongs to (``api_keys_of_member_invalidate``, signals of that app).
 """
 
+import copy
 from collections.abc import Callable
 from datetime import datetime
 from functools import cache
@@ -116,6 +122,7 @@ class _Shape:
         self.names = tuple(f.attname for f in fields)
         self.name_set = frozenset(self.names)
         self.parsers = tuple((f.attname, _parser(f)) for f in fields)
+        self.lists = tuple(f.attname for f in fields if isinstance(f, models.JSONField))
 
     def dump(self, instance: models.Model) -> dict[str, Any]:
         return {name: getattr(instance, name) for name in self.names}
@@ -125,6 +132,20 @@ class _Shape:
             raise _Malformed
         values = [parse(document[name]) for name, parse in self.parsers]
         return self.model.from_db(DEFAULT_DB_ALIAS, self.names, values)
+
+    def copy(self, instance: models.Model) -> models.Model:
+        """A copy of a loaded instance that shares nothing a request could change: its own
+        state, no cached relations, its own lists (the JSON fields)."""
+        copied = self.model.__new__(self.model)
+        copied.__dict__.update(instance.__dict__)
+        state = copy.copy(instance._state)
+        state.fields_cache = {}
+        copied._state = state
+        for name in self.lists:
+            value = getattr(instance, name)
+            if value is not None:
+                setattr(copied, name, list(value))
+        return copied
 
 
 _KEY = _Shape(ApiKey)
@@ -204,6 +225,36 @@ def _decode(raw: bytes, *, key_id: str, version: int) -> ApiKey | None:
     return api_key
 
 
+# Keys this process decoded, by key id: (the entry's bytes, its version, the key). Bounded, so
+# a process's memory stays flat however many keys it serves.
+_decoded: dict[str, tuple[bytes, int, ApiKey | None]] = {}
+DECODED_LIMIT = 1024
+
+
+def _decode_kept(raw: bytes, *, key_id: str, version: int) -> ApiKey | None:
+    """``_decode``, from the key this process decoded from the same bytes under the same
+    version when there is one; always a copy the request may change."""
+    kept = _decoded.get(key_id)
+    if kept is not None and kept[1] == version and kept[0] == raw:
+        return _copy(kept[2])
+    api_key = _decode(raw, key_id=key_id, version=version)
+    if len(_decoded) >= DECODED_LIMIT:
+        _decoded.clear()
+    _decoded[key_id] = (raw, version, api_key)
+    return _copy(api_key)
+
+
+def _copy(api_key: ApiKey | None) -> ApiKey | None:
+    if api_key is None:
+        return None
+    copied = _KEY.copy(api_key)
+    assert isinstance(copied, ApiKey)
+    copied.user, copied.account = _USER.copy(api_key.user), _ACCOUNT.copy(api_key.account)
+    copied.role = api_key.role
+    copied.cached_extras = orjson.loads(orjson.dumps(api_key.cached_extras))
+    return copied
+
+
 def _keys(key_id: str) -> tuple[str, str]:
     return f"{PREFIX}entry:{key_id}", f"{PREFIX}version:{key_id}"
 
@@ -281,7 +332,7 @@ def api_key_lookup_counting(
     version, counted = int(raw_version or 0), (int(count) if count else None)
     if raw_entry is not None:
         try:
-            return _decode(raw_entry, key_id=key_id, version=version), counted
+            return _decode_kept(raw_entry, key_id=key_id, version=version), counted
         except _Malformed:
             pass  # one an older release wrote, say: the request may have been counted already
     api_key = api_key_with_context(key_id=key_id)
@@ -295,7 +346,7 @@ def _current(key_id: str) -> tuple[int, bool, ApiKey | None]:
     version = int(raw_version or 0)
     if raw_entry is not None:
         try:
-            return version, True, _decode(raw_entry, key_id=key_id, version=version)
+            return version, True, _decode_kept(raw_entry, key_id=key_id, version=version)
         except _Malformed:
             pass
     return version, False, None

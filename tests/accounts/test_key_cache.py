@@ -176,3 +176,48 @@ def test_an_entry_of_the_wrong_shape_or_version_is_read_again_from_the_database(
 
     assert _fields(api_key) == _fields(ApiKey.objects.get())
     assert _read_entry(key_id) == _valid_entry(key_id)
+
+
+def test_a_process_decodes_an_unchanged_entry_once_and_gives_each_request_its_own_copy(
+    owner, account, make_token, monkeypatch, django_assert_num_queries
+):
+    make_token(owner, account, allowed_ips=["127.0.0.0/8"])
+    key_id = ApiKey.objects.get().key_id
+    key_cache.api_key_lookup(key_id=key_id)  # the entry filled from the database
+    decoded = []
+    real_decode = key_cache._decode
+
+    def counting_decode(raw, **kwargs):
+        decoded.append(raw)
+        return real_decode(raw, **kwargs)
+
+    monkeypatch.setattr(key_cache, "_decode", counting_decode)
+    with django_assert_num_queries(0):
+        first = key_cache.api_key_lookup(key_id=key_id)
+        second = key_cache.api_key_lookup(key_id=key_id)
+    assert len(decoded) == 1
+    assert first is not second
+    assert first.user is not second.user and first.account is not second.account
+    assert _fields(first) == _fields(second)
+
+    # What one request changes on its copy, the next request never sees.
+    untouched = _fields(second), _fields(second.account), second.cached_extras
+    first.last_used_at = datetime(2020, 1, 1, tzinfo=UTC)
+    first.allowed_ips.append("10.0.0.0/8")
+    first.account.name = "Changed in memory"
+    for value in first.cached_extras.values():
+        if isinstance(value, dict):
+            value["srv_made_up"] = ["files:read"]
+    third = key_cache.api_key_lookup(key_id=key_id)
+    assert (_fields(third), _fields(third.account), third.cached_extras) == untouched
+    assert len(decoded) == 1
+
+    # A change to the key bumps its version: the old entry is found outdated (decoded to
+    # compare its version), the key read from the database and stored, and the next request
+    # decodes the new entry.
+    ApiKey.objects.filter(key_id=key_id).update(name="Renamed")
+    key_cache.api_key_cache_invalidate([key_id])
+    assert key_cache.api_key_lookup(key_id=key_id).name == "Renamed"
+    assert key_cache.api_key_lookup(key_id=key_id).name == "Renamed"
+    assert key_cache.api_key_lookup(key_id=key_id).name == "Renamed"
+    assert len(decoded) == 3
