@@ -14,6 +14,7 @@ from django.db import connections, router
 from django.db.models.query import QuerySet
 
 from hosting.queries import (
+    CACHE_LIMIT,
     CompiledQuery,
     NotCompilable,
     Param,
@@ -46,6 +47,8 @@ class CompiledPages:
     @property
     def ordering(self) -> tuple:
         if self.key not in _orderings:
+            if len(_orderings) >= CACHE_LIMIT:  # bounded as the kept queries are
+                _orderings.clear()
             _orderings[self.key] = tuple(self.build().query.order_by)
         return _orderings[self.key]
 

@@ -1,7 +1,9 @@
+from collections.abc import Callable
 from functools import cached_property
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.db.models import QuerySet
 from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
@@ -175,6 +177,10 @@ class InstanceViewSet(
     detail_serializer: type[serializers.Serializer]
     update_serializer: type[StrictInputSerializer]
     settings_field: str  # the configuration's field, which settings.read shows
+    # The account's servers or bots (a selector), and the columns of the hot list's plain rows
+    # (None: the list reads model instances).
+    instances_of_account: Callable[..., QuerySet]
+    list_columns: tuple[str, ...] | None = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -231,6 +237,23 @@ class InstanceViewSet(
         """The instances the caller sees: all of the account's, or those they have a grant on."""
         kind = self.model._meta.model_name
         return queryset.filter(instances_visible_q(self.caller, kind, user=user))
+
+    def caller_queryset(self, principal):
+        return self.visible(type(self).instances_of_account(account_id=principal.account.id))
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if self.action == "list" and self.list_columns:
+            # Plain rows for the hot list: the serializer reads mappings as well as models, and
+            # building 25 model instances per page costs more than the rest of the list.
+            return queryset.values(*self.list_columns)
+        return queryset
+
+    def list_base(self, param):
+        """``caller_queryset`` with placeholders for the account and the user (``list_query``)."""
+        queryset = type(self).instances_of_account(account_id=param("account_id"))
+        queryset = self.visible(queryset, user=param("user_id"))
+        return queryset.values(*self.list_columns) if self.list_columns else queryset
 
     def list_query(self):
         """The list built with placeholders once per shape (EnvelopeListMixin.compiled_pages):
@@ -442,20 +465,12 @@ class ServerViewSet(ServerAllocationsMixin, InstanceViewSet):
     settings_field = "variables"
     update_serializer = ServerUpdateSerializer
 
-    def caller_queryset(self, principal):
-        return self.visible(servers_of_account(account_id=principal.account.id))
-
-    def list_base(self, param):
-        queryset = servers_of_account(account_id=param("account_id"))
-        return self.visible(queryset, user=param("user_id")).values(*SERVER_LIST_COLUMNS)
+    instances_of_account = staticmethod(servers_of_account)
+    list_columns = SERVER_LIST_COLUMNS
 
     def get_queryset(self):
         queryset = super().get_queryset()
-        if self.action == "list":
-            # Plain rows for the hot list: the serializer reads mappings as well as models, and
-            # building 25 model instances per page costs more than the rest of the list.
-            return queryset.values(*SERVER_LIST_COLUMNS)
-        return queryset.select_related("game")
+        return queryset if self.action == "list" else queryset.select_related("game")
 
     def create(self, request):
         self.require_role_scope("write")
@@ -484,11 +499,7 @@ class BotViewSet(InstanceViewSet):
     settings_field = "environment"
     update_serializer = BotUpdateSerializer
 
-    def caller_queryset(self, principal):
-        return self.visible(bots_of_account(account_id=principal.account.id))
-
-    def list_base(self, param):
-        return self.visible(bots_of_account(account_id=param("account_id")), user=param("user_id"))
+    instances_of_account = staticmethod(bots_of_account)
 
     def create(self, request):
         self.require_role_scope("write")

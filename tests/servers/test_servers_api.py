@@ -176,9 +176,9 @@ def test_the_list_runs_a_fixed_number_of_queries_whatever_the_page_size(
     with CaptureQueriesContext(connection) as queries:
         response = owner_api.get(f"/v1/servers?per_page={per_page}")
     assert len(response.json()["data"]["servers"]) == per_page
-    # The count and the page, plus the key with its user, account and role unless it comes from
-    # the shared cache (Redis): at most 2 queries in steady state with Redis.
-    assert len(queries) == 2 + auth_queries(), [q["sql"] for q in queries]
+    # The page with its total (one statement), plus the key with its user, account and role
+    # unless it comes from the shared cache (Redis): one query in steady state with Redis.
+    assert len(queries) == 1 + auth_queries(), [q["sql"] for q in queries]
 
 
 def test_the_list_writes_nothing_in_steady_state(owner_api, fleet):
