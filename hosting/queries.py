@@ -40,7 +40,7 @@ from weakref import ref as weak_ref
 
 from django.db import connections, models
 from django.db.models import F, prefetch_related_objects
-from django.db.models.expressions import Expression
+from django.db.models.expressions import Expression, RawSQL
 from django.db.models.fields.reverse_related import ManyToOneRel
 from django.db.models.lookups import In
 from django.db.models.query import QuerySet, get_related_populators
@@ -119,44 +119,19 @@ class CompiledQuery:
     children: tuple[ManyToOneRel, ...] = ()  # reverse foreign keys read from kept SQL
     related: tuple = ()  # select_related: the ORM's own populators (column positions only)
     fetch_mode: Any = None  # the queryset's (Django's fetch modes)
+    total_at: int = -1  # the column of a total selected beside each row (with_total), if any
 
     def rows(self, values: Mapping[str, Any], *, using: str) -> list:
         """Run with ``values`` (by ``Param`` name); the rows as ``values()`` gives them, or
         the model instances as the queryset would."""
         return self._built(self._fetch(values, using), using)
 
-    def rows_and_total(self, values: Mapping[str, Any], *, using: str) -> tuple[int, list]:
-        """Run a query made by ``with_total``: ``(total, rows)``."""
+    def rows_and_total(self, values: Mapping[str, Any], *, using: str) -> tuple[int | None, list]:
+        """Run a query that selects a total beside each row (``TOTAL``, ``with_total``):
+        ``(total, rows)``, the total None when there is no row to read it from."""
         fetched = self._fetch(values, using)
-        total = int(fetched[0][-1])
-        if fetched[0][-2] is None:  # no row's position: the page is empty
-            return total, []
-        return total, self._built([row[:-2] for row in fetched], using)
-
-    def with_total(self, total: "CompiledQuery") -> "CompiledQuery":
-        """This query's rows and ``total``'s one value in one statement (one round trip): each
-        row followed by its position on the page and the total; a page with no row is one row
-        of nulls but for the total. Rows keep the order this query gives them."""
-        sql = (
-            "SELECT page.*, (" + total.sql + ") AS hms_total "  # noqa: S608 (kept SQL only)
-            "FROM (SELECT 1 AS one) one LEFT JOIN ("
-            "SELECT p.*, row_number() OVER () AS hms_position FROM (" + self.sql + ") p"
-            ") page ON TRUE ORDER BY page.hms_position"
-        )
-        return CompiledQuery(
-            sql=sql,
-            params=(*total.params, *self.params),
-            names=self.names,
-            converters=self.converters,
-            model=self.model,
-            fields=self.fields,
-            attnames=self.attnames,
-            annotations=self.annotations,
-            prefetch=self.prefetch,
-            children=self.children,
-            related=self.related,
-            fetch_mode=self.fetch_mode,
-        )
+        total = int(fetched[0][self.total_at]) if fetched else None
+        return total, self._built(fetched, using)
 
     def _fetch(self, values: Mapping[str, Any], using: str) -> list:
         connection = connections[using]
@@ -173,7 +148,12 @@ class CompiledQuery:
             rows = [self._convert(row, connection) for row in rows]
         if self.model is None:
             names = self.names
-            return [dict(zip(names, row, strict=True)) for row in rows]
+            if self.total_at < 0:
+                return [dict(zip(names, row, strict=True)) for row in rows]
+            dicts = [dict(zip(names, row, strict=True)) for row in rows]
+            for row in dicts:
+                del row[TOTAL]
+            return dicts
         start, end = self.fields
         instances = []
         peers: list = []
@@ -217,6 +197,20 @@ def _adapt(value: Any, connection) -> Any:
     if isinstance(value, uuid.UUID) and not connection.features.has_native_uuid_field:
         return value.hex
     return value
+
+
+# The name of a total selected beside each row of a page (``with_total``).
+TOTAL = "hms_total"
+
+
+def with_total(queryset: QuerySet, total: "CompiledQuery") -> QuerySet:
+    """``queryset`` with ``total``'s one value selected beside each row, as a scalar subquery
+    (so a page and its total are read in one statement, the rows in the page's own order);
+    ``total``'s placeholders stay placeholders."""
+    return queryset.annotate(
+        # Kept SQL the ORM or a view wrote, its values placeholders: nothing of a request's.
+        **{TOTAL: RawSQL(total.sql, total.params, output_field=models.IntegerField())}  # noqa: S611
+    )
 
 
 def _children_relation(model: type[models.Model], lookup: Any) -> ManyToOneRel | None:
@@ -289,7 +283,13 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
     )
     if query.values_select or (query.annotation_select and compiler.klass_info is None):
         names = (*query.extra_select, *query.values_select, *query.annotation_select)
-        return CompiledQuery(sql=sql, params=tuple(params), names=names, converters=converters)
+        return CompiledQuery(
+            sql=sql,
+            params=tuple(params),
+            names=names,
+            converters=converters,
+            total_at=names.index(TOTAL) if TOTAL in names else -1,
+        )
     info = compiler.klass_info
     if info is None or query.extra_select or queryset._known_related_objects:
         raise NotCompilable("only values() and model lists are compiled")
@@ -302,7 +302,9 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
         model=queryset.model,
         fields=(start, end),
         attnames=tuple(compiler.select[i][0].target.attname for i in range(start, end)),
-        annotations=tuple(compiler.annotation_col_map.items()),
+        annotations=tuple(
+            (name, index) for name, index in compiler.annotation_col_map.items() if name != TOTAL
+        ),
         prefetch=tuple(
             lookup
             for lookup in queryset._prefetch_related_lookups
@@ -317,6 +319,7 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
             get_related_populators(info, compiler.select, queryset.db, queryset._fetch_mode)
         ),
         fetch_mode=queryset._fetch_mode,
+        total_at=compiler.annotation_col_map.get(TOTAL, -1),
     )
 
 

@@ -26,6 +26,7 @@ from hosting.queries import (
     shape_of,
     slot,
     values_of,
+    with_total,
 )
 
 # --- A list's pages ------------------------------------------------------------------------
@@ -70,14 +71,17 @@ class CompiledPages:
     def count(self) -> int:
         return self._run(("count",), self._count_query, self.values)[0]["n"]
 
-    def _page_query(self, deep: bool, before: bool) -> CompiledQuery:
+    def _page_query(
+        self, deep: bool, before: bool, total: CompiledQuery | None = None
+    ) -> CompiledQuery:
         queryset = self.build()
         if before:
             queryset = queryset.filter(created_at__lt=Param("before"))
-        if not deep:
-            return compile_queryset(paged(queryset), paged=True)
-        # Keys first, as hosting.api.pagination.page_of.
-        return compile_queryset(queryset.filter(pk__in=paged(queryset.values("pk"))), paged=True)
+        # A deep page: keys first, as hosting.api.pagination.page_of.
+        queryset = queryset.filter(pk__in=paged(queryset.values("pk"))) if deep else paged(queryset)
+        if total is not None:
+            queryset = with_total(queryset, total)
+        return compile_queryset(queryset, paged=True)
 
     def _page_values(self, offset: int, limit: int, before: datetime.datetime | None) -> dict:
         values = {**self.values, **page_values(offset, limit)}
@@ -98,34 +102,33 @@ class CompiledPages:
     def rows_and_total(
         self, offset: int, limit: int, *, total: tuple[str, list] | None = None
     ) -> tuple[int, list]:
-        """``(total, rows)`` of a page in one statement: the list's own count, or ``total``
-        (a view's SQL for it and its values, hosting.api.pagination's ``maintained_total_sql``)."""
+        """``(total, rows)`` of a page, the total selected beside each row (one statement): the
+        list's own count, or ``total`` (a view's SQL for it and its values, hosting.api.
+        pagination's ``maintained_total_sql``). A page with no row (past the end, or an empty
+        list) reads the total on its own."""
         from hosting.api.pagination import DEEP_OFFSET
 
         deep = offset >= DEEP_OFFSET
         values = self._page_values(offset, limit, None)
         if total is None:
             style: tuple = ("rows+count", deep)
-
-            def make() -> CompiledQuery:
-                return self._page_query(deep, False).with_total(self._count_query())
+            counted = self._count_query
         else:
             sql, given = total
             style = ("rows+total", deep, sql, len(given))
             values.update({f"total.{n}": value for n, value in enumerate(given)})
 
-            def make() -> CompiledQuery:
-                counted = CompiledQuery(
-                    sql=sql,
-                    params=tuple(slot(f"total.{n}") for n in range(len(given))),
-                    names=("n",),
-                )
-                return self._page_query(deep, False).with_total(counted)
+            def counted() -> CompiledQuery:
+                slots = tuple(slot(f"total.{n}") for n in range(len(given)))
+                return CompiledQuery(sql=sql, params=slots, names=("n",))
 
-        query = compiled((*self.key, *style), make)
+        query = compiled((*self.key, *style), lambda: self._page_query(deep, False, counted()))
         if query is None:
             raise NotCompilable(f"{self.key} {style}")
-        return query.rows_and_total(values, using=self.using)
+        found, rows = query.rows_and_total(values, using=self.using)
+        if found is None:
+            found = self._run((*style, "alone"), counted, values)[0]["n"]
+        return found, rows
 
 
 # Filters whose SQL is the same whatever their value: django-filter's own lookups of a field.

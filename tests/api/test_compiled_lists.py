@@ -324,19 +324,24 @@ def test_an_invoices_lines_are_read_from_kept_sql_as_the_orm_prefetches_them(
     }
 
 
+SERVERS_TABLES = ("servers_server", "servers_instancecount")
+
+
+# A page past the end has no row to carry the total: it reads the total on its own.
 @pytest.mark.parametrize(
-    ("url", "tables"),
+    ("url", "tables", "statements"),
     [
-        ("/v1/servers?per_page=4", ("servers_server", "servers_instancecount")),
-        ("/v1/servers?status=running&per_page=4", ("servers_server", "servers_instancecount")),
-        ("/v1/servers?game=minecraft-java", ("servers_server", "servers_instancecount")),
-        ("/v1/servers?per_page=4&page=99", ("servers_server", "servers_instancecount")),
-        ("/v1/invoices?per_page=2", ("billing_invoice",)),
-        ("/v1/tickets?per_page=2&page=50", ("support_ticket",)),
+        ("/v1/servers?per_page=4", SERVERS_TABLES, 1),
+        ("/v1/servers?status=running&per_page=4", SERVERS_TABLES, 1),
+        ("/v1/servers?game=minecraft-java", SERVERS_TABLES, 1),
+        ("/v1/servers?per_page=4&page=2", SERVERS_TABLES, 1),
+        ("/v1/servers?per_page=4&page=99", SERVERS_TABLES, 2),
+        ("/v1/invoices?per_page=2", ("billing_invoice",), 1),
+        ("/v1/tickets?per_page=2&page=50", ("support_ticket",), 2),
     ],
 )
 def test_a_page_and_its_total_are_read_in_one_statement(
-    owner_api, servers, invoices_and_tickets, url, tables
+    owner_api, servers, invoices_and_tickets, url, tables, statements
 ):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -352,7 +357,7 @@ def test_a_page_and_its_total_are_read_in_one_statement(
             for table in tables
         )
     ]
-    assert len(touching) == 1, touching
+    assert len(touching) == statements, touching
     with (
         _orm_only(),
         mock.patch.multiple(
@@ -365,7 +370,7 @@ def test_a_page_and_its_total_are_read_in_one_statement(
     assert pagination["total"] > 0
 
 
-def test_an_empty_list_reads_a_total_of_zero_in_the_same_statement(owner_api):
+def test_an_empty_list_answers_a_total_of_zero(owner_api):
     for url in ("/v1/servers", "/v1/servers?status=running", "/v1/invoices", "/v1/bots"):
         answer = owner_api.get(url)
         assert answer.status_code == 200
