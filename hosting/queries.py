@@ -19,6 +19,8 @@ through hosting/api/compiled.py; the API key lookup (accounts/selectors.py) like
   column names and the database converters of each column (SQLite's text datetimes read back
   as ``datetime``), and for a list of model instances how the ORM's own iteration builds
   them (their fields' columns, ``select_related`` rows, annotations, prefetches).
+- ``with_total`` selects a total (a count, kept SQL too) beside each row of a page as a scalar
+  subquery, so a page and its total cost one statement and the rows keep the page's order.
 - A list of model instances that prefetches a plain reverse foreign key (an invoice's
   ``lines``) reads the children from kept SQL too (one query per number of parents, as the
   ORM's prefetch reads them: the children's default manager, ``<fk>__in`` the parents) and
