@@ -2,6 +2,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from events.models import Event
+from events.representations import event_representation
+from hosting.api.serializers import RepresentedBy
 
 
 class EventActorSerializer(serializers.Serializer):
@@ -27,8 +29,10 @@ class EventDataField(serializers.JSONField):
     pass
 
 
-class EventSerializer(serializers.ModelSerializer):
+class EventSerializer(RepresentedBy, serializers.ModelSerializer):
     """An event as the API and webhooks show it (CONTRACT §9), plus who caused it."""
+
+    represent = staticmethod(event_representation)
 
     data = EventDataField(read_only=True)
     actor = serializers.SerializerMethodField()
@@ -38,6 +42,8 @@ class EventSerializer(serializers.ModelSerializer):
         fields = ["id", "type", "created_at", "data", "actor"]
         read_only_fields = fields
 
+    # Only DRF's own walk of the declared fields reads this (tests/api/test_representations.py
+    # holds it to the function's answer); the API answers with event_representation.
     @extend_schema_field(EventActorSerializer)
     def get_actor(self, event: Event) -> dict:
         if event.caused_by_staff:

@@ -44,6 +44,8 @@ from billing.services import (
 )
 from billing.services.catalogue import coupon_create, promotion_code_create, tax_rate_create
 from billing.services.profile import BillingProfileChanges, billing_profile_update
+from events.api.serializers import EventSerializer
+from events.models import Event
 from hosting.api.serializers import RepresentedBy
 from servers.api.serializers import (
     ActionSerializer,
@@ -322,3 +324,26 @@ def test_subscriptions_and_the_catalogue_are_shown_as_declared(account, owner_ac
     shown = SubscriptionSerializer().to_representation(subscription)
     assert "token_encrypted" not in shown["order"]
     assert_same(SubscriptionSerializer, subscription)
+
+
+def test_events_are_shown_as_declared(account, owner, owner_actor):
+    """Caused by a person's key (every actor field set), and by staff (shown without them)."""
+    api_key, _ = api_key_create(
+        account=account, user=owner, name="CI", scopes=["servers:read"], actor=owner_actor
+    )
+    for staff in (False, True):
+        owner.is_staff = staff
+        owner.save(update_fields=["is_staff"])
+        event = Event.objects.create(
+            account=account,
+            type="server.updated",
+            object_type="server",
+            object_id="srv_1",
+            data={"object": {"id": "srv_1", "name": "A"}, "previous_attributes": {"name": "B"}},
+            actor_user=owner,
+            actor_api_key=api_key,
+            actor_ip="203.0.113.9",
+        )
+        event.refresh_from_db()
+        assert_same(EventSerializer, event)
+        assert EventSerializer().to_representation(event)["actor"]["staff"] is staff
