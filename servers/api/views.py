@@ -287,29 +287,26 @@ class InstanceViewSet(
         narrowing = {name: value for name, value in filters.items() if name != "ordering"}
         return not narrowing.keys() - {"status"}, narrowing.get("status")
 
-    def maintained_total(self) -> int | None:
-        """The list's ``total`` from the maintained counts, which cost the same for 100 servers
-        as for 100,000; None to count the matching rows instead."""
+    def _maintained_count(self) -> dict | None:
+        """What of the maintained counts the list's total is (``live_instance_count``'s
+        arguments); None when the total must count the matching rows instead."""
         countable, statuses = self._counted_statuses()
         if not countable:
             return None
-        return live_instance_count(
-            account_id=self.request.auth.account.id,
-            kind=self.model._meta.model_name,
-            statuses=statuses,
-        )
+        kind = self.model._meta.model_name
+        return {"account_id": self.request.auth.account.id, "kind": kind, "statuses": statuses}
+
+    def maintained_total(self) -> int | None:
+        """The list's ``total`` from the maintained counts, which cost the same for 100 servers
+        as for 100,000; None to count the matching rows instead."""
+        counted = self._maintained_count()
+        return None if counted is None else live_instance_count(**counted)
 
     def maintained_total_sql(self) -> tuple[str, list] | None:
         """``maintained_total`` as SQL and its values, for a page read with its total in one
         statement (hosting.api.pagination); None to count the matching rows instead."""
-        countable, statuses = self._counted_statuses()
-        if not countable:
-            return None
-        return live_instance_count_sql(
-            account_id=self.request.auth.account.id,
-            kind=self.model._meta.model_name,
-            statuses=statuses,
-        )
+        counted = self._maintained_count()
+        return None if counted is None else live_instance_count_sql(**counted)
 
     def seek_deep_page(self, pages, offset: int, limit: int):
         """``(total, rows)`` of a deep page of the newest-first list, started at the month its
