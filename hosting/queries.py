@@ -152,6 +152,9 @@ class CompiledQuery:
             names = self.names
             if self.total_at < 0:
                 return [dict(zip(names, row, strict=True)) for row in rows]
+            if self.total_at == len(names) - 1:  # the total last, as with_total adds it
+                names = names[:-1]
+                return [dict(zip(names, row[:-1], strict=True)) for row in rows]
             dicts = [dict(zip(names, row, strict=True)) for row in rows]
             for row in dicts:
                 del row[TOTAL]
@@ -279,9 +282,11 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
     if paged:
         sql, params = _page_placeholders(sql, params)
     selected = [column for column, _, _ in compiler.select]
+    total_at = compiler.annotation_col_map.get(TOTAL, -1)
     converters = tuple(
         (index, tuple(functions), expression)
         for index, (functions, expression) in sorted(compiler.get_converters(selected).items())
+        if index != total_at  # read once, by rows_and_total
     )
     if query.values_select or (query.annotation_select and compiler.klass_info is None):
         names = (*query.extra_select, *query.values_select, *query.annotation_select)
@@ -290,7 +295,7 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
             params=tuple(params),
             names=names,
             converters=converters,
-            total_at=names.index(TOTAL) if TOTAL in names else -1,
+            total_at=total_at,
         )
     info = compiler.klass_info
     if info is None or query.extra_select or queryset._known_related_objects:
@@ -321,7 +326,7 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
             get_related_populators(info, compiler.select, queryset.db, queryset._fetch_mode)
         ),
         fetch_mode=queryset._fetch_mode,
-        total_at=compiler.annotation_col_map.get(TOTAL, -1),
+        total_at=total_at,
     )
 
 
