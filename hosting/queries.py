@@ -149,16 +149,10 @@ class CompiledQuery:
         if self.converters:
             rows = [self._convert(row, connection) for row in rows]
         if self.model is None:
-            names = self.names
-            if self.total_at < 0:
-                return [dict(zip(names, row, strict=True)) for row in rows]
-            if self.total_at == len(names) - 1:  # the total last, as with_total adds it
-                names = names[:-1]
-                return [dict(zip(names, row[:-1], strict=True)) for row in rows]
-            dicts = [dict(zip(names, row, strict=True)) for row in rows]
-            for row in dicts:
-                del row[TOTAL]
-            return dicts
+            names, at = self.names, self.total_at
+            if at >= 0:  # the total is not one of the row's values
+                rows = [row[:at] + row[at + 1 :] for row in rows]
+            return [dict(zip(names, row, strict=True)) for row in rows]
         start, end = self.fields
         instances = []
         peers: list = []
@@ -290,6 +284,7 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
     )
     if query.values_select or (query.annotation_select and compiler.klass_info is None):
         names = (*query.extra_select, *query.values_select, *query.annotation_select)
+        names = tuple(name for name in names if name != TOTAL)
         return CompiledQuery(
             sql=sql,
             params=tuple(params),
