@@ -35,6 +35,12 @@ LOGIN = "/auth/2fa/webauthn/login/"
 REFUSED = "That passkey was not accepted"
 
 
+@pytest.fixture(autouse=True)
+def _one_window(rate_limit_clock):
+    """The sign-in limits are fixed windows: every test here counts within one window, so a
+    test that straddles a minute's end never finds its budget whole again."""
+
+
 class SoftPasskey:
     """A passkey held in software: registers as a phone's would, and signs assertions."""
 

@@ -20,6 +20,12 @@ from tests.sso.relying_party import (
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _one_window(rate_limit_clock):
+    """The sign-in limits are fixed windows: every test here counts within one window, so a
+    test that straddles a minute's end never finds its budget whole again."""
+
+
 @pytest.fixture
 def ada(db):
     """The person the provider's first account is (the same e-mail, verified there)."""
