@@ -27,6 +27,14 @@ through hosting/api/compiled.py; the API key lookup (accounts/selectors.py) like
   hands each parent its children exactly where the ORM's prefetch puts them (the related
   manager's queryset, its rows known; each child's parent cached). Other prefetches (nested,
   ``Prefetch`` objects, many-to-many) run through the ORM's ``prefetch_related_objects``.
+- A model list compiled as *records* (``compile_queryset(..., records=True)``) gives each row
+  as a ``Record``, a plain object holding the model's field values under their attribute
+  names (``subscription_id``), ``pk``, the annotations and each kept prefetch's children as
+  ``Children`` (``all()``, ``count()``, iteration): what a representation function reads of
+  a model instance, without building the instance and a related manager per row (about a
+  quarter of the invoices list's CPU, bench/README.md). For lists whose answer is read only
+  that way (a view's ``list_records``); a query with ``select_related`` or another prefetch
+  gives model instances as before.
 
 Values are adapted as the ORM adapts them for a lookup: datetimes and dates through the
 backend's operations, a model instance as its primary key.
@@ -55,6 +63,43 @@ PAGE_OFFSET, PAGE_LIMIT = "page_offset", "page_limit"
 
 class NotCompilable(Exception):
     """This shape's SQL cannot be kept: the caller builds it with the ORM each time."""
+
+
+class Record:
+    """A model's row as plain attributes (``compile_queryset(..., records=True)``): its fields'
+    values by attribute name, ``pk``, its annotations and its kept children (``Children``).
+    Not a model instance: it has no methods, descriptors or related managers."""
+
+    def __repr__(self) -> str:
+        return f"<Record {self.__dict__.get('pk')!r}>"
+
+
+class Children:
+    """A record's children by a reverse foreign key, known: what the related manager's
+    ``all()`` and ``count()`` answer after a prefetch, without a query."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: list) -> None:
+        self._rows = rows
+
+    def all(self) -> list:
+        return self._rows
+
+    def count(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self):
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def _record(values: dict) -> Record:
+    record = Record.__new__(Record)
+    record.__dict__ = values
+    return record
 
 
 @dataclass(frozen=True)
@@ -122,6 +167,7 @@ class CompiledQuery:
     related: tuple = ()  # select_related: the ORM's own populators (column positions only)
     fetch_mode: Any = None  # the queryset's (Django's fetch modes)
     total_at: int = -1  # the column of a total selected beside each row (with_total), if any
+    records: bool = False  # a model list given as ``Record``s, not model instances
 
     def rows(self, values: Mapping[str, Any], *, using: str) -> list:
         """Run with ``values`` (by ``Param`` name); the rows as ``values()`` gives them, or
@@ -153,6 +199,8 @@ class CompiledQuery:
             if at >= 0:  # the total is not one of the row's values
                 rows = [row[:at] + row[at + 1 :] for row in rows]
             return [dict(zip(names, row, strict=True)) for row in rows]
+        if self.records:
+            return self._records(rows, using)
         start, end = self.fields
         instances = []
         peers: list = []
@@ -175,6 +223,22 @@ class CompiledQuery:
             if self.prefetch:
                 prefetch_related_objects(instances, *self.prefetch)
         return instances
+
+    def _records(self, rows: list, using: str) -> list:
+        start, end = self.fields
+        names, annotations = self.attnames, self.annotations
+        pk = names.index(self.model._meta.pk.attname) + start
+        records = []
+        for row in rows:
+            values = dict(zip(names, row[start:end], strict=True))
+            values["pk"] = row[pk]
+            for name, index in annotations:
+                values[name] = row[index]
+            records.append(_record(values))
+        if records:
+            for relation in self.children:
+                _children_of_records(records, relation, using)
+        return records
 
     def _convert(self, row, connection) -> list:
         row = list(row)
@@ -231,27 +295,53 @@ def _children_relation(model: type[models.Model], lookup: Any) -> ManyToOneRel |
     return relation
 
 
-def _prefetch_children(parents: list, relation: ManyToOneRel, using: str) -> None:
-    """Each parent's children by ``relation``, read with one kept query and put where the ORM's
-    prefetch puts them."""
+def _children_rows(
+    parents: list, relation: ManyToOneRel, using: str, *, records: bool
+) -> dict[Any, list] | None:
+    """``parents``' children by ``relation`` (model instances, or ``Record``s), read with one
+    kept query, by their parent's key; None when that query cannot be kept."""
     connection = connections[using]
     child, field = relation.related_model, relation.field
     ids = [parent.pk for parent in parents]
-    key = ("children", child._meta.label, field.name, len(ids), using, connection.vendor)
+    key = ("children", child._meta.label, field.name, len(ids), using, connection.vendor, records)
 
     def build() -> CompiledQuery:
         queryset = child._default_manager.db_manager(using).all()
         # The column's own IN (a lookup on the foreign key would make each placeholder a string).
         queryset = queryset.filter(In(F(field.attname), params_of("parents", ids)))
-        return compile_queryset(queryset, paged=False)
+        return compile_queryset(queryset, paged=False, records=records)
 
     query = compiled(key, build)
     if query is None:
-        prefetch_related_objects(parents, relation.get_accessor_name())
-        return
+        return None
     by_parent: dict[Any, list] = {}
     for row in query.rows(values_of("parents", ids), using=using):
         by_parent.setdefault(getattr(row, field.attname), []).append(row)
+    return by_parent
+
+
+def _children_of_records(parents: list, relation: ManyToOneRel, using: str) -> None:
+    """Each record's children by ``relation`` as ``Children`` under the relation's accessor
+    (``invoice.lines``), each child holding its parent (``line.invoice``)."""
+    by_parent = _children_rows(parents, relation, using, records=True)
+    if by_parent is None:
+        raise NotCompilable(f"the children of {relation}")  # a record has no related manager
+    accessor, name = relation.get_accessor_name(), relation.field.name
+    for parent in parents:
+        rows = by_parent.get(parent.pk, [])
+        for row in rows:
+            row.__dict__[name] = parent
+        parent.__dict__[accessor] = Children(rows)
+
+
+def _prefetch_children(parents: list, relation: ManyToOneRel, using: str) -> None:
+    """Each parent's children by ``relation``, read with one kept query and put where the ORM's
+    prefetch puts them."""
+    by_parent = _children_rows(parents, relation, using, records=False)
+    if by_parent is None:
+        prefetch_related_objects(parents, relation.get_accessor_name())
+        return
+    field = relation.field
     accessor, name = relation.get_accessor_name(), relation.cache_name
     for parent in parents:
         rows = by_parent.get(parent.pk, [])
@@ -264,9 +354,11 @@ def _prefetch_children(parents: list, relation: ManyToOneRel, using: str) -> Non
         parent._prefetched_objects_cache[name] = children
 
 
-def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
+def compile_queryset(queryset: QuerySet, *, paged: bool, records: bool = False) -> CompiledQuery:
     """Compile a queryset built with ``Param`` placeholders: a ``values()`` one, or one of
-    model instances (``select_related`` and prefetches included). ``paged``: it was sliced
+    model instances (``select_related`` and prefetches included), given as ``Record``s when
+    ``records`` and it has neither ``select_related`` nor a prefetch other than plain reverse
+    foreign keys. ``paged``: it was sliced
     ``[OFFSET_SENTINEL : OFFSET_SENTINEL + LIMIT_SENTINEL]`` (or holds a subquery that was),
     whose numbers become the placeholders ``page_offset`` and ``page_limit``."""
     query = queryset.query
@@ -296,6 +388,17 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
     if info is None or query.extra_select or queryset._known_related_objects:
         raise NotCompilable("only values() and model lists are compiled")
     start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+    lookups = queryset._prefetch_related_lookups
+    children = tuple(
+        relation
+        for lookup in lookups
+        if (relation := _children_relation(queryset.model, lookup)) is not None
+    )
+    prefetch = tuple(
+        lookup for lookup in lookups if _children_relation(queryset.model, lookup) is None
+    )
+    populators = get_related_populators(info, compiler.select, queryset.db, queryset._fetch_mode)
+    related = tuple(populators)
     return CompiledQuery(
         sql=sql,
         params=tuple(params),
@@ -307,21 +410,12 @@ def compile_queryset(queryset: QuerySet, *, paged: bool) -> CompiledQuery:
         annotations=tuple(
             (name, index) for name, index in compiler.annotation_col_map.items() if name != TOTAL
         ),
-        prefetch=tuple(
-            lookup
-            for lookup in queryset._prefetch_related_lookups
-            if _children_relation(queryset.model, lookup) is None
-        ),
-        children=tuple(
-            relation
-            for lookup in queryset._prefetch_related_lookups
-            if (relation := _children_relation(queryset.model, lookup)) is not None
-        ),
-        related=tuple(
-            get_related_populators(info, compiler.select, queryset.db, queryset._fetch_mode)
-        ),
+        prefetch=prefetch,
+        children=children,
+        related=related,
         fetch_mode=queryset._fetch_mode,
         total_at=total_at,
+        records=records and not prefetch and not related,
     )
 
 

@@ -360,6 +360,9 @@ class InvoiceViewSet(
     required_scopes = {"list": READ, "retrieve": READ, "pdf": READ, "pay": WRITE}
 
     account_rows = staticmethod(invoices_of_account)
+    # The list's answer (invoice_representation) reads an invoice's fields and lines only: its
+    # rows are plain records, not model instances with a related manager each (issue 35).
+    list_records = True
 
     @action(detail=True, methods=["get"])
     def pdf(self, request, pk: str):

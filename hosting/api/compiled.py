@@ -39,11 +39,20 @@ class CompiledPages:
 
     ``build(param)`` makes the list's ``values()`` queryset, filtered and ordered, taking each
     value from ``param(name)``; it runs once per shape. ``values`` are this request's values
-    by name.
+    by name. ``records``: a model list's rows are given as ``Record``s (hosting/queries.py).
     """
 
-    def __init__(self, key: tuple, build: Callable[[], QuerySet], values: dict, using: str):
+    def __init__(
+        self,
+        key: tuple,
+        build: Callable[[], QuerySet],
+        values: dict,
+        using: str,
+        *,
+        records: bool = False,
+    ):
         self.key, self.build, self.values, self.using = key, build, values, using
+        self.records = records
 
     @property
     def ordering(self) -> tuple:
@@ -81,7 +90,7 @@ class CompiledPages:
         queryset = queryset.filter(pk__in=paged(queryset.values("pk"))) if deep else paged(queryset)
         if total is not None:
             queryset = with_total(queryset, total)
-        return compile_queryset(queryset, paged=True)
+        return compile_queryset(queryset, paged=True, records=self.records)
 
     def _page_values(self, offset: int, limit: int, before: datetime.datetime | None) -> dict:
         values = {**self.values, **page_values(offset, limit)}
@@ -153,7 +162,9 @@ def list_pages(
 
     ``base(param)`` is the view's ``values()`` queryset before the filters, taking its values
     from ``param(name)``; ``values`` are this request's (by the same names); ``shape`` is what
-    else changes its SQL (a caller's role, say). The query parameters are read and checked by
+    else changes its SQL (a caller's role, say). A view whose ``list_records`` is true gets a
+    model list's rows as ``Record``s (its answer reads their fields and kept children only).
+    The query parameters are read and checked by
     the view's FilterSet as for any list (a 400 names a bad one); a filter with a method of
     its own or a ``filter()`` that reads the value (a search, an event type's wildcards: their
     SQL depends on the value) is built with the ORM each time.
@@ -186,4 +197,5 @@ def list_pages(
     for name, value in cleaned.items():
         if name not in ordered:
             request_values.update(values_of(f"filter.{name}", value))
-    return CompiledPages(key, build, request_values, using)
+    records = getattr(view, "list_records", False)
+    return CompiledPages(key, build, request_values, using, records=records)

@@ -107,6 +107,7 @@ class TicketViewSet(
     }
 
     account_rows = staticmethod(tickets_of_account)
+    list_records = True  # the list's answer (ticket_representation) reads fields only
 
     def create(self, request):
         body = validated(TicketCreateSerializer, request)

@@ -324,6 +324,67 @@ def test_an_invoices_lines_are_read_from_kept_sql_as_the_orm_prefetches_them(
     }
 
 
+def test_records_hold_what_a_representation_reads_of_the_instances(
+    account, django_assert_num_queries
+):
+    """A model list compiled as records: each row's fields by attribute name, ``pk``, its
+    annotations and its lines (``all()``, ``count()``), each line holding its invoice; the
+    same values the model instances hold, with no query once read."""
+    from django.db.models import Value
+
+    from billing.models import Invoice, InvoiceLine
+    from tests.factories import InvoiceFactory
+
+    invoices = [InvoiceFactory(account=account) for _ in range(3)]
+    InvoiceLine.objects.filter(invoice=invoices[0]).delete()
+    queryset = (
+        Invoice.objects.prefetch_related("lines")
+        .filter(account_id=compiled.Param("a"))
+        .annotate(marker=Value(7))
+        .order_by("created_at", "id")
+    )
+    records = compiled.compiled(
+        ("records probe",), lambda: compiled.compile_queryset(queryset, paged=False, records=True)
+    ).rows({"a": account.id}, using="default")
+    instances = list(Invoice.objects.filter(account=account).order_by("created_at", "id"))
+    fields = [field.attname for field in Invoice._meta.concrete_fields]
+    line_fields = [field.attname for field in InvoiceLine._meta.concrete_fields]
+    assert [type(record) for record in records] == [compiled.Record] * 3
+    with django_assert_num_queries(0):
+        for record, instance in zip(records, instances, strict=True):
+            assert {name: getattr(record, name) for name in fields} == {
+                name: getattr(instance, name) for name in fields
+            }
+            assert (record.pk, record.marker) == (instance.pk, 7)
+            lines = record.lines.all()
+            assert record.lines.count() == len(lines) == len(list(record.lines))
+            for line in lines:
+                assert line.invoice is record
+    for record, instance in zip(records, instances, strict=True):
+        expected = list(instance.lines.all())
+        assert [
+            {name: getattr(line, name) for name in line_fields} for line in record.lines.all()
+        ] == [{name: getattr(line, name) for name in line_fields} for line in expected]
+    assert records[0].lines.count() == 0 and records[1].lines.count() > 0
+
+
+def test_a_list_with_select_related_stays_model_instances_when_records_are_asked():
+    from billing.models import Invoice
+
+    queryset = Invoice.objects.select_related("account").filter(account_id=compiled.Param("a"))
+    assert not compiled.compile_queryset(queryset, paged=False, records=True).records
+    queryset = Invoice.objects.prefetch_related("payments__invoice")
+    assert not compiled.compile_queryset(queryset, paged=False, records=True).records
+
+
+def test_the_invoices_and_tickets_lists_keep_records(owner_api, invoices_and_tickets):
+    for path in ("/v1/invoices", "/v1/tickets"):
+        compiled.cache_clear()
+        assert owner_api.get(path).status_code == 200
+        kept = [query for query in _lists_kept() if query.model is not None]
+        assert kept and all(query.records for query in kept), path
+
+
 SERVERS_TABLES = ("servers_server", "servers_instancecount")
 
 
