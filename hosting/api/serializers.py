@@ -165,42 +165,67 @@ def _identity(value):
     return value
 
 
+_plans: dict[type, list[tuple[str, str, Callable[[Any], Any]]] | None] = {}
+
+
+def row_plan(serializer_class: type) -> list[tuple[str, str, Callable[[Any], Any]]] | None:
+    """How ``serializer_class`` shows a plain row (``QuerySet.values()``): (output name, column,
+    converter) per field, read once per class; None when a field needs the serializer itself
+    (no known converter, ``source="*"``, a dotted source)."""
+    if serializer_class not in _plans:
+        plan: list | None = []
+        for name, field in serializer_class().fields.items():
+            if field.write_only:
+                continue
+            convert = _converter(field)
+            if convert is None or field.source == "*" or "." in field.source:
+                plan = None
+                break
+            plan.append((name, field.source, convert))
+        _plans[serializer_class] = plan
+    return _plans[serializer_class]
+
+
+def rows_by_plan(plan: list[tuple[str, str, Callable[[Any], Any]]], rows: list) -> list[dict]:
+    """Each of ``rows`` (mappings) shown by ``plan`` (``row_plan``), in one pass."""
+    return [
+        {
+            name: None if (value := row[column]) is None else convert(value)
+            for name, column, convert in plan
+        }
+        for row in rows
+    ]
+
+
+def shown_as_rows(serializer_class: type, rows: list) -> list[dict] | None:
+    """A page of plain rows as ``serializer_class`` (whose list serializer is
+    ``RowListSerializer``) shows them, without building a serializer: the same answer as
+    ``serializer_class(rows, many=True).data``. None when it cannot (model instances, a
+    serializer that reads more than columns): the caller serializes as usual."""
+    meta = getattr(serializer_class, "Meta", None)
+    if getattr(meta, "list_serializer_class", None) is not RowListSerializer:
+        return None
+    if not rows:
+        return []
+    if not isinstance(rows[0], Mapping) or (plan := row_plan(serializer_class)) is None:
+        return None
+    return rows_by_plan(plan, rows)
+
+
 class RowListSerializer(serializers.ListSerializer):
     """Lists of plain rows (``QuerySet.values()``) shown as the child serializer shows one.
 
     DRF walks every field of every item through several calls; for a page of rows this costs
     more than the queries that fetched it. The child's fields are read once per serializer
-    class into a plan (output name, column, converter) and each row becomes a dict in one pass.
-    The output is the child's own (a test compares both for every field kind used): model
-    instances, and fields that need the whole object (``source="*"``), go through the child.
+    class into a plan (output name, column, converter, ``row_plan``) and each row becomes a
+    dict in one pass. The output is the child's own (a test compares both for every field kind
+    used): model instances, and fields that need the whole object (``source="*"``), go through
+    the child. A list view skips even this serializer for a page of rows (``shown_as_rows``).
     """
-
-    _plans: dict[type, list[tuple[str, str, Callable[[Any], Any]]] | None] = {}
-
-    def _plan(self):
-        child_class = type(self.child)
-        if child_class not in self._plans:
-            plan = []
-            for name, field in self.child.fields.items():
-                if field.write_only:
-                    continue
-                convert = _converter(field)
-                if convert is None or field.source == "*" or "." in field.source:
-                    plan = None
-                    break
-                plan.append((name, field.source, convert))
-            self._plans[child_class] = plan
-        return self._plans[child_class]
 
     def to_representation(self, data):
         rows = data if isinstance(data, list) else list(data)
-        plan = self._plan() if rows and isinstance(rows[0], Mapping) else None
+        plan = row_plan(type(self.child)) if rows and isinstance(rows[0], Mapping) else None
         if plan is None:
             return super().to_representation(rows)
-        return [
-            {
-                name: None if (value := row[column]) is None else convert(value)
-                for name, column, convert in plan
-            }
-            for row in rows
-        ]
+        return rows_by_plan(plan, rows)

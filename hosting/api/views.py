@@ -12,6 +12,7 @@ from hosting import errors
 from hosting.api.compiled import list_pages
 from hosting.api.exceptions import error_response
 from hosting.api.pagination import PageNumberPagination
+from hosting.api.serializers import shown_as_rows
 from hosting.queries import NotCompilable
 
 # OPTIONS is not offered (README, "API decisions"), so no answer's ``Allow`` names it.
@@ -59,9 +60,10 @@ class EnvelopeListMixin:
                 page = None  # built with the ORM below, as any list
         if page is None:
             page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        return self.get_paginated_response(
-            self.rows_shown(self.get_serializer(page, many=True).data, page)
-        )
+        data = shown_as_rows(self.get_serializer_class(), page)
+        if data is None:
+            data = self.get_serializer(page, many=True).data
+        return self.get_paginated_response(self.rows_shown(data, page))
 
     def compiled_pages(self, request):
         """The list's pages from SQL built once per shape (hosting/api/compiled.py), for a view

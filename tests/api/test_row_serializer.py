@@ -1,4 +1,5 @@
-"""RowListSerializer: plain rows come out exactly as the child serializer shows them."""
+"""RowListSerializer and a list view's ``shown_as_rows``: plain rows come out exactly as the
+child serializer shows them."""
 
 import datetime
 import zoneinfo
@@ -6,7 +7,8 @@ import zoneinfo
 import pytest
 from rest_framework import serializers
 
-from hosting.api.serializers import RowListSerializer
+from hosting.api import serializers as row_serializers
+from hosting.api.serializers import RowListSerializer, shown_as_rows
 from servers.api.serializers import SERVER_LIST_COLUMNS, ServerSerializer
 from servers.selectors import servers_of_account
 from tests.factories import ServerFactory
@@ -70,10 +72,26 @@ def test_the_plan_is_made_once_per_serializer_class():
     # Each builds its plan here, whatever ran before in this process.
     KindsSerializer(ROWS, many=True).data  # noqa: B018 - builds the plan
     NeedsTheChildSerializer(ROWS, many=True).data  # noqa: B018 - finds it has none
-    plan = RowListSerializer._plans[KindsSerializer]
+    plan = row_serializers._plans[KindsSerializer]
 
     assert [name for name, _, _ in plan] == ["text", "number", "flag", "colour", "at", "renamed"]
-    assert RowListSerializer._plans[NeedsTheChildSerializer] is None
+    assert row_serializers._plans[NeedsTheChildSerializer] is None
+
+
+class NotRowsSerializer(serializers.Serializer):
+    """Its list serializer is DRF's own: a view serializes its pages as usual."""
+
+    text = serializers.CharField()
+
+
+def test_a_view_shows_a_page_of_rows_as_the_serializer_would_without_building_one():
+    assert shown_as_rows(KindsSerializer, ROWS) == KindsSerializer(ROWS, many=True).data
+    assert shown_as_rows(KindsSerializer, []) == []
+    # Not shown this way: a serializer that needs the child, one whose list is not of rows,
+    # a page of model instances.
+    assert shown_as_rows(NeedsTheChildSerializer, ROWS) is None
+    assert shown_as_rows(NotRowsSerializer, ROWS) is None
+    assert shown_as_rows(KindsSerializer, [object()]) is None
 
 
 def test_the_server_list_rows_match_the_model_serializer(account):
