@@ -47,7 +47,7 @@ from django.db import DEFAULT_DB_ALIAS, models, transaction
 from accounts.models import Account, ApiKey, User
 from accounts.roles import Role
 from accounts.selectors import api_key_with_context
-from hosting.shared_redis import redis_client
+from hosting.shared_redis import KeptScript, redis_client
 
 ENTRY_TTL = 300
 PREFIX = "hms:apikey:"
@@ -313,8 +313,8 @@ return {entry, version, count}
 
 
 @cache
-def _lookup_script(url: str):
-    return redis_client(url).register_script(_LOOKUP_AND_COUNT)
+def _lookup_script(url: str) -> KeptScript:
+    return KeptScript(redis_client(url), _LOOKUP_AND_COUNT)
 
 
 def api_key_lookup_counting(

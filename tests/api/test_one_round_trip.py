@@ -8,6 +8,8 @@ and a wrong secret for somebody's key id never uses up that key's limit.
 from unittest import mock
 
 import pytest
+import redis
+from redis.connection import AbstractConnection
 
 from accounts import key_cache
 from accounts.models import ApiKey
@@ -34,10 +36,21 @@ def small_limits(settings):
     settings.RATE_LIMIT_ANON_PER_MINUTE = 3
 
 
-def _commands(settings):
-    """Count the commands sent to Redis (a script is one: EVALSHA)."""
-    client = redis_client(settings.REDIS_URL)
-    return mock.patch.object(client, "execute_command", wraps=client.execute_command)
+def _round_trips():
+    """Count what is written to Redis: one packed write per round trip (a script's call is
+    one: EVALSHA), whichever way it is sent."""
+    return mock.patch.object(
+        AbstractConnection,
+        "send_packed_command",
+        autospec=True,
+        side_effect=AbstractConnection.send_packed_command,
+    )
+
+
+def _command_name(packed) -> bytes:
+    """The first command's name in a packed write (``*3\\r\\n$7\\r\\nEVALSHA\\r\\n...``)."""
+    data = packed if isinstance(packed, bytes) else b"".join(packed)
+    return data.split(b"\r\n")[2]
 
 
 def _key_count(key_id: str) -> int:
@@ -59,11 +72,11 @@ def test_a_cached_key_is_authenticated_and_counted_in_one_round_trip(
 ):
     api = client_for(make_token(owner, account))
     api.get(SERVERS)  # fills the cache (and notes the key's first use)
-    with _commands(settings) as commands:
+    with _round_trips() as writes:
         responses = [api.get(SERVERS) for _ in range(3)]
     assert [r.status_code for r in responses] == [200, 200, 200]
-    assert commands.call_count == 3
-    assert {call.args[0] for call in commands.call_args_list} == {"EVALSHA"}
+    assert writes.call_count == 3
+    assert {_command_name(call.args[1]) for call in writes.call_args_list} == {b"EVALSHA"}
     assert [r["X-RateLimit-Remaining"] for r in responses] == ["598", "597", "596"]
 
 
@@ -151,3 +164,52 @@ def test_an_entry_another_release_wrote_is_read_again_and_the_request_counted_on
     assert response.status_code == 200
     assert response["X-RateLimit-Remaining"] == "598"  # once, not again after the re-read
     assert _key_count(key_id) == 2
+
+
+SCRIPT = "return {redis.call('INCRBY', KEYS[1], ARGV[1]), ARGV[2], false}"
+
+
+def test_the_kept_script_answers_as_redis_pys_script_and_loads_itself_after_a_flush(settings):
+    from hosting.shared_redis import KeptScript
+
+    client = redis_client(settings.REDIS_URL)
+    client.delete("hms-test:kept")
+    kept, theirs = KeptScript(client, SCRIPT), client.register_script(SCRIPT)
+    assert kept.sha == theirs.sha
+    client.script_flush()  # Redis restarted, say: the next call loads the script itself
+    assert kept(keys=["hms-test:kept"], args=[2, "x"]) == [2, b"x", None]
+    assert theirs(keys=["hms-test:kept"], args=[3, "x"]) == [5, b"x", None]
+    assert kept(keys=["hms-test:kept"], args=[1, "é"]) == [6, "é".encode(), None]
+    with pytest.raises(redis.exceptions.ResponseError):
+        kept(keys=["hms-test:kept"], args=["not a number", "x"])
+    assert kept(keys=["hms-test:kept"], args=[1, "x"]) == [7, b"x", None]
+    client.delete("hms-test:kept")
+
+
+def test_a_kept_script_call_whose_connection_broke_fails_as_redis_pys_and_the_next_works(
+    settings,
+):
+    """Under the connection's own retry policy (redis-py's, which retries nothing unless told
+    to): the error reaches the caller, the broken connection is closed, the next call runs on
+    a fresh one."""
+    from hosting.shared_redis import KeptScript
+
+    client = redis_client(settings.REDIS_URL)
+    client.delete("hms-test:kept")
+    kept = KeptScript(client, SCRIPT)
+    read = AbstractConnection.read_response
+    broke = []
+
+    def breaks_once(connection, *args, **kwargs):
+        if not broke:  # the reply is lost: the script ran, its answer never came
+            broke.append(connection)
+            raise redis.exceptions.ConnectionError("Connection closed by server.")
+        return read(connection, *args, **kwargs)
+
+    with mock.patch.object(AbstractConnection, "read_response", autospec=True) as reading:
+        reading.side_effect = breaks_once
+        with pytest.raises(redis.exceptions.ConnectionError):
+            kept(keys=["hms-test:kept"], args=[1, "x"])
+        assert broke[0]._sock is None  # closed, not handed back to the pool half-read
+        assert kept(keys=["hms-test:kept"], args=[1, "x"]) == [2, b"x", None]
+    client.delete("hms-test:kept")
