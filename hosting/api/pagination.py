@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Protocol
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
@@ -17,6 +18,36 @@ MAX_PER_PAGE = 100
 # Far past any real list, and small enough that the offset it makes fits every database.
 MAX_PAGE = 1_000_000_000
 DEEP_OFFSET = 1000  # from here on a page is fetched as keys first, then rows
+
+# The links' address by what builds it (``_link_base``), bounded.
+_bases: dict[tuple, str] = {}
+BASES_LIMIT = 1024
+
+
+def _link_base(request) -> str:
+    """The absolute address of the request's path, as ``build_absolute_uri`` makes it (which
+    checks the host against ``ALLOWED_HOSTS`` each time), kept by everything it is made of: a
+    host that fails the check raises before anything is kept."""
+    meta = request.META
+    key = (
+        request.scheme,
+        settings.USE_X_FORWARDED_HOST,
+        settings.USE_X_FORWARDED_PORT,
+        meta.get("HTTP_X_FORWARDED_HOST"),
+        meta.get("HTTP_X_FORWARDED_PORT"),
+        meta.get("HTTP_HOST"),
+        meta.get("SERVER_NAME"),
+        meta.get("SERVER_PORT"),
+        request.path,
+    )
+    base = _bases.get(key)
+    if base is None:
+        base = request.build_absolute_uri(request.path)
+        if len(_bases) >= BASES_LIMIT:
+            _bases.clear()
+        _bases[key] = base
+    return base
+
 
 PAGINATION_SCHEMA = {
     "type": "object",
@@ -164,8 +195,7 @@ class PageNumberPagination(BasePagination):
         if self.page < self.total_pages:
             links.append(("next", self.page + 1))
         links.append(("last", self.total_pages))
-        # The address is the same in every link: build it once (it checks the host each time).
-        base = self.request.build_absolute_uri(self.request.path) + "?"
+        base = _link_base(self.request) + "?"
         # The query is the same in every link but for its page: the parameters sorted by name
         # before and after "page" are encoded once.
         items = sorted((k, v) for k, v in self.request.query_params.lists() if k != "page")

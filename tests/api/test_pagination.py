@@ -88,6 +88,34 @@ def test_the_link_header_names_first_prev_next_and_last(owner_api, thirty_server
     assert links["last"].endswith("page=3&per_page=10&status=running")
 
 
+def test_the_links_follow_each_requests_host_scheme_and_path(owner_api, thirty_servers, settings):
+    """The links' address is kept per host, scheme and path (hosting/api/pagination.py): each
+    request still gets its own, and a host ALLOWED_HOSTS refuses is refused."""
+    settings.ALLOWED_HOSTS = ["testserver", "api.example.com"]
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+    def first(path, **headers):
+        response = owner_api.get(path, **headers)
+        return response.status_code, response.get("Link", "").split(">")[0].lstrip("<")
+
+    for _ in range(2):  # the second time from what was kept
+        assert first("/v1/servers?per_page=10") == (
+            200,
+            "http://testserver/v1/servers?page=1&per_page=10",
+        )
+        assert first("/v1/servers?per_page=10", HTTP_HOST="api.example.com") == (
+            200,
+            "http://api.example.com/v1/servers?page=1&per_page=10",
+        )
+        assert first(
+            "/v1/servers?per_page=10", HTTP_HOST="api.example.com", HTTP_X_FORWARDED_PROTO="https"
+        ) == (200, "https://api.example.com/v1/servers?page=1&per_page=10")
+        assert first("/v1/bots?per_page=10", HTTP_HOST="api.example.com")[1].startswith(
+            "http://api.example.com/v1/bots?"
+        )
+        assert first("/v1/servers?per_page=10", HTTP_HOST="evil.example.net")[0] == 400
+
+
 def test_the_first_page_has_no_prev_and_the_last_no_next(owner_api, thirty_servers):
     first = owner_api.get("/v1/servers?per_page=30")["Link"]
     assert 'rel="prev"' not in first
