@@ -164,10 +164,10 @@ def list_pages(
     from ``param(name)``; ``values`` are this request's (by the same names); ``shape`` is what
     else changes its SQL (a caller's role, say). A view whose ``list_records`` is true gets a
     model list's rows as ``Record``s (its answer reads their fields and kept children only).
-    The query parameters are read and checked by
-    the view's FilterSet as for any list (a 400 names a bad one); a filter with a method of
-    its own or a ``filter()`` that reads the value (a search, an event type's wildcards: their
-    SQL depends on the value) is built with the ORM each time.
+    The query parameters are read and checked by the view's FilterSet as for any list (a 400
+    names a bad one); a filter with a method of its own or a ``filter()`` that reads the value
+    (a search, an event type's wildcards: their SQL depends on the value) is built with the
+    ORM each time.
     """
     from hosting.api.filters import QueryParameterFilterBackend
 
