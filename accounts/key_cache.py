@@ -47,7 +47,7 @@ from django.db import DEFAULT_DB_ALIAS, models, transaction
 from accounts.models import Account, ApiKey, User
 from accounts.roles import Role
 from accounts.selectors import api_key_with_context
-from hosting.shared_redis import KeptScript, redis_client
+from hosting.shared_redis import KeptScript, SentScript, redis_client
 
 ENTRY_TTL = 300
 PREFIX = "hms:apikey:"
@@ -329,6 +329,11 @@ def api_key_lookup_counting(
     raw_entry, raw_version, count = _lookup_script(settings.REDIS_URL)(
         keys=[*_keys(key_id), counter_key], args=[counter_ttl, *digests]
     )
+    return _answered(key_id, raw_entry, raw_version, count)
+
+
+def _answered(key_id: str, raw_entry, raw_version, count) -> tuple[ApiKey | None, int | None]:
+    """The key and the count of the lookup script's answer (``api_key_lookup_counting``)."""
     version, counted = int(raw_version or 0), (int(count) if count else None)
     if raw_entry is not None:
         try:
@@ -338,6 +343,58 @@ def api_key_lookup_counting(
     api_key = api_key_with_context(key_id=key_id)
     _store(key_id, version, api_key)
     return api_key, counted
+
+
+class SentLookup:
+    """``api_key_lookup_counting`` sent to Redis and not read yet (``api_key_lookup_sent``).
+
+    ``kept`` is a copy of the key this process last decoded for the key id: what the answer
+    will most likely hold. ``read()`` answers as the lookup would have, and whether the answer
+    is the very entry (the same bytes, the same version) ``kept`` was decoded from: then
+    ``kept`` is the key the lookup would have given (a copy of it), nothing decided from it is
+    out of date, and nobody changed the key, its user, membership or account in between."""
+
+    def __init__(self, key_id: str, sent: SentScript, entry: tuple[bytes, int], kept: ApiKey):
+        self.key_id, self.sent, self.entry, self.kept = key_id, sent, entry, kept
+
+    def read(self) -> tuple[ApiKey | None, int | None, bool]:
+        """``(key, count, same)``: ``same`` when the answer is the entry ``kept`` was decoded
+        from; ``kept`` is confirmed when it is the same and the request was counted."""
+        raw_entry, raw_version, count = self.sent.read()
+        same = raw_entry == self.entry[0] and int(raw_version or 0) == self.entry[1]
+        api_key, counted = _answered(self.key_id, raw_entry, raw_version, count)
+        return api_key, counted, same
+
+
+def api_key_expected(key_id: str) -> bool:
+    """Whether this process can say what the shared cache most likely holds for the key id (a
+    key it decoded before), so that its lookup may be sent ahead (``api_key_lookup_sent``)."""
+    if not enabled():
+        return False
+    kept = _decoded.get(key_id)
+    return kept is not None and kept[2] is not None
+
+
+def api_key_lookup_sent(
+    *, key_id: str, digests: list[str], counter_key: str | None, counter_ttl: int
+) -> SentLookup | None:
+    """``api_key_lookup_counting`` sent without waiting for its answer, for a key this process
+    has decoded before (``SentLookup``); None when there is nothing to expect (no shared
+    cache, no counter, a key id not kept here or kept as absent) or it could not be sent:
+    the caller looks the key up the ordinary way. Whoever gets one must ``read()`` it."""
+    if not enabled() or counter_key is None or not digests:
+        return None
+    kept = _decoded.get(key_id)
+    if kept is None or kept[2] is None:
+        return None
+    sent = _lookup_script(settings.REDIS_URL).send(
+        keys=[*_keys(key_id), counter_key], args=[counter_ttl, *digests]
+    )
+    if sent is None:
+        return None
+    expected = _copy(kept[2])
+    assert expected is not None
+    return SentLookup(key_id, sent, (kept[0], kept[1]), expected)
 
 
 def _current(key_id: str) -> tuple[int, bool, ApiKey | None]:
@@ -353,7 +410,19 @@ def _current(key_id: str) -> tuple[int, bool, ApiKey | None]:
 
 
 def _store(key_id: str, version: int, api_key: ApiKey | None) -> None:
-    _client().set(_keys(key_id)[0], _encode(version, api_key), ex=ENTRY_TTL)
+    raw = _encode(version, api_key)
+    _client().set(_keys(key_id)[0], raw, ex=ENTRY_TTL)
+    # This process knows what the entry now holds: kept decoded, so that the next request
+    # with the key expects it (a lookup sent ahead, ``api_key_lookup_sent``) and is not
+    # answered twice.
+    _keep(key_id, raw, version)
+
+
+def _keep(key_id: str, raw: bytes, version: int) -> None:
+    try:
+        _decode_kept(raw, key_id=key_id, version=version)
+    except _Malformed:  # never for an entry this code wrote
+        _decoded.pop(key_id, None)
 
 
 def api_key_cache_refresh(api_key: ApiKey) -> None:

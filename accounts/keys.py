@@ -62,6 +62,14 @@ def parse_token(token: str, prefix: str = TOKEN_PREFIX) -> ParsedToken | None:
     return ParsedToken(token=token, key_id=rest[:KEY_ID_LENGTH])
 
 
+def key_id_named(token: str, prefix: str = TOKEN_PREFIX) -> str | None:
+    """The key id a token of our length and prefix names, without checking anything else
+    (``parse_token`` does): for a look at what a process knows of it before that."""
+    if len(token) != TOKEN_LENGTH or not token.startswith(prefix):
+        return None
+    return token[len(prefix) : len(prefix) + KEY_ID_LENGTH]
+
+
 def current_pepper_id() -> str:
     return next(iter(settings.API_KEY_PEPPERS))
 

@@ -6,6 +6,13 @@ down guessing) and every authenticated answer, a 403 included, must count agains
 
 With Redis, a request costs one round trip for both: the key lookup counts it in its key's
 window (``api_key_authenticate``'s ``counter``). A cache miss counts it in a second trip.
+
+A hot list does not even wait for that trip before its statement (``KeySpeculation``,
+hosting/api/views.py's ``EnvelopeListMixin.dispatch``): the lookup is sent, the list is
+answered for the key this process decoded last, and the lookup's answer is read after it. An
+answer that is not that very entry (the key, its user, membership or account changed), or
+puts the key over its limit, throws the answer away, and the request is answered again the
+ordinary way with the lookup's answer (not asked twice: counted once).
 """
 
 from django.conf import settings
@@ -13,7 +20,10 @@ from rest_framework.authentication import BaseAuthentication
 
 from accounts.services import (
     ApiKeyPrincipal,
+    LookupAnswer,
+    SentAuthentication,
     api_key_authenticate,
+    api_key_authentication_sent,
     api_key_check_access,
     api_key_record_use,
 )
@@ -47,14 +57,98 @@ def _remember_rate_limit(request, exc_or_state) -> None:
     request._request.rate_limit = state
 
 
+def _limit(principal: ApiKeyPrincipal) -> int:
+    return principal.account.rate_limit_per_minute or settings.RATE_LIMIT_PER_MINUTE
+
+
+class KeySpeculation:
+    """A request answered while its key's lookup is on its way (``ApiKeyAuthentication.
+    speculate``): ``principal`` is the expected one; ``settle()`` reads the lookup's answer
+    after the request was answered and tells whether that answer stands."""
+
+    def __init__(
+        self,
+        request,
+        sent: SentAuthentication,
+        principal: ApiKeyPrincipal,
+        window: RateLimitWindow,
+        ip: str,
+    ):
+        self.request, self.sent, self.principal = request, sent, principal
+        self.window, self.ip = window, ip
+        self.answer: LookupAnswer | None = None
+
+    def settle(self) -> bool:
+        """True when the lookup confirms the expected principal and the request is within its
+        key's limit: the limit's state is noted for the answer's headers and the key's use
+        recorded, as ``ApiKeyAuthentication.authenticate`` does. False otherwise: the answer
+        must be thrown away and the request answered again (``retry``)."""
+        answer, confirmed = self.sent.read()
+        self.answer = answer
+        if confirmed and answer.counted is not None:
+            try:
+                state = self.window.state(
+                    count=answer.counted, limit=_limit(self.principal), policy="default"
+                )
+            except RateLimitExceeded:
+                pass  # answered again: the 429 and its headers, the ordinary way
+            else:
+                self.request.rate_limit = state
+                api_key_record_use(api_key=self.principal.api_key, ip=self.ip)
+                return True
+        return False
+
+    def retry(self, request) -> None:
+        """Make ``request`` (Django's, put back as it was) authenticate again with the
+        lookup's answer ``settle()`` read, in the same window: the request is not counted
+        twice."""
+        request.key_lookup = (self.answer, self.window)
+
+
 class ApiKeyAuthentication(BaseAuthentication):
-    def authenticate(self, request) -> tuple[object, ApiKeyPrincipal]:
-        ip = client_ip(request)
+    @staticmethod
+    def speculate(request) -> KeySpeculation | None:
+        """For a request (Django's) whose answer has no effect but itself (a list's ``GET``):
+        send its key's lookup and give the principal to answer it with while the lookup is on
+        its way (``KeySpeculation``, whose ``settle()`` must be called), or None to
+        authenticate the ordinary way (no key seen here before, no shared cache, a key the
+        expected entry refuses: then its answer is read now and kept for ``authenticate``)."""
         window = RateLimitWindow.current()
+        sent = api_key_authentication_sent(
+            header=request.META.get("HTTP_AUTHORIZATION", ""), counter=_KeyWindow(window)
+        )
+        if sent is None:
+            return None
+        ip = client_ip(request)
+        try:
+            principal = sent.principal()
+        except ApplicationError as refusal:  # refused the ordinary way, with this refusal
+            request.key_lookup = (sent.read(refusal=refusal)[0], window)
+            return None
+        try:
+            api_key_check_access(principal=principal, ip=ip)
+        except ApplicationError:
+            request.key_lookup = (sent.read()[0], window)  # refused the ordinary way
+            return None
+        request.key_speculation = speculation = KeySpeculation(request, sent, principal, window, ip)
+        return speculation
+
+    def authenticate(self, request) -> tuple[object, ApiKeyPrincipal]:
+        speculation = getattr(request._request, "key_speculation", None)
+        if speculation is not None:
+            return speculation.principal.user, speculation.principal
+        answer: LookupAnswer | None = None
+        window = RateLimitWindow.current()
+        looked_up = getattr(request._request, "key_lookup", None)
+        if looked_up is not None:
+            answer, window = looked_up
+        ip = client_ip(request)
         principal = None
         try:
             principal = api_key_authenticate(
-                header=request.META.get("HTTP_AUTHORIZATION", ""), counter=_KeyWindow(window)
+                header=request.META.get("HTTP_AUTHORIZATION", ""),
+                counter=_KeyWindow(window),
+                answer=answer,
             )
             api_key_check_access(principal=principal, ip=ip)
         except ApplicationError as error:
@@ -64,7 +158,7 @@ class ApiKeyAuthentication(BaseAuthentication):
                 self._count_failure(request, ip, window)
             raise
         try:
-            limit = principal.account.rate_limit_per_minute or settings.RATE_LIMIT_PER_MINUTE
+            limit = _limit(principal)
             if principal.counted is not None:
                 state = window.state(count=principal.counted, limit=limit, policy="default")
             else:

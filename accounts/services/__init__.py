@@ -35,7 +35,10 @@ from accounts.services.api_keys import (
 )
 from accounts.services.authentication import (
     ApiKeyPrincipal,
+    LookupAnswer,
+    SentAuthentication,
     api_key_authenticate,
+    api_key_authentication_sent,
     api_key_check_access,
     api_key_record_use,
     parse_bearer,
@@ -75,6 +78,8 @@ __all__ = [
     "MAX_ROTATION_GRACE",
     "UNBILLED_ALLOWANCE",
     "ApiKeyPrincipal",
+    "LookupAnswer",
+    "SentAuthentication",
     "account_changes_clean",
     "account_create",
     "account_lock",
@@ -85,6 +90,7 @@ __all__ = [
     "account_unsuspend",
     "account_update",
     "api_key_authenticate",
+    "api_key_authentication_sent",
     "api_key_check_access",
     "api_key_create",
     "api_key_record_use",

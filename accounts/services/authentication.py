@@ -8,7 +8,13 @@ from typing import Protocol
 from django.utils import timezone
 
 from accounts import keys
-from accounts.key_cache import api_key_cache_refresh, api_key_lookup_counting
+from accounts.key_cache import (
+    SentLookup,
+    api_key_cache_refresh,
+    api_key_expected,
+    api_key_lookup_counting,
+    api_key_lookup_sent,
+)
 from accounts.models import Account, ApiKey, User
 from accounts.roles import (
     effective_scopes,
@@ -63,8 +69,83 @@ def parse_bearer(header: str) -> str:
     return token
 
 
+@dataclass(frozen=True)
+class LookupAnswer:
+    """A key lookup's answer read before ``api_key_authenticate`` is called with it (a
+    ``SentAuthentication`` whose guess was not confirmed): the key, the request's count in its
+    window (None: not counted) and the presented token's digest it was asked with."""
+
+    parsed: keys.ParsedToken
+    api_key: ApiKey | None
+    counted: int | None
+    computed: tuple[str, str] | None
+    # The 401 the expected key gave the token, when the answer is that very key: given again,
+    # not worked out twice (a wrong secret costs what it costs for an unknown key id).
+    refusal: ApplicationError | None = None
+
+
+class SentAuthentication:
+    """An authentication whose key lookup (and count) is on its way to Redis
+    (``api_key_authentication_sent``), with the principal it will most likely confirm:
+    the one made from the key this process decoded last for the key id."""
+
+    def __init__(self, parsed: keys.ParsedToken, computed: tuple[str, str], lookup: SentLookup):
+        self.parsed, self.computed, self.lookup = parsed, computed, lookup
+
+    def principal(self) -> ApiKeyPrincipal:
+        """The expected principal (not counted yet); the contract's 401 if the expected key
+        refuses the token (``read(refusal=...)`` takes it)."""
+        return _principal(self.parsed, self.lookup.kept, None, self.computed)
+
+    def read(self, *, refusal: ApplicationError | None = None) -> tuple[LookupAnswer, bool]:
+        """The lookup's answer, and whether it confirms the expected key (the same entry, and
+        the request counted): then ``principal()`` is exactly what ``api_key_authenticate``
+        would have made, and the answer's ``counted`` its count. ``refusal``: what
+        ``principal()`` raised, kept in the answer when the answer is the expected key."""
+        api_key, counted, same = self.lookup.read()
+        answer = LookupAnswer(
+            self.parsed, api_key, counted, self.computed, refusal if same else None
+        )
+        return answer, same and counted is not None
+
+
+def api_key_authentication_sent(
+    *, header: str, counter: KeyRequestCounter
+) -> SentAuthentication | None:
+    """Send the lookup of the header's key to Redis without waiting for it, when this process
+    knows what it will most likely answer (``SentAuthentication``; its ``read()`` must be
+    called); None when it cannot (no Bearer token, a malformed one, no shared cache, a key not
+    seen here yet): the caller authenticates the ordinary way."""
+    try:
+        token = parse_bearer(header)
+    except ApplicationError:
+        return None
+    key_id = keys.key_id_named(token)
+    if key_id is None or not api_key_expected(key_id):
+        return None  # nothing checked or digested: the ordinary way does it once
+    parsed = keys.parse_token(token)
+    if parsed is None:
+        return None
+    counter_key = counter.shared_key(parsed.key_id)
+    if counter_key is None:
+        return None
+    computed = keys.token_digest_now(parsed.token)
+    if computed is None:
+        return None
+    lookup = api_key_lookup_sent(
+        key_id=parsed.key_id,
+        digests=[computed[1]],
+        counter_key=counter_key,
+        counter_ttl=counter.ttl,
+    )
+    return None if lookup is None else SentAuthentication(parsed, computed, lookup)
+
+
 def api_key_authenticate(
-    *, header: str, counter: KeyRequestCounter | None = None
+    *,
+    header: str,
+    counter: KeyRequestCounter | None = None,
+    answer: LookupAnswer | None = None,
 ) -> ApiKeyPrincipal:
     """Resolve an Authorization header to a principal, or raise the contract's 401 error.
 
@@ -75,18 +156,35 @@ def api_key_authenticate(
     With a ``counter``, the request is counted in its key's rate-limit window in the same round
     trip as the cached key is read, when it can be (``principal.counted``); a request refused
     here is taken back out of it: refusals count against the client's address, not the key.
+
+    ``answer``: the lookup's answer already read for this header (``SentAuthentication``),
+    used instead of asking again (which would count the request twice).
     """
-    parsed = keys.parse_token(parse_bearer(header))
-    if parsed is None:
-        raise InvalidApiKey()
-    counter_key = counter.shared_key(parsed.key_id) if counter else None
-    computed = keys.token_digest_now(parsed.token) if counter_key else None
-    api_key, counted = api_key_lookup_counting(
-        key_id=parsed.key_id,
-        digests=[computed[1]] if computed else [],
-        counter_key=counter_key,
-        counter_ttl=counter.ttl if counter else 0,
-    )
+    token = parse_bearer(header)
+    if answer is not None and answer.parsed.token == token:
+        parsed = answer.parsed  # checked once, when the lookup was sent
+    else:
+        answer = None
+        parsed_now = keys.parse_token(token)
+        if parsed_now is None:
+            raise InvalidApiKey()
+        parsed = parsed_now
+    computed: tuple[str, str] | None
+    if answer is not None:
+        api_key, counted, computed = answer.api_key, answer.counted, answer.computed
+        if answer.refusal is not None:
+            if counted is not None and counter is not None:
+                counter.uncount(parsed.key_id)
+            raise answer.refusal
+    else:
+        counter_key = counter.shared_key(parsed.key_id) if counter else None
+        computed = keys.token_digest_now(parsed.token) if counter_key else None
+        api_key, counted = api_key_lookup_counting(
+            key_id=parsed.key_id,
+            digests=[computed[1]] if computed else [],
+            counter_key=counter_key,
+            counter_ttl=counter.ttl if counter else 0,
+        )
     try:
         return _principal(parsed, api_key, counted, computed)
     except ApplicationError:

@@ -363,6 +363,7 @@ class InvoiceViewSet(
     # The list's answer (invoice_representation) reads an invoice's fields and lines only: its
     # rows are plain records, not model instances with a related manager each (issue 35).
     list_records = True
+    speculative_list = True  # answered while the key's lookup is on its way (hosting.api.views)
 
     @action(detail=True, methods=["get"])
     def pdf(self, request, pk: str):

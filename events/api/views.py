@@ -75,6 +75,7 @@ class EventViewSet(CallerScopedMixin, EnvelopeListMixin, EnvelopeRetrieveMixin, 
     serializer_class = EventSerializer
     filterset_classes = {"list": EventFilter}
     required_scopes = {"list": ["webhooks:read"], "retrieve": ["webhooks:read"]}
+    speculative_list = True  # answered while the key's lookup is on its way (hosting.api.views)
 
     def caller_queryset(self, principal):
         return events_visible_to(

@@ -41,9 +41,60 @@ class CallerScopedMixin:
 
 
 class EnvelopeListMixin:
-    """``GET`` a collection as ``data.<list_key>`` plus ``data.pagination``."""
+    """``GET`` a collection as ``data.<list_key>`` plus ``data.pagination``.
+
+    ``speculative_list``: the list is answered while the caller's key is still being looked
+    up (``dispatch``).
+    """
 
     list_key: str
+    speculative_list = False
+
+    def dispatch(self, request, *args, **kwargs):
+        """A hot list (``speculative_list``) does not wait for its key's lookup before its
+        statement: an authentication class that can (``speculate(request)``, the API keys')
+        sends the lookup and names the principal it most likely answers; the list is answered
+        for that principal, then the lookup's answer is read (``settle()``). The two waits,
+        Redis's and the database's, overlap. An answer that does not confirm the principal
+        (the key revoked, its role changed, over its limit...) is thrown away, the view and
+        the request are put back as they were before it (nothing it worked out, a caller or
+        grants, is used again), and the request is answered again the ordinary way with the
+        lookup's answer (``retry(request)``). A list's ``GET`` changes nothing, so answering it
+        twice costs only its statement."""
+        if not self._may_speculate(request):
+            return super().dispatch(request, *args, **kwargs)
+        view_state, request_state = dict(self.__dict__), dict(request.__dict__)
+        speculation = self._speculation(request)
+        if speculation is None:
+            return super().dispatch(request, *args, **kwargs)
+        try:
+            response = super().dispatch(request, *args, **kwargs)
+        except BaseException:
+            if speculation.settle():
+                raise
+        else:
+            if speculation.settle():
+                return response
+        self.__dict__.clear()
+        self.__dict__.update(view_state)
+        request.__dict__.clear()
+        request.__dict__.update(request_state)
+        speculation.retry(request)
+        return super().dispatch(request, *args, **kwargs)
+
+    def _may_speculate(self, request) -> bool:
+        return (
+            self.speculative_list
+            and request.method == "GET"
+            and self.action_map.get("get") == "list"
+        )
+
+    def _speculation(self, request):
+        for authentication in self.authentication_classes:
+            speculate = getattr(authentication, "speculate", None)
+            if speculate is not None:
+                return speculate(request)
+        return None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

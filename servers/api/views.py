@@ -181,6 +181,7 @@ class InstanceViewSet(
     # (None: the list reads model instances).
     instances_of_account: Callable[..., QuerySet]
     list_columns: tuple[str, ...] | None = None
+    speculative_list = True  # answered while the key's lookup is on its way (hosting.api.views)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -108,6 +108,7 @@ class TicketViewSet(
 
     account_rows = staticmethod(tickets_of_account)
     list_records = True  # the list's answer (ticket_representation) reads fields only
+    speculative_list = True  # answered while the key's lookup is on its way (hosting.api.views)
 
     def create(self, request):
         body = validated(TicketCreateSerializer, request)
