@@ -365,6 +365,10 @@ class SentLookup:
         api_key, counted = _answered(self.key_id, raw_entry, raw_version, count)
         return api_key, counted, same
 
+    def abandon(self) -> None:
+        """Leave the answer unread (``SentScript.abandon``)."""
+        self.sent.abandon()
+
 
 def api_key_expected(key_id: str) -> bool:
     """Whether this process can say what the shared cache most likely holds for the key id (a

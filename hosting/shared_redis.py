@@ -112,3 +112,12 @@ class SentScript:
             return connection.retry.call_with_retry(attempt, lambda _error: connection.disconnect())
         finally:
             script.client.connection_pool.release(connection)
+
+    def abandon(self) -> None:
+        """Leave the answer unread (the process is being stopped, say): the connection, whose
+        next reply is that answer, is closed and given back. The script may have run."""
+        if self._done:
+            return
+        self._done = True
+        self.connection.disconnect()
+        self.script.client.connection_pool.release(self.connection)

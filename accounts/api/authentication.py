@@ -98,6 +98,11 @@ class KeySpeculation:
                 return True
         return False
 
+    def abandon(self) -> None:
+        """Leave the lookup's answer unread: the request is not answered at all (its process
+        is being stopped, say)."""
+        self.sent.abandon()
+
     def retry(self, request) -> None:
         """Make ``request`` (Django's, put back as it was) authenticate again with the
         lookup's answer ``settle()`` read, in the same window: the request is not counted

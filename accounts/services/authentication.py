@@ -108,6 +108,10 @@ class SentAuthentication:
         )
         return answer, same and counted is not None
 
+    def abandon(self) -> None:
+        """Leave the lookup's answer unread (``SentScript.abandon``)."""
+        self.lookup.abandon()
+
 
 def api_key_authentication_sent(
     *, header: str, counter: KeyRequestCounter

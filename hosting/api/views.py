@@ -69,9 +69,12 @@ class EnvelopeListMixin:
             return super().dispatch(request, *args, **kwargs)
         try:
             response = super().dispatch(request, *args, **kwargs)
-        except BaseException:
+        except Exception:
             if speculation.settle():
                 raise
+        except BaseException:  # a worker stopped mid-request, say: nothing is answered
+            speculation.abandon()
+            raise
         else:
             if speculation.settle():
                 return response

@@ -341,3 +341,38 @@ def test_a_script_that_cannot_be_sent_is_none_and_its_connection_given_back(sett
     with mock.patch.object(AbstractConnection, "send_packed_command", refused):
         assert kept.send(keys=["hms-test:sent"], args=[1, "x"]) is None
     assert len(client.connection_pool._in_use_connections) == 0
+
+
+def test_a_request_stopped_midway_leaves_no_connection_behind(
+    owner, account, make_token, client_for, monkeypatch, settings
+):
+    """A worker stopped while its list is answered (its timeout's ``SystemExit``, say) leaves
+    the lookup's answer unread: the connection it would come on is closed and given back."""
+    from hosting.api.views import EnvelopeListMixin
+
+    pool = redis_client(settings.REDIS_URL).connection_pool
+    api = client_for(make_token(owner, account))
+    api.get(SERVERS)
+
+    def stopped(self, request):
+        assert len(pool._in_use_connections) == 1  # the lookup's, on its way
+        raise SystemExit(1)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(EnvelopeListMixin, "compiled_pages", stopped)
+        with pytest.raises(SystemExit):
+            api.get(SERVERS)
+    assert len(pool._in_use_connections) == 0
+    assert api.get(SERVERS).status_code == 200
+
+
+def test_a_sent_script_left_unread_closes_its_connection(settings):
+    client = redis_client(settings.REDIS_URL)
+    sent = KeptScript(client, SCRIPT).send(keys=["hms-test:sent"], args=[1, "x"])
+    assert sent is not None
+    connection = sent.connection
+    sent.abandon()
+    assert connection._sock is None
+    assert len(client.connection_pool._in_use_connections) == 0
+    sent.abandon()  # once is enough
+    client.delete("hms-test:sent")
