@@ -104,9 +104,10 @@ class KeySpeculation:
         self.sent.abandon()
 
     def retry(self, request) -> None:
-        """Make ``request`` (Django's, put back as it was) authenticate again with the
-        lookup's answer ``settle()`` read, in the same window: the request is not counted
-        twice."""
+        """Make ``request`` (Django's, put back as it was when this was made) authenticate
+        again the ordinary way with the lookup's answer ``settle()`` read, in the same window:
+        the request is not counted twice."""
+        request.key_speculation = None
         request.key_lookup = (self.answer, self.window)
 
 

@@ -61,12 +61,10 @@ class EnvelopeListMixin:
         grants, is used again), and the request is answered again the ordinary way with the
         lookup's answer (``retry(request)``). A list's ``GET`` changes nothing, so answering it
         twice costs only its statement."""
-        if not self._may_speculate(request):
-            return super().dispatch(request, *args, **kwargs)
-        view_state, request_state = dict(self.__dict__), dict(request.__dict__)
-        speculation = self._speculation(request)
+        speculation = self._speculation(request) if self._may_speculate(request) else None
         if speculation is None:
             return super().dispatch(request, *args, **kwargs)
+        view_state, request_state = dict(self.__dict__), dict(request.__dict__)
         try:
             response = super().dispatch(request, *args, **kwargs)
         except Exception:
