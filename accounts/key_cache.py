@@ -361,9 +361,12 @@ class SentLookup:
         """``(key, count, same)``: ``same`` when the answer is the entry ``kept`` was decoded
         from; ``kept`` is confirmed when it is the same and the request was counted."""
         raw_entry, raw_version, count = self.sent.read()
-        same = raw_entry == self.entry[0] and int(raw_version or 0) == self.entry[1]
+        if raw_entry == self.entry[0] and int(raw_version or 0) == self.entry[1]:
+            # ``kept`` itself (not a second copy): the request answered ahead holds it, and a
+            # list's answer changes nothing on it.
+            return self.kept, (int(count) if count else None), True
         api_key, counted = _answered(self.key_id, raw_entry, raw_version, count)
-        return api_key, counted, same
+        return api_key, counted, False
 
     def abandon(self) -> None:
         """Leave the answer unread (``SentScript.abandon``)."""
