@@ -98,15 +98,14 @@ class SentAuthentication:
         return _principal(self.parsed, self.lookup.kept, None, self.computed)
 
     def read(self, *, refusal: ApplicationError | None = None) -> tuple[LookupAnswer, bool]:
-        """The lookup's answer, and whether it confirms the expected key (the same entry, and
-        the request counted): then ``principal()`` is exactly what ``api_key_authenticate``
-        would have made, and the answer's ``counted`` its count. ``refusal``: what
-        ``principal()`` raised, kept in the answer when the answer is the expected key."""
+        """The lookup's answer, and whether it is the expected key (the same entry): then
+        ``principal()`` is exactly what ``api_key_authenticate`` would have made from it.
+        ``refusal``: what ``principal()`` raised, kept in the answer when it is that key."""
         api_key, counted, same = self.lookup.read()
         answer = LookupAnswer(
             self.parsed, api_key, counted, self.computed, refusal if same else None
         )
-        return answer, same and counted is not None
+        return answer, same
 
     def abandon(self) -> None:
         """Leave the lookup's answer unread (``SentScript.abandon``)."""

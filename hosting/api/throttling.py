@@ -186,6 +186,10 @@ class RateLimitWindow:
             raise RateLimitExceeded(state)
         return state
 
+    def count(self, bucket: str) -> int:
+        """Count one request against ``bucket``; the count in this window, this one included."""
+        return counter_store().hit(bucket, self.start)
+
     def hit(self, *, bucket: str, limit: int, policy: str) -> RateLimitState:
         """Count one request against ``bucket``; raise ``RateLimited`` once over ``limit``."""
         count = counter_store().hit(bucket, self.start)

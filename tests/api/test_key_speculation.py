@@ -14,6 +14,7 @@ from unittest import mock
 import pytest
 import redis
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from redis.connection import AbstractConnection
 
 from accounts import key_cache, keys
@@ -266,6 +267,26 @@ def test_a_wrong_secret_for_a_kept_key_costs_what_an_unknown_key_id_costs(
         work[probe] = (digests.call_count, compares.call_count)
     assert work["wrong secret"] == work["unknown key id"] == (1, 2)
     assert settled == []  # refused before anything was answered ahead
+
+
+def test_a_key_under_an_older_pepper_is_answered_ahead_and_counted_exactly(
+    owner, account, make_token, client_for, settings, settled
+):
+    """The script cannot compare the digest of a key made under a pepper that is no longer
+    the first (it counts nothing): the request is counted in a second trip, as the ordinary
+    way does, and its page is not thrown away."""
+    ServerFactory(account=account)
+    token = make_token(owner, account)
+    peppers = dict(settings.API_KEY_PEPPERS)
+    settings.API_KEY_PEPPERS = {"new": "a-new-pepper-for-this-test-only-0123456789", **peppers}
+    api = client_for(token)
+    api.get(SERVERS)
+    with CaptureQueriesContext(connection) as queries:
+        remaining = [api.get(SERVERS)["X-RateLimit-Remaining"] for _ in range(3)]
+    assert remaining == ["598", "597", "596"]
+    assert settled == [True, True, True]
+    assert len(queries) == 3  # the page with its total, once a request: none answered twice
+    assert _key_count(ApiKey.objects.get().key_id) == 4
 
 
 def test_other_requests_are_never_answered_ahead(owner, account, make_token, client_for, settled):
