@@ -111,3 +111,33 @@ def test_loading_the_wsgi_application_imports_every_view_before_the_first_reques
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
     )
     assert answer.stdout.strip() == "True", answer.stderr[-2000:]
+
+
+def test_a_route_that_captures_nothing_is_resolved_once_per_urlconf(
+    owner, account, make_token, settings, monkeypatch
+):
+    """The API's handler keeps a list's route by resolver and path (hosting/api/stack.py); a
+    route with an id in its path is resolved each time, and another urlconf resolves anew."""
+    from hosting.api import stack
+
+    settings.RATE_LIMIT_PER_MINUTE = 10**6
+    monkeypatch.setattr(stack, "_matches", {})
+    client = Client()
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {make_token(owner, account)}"}
+
+    def match_of(path: str, status: int):
+        response = client.handler.api(_environ(client, "GET", path, **headers))
+        assert response.status_code == status
+        return response.wsgi_request.resolver_match
+
+    first = match_of(SERVERS, 200)
+    assert first.url_name == "server-list"
+    assert all(match_of(SERVERS, 200) is first for _ in range(2))
+    one = match_of(f"{SERVERS}/srv_x", 404)
+    assert one.kwargs == {"pk": "srv_x"} and match_of(f"{SERVERS}/srv_x", 404) is not one
+    assert list(stack._matches.values()) == [first]
+    # Another urlconf (the real routes and a few of the tests'): its resolver is asked anew.
+    settings.ROOT_URLCONF = "tests.api.urls"
+    other = match_of(SERVERS, 200)
+    assert other is not first and match_of(SERVERS, 200) is other
+    assert len(stack._matches) == 2
