@@ -8,10 +8,12 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.http import HttpResponse
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
 
 from hosting.api.params import integer_value
+from hosting.api.renderers import EnvelopeJSONRenderer, envelope
 
 DEFAULT_PER_PAGE = 25
 MAX_PER_PAGE = 100
@@ -176,15 +178,25 @@ class PageNumberPagination(BasePagination):
     def total_pages(self) -> int:
         return max(1, math.ceil(self.total / self.per_page))
 
-    def get_paginated_response(self, data) -> Response:
+    def _answer(self, data) -> dict:
         pagination = {
             "page": self.page,
             "per_page": self.per_page,
             "total": self.total,
             "total_pages": self.total_pages,
         }
-        return Response(
-            {self.results_key: data, "pagination": pagination},
+        return {self.results_key: data, "pagination": pagination}
+
+    def get_paginated_response(self, data) -> Response:
+        return Response(self._answer(data), headers={"Link": self._link_header()})
+
+    def rendered_response(self, data) -> HttpResponse:
+        """The same answer as ``get_paginated_response``, rendered here: no DRF ``Response``
+        (a template response, rendered later through several calls) for a list whose rows are
+        already plain values (``EnvelopeListMixin.list``)."""
+        return HttpResponse(
+            envelope(self._answer(data)),
+            content_type=EnvelopeJSONRenderer.media_type,
             headers={"Link": self._link_header()},
         )
 

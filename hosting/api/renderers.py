@@ -23,6 +23,12 @@ def _dumps(data) -> bytes:
         return json.dumps(data, cls=JSONEncoder, separators=(",", ":")).encode()
 
 
+def envelope(data) -> bytes:
+    """A successful answer's body: ``data`` in the envelope, as ``EnvelopeJSONRenderer`` renders
+    it (for an answer built as bytes without DRF's ``Response``)."""
+    return _dumps({"success": True, "data": data})
+
+
 class EnvelopeJSONRenderer(JSONRenderer):
     # Error bodies are built whole by hosting.api.exceptions; only successes are wrapped here.
     def render(self, data, accepted_media_type=None, renderer_context=None):

@@ -115,7 +115,7 @@ class EnvelopeListMixin:
         data = shown_as_rows(self.get_serializer_class(), page)
         if data is None:
             data = self.get_serializer(page, many=True).data
-        return self.get_paginated_response(self.rows_shown(data, page))
+        return self.paginator.rendered_response(self.rows_shown(data, page))
 
     def compiled_pages(self, request):
         """The list's pages from SQL built once per shape (hosting/api/compiled.py), for a view
