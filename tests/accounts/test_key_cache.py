@@ -10,14 +10,14 @@ import pytest
 from accounts import key_cache, keys
 from accounts.models import Account, ApiKey, User
 from accounts.selectors import api_key_with_context
+from tests.redis_faults import skip_without_redis
 
 SERVERS = "/v1/servers"
 
 
 @pytest.fixture(autouse=True)
 def _needs_redis():
-    if not key_cache.enabled():
-        pytest.skip("the shared key cache needs Redis")
+    skip_without_redis("the shared key cache needs Redis")
 
 
 class _RunsCode:

@@ -23,11 +23,11 @@ from accounts.api.authentication import KeySpeculation
 from accounts.models import ApiKey, Membership
 from accounts.roles import Role
 from accounts.services import account_suspend, api_key_revoke, member_change_role, member_remove
-from hosting.api import throttling
 from hosting.shared_redis import KeptScript, redis_client
 from servers.models import ServerGrant
 from tests.envelopes import error_of
 from tests.factories import MembershipFactory, ServerFactory
+from tests.redis_faults import key_count, reply_lost_once, skip_without_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -36,8 +36,7 @@ SERVERS = "/v1/servers"
 
 @pytest.fixture(autouse=True)
 def _needs_redis():
-    if not key_cache.enabled():
-        pytest.skip("the lookup is sent ahead on the Redis path only")
+    skip_without_redis("the lookup is sent ahead on the Redis path only")
 
 
 @pytest.fixture(autouse=True)
@@ -57,13 +56,6 @@ def settled(monkeypatch):
 
     monkeypatch.setattr(KeySpeculation, "settle", recorded)
     return answers
-
-
-def _key_count(key_id: str) -> int:
-    window = throttling.RateLimitWindow.current()
-    return int(
-        redis_client(throttling.settings.REDIS_URL).get(window.shared_key(f"key:{key_id}")) or 0
-    )
 
 
 def test_the_lookup_is_sent_before_the_statement_and_read_after_it(
@@ -154,16 +146,16 @@ def test_a_change_since_the_key_was_decoded_is_answered_at_once_and_counted_as_b
     assert settled == [True]
     api_key = ApiKey.objects.get(account=account)
     status, code = change(api_key, Membership.objects.get(pk=membership.pk), account)
-    before = _key_count(api_key.key_id)
+    before = key_count(api_key.key_id)
     response = api.get(SERVERS)
     error_of(response, status, code)
     assert settled[-1] is False  # the page of the decoded key was thrown away
     if status == 401 or code != "insufficient_scope":
         # Refused by the key's lookup: counted against the address, not the key.
-        assert _key_count(api_key.key_id) == before
+        assert key_count(api_key.key_id) == before
         assert response["RateLimit-Policy"].startswith('"anonymous"')
     else:
-        assert _key_count(api_key.key_id) == before + 1  # a 403 of the key's scope counts
+        assert key_count(api_key.key_id) == before + 1  # a 403 of the key's scope counts
         assert response["RateLimit-Policy"].startswith('"default"')
 
 
@@ -223,7 +215,7 @@ def test_over_the_limit_the_page_is_thrown_away_for_the_429_and_nothing_is_count
     assert [r["X-RateLimit-Remaining"] for r in answers] == ["3", "2", "1", "0", "0", "0"]
     error_of(answers[4], 429, "rate_limited")
     assert answers[4]["Retry-After"]
-    assert _key_count(ApiKey.objects.get().key_id) == 6
+    assert key_count(ApiKey.objects.get().key_id) == 6
     assert True in settled and settled[-2:] == [False, False]
 
 
@@ -241,7 +233,7 @@ def test_an_entry_another_process_rewrote_is_answered_again_and_counted_once(
     assert settled == [False]
     assert api.get(SERVERS)["X-RateLimit-Remaining"] == "597"
     assert settled == [False, True]
-    assert _key_count(key_id) == 3
+    assert key_count(key_id) == 3
 
 
 def test_a_wrong_secret_for_a_kept_key_costs_what_an_unknown_key_id_costs(
@@ -286,7 +278,7 @@ def test_a_key_under_an_older_pepper_is_answered_ahead_and_counted_exactly(
     assert remaining == ["598", "597", "596"]
     assert settled == [True, True, True]
     assert len(queries) == 3  # the page with its total, once a request: none answered twice
-    assert _key_count(ApiKey.objects.get().key_id) == 4
+    assert key_count(ApiKey.objects.get().key_id) == 4
 
 
 def test_other_requests_are_never_answered_ahead(owner, account, make_token, client_for, settled):
@@ -333,17 +325,7 @@ def test_a_sent_script_whose_connection_broke_fails_as_a_call_and_the_next_works
     kept = KeptScript(client, SCRIPT)
     sent = kept.send(keys=["hms-test:sent"], args=[1, "x"])
     assert sent is not None
-    read = AbstractConnection.read_response
-    broke = []
-
-    def breaks_once(connection, *args, **kwargs):
-        if not broke:  # the reply is lost: the script ran, its answer never came
-            broke.append(connection)
-            raise redis.exceptions.ConnectionError("Connection closed by server.")
-        return read(connection, *args, **kwargs)
-
-    with mock.patch.object(AbstractConnection, "read_response", autospec=True) as reading:
-        reading.side_effect = breaks_once
+    with reply_lost_once() as broke:  # the script ran, its answer never came
         with pytest.raises(redis.exceptions.ConnectionError):
             sent.read()
         assert broke[0]._sock is None

@@ -13,16 +13,15 @@ from redis.connection import AbstractConnection
 
 from accounts import key_cache
 from accounts.models import ApiKey
-from hosting.api import throttling
 from hosting.shared_redis import redis_client
+from tests.redis_faults import key_count, reply_lost_once, skip_without_redis
 
 SERVERS = "/v1/servers"
 
 
 @pytest.fixture(autouse=True)
 def _needs_redis(settings):
-    if not key_cache.enabled():
-        pytest.skip("one round trip is the Redis path")
+    skip_without_redis("one round trip is the Redis path")
 
 
 @pytest.fixture(autouse=True)
@@ -51,13 +50,6 @@ def _command_name(packed) -> bytes:
     """The first command's name in a packed write (``*3\\r\\n$7\\r\\nEVALSHA\\r\\n...``)."""
     data = packed if isinstance(packed, bytes) else b"".join(packed)
     return data.split(b"\r\n")[2]
-
-
-def _key_count(key_id: str) -> int:
-    window = throttling.RateLimitWindow.current()
-    return int(
-        redis_client(throttling.settings.REDIS_URL).get(window.shared_key(f"key:{key_id}")) or 0
-    )
 
 
 def _wrong_secret(token: str) -> str:
@@ -100,7 +92,7 @@ def test_a_wrong_secret_for_a_real_key_id_counts_against_the_address_not_the_key
         for _ in range(4)
     ]
     assert guesses == [401, 401, 401, 429]
-    assert _key_count(key_id) == 1
+    assert key_count(key_id) == 1
     assert api.get(SERVERS)["X-RateLimit-Remaining"] == "3"
 
 
@@ -126,10 +118,10 @@ def test_a_refused_key_with_its_right_secret_is_not_counted_against_the_key(
         key_cache.api_key_cache_invalidate([api_key.key_id])
         expected = 403
     api.get(SERVERS)  # read afresh and cached again
-    before = _key_count(api_key.key_id)
+    before = key_count(api_key.key_id)
     response = api.get(SERVERS)  # answered from the cache: counted, then taken back
     assert response.status_code == expected
-    assert _key_count(api_key.key_id) == before
+    assert key_count(api_key.key_id) == before
     assert response["RateLimit-Policy"] == '"anonymous";q=3;w=60'
 
 
@@ -163,7 +155,7 @@ def test_an_entry_another_release_wrote_is_read_again_and_the_request_counted_on
     response = api.get(SERVERS)
     assert response.status_code == 200
     assert response["X-RateLimit-Remaining"] == "598"  # once, not again after the re-read
-    assert _key_count(key_id) == 2
+    assert key_count(key_id) == 2
 
 
 SCRIPT = "return {redis.call('INCRBY', KEYS[1], ARGV[1]), ARGV[2], false}"
@@ -197,17 +189,7 @@ def test_a_kept_script_call_whose_connection_broke_fails_as_redis_pys_and_the_ne
     client = redis_client(settings.REDIS_URL)
     client.delete("hms-test:kept")
     kept = KeptScript(client, SCRIPT)
-    read = AbstractConnection.read_response
-    broke = []
-
-    def breaks_once(connection, *args, **kwargs):
-        if not broke:  # the reply is lost: the script ran, its answer never came
-            broke.append(connection)
-            raise redis.exceptions.ConnectionError("Connection closed by server.")
-        return read(connection, *args, **kwargs)
-
-    with mock.patch.object(AbstractConnection, "read_response", autospec=True) as reading:
-        reading.side_effect = breaks_once
+    with reply_lost_once() as broke:  # the script ran, its answer never came
         with pytest.raises(redis.exceptions.ConnectionError):
             kept(keys=["hms-test:kept"], args=[1, "x"])
         assert broke[0]._sock is None  # closed, not handed back to the pool half-read

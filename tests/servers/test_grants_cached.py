@@ -15,6 +15,7 @@ from servers.models import ServerGrant
 from servers.services.grants import grant_delete, grant_update
 from tests.envelopes import error_of
 from tests.factories import MembershipFactory, ServerFactory
+from tests.redis_faults import skip_without_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -23,8 +24,7 @@ GRANTS_TABLE = 'FROM "servers_servergrant"'
 
 @pytest.fixture(autouse=True)
 def _needs_redis():
-    if not key_cache.enabled():
-        pytest.skip("the shared key cache needs Redis")
+    skip_without_redis("the shared key cache needs Redis")
 
 
 @pytest.fixture
