@@ -50,8 +50,11 @@ class IdempotencyMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        # The method first: any other request passes without building ``request.headers``.
+        if request.method != "POST" or not request.path.startswith(API_PREFIX):
+            return self.get_response(request)
         key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
-        if key is None or request.method != "POST" or not request.path.startswith(API_PREFIX):
+        if key is None:
             return self.get_response(request)
         token = _parsed_token(request)
         if token is None:
