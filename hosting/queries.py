@@ -186,9 +186,13 @@ class CompiledQuery:
         params = [
             _adapt(values[p.name], connection) if type(p) is _Slot else p for p in self.params
         ]
-        with connection.cursor() as cursor:
-            cursor.execute(self.sql, params)
-            return cursor.fetchall()
+        cursor = kept_cursor(connection)
+        if cursor is None:  # the statements are logged (DEBUG, a test's capture): as any query
+            with connection.cursor() as cursor:
+                cursor.execute(self.sql, params)
+                return cursor.fetchall()
+        cursor.execute(self.sql, params)
+        return cursor.fetchall()
 
     def _built(self, rows: list, using: str) -> list:
         connection = connections[using]
@@ -248,6 +252,31 @@ class CompiledQuery:
                 value = function(value, expression, connection)
             row[index] = value
         return row
+
+
+def kept_cursor(connection) -> Any:
+    """A cursor of ``connection`` (a Django database wrapper) kept for the kept statements, or
+    None when the connection logs its statements (``DEBUG``, ``CaptureQueriesContext``): then
+    the caller opens a cursor as any query does, so the log sees it.
+
+    Django makes a cursor wrapper and the driver a cursor (with its own copy of the adapters)
+    for every statement, about 4 % of a hot list's time (bench/README.md, "Twelfth run"). The
+    kept one is Django's own wrapper, made as ``connection.cursor()`` makes it, so each
+    statement still passes the connection's execute wrappers, its broken-transaction check and
+    its error translation; it is made again when the connection was opened again (a health
+    check that failed, a connection closed at a request's end). A connection belongs to one
+    thread, and so does its kept cursor."""
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()  # as Django's cursor(): opened (again) here when it must be
+    if connection.queries_logged:
+        return None
+    connection.validate_thread_sharing()
+    kept = connection.__dict__.get("_kept_cursor")
+    if kept is None or getattr(kept.cursor, "connection", None) is not connection.connection:
+        with connection.wrap_database_errors:
+            kept = connection._prepare_cursor(connection.create_cursor())
+        connection._kept_cursor = kept
+    return kept
 
 
 def _adapt(value: Any, connection) -> Any:
