@@ -4,11 +4,10 @@ profile.
 What the API shows and what events carry (``data.object``), defined once (hosting/representations).
 """
 
-from copy import deepcopy
 from typing import Any
 
 from accounts.models import Account, ApiKey, Invitation, Membership, SshKey, User
-from hosting.representations import timestamp
+from hosting.representations import json_copy, timestamp
 
 
 def account_representation(account: Account) -> dict[str, Any]:
@@ -71,11 +70,11 @@ def api_key_representation(api_key: ApiKey) -> dict[str, Any]:
         "id": api_key.id,
         "name": api_key.name,
         "prefix": api_key.prefix,
-        "scopes": deepcopy(api_key.scopes),
+        "scopes": json_copy(api_key.scopes),
         "status": api_key.status,
         "user": api_key.user_id,
         "created_by": api_key.created_by_id,
-        "allowed_ips": deepcopy(api_key.allowed_ips),
+        "allowed_ips": json_copy(api_key.allowed_ips),
         "created_at": timestamp(api_key.created_at),
         "expires_at": timestamp(api_key.expires_at),
         "revoked_at": timestamp(api_key.revoked_at),

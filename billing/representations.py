@@ -1,6 +1,5 @@
 """The public representations of billing's resources: what the API shows and events carry."""
 
-from copy import deepcopy
 from typing import Any
 
 from billing.models import (
@@ -17,7 +16,7 @@ from billing.models import (
     Subscription,
     TaxRate,
 )
-from hosting.representations import timestamp
+from hosting.representations import json_copy, timestamp
 
 
 def price_representation(price: Price) -> dict[str, Any]:
@@ -71,7 +70,7 @@ ORDER_SECRETS = frozenset({"token_encrypted"})
 def public_order(order: dict[str, Any]) -> dict[str, Any]:
     """What was ordered (name, region, game, variables; a bot's runtime and command), without
     its secrets."""
-    return deepcopy({key: value for key, value in order.items() if key not in ORDER_SECRETS})
+    return json_copy({key: value for key, value in order.items() if key not in ORDER_SECRETS})
 
 
 def subscription_representation(subscription: Subscription) -> dict[str, Any]:
@@ -214,8 +213,8 @@ def invoice_representation(
         "amount_credited": invoice.amount_credited,
         "amount_remaining": invoice.amount_remaining,
         "due_date": timestamp(invoice.due_date),
-        "customer": deepcopy(invoice.buyer),
-        "notes": deepcopy(invoice.notes),
+        "customer": json_copy(invoice.buyer),
+        "notes": json_copy(invoice.notes),
         "created_at": timestamp(invoice.created_at),
         "finalized_at": timestamp(invoice.finalized_at),
         "paid_at": timestamp(invoice.paid_at),

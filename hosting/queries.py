@@ -55,6 +55,8 @@ from django.db.models.fields.reverse_related import ManyToOneRel
 from django.db.models.lookups import In
 from django.db.models.query import QuerySet, get_related_populators
 
+from hosting.fields import json_from_db
+
 # Offsets and limits no real page has; Django writes them into the SQL as numbers.
 OFFSET_SENTINEL = 3_141_592_653
 LIMIT_SENTINEL = 2_718_281_828
@@ -279,6 +281,20 @@ def kept_cursor(connection) -> Any:
     return kept
 
 
+def _kept_converter(function: Callable) -> Callable:
+    """A column's converter as kept: a plain ``JSONField``'s parses with orjson where it can
+    (``hosting.fields.json_from_db``: the same values, a fraction of the cost); others as the
+    ORM gives them."""
+    if getattr(function, "__func__", None) is models.JSONField.from_db_value:
+        field = function.__self__
+
+        def json_column(value: Any, expression: Any, connection: Any) -> Any:
+            return json_from_db(field, value, expression)
+
+        return json_column
+    return function
+
+
 def _adapt(value: Any, connection) -> Any:
     if isinstance(value, datetime.datetime):
         return connection.ops.adapt_datetimefield_value(value)
@@ -399,7 +415,7 @@ def compile_queryset(queryset: QuerySet, *, paged: bool, records: bool = False) 
     selected = [column for column, _, _ in compiler.select]
     total_at = compiler.annotation_col_map.get(TOTAL, -1)
     converters = tuple(
-        (index, tuple(functions), expression)
+        (index, tuple(_kept_converter(function) for function in functions), expression)
         for index, (functions, expression) in sorted(compiler.get_converters(selected).items())
         if index != total_at  # read once, by rows_and_total
     )

@@ -3,10 +3,9 @@
 What the API shows and what events carry (``data.object``), defined once (hosting/representations).
 """
 
-from copy import deepcopy
 from typing import Any
 
-from hosting.representations import timestamp
+from hosting.representations import json_copy, timestamp
 from servers.models import Action, Backup, Bot, Game, Instance, Server, ServerGrant
 
 
@@ -37,7 +36,7 @@ def shown_variables(server: Server) -> dict[str, Any]:
         for definition in server.game.variables
         if definition.get("visible", True) is False
     }
-    return {key: deepcopy(value) for key, value in server.variables.items() if key not in hidden}
+    return {key: json_copy(value) for key, value in server.variables.items() if key not in hidden}
 
 
 def server_representation(server: Server) -> dict[str, Any]:
@@ -76,7 +75,7 @@ def bot_representation(bot: Bot) -> dict[str, Any]:
         "status": bot.status,
         "region": bot.region_id,
         "start_command": bot.start_command,
-        "environment": deepcopy(bot.environment),
+        "environment": json_copy(bot.environment),
         "token_last4": bot.token_last4,
         "source": bot_source_representation(bot),
         "resources": resources_representation(bot),

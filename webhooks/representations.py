@@ -3,10 +3,9 @@
 What the API shows and what events carry (``data.object``), defined once (hosting/representations).
 """
 
-from copy import deepcopy
 from typing import Any
 
-from hosting.representations import timestamp
+from hosting.representations import json_copy, timestamp
 from webhooks.models import WebhookEndpoint
 
 
@@ -16,7 +15,7 @@ def webhook_endpoint_representation(endpoint: WebhookEndpoint) -> dict[str, Any]
         "id": endpoint.id,
         "url": endpoint.url,
         "description": endpoint.description,
-        "enabled_events": deepcopy(endpoint.enabled_events),
+        "enabled_events": json_copy(endpoint.enabled_events),
         "enabled": endpoint.enabled,
         "disabled_reason": endpoint.disabled_reason,
         "failure_streak": endpoint.failure_streak,
