@@ -55,7 +55,7 @@ from django.db.models.fields.reverse_related import ManyToOneRel
 from django.db.models.lookups import In
 from django.db.models.query import QuerySet, get_related_populators
 
-from hosting.fields import json_from_db
+from hosting.fields import NOT_READ, json_read
 
 # Offsets and limits no real page has; Django writes them into the SQL as numbers.
 OFFSET_SENTINEL = 3_141_592_653
@@ -74,6 +74,16 @@ class Record:
 
     def __repr__(self) -> str:
         return f"<Record {self.__dict__.get('pk')!r}>"
+
+
+def model_instance(model: type[models.Model], row: Any, *, using: str) -> Any:
+    """The model instance a ``Record`` of ``model`` stands for, built from its fields' values
+    (no query), for a reader that needs the model's methods or properties (a permission check
+    reading ``kind``); anything else (an instance already, a plain row) as it is."""
+    if type(row) is not Record:
+        return row
+    names = [field.attname for field in model._meta.concrete_fields]
+    return model.from_db(using, names, [row.__dict__[name] for name in names])
 
 
 class Children:
@@ -282,14 +292,16 @@ def kept_cursor(connection) -> Any:
 
 
 def _kept_converter(function: Callable) -> Callable:
-    """A column's converter as kept: a plain ``JSONField``'s parses with orjson where it can
-    (``hosting.fields.json_from_db``: the same values, a fraction of the cost); others as the
-    ORM gives them."""
-    if getattr(function, "__func__", None) is models.JSONField.from_db_value:
-        field = function.__self__
+    """A column's converter as kept: a plain ``JSONField``'s reads with orjson where it reads
+    as Python's ``json`` (``hosting.fields.json_read``: the same values, a fraction of the
+    cost), else as Django does; others as the ORM gives them."""
+    if getattr(function, "__func__", None) is models.JSONField.from_db_value and (
+        function.__self__.decoder is None
+    ):
 
         def json_column(value: Any, expression: Any, connection: Any) -> Any:
-            return json_from_db(field, value, expression)
+            data = json_read(value)
+            return function(value, expression, connection) if data is NOT_READ else data
 
         return json_column
     return function

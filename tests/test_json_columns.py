@@ -1,5 +1,6 @@
-"""JSON columns read by orjson where it can (``hosting.fields.json_from_db``) answer exactly what
-Django's ``JSONField.from_db_value`` answers, and ``json_copy`` copies as ``deepcopy`` does."""
+"""JSON columns read by orjson where it reads them as Python's ``json`` does
+(``hosting.fields.json_read``) answer exactly what Django's ``JSONField.from_db_value`` answers,
+and ``json_copy`` copies as ``deepcopy`` does."""
 
 import json
 import math
@@ -9,7 +10,7 @@ import pytest
 from django.db import models
 from django.db.models.fields.json import KeyTransform
 
-from hosting.fields import StorableJSONField, json_from_db
+from hosting.fields import NOT_READ, StorableJSONField, json_read
 from hosting.queries import _kept_converter
 from hosting.representations import json_copy
 
@@ -64,25 +65,39 @@ def _same(a, b) -> bool:
 def test_a_json_column_reads_as_djangos_json_field_reads_it(text):
     field = models.JSONField()
     expected = field.from_db_value(text, None, None)
-    assert _same(json_from_db(field, text, None), expected)
+    read = json_read(text)
+    assert read is NOT_READ or _same(read, expected)
     assert _same(_kept_converter(field.from_db_value)(text, None, None), expected)
+    transform = KeyTransform("k", "data")
+    kept = _kept_converter(field.from_db_value)(text, transform, None)
+    assert _same(kept, field.from_db_value(text, transform, None))
+
+
+def test_orjson_reads_the_common_texts_and_leaves_the_rest():
+    assert json_read('{"a": [1, 2.5, null, true, "é"]}') == {"a": [1, 2.5, None, True, "é"]}
+    for text in ("1e400", "[NaN]", "12345678901234567890", '"\\ud800"', "x", "\ud800", b"{}"):
+        assert json_read(text) is NOT_READ, text
+    assert json_read(None) is NOT_READ
 
 
 def test_none_a_key_transforms_sql_value_and_a_decoder_of_its_own_as_django():
-    field = models.JSONField()
-    assert json_from_db(field, None, None) is None
-    transform = KeyTransform("k", "data")
-    for value in (5, 2.5, True):
-        assert json_from_db(field, value, transform) == field.from_db_value(value, transform, None)
+    for field in (models.JSONField(), StorableJSONField()):
+        converter = _kept_converter(field.from_db_value)
+        assert converter(None, None, None) is None
+        assert field.from_db_value(None, None, None) is None
+        transform = KeyTransform("k", "data")
+        for value in (5, 2.5, True):
+            assert converter(value, transform, None) == value
+            assert field.from_db_value(value, transform, None) == value
 
     class Decoder(json.JSONDecoder):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, parse_float=str, **kwargs)
 
-    decoded = models.JSONField(decoder=Decoder)
-    text = '{"x": 1.5}'
-    assert json_from_db(decoded, text, None) == {"x": "1.5"}
-    assert json_from_db(decoded, text, None) == decoded.from_db_value(text, None, None)
+    for decoded in (models.JSONField(decoder=Decoder), StorableJSONField(decoder=Decoder)):
+        text = '{"x": 1.5}'
+        assert _kept_converter(decoded.from_db_value)(text, None, None) == {"x": "1.5"}
+        assert decoded.from_db_value(text, None, None) == {"x": "1.5"}
 
 
 def test_the_kept_converter_of_a_plain_json_field_is_orjsons_and_others_stay():
