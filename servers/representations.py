@@ -59,7 +59,9 @@ def server_representation(server: Server) -> dict[str, Any]:
 
 def bot_source_representation(bot: Bot) -> dict[str, str] | None:
     if bot.source_type == "upload":
-        return {"type": "upload", "name": bot.source_archive.name.rsplit("/", 1)[-1]}
+        archive = bot.source_archive  # the file, or its stored name (a list's record)
+        name = archive if isinstance(archive, str) else archive.name
+        return {"type": "upload", "name": name.rsplit("/", 1)[-1]}
     if not bot.source_url:
         return None
     source = {"type": bot.source_type, "url": bot.source_url}

@@ -3,6 +3,7 @@ from functools import cached_property
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.db import router
 from django.db.models import QuerySet
 from drf_spectacular.utils import (
     extend_schema,
@@ -34,6 +35,7 @@ from hosting.errors import (
     NotFound,
     ValidationFailed,
 )
+from hosting.queries import model_instance
 from servers.api.allocations import ServerAllocationsMixin
 from servers.api.backups import InstanceBackupsMixin
 from servers.api.docs import ACTION_RESPONSE, instance_schema
@@ -228,7 +230,11 @@ class InstanceViewSet(
     def rows_shown(self, rows: list[dict], page: list) -> list[dict]:
         if SETTINGS_READ in self.caller.from_role(self.model._meta.model_name):
             return rows
-        return [self.shown(row, instance) for row, instance in zip(rows, page, strict=True)]
+        using = router.db_for_read(self.model)
+        return [
+            self.shown(row, model_instance(self.model, instance, using=using))
+            for row, instance in zip(rows, page, strict=True)
+        ]
 
     @cached_property
     def caller(self) -> Caller:
@@ -498,6 +504,9 @@ class BotViewSet(InstanceViewSet):
     update_serializer = BotUpdateSerializer
 
     instances_of_account = staticmethod(bots_of_account)
+    # The list's answer (bot_representation) reads a bot's fields only: its rows are plain
+    # records, not model instances (issue 35); a permission check gets the instance back.
+    list_records = True
 
     def create(self, request):
         self.require_role_scope("write")

@@ -99,12 +99,22 @@ def test_every_shape_answers_what_the_orm_built_list_answers(
     owner_api, account, servers, shape, path
 ):
     if path == "/v1/bots":
-        for server in servers:
+        sources = [
+            {},
+            {"source_type": "git", "source_url": "https://example.com/b.git", "source_ref": "v1"},
+            {"source_type": "archive", "source_url": "https://example.com/bot.tar.gz"},
+            {"source_type": "upload", "source_archive": "bots/acc/bot.tar.gz"},
+        ]
+        for n, server in enumerate(servers):
             BotFactory(
                 account=account,
                 name=server.name,
                 status=server.status,
                 created_at=server.created_at,
+                environment={"PREFIX": "!", "SHARDS": n, "NESTED": {"a": [n, None]}}
+                if n % 2
+                else {},
+                **sources[n % len(sources)],
             )
         shape = shape.replace("game=minecraft-java", "runtime=python-3.13")
     url = f"{path}?{_queries(shape, servers)}"
@@ -377,8 +387,9 @@ def test_a_list_with_select_related_stays_model_instances_when_records_are_asked
     assert not compiled.compile_queryset(queryset, paged=False, records=True).records
 
 
-def test_the_invoices_and_tickets_lists_keep_records(owner_api, invoices_and_tickets):
-    for path in ("/v1/invoices", "/v1/tickets"):
+def test_the_invoices_tickets_and_bots_lists_keep_records(owner_api, account, invoices_and_tickets):
+    BotFactory(account=account, source_type="upload", source_archive="bots/acc/code.zip")
+    for path in ("/v1/invoices", "/v1/tickets", "/v1/bots"):
         compiled.cache_clear()
         assert owner_api.get(path).status_code == 200
         kept = [query for query in _lists_kept() if query.model is not None]
