@@ -198,12 +198,23 @@ def rows_by_plan(plan: list[tuple[str, str, Callable[[Any], Any]]], rows: list) 
 
 
 def shown_as_rows(serializer_class: type, rows: list) -> list[dict] | None:
-    """A page of plain rows as ``serializer_class`` (whose list serializer is
-    ``RowListSerializer``) shows them, without building a serializer: the same answer as
-    ``serializer_class(rows, many=True).data``. None when it cannot (model instances, a
+    """A page as ``serializer_class`` shows it, without building a serializer: the same answer
+    as ``serializer_class(rows, many=True).data``. Plain rows of a serializer whose list
+    serializer is ``RowListSerializer`` by its plan; anything of a ``RepresentedBy`` serializer
+    with DRF's own list serializer by its representation function, row by row, as that list
+    serializer would call it. None when it cannot (model instances of other serializers, a
     serializer that reads more than columns): the caller serializes as usual."""
     meta = getattr(serializer_class, "Meta", None)
-    if getattr(meta, "list_serializer_class", None) is not RowListSerializer:
+    list_serializer = getattr(meta, "list_serializer_class", None)
+    if (
+        list_serializer is None
+        and issubclass(serializer_class, RepresentedBy)
+        and serializer_class.to_representation is RepresentedBy.to_representation
+        and serializer_class.many_init.__func__ is serializers.BaseSerializer.many_init.__func__
+    ):
+        represent = serializer_class.represent
+        return [represent(row) for row in rows]
+    if list_serializer is not RowListSerializer:
         return None
     if not rows:
         return []

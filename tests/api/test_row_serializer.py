@@ -102,3 +102,41 @@ def test_the_server_list_rows_match_the_model_serializer(account):
     models = [ServerSerializer(server).data for server in queryset]
 
     assert rows == models
+
+
+@pytest.mark.django_db
+def test_a_page_of_a_represented_resource_is_shown_by_its_function_as_drf_would(account):
+    from billing.api.serializers.invoices import InvoiceSerializer
+    from billing.models import Invoice
+    from servers.api.serializers import BotSerializer
+    from servers.models import Bot
+    from tests.factories import BotFactory, InvoiceFactory
+
+    BotFactory.create_batch(2, account=account, environment={"A": [1, {"b": None}]})
+    BotFactory(account=account, source_type="upload", source_archive="bots/a/code.zip")
+    InvoiceFactory.create_batch(2, account=account)
+    for serializer_class, rows in (
+        (BotSerializer, list(Bot.objects.filter(account=account))),
+        (InvoiceSerializer, list(Invoice.objects.filter(account=account))),
+    ):
+        shown = shown_as_rows(serializer_class, rows)
+        assert shown == serializer_class(rows, many=True).data
+        assert len(shown) == len(rows) > 1
+        assert shown_as_rows(serializer_class, []) == []
+
+    class OwnShowing(BotSerializer):
+        def to_representation(self, instance):
+            return {"id": instance.id}
+
+    class OwnList(BotSerializer):
+        class Meta(BotSerializer.Meta):
+            list_serializer_class = serializers.ListSerializer
+
+    class OwnMany(BotSerializer):
+        @classmethod
+        def many_init(cls, *args, **kwargs):
+            return super().many_init(*args, **kwargs)
+
+    bots = list(Bot.objects.filter(account=account))
+    for serializer_class in (OwnShowing, OwnList, OwnMany):
+        assert shown_as_rows(serializer_class, bots) is None  # serialized by DRF, as declared
