@@ -34,7 +34,6 @@ request reads them from the same MGET; whoever changes what such a value is read
 invalidate the keys it belongs to (``api_keys_of_member_invalidate``, signals of that app).
 """
 
-import copy
 from collections.abc import Callable
 from datetime import datetime
 from functools import cache
@@ -43,10 +42,12 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, models, transaction
+from django.db.models.base import ModelState
 
 from accounts.models import Account, ApiKey, User
 from accounts.roles import Role
 from accounts.selectors import api_key_with_context
+from hosting.representations import json_copy
 from hosting.shared_redis import KeptScript, SentScript, redis_client
 
 ENTRY_TTL = 300
@@ -135,16 +136,20 @@ class _Shape:
 
     def copy(self, instance: models.Model) -> models.Model:
         """A copy of a loaded instance that shares nothing a request could change: its own
-        state, no cached relations, its own lists (the JSON fields)."""
+        state (as ``copy.copy`` of it makes it, without copy's generic protocol, a few
+        percent of a hot list's time), no cached relations, its own JSON values."""
         copied = self.model.__new__(self.model)
         copied.__dict__.update(instance.__dict__)
-        state = copy.copy(instance._state)
-        state.fields_cache = {}
+        state = ModelState.__new__(ModelState)
+        values = instance._state.__dict__.copy()
+        values.pop("related_managers_cache", None)  # made again, empty, when first read
+        values["fields_cache"] = {}
+        state.__dict__.update(values)
         copied._state = state
         for name in self.lists:
-            value = getattr(instance, name)
+            value = copied.__dict__.get(name)
             if value is not None:
-                setattr(copied, name, list(value))
+                copied.__dict__[name] = json_copy(value)
         return copied
 
 
@@ -251,7 +256,7 @@ def _copy(api_key: ApiKey | None) -> ApiKey | None:
     assert isinstance(copied, ApiKey)
     copied.user, copied.account = _USER.copy(api_key.user), _ACCOUNT.copy(api_key.account)
     copied.role = api_key.role
-    copied.cached_extras = orjson.loads(orjson.dumps(api_key.cached_extras))
+    copied.cached_extras = json_copy(api_key.cached_extras)
     return copied
 
 
