@@ -46,7 +46,7 @@ from django.db.models.base import ModelState
 
 from accounts.models import Account, ApiKey, User
 from accounts.roles import Role
-from accounts.selectors import api_key_with_context
+from accounts.selectors import api_key_context_row, api_key_with_context
 from hosting.representations import json_copy
 from hosting.shared_redis import KeptScript, SentScript, redis_client
 
@@ -252,12 +252,42 @@ def _decode_kept(raw: bytes, *, key_id: str, version: int) -> ApiKey | None:
 def _copy(api_key: ApiKey | None) -> ApiKey | None:
     if api_key is None:
         return None
+    copied = _key_copy(api_key)
+    copied.cached_extras = json_copy(api_key.cached_extras)
+    return copied
+
+
+def _key_copy(api_key: ApiKey) -> ApiKey:
+    """A copy of a key with its user, account and role that shares nothing a request could
+    change with ``api_key``."""
     copied = _KEY.copy(api_key)
     assert isinstance(copied, ApiKey)
     copied.user, copied.account = _USER.copy(api_key.user), _ACCOUNT.copy(api_key.account)
     copied.role = api_key.role
-    copied.cached_extras = json_copy(api_key.cached_extras)
     return copied
+
+
+# Without the shared cache: the key last built from each key id's row (bounded), with that row.
+# A request whose row reads exactly the same (every column of the key, its user and its account,
+# and the role: any change to any of them, a revocation or a demotion, is another row) gets a
+# copy of it instead of three model instances built again (issue 35). The row is still read
+# on every request.
+_built: dict[str, tuple[tuple, ApiKey]] = {}
+
+
+def _database_lookup(key_id: str) -> ApiKey | None:
+    found = api_key_context_row(key_id=key_id)
+    if found is None:
+        return None
+    kept = _built.get(key_id)
+    if kept is not None and found.values is not None and kept[0] == found.values:
+        return _key_copy(kept[1])
+    api_key = found.instance()
+    if found.values is not None:
+        if len(_built) >= DECODED_LIMIT:
+            _built.clear()
+        _built[key_id] = (found.values, _key_copy(api_key))
+    return api_key
 
 
 def _keys(key_id: str) -> tuple[str, str]:
@@ -281,7 +311,7 @@ def api_key_lookup(*, key_id: str) -> ApiKey | None:
     never hides a new key.
     """
     if not enabled():
-        return api_key_with_context(key_id=key_id)
+        return _database_lookup(key_id)
     version, found, cached = _current(key_id)
     if found:
         return cached

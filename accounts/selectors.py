@@ -1,5 +1,8 @@
 """Read-side queries for accounts, members and API keys."""
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from django.db import connections, router
 from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 
@@ -17,15 +20,35 @@ def api_key_with_context(*, key_id: str) -> ApiKey | None:
     Every request without the shared key cache (no Redis) runs it: its SQL is built by the ORM
     once (hosting/queries.py) and run with each key id.
     """
+    found = api_key_context_row(key_id=key_id)
+    return None if found is None else found.instance()
+
+
+@dataclass(frozen=True)
+class KeyContextRow:
+    """The row ``api_key_with_context`` reads, as the database gave it (``values``: every
+    column of the key, its user and its account, and the role; None when the ORM read it), and
+    the key it stands for, built on demand (``instance()``)."""
+
+    values: tuple | None
+    instance: Callable[[], ApiKey]
+
+
+def api_key_context_row(*, key_id: str) -> KeyContextRow | None:
+    """``api_key_with_context``'s row before its instances are built (None: no such key), so a
+    caller that built them from the very same row before can reuse them (accounts/key_cache.py)."""
     using = router.db_for_read(ApiKey)
     query = compiled(
         ("api_key_with_context", using, connections[using].vendor),
         lambda: compile_queryset(_key_with_context(Param("key_id")), paged=False),
     )
     if query is None:
-        return _key_with_context(key_id).first()
-    found = query.rows({"key_id": key_id}, using=using)
-    return found[0] if found else None
+        api_key = _key_with_context(key_id).first()
+        return None if api_key is None else KeyContextRow(None, lambda: api_key)
+    rows = query.fetched({"key_id": key_id}, using=using)
+    if not rows:
+        return None
+    return KeyContextRow(tuple(rows[0]), lambda: query.built(rows, using)[0])
 
 
 def _key_with_context(key_id) -> QuerySet[ApiKey]:

@@ -184,16 +184,18 @@ class CompiledQuery:
     def rows(self, values: Mapping[str, Any], *, using: str) -> list:
         """Run with ``values`` (by ``Param`` name); the rows as ``values()`` gives them, or
         the model instances as the queryset would."""
-        return self._built(self._fetch(values, using), using)
+        return self.built(self.fetched(values, using), using)
 
     def rows_and_total(self, values: Mapping[str, Any], *, using: str) -> tuple[int | None, list]:
         """Run a query that selects a total beside each row (``TOTAL``, ``with_total``):
         ``(total, rows)``, the total None when there is no row to read it from."""
-        fetched = self._fetch(values, using)
+        fetched = self.fetched(values, using)
         total = int(fetched[0][self.total_at]) if fetched else None
-        return total, self._built(fetched, using)
+        return total, self.built(fetched, using)
 
-    def _fetch(self, values: Mapping[str, Any], using: str) -> list:
+    def fetched(self, values: Mapping[str, Any], using: str) -> list:
+        """Run with ``values``: the rows as the database gives them (no converter applied);
+        ``built(rows)`` makes them what ``rows()`` answers."""
         connection = connections[using]
         params = [
             _adapt(values[p.name], connection) if type(p) is _Slot else p for p in self.params
@@ -206,7 +208,8 @@ class CompiledQuery:
         cursor.execute(self.sql, params)
         return cursor.fetchall()
 
-    def _built(self, rows: list, using: str) -> list:
+    def built(self, rows: list, using: str) -> list:
+        """``fetched`` rows as ``rows()`` answers them."""
         connection = connections[using]
         if self.converters:
             rows = [self._convert(row, connection) for row in rows]

@@ -6,7 +6,7 @@ from unittest import mock
 import pytest
 from django.db.models.sql.compiler import SQLCompiler
 
-from accounts.models import ApiKey, Membership
+from accounts.models import ApiKey, Membership, User
 from accounts.roles import Role
 from accounts.selectors import _key_with_context, api_key_with_context
 from hosting import queries
@@ -57,3 +57,54 @@ def test_a_second_lookup_builds_no_sql(owner, account, make_token, teammate):
     assert sql.call_count == 0
     assert found.user == teammate and found.account == account
     assert found.role == Role.DEVELOPER
+
+
+def test_without_redis_a_key_read_again_from_the_same_row_is_a_copy_not_built_again(
+    owner, account, make_token, settings, django_assert_num_queries
+):
+    """Without the shared cache every request reads the key's row; when it reads exactly the
+    row it read before, the request gets a copy of the key built from it then (no three model
+    instances built again), which shares nothing a request could change; any change to the
+    key, its user, its account or the role is another row, read as new."""
+    from accounts import key_cache
+    from accounts.services import api_key_revoke
+
+    settings.REDIS_URL = ""
+    key_cache._built.clear()
+    make_token(owner, account, allowed_ips=["127.0.0.0/8"])
+    key_id = ApiKey.objects.get().key_id
+    with mock.patch.object(
+        queries.CompiledQuery, "built", autospec=True, side_effect=queries.CompiledQuery.built
+    ) as built:
+        with django_assert_num_queries(2):  # the row is read on every request
+            first = key_cache.api_key_lookup(key_id=key_id)
+            second = key_cache.api_key_lookup(key_id=key_id)
+        assert built.call_count == 1
+        _same(first, _key_with_context(key_id).first())
+        _same(second, first)
+        assert first is not second
+        assert first.user is not second.user and first.account is not second.account
+        assert first._state is not second._state
+        assert first.allowed_ips is not second.allowed_ips
+
+        first.allowed_ips.append("10.0.0.0/8")
+        first.account.name = "Changed in memory"
+        first.user._state.fields_cache["made_up"] = object()
+        third = key_cache.api_key_lookup(key_id=key_id)
+        assert third.allowed_ips == ["127.0.0.0/8"] and third.account.name == account.name
+        assert "made_up" not in third.user._state.fields_cache
+        assert built.call_count == 1
+
+        # A change to any part of the row is read at the next request.
+        Membership.objects.filter(account=account, user=owner).update(role=Role.VIEWER)
+        assert key_cache.api_key_lookup(key_id=key_id).role == Role.VIEWER
+        account.status = "suspended"
+        account.save(update_fields=["status"])
+        assert key_cache.api_key_lookup(key_id=key_id).account.status == "suspended"
+        User.objects.filter(pk=owner.pk).update(name="Renamed")
+        assert key_cache.api_key_lookup(key_id=key_id).user.name == "Renamed"
+        api_key_revoke(api_key=ApiKey.objects.get())
+        assert key_cache.api_key_lookup(key_id=key_id).revoked_at is not None
+        assert built.call_count == 5
+        ApiKey.objects.filter(key_id=key_id).delete()
+        assert key_cache.api_key_lookup(key_id=key_id) is None
