@@ -210,7 +210,8 @@ def shown_as_rows(serializer_class: type, rows: list) -> list[dict] | None:
         list_serializer is None
         and issubclass(serializer_class, RepresentedBy)
         and serializer_class.to_representation is RepresentedBy.to_representation
-        and serializer_class.many_init.__func__ is serializers.BaseSerializer.many_init.__func__
+        and getattr(serializer_class.many_init, "__func__", None)
+        is serializers.BaseSerializer.many_init.__func__
     ):
         represent = serializer_class.represent
         return [represent(row) for row in rows]
