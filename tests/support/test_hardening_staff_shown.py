@@ -5,6 +5,7 @@ the desk's mail. Never a staff member's address, user id, IP, or who the ticket 
 """
 
 import json
+import re
 
 import pytest
 from django.core import mail
@@ -44,7 +45,11 @@ def worked_ticket(owner, account, technical, sam):
 
 
 def leaks(text: str, sam) -> list[str]:
-    return [each for each in ("Sam", sam.email, sam.id, "198.51.100.77", "angry") if each in text]
+    """What of staff's name, address, id, IP and tags ``text`` shows. The name's parts and the
+    tag are looked for as words: a page is full of random tokens (ids, CSRF tokens, nonces) in
+    which "Sam" turns up as three letters now and then (a CI run failed on one)."""
+    words = [each for each in (*sam.name.split(), "angry") if re.search(rf"\b{each}\b", text)]
+    return words + [each for each in (sam.email, sam.id, "198.51.100.77") if each in text]
 
 
 @pytest.fixture
